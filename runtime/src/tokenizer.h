@@ -1,0 +1,52 @@
+//===- tokenizer.h - BERT WordPiece tokenizer -----------------------------===//
+//
+// BERT basic tokenisation (clean text, optional lowercasing and accent
+// stripping, punctuation and CJK splitting) followed by greedy longest-match
+// WordPiece with "##" continuations, as in HF BertTokenizer. Immutable after
+// construction; thread-safe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCRT_TOKENIZER_H
+#define ENCRT_TOKENIZER_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace encrt {
+
+struct WordPieceOptions {
+  bool lowercase = true;
+  bool stripAccents = true;
+  bool splitChinese = true;
+  int32_t unkId = 100;
+  int32_t clsId = 101;
+  int32_t sepId = 102;
+  int32_t padId = 0;
+  int32_t maxCharsPerWord = 100;
+};
+
+class WordPieceTokenizer {
+public:
+  WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options);
+
+  /// Word pieces of `text` (no [CLS]/[SEP]); invalid UTF-8 bytes are dropped.
+  std::vector<std::string> tokenize(std::string_view text) const;
+
+  /// [CLS] ids... [SEP], truncated so the result has at most maxLen ids (>= 2).
+  std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const;
+
+  const std::vector<std::string> &vocab() const { return vocab_; }
+  const WordPieceOptions &options() const { return options_; }
+
+private:
+  std::vector<std::string> vocab_;
+  std::unordered_map<std::string, int32_t> ids_;
+  WordPieceOptions options_;
+};
+
+} // namespace encrt
+
+#endif // ENCRT_TOKENIZER_H
