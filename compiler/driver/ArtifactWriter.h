@@ -1,0 +1,40 @@
+//===- ArtifactWriter.h - Serialise a compiled model to .encm -------------===//
+//
+// Lays out the file described in runtime/schema/artifact.fbs: the FlatBuffer,
+// the 64-byte-aligned weights region, the code objects and the checksum
+// trailer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_COMPILER_ARTIFACTWRITER_H
+#define ENCC_COMPILER_ARTIFACTWRITER_H
+
+#include "compiler/Plan.h"
+#include "frontends/hf/HFImport.h"
+#include "ir/WeightStore.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace encc {
+
+struct ArtifactContents {
+  const ModelConfig *config = nullptr;
+  const TokenizerData *tokenizer = nullptr;
+  const Plan *plan = nullptr;
+  const mlir::enc::WeightStore *weights = nullptr;
+  std::vector<CodeObject> codeObjects; ///< best first
+  std::vector<std::string> passes;
+  std::string source; ///< what was compiled, as the user named it
+};
+
+/// The artifact's bytes.
+llvm::Expected<std::vector<uint8_t>> serializeArtifact(const ArtifactContents &contents);
+
+/// Serialises and writes atomically (temp file + rename).
+llvm::Error writeArtifact(const std::string &path, const ArtifactContents &contents);
+
+} // namespace encc
+
+#endif // ENCC_COMPILER_ARTIFACTWRITER_H

@@ -1,0 +1,479 @@
+//===- RunCommands.cpp - encc run / embed / inspect -----------------------===//
+
+#include "compiler/driver/RunCommands.h"
+
+#include "encrt/artifact_generated.h"
+#include "encrt/checksum.h"
+#include "encrt/encrt.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+using namespace encc;
+
+namespace {
+
+int fail(const std::string &msg) {
+  llvm::errs() << "encc: error: " << msg << "\n";
+  return 1;
+}
+
+/// Prints and frees a failed status; returns true when `s` is an error.
+bool failed(encrt_status *s) {
+  if (!s)
+    return false;
+  llvm::errs() << "encc: error: " << encrt_status_message(s) << "\n";
+  encrt_status_free(s);
+  return true;
+}
+
+struct ModelDeleter {
+  void operator()(encrt_model *m) const { encrt_model_release(m); }
+};
+struct SessionDeleter {
+  void operator()(encrt_session *s) const { encrt_session_release(s); }
+};
+using ModelPtr = std::unique_ptr<encrt_model, ModelDeleter>;
+using SessionPtr = std::unique_ptr<encrt_session, SessionDeleter>;
+
+/// Loads the artifact named by the first positional and opens a session.
+bool openModel(const Args &args, const char *command, ModelPtr &model, SessionPtr &session) {
+  if (args.positionals.empty()) {
+    fail(std::string("'encc ") + command + "' needs an artifact (encc " + command + " model.encm ...)");
+    return false;
+  }
+  encrt_model_options mo;
+  encrt_model_options_initialize(&mo);
+  std::string threads = args.get("threads"), cpu = args.get("cpu-target");
+  if (!threads.empty()) {
+    char *end = nullptr;
+    long n = std::strtol(threads.c_str(), &end, 10);
+    if (*end || n < 0 || n > 1024) {
+      fail("--threads expects a number of threads (0 = all cores), got '" + threads + "'");
+      return false;
+    }
+    mo.num_threads = static_cast<int32_t>(n);
+  }
+  if (!cpu.empty())
+    mo.cpu_target = cpu.c_str();
+  encrt_model *m = nullptr;
+  if (failed(encrt_model_load(args.positionals[0].c_str(), &mo, &m)))
+    return false;
+  model.reset(m);
+  encrt_session_options so;
+  encrt_session_options_initialize(&so);
+  so.enable_profiling = args.has("profile") ? 1 : 0;
+  encrt_session *s = nullptr;
+  if (failed(encrt_session_create(m, &so, &s)))
+    return false;
+  session.reset(s);
+  return true;
+}
+
+bool parseIds(const std::string &text, std::vector<int32_t> &ids) {
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    for (char &c : tok)
+      if (c == ',')
+        c = ' ';
+    std::istringstream parts(tok);
+    std::string p;
+    while (parts >> p) {
+      char *end = nullptr;
+      long long v = std::strtoll(p.c_str(), &end, 10);
+      if (*end || v < INT32_MIN || v > INT32_MAX) {
+        fail("--ids expects whitespace-separated integer token ids, got '" + p + "'");
+        return false;
+      }
+      ids.push_back(static_cast<int32_t>(v));
+    }
+  }
+  if (ids.empty()) {
+    fail("--ids is empty: give at least one token id");
+    return false;
+  }
+  return true;
+}
+
+std::string num(double v, int prec = 4) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.*f", prec, v);
+  return buf;
+}
+
+void printProfile(encrt_session *s) {
+  int64_t n = encrt_session_profile_count(s);
+  if (n == 0)
+    return;
+  double total = 0;
+  std::vector<encrt_step_profile> rows(n);
+  for (int64_t i = 0; i < n; ++i) {
+    encrt_session_profile_get(s, i, &rows[i]);
+    total += rows[i].total_ms;
+  }
+  llvm::errs() << "profile (" << n << " steps, " << num(total, 3) << " ms):\n";
+  for (auto &r : rows)
+    llvm::errs() << "  " << llvm::left_justify(r.op, 18) << " " << llvm::left_justify(r.kernel, 44) << " "
+                 << num(r.total_ms, 3) << " ms  (" << num(100 * r.total_ms / (total > 0 ? total : 1), 1) << "%)\n";
+}
+
+double msSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+} // namespace
+
+int encc::runCommand(const Args &args) {
+  ModelPtr model;
+  SessionPtr session;
+  if (!openModel(args, "run", model, session))
+    return 1;
+  if (args.all("ids").empty())
+    return fail("'encc run' needs token ids: --ids \"101 7592 2088 102\" (repeat --ids for a batch)");
+  std::vector<std::vector<int32_t>> seqs;
+  for (const std::string &s : args.all("ids")) {
+    seqs.emplace_back();
+    if (!parseIds(s, seqs.back()))
+      return 1;
+  }
+  encrt_model_info info;
+  encrt_model_get_info(model.get(), &info);
+  int64_t batch = static_cast<int64_t>(seqs.size()), seq = 0;
+  for (auto &s : seqs)
+    seq = std::max<int64_t>(seq, static_cast<int64_t>(s.size()));
+  std::vector<int32_t> ids(batch * seq, 0), lengths(batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    lengths[b] = static_cast<int32_t>(seqs[b].size());
+    std::copy(seqs[b].begin(), seqs[b].end(), ids.begin() + b * seq);
+  }
+  int64_t h = info.hidden_size;
+  std::vector<float> hidden(batch * seq * h), pooled(info.has_pooled_output ? batch * h : 0);
+  auto t0 = std::chrono::steady_clock::now();
+  if (failed(encrt_session_run(session.get(), ids.data(), lengths.data(), batch, seq, hidden.data(),
+                               pooled.empty() ? nullptr : pooled.data())))
+    return 1;
+  double ms = msSince(t0);
+
+  if (args.get("format") == "json") {
+    llvm::json::OStream j(llvm::outs());
+    j.object([&] {
+      j.attribute("batch", batch);
+      j.attribute("seq", seq);
+      j.attribute("hidden_size", h);
+      j.attribute("latency_ms", ms);
+      j.attributeArray("lengths", [&] {
+        for (int32_t l : lengths)
+          j.value(l);
+      });
+      j.attributeArray("hidden", [&] { // [batch][valid tokens][hidden]
+        for (int64_t b = 0; b < batch; ++b)
+          j.array([&] {
+            for (int64_t s = 0; s < lengths[b]; ++s)
+              j.array([&] {
+                for (int64_t k = 0; k < h; ++k)
+                  j.value(hidden[(b * seq + s) * h + k]);
+              });
+          });
+      });
+      if (!pooled.empty())
+        j.attributeArray("pooled", [&] {
+          for (int64_t b = 0; b < batch; ++b)
+            j.array([&] {
+              for (int64_t k = 0; k < h; ++k)
+                j.value(pooled[b * h + k]);
+            });
+        });
+    });
+    llvm::outs() << "\n";
+  } else {
+    auto &os = llvm::outs();
+    os << "last hidden state: [" << batch << ", " << seq << ", " << h << "] (" << num(ms, 2) << " ms)\n";
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t s = 0; s < lengths[b] && s < 4; ++s) {
+        os << "  [" << b << ", " << s << ", :8] ";
+        for (int64_t k = 0; k < std::min<int64_t>(8, h); ++k)
+          os << llvm::right_justify(num(hidden[(b * seq + s) * h + k]), 8) << " ";
+        os << "\n";
+      }
+    if (!pooled.empty()) {
+      os << "pooled (" << info.pooling << (info.normalize ? ", L2-normalised" : "") << "): [" << batch << ", " << h
+         << "]\n";
+      for (int64_t b = 0; b < batch; ++b) {
+        os << "  [" << b << ", :8] ";
+        for (int64_t k = 0; k < std::min<int64_t>(8, h); ++k)
+          os << llvm::right_justify(num(pooled[b * h + k]), 8) << " ";
+        os << "\n";
+      }
+    }
+  }
+  if (args.has("profile"))
+    printProfile(session.get());
+  return 0;
+}
+
+int encc::embedCommand(const Args &args) {
+  ModelPtr model;
+  SessionPtr session;
+  if (!openModel(args, "embed", model, session))
+    return 1;
+  std::vector<std::string> texts(args.positionals.begin() + 1, args.positionals.end());
+  for (const std::string &path : args.all("file")) {
+    std::ifstream in(path);
+    if (!in)
+      return fail(path + ": cannot open the text file");
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty())
+        texts.push_back(line);
+  }
+  if (texts.empty())
+    return fail("'encc embed' needs at least one text: encc embed model.encm \"A sentence.\" [--file lines.txt]");
+  encrt_model_info info;
+  encrt_model_get_info(model.get(), &info);
+  if (!info.has_pooled_output)
+    return fail(args.positionals[0] + ": this artifact has no pooled output (compiled with --pooling=none); use "
+                                      "'encc run' for hidden states");
+  int64_t n = static_cast<int64_t>(texts.size()), h = info.hidden_size;
+  std::vector<const char *> ptrs;
+  for (auto &t : texts)
+    ptrs.push_back(t.c_str());
+  std::vector<float> emb(n * h);
+  auto t0 = std::chrono::steady_clock::now();
+  if (failed(encrt_session_embed(session.get(), ptrs.data(), n, emb.data())))
+    return 1;
+  double ms = msSince(t0);
+  std::vector<double> cosine(n * n);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0, ni = 0, nj = 0;
+      for (int64_t k = 0; k < h; ++k) {
+        dot += double(emb[i * h + k]) * emb[j * h + k];
+        ni += double(emb[i * h + k]) * emb[i * h + k];
+        nj += double(emb[j * h + k]) * emb[j * h + k];
+      }
+      cosine[i * n + j] = dot / std::max(1e-24, std::sqrt(ni * nj));
+    }
+
+  if (args.get("format") == "json") {
+    llvm::json::OStream j(llvm::outs());
+    j.object([&] {
+      j.attribute("count", n);
+      j.attribute("dim", h);
+      j.attribute("pooling", info.pooling);
+      j.attribute("normalized", info.normalize != 0);
+      j.attribute("latency_ms", ms);
+      j.attributeArray("texts", [&] {
+        for (auto &t : texts)
+          j.value(t);
+      });
+      j.attributeArray("embeddings", [&] {
+        for (int64_t i = 0; i < n; ++i)
+          j.array([&] {
+            for (int64_t k = 0; k < h; ++k)
+              j.value(emb[i * h + k]);
+          });
+      });
+      j.attributeArray("cosine", [&] {
+        for (int64_t i = 0; i < n; ++i)
+          j.array([&] {
+            for (int64_t k = 0; k < n; ++k)
+              j.value(cosine[i * n + k]);
+          });
+      });
+    });
+    llvm::outs() << "\n";
+    return 0;
+  }
+  auto &os = llvm::outs();
+  os << "embeddings: " << n << " x " << h << " (" << info.pooling << " pooling"
+     << (info.normalize ? ", L2-normalised" : "") << "), " << num(ms, 1) << " ms (" << num(ms / n, 2)
+     << " ms per text)\n";
+  for (int64_t i = 0; i < n; ++i) {
+    os << "  [" << i << "] ";
+    for (int64_t k = 0; k < std::min<int64_t>(6, h); ++k)
+      os << llvm::right_justify(num(emb[i * h + k]), 8) << " ";
+    os << "...  " << texts[i] << "\n";
+  }
+  os << "cosine similarity:\n      ";
+  for (int64_t j = 0; j < n; ++j)
+    os << llvm::right_justify("[" + std::to_string(j) + "]", 7);
+  os << "\n";
+  for (int64_t i = 0; i < n; ++i) {
+    os << llvm::right_justify("[" + std::to_string(i) + "]", 6);
+    for (int64_t j = 0; j < n; ++j)
+      os << llvm::right_justify(num(cosine[i * n + j], 3), 7);
+    os << "\n";
+  }
+  return 0;
+}
+
+namespace {
+
+const char *dtypeName(encm::DType t) { return encm::EnumNameDType(t); }
+
+std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
+  std::string s = "[";
+  for (flatbuffers::uoffset_t i = 0; shape && i < shape->size(); ++i) {
+    int64_t d = shape->Get(i);
+    s += (i ? ", " : "") + (d == -1 ? std::string("batch") : d == -2 ? std::string("seq") : std::to_string(d));
+  }
+  return s + "]";
+}
+
+std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
+
+} // namespace
+
+int encc::inspectCommand(const Args &args) {
+  if (args.positionals.size() != 1)
+    return fail("'encc inspect' takes one artifact: encc inspect model.encm [--format=json]");
+  const std::string &path = args.positionals[0];
+  auto bufOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!bufOr)
+    return fail(path + ": cannot read: " + bufOr.getError().message());
+  const auto *data = reinterpret_cast<const uint8_t *>((*bufOr)->getBufferStart());
+  size_t size = (*bufOr)->getBufferSize();
+  if (size < 64 || std::memcmp(data + size - ENCM_TRAILER_SIZE, ENCM_TRAILER_MAGIC, 8) != 0)
+    return fail(path + ": not an .encm artifact or truncated (no checksum trailer)");
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i)
+    stored |= uint64_t(data[size - 8 + i]) << (8 * i);
+  if (encm_checksum64(data, size - ENCM_TRAILER_SIZE) != stored)
+    return fail(path + ": checksum mismatch (file damaged or truncated)");
+  flatbuffers::Verifier verifier(data, size - ENCM_TRAILER_SIZE);
+  if (!encm::ModelBufferHasIdentifier(data) || !encm::VerifyModelBuffer(verifier))
+    return fail(path + ": not a valid .encm FlatBuffer");
+  const encm::Model *m = encm::GetModel(data);
+  const encm::Metadata *md = m->metadata();
+  if (!md || !m->values() || !m->steps())
+    return fail(path + ": artifact lacks metadata, values or steps");
+
+  std::map<std::string, std::pair<int, double>> opCounts;
+  for (const encm::Step *s : *m->steps())
+    opCounts[str(s->op())].first++;
+  uint64_t weightCount = 0;
+  for (const encm::Value *v : *m->values())
+    weightCount += v->kind() == encm::ValueKind::Weight;
+
+  if (args.get("format") == "json") {
+    llvm::json::OStream j(llvm::outs(), 2);
+    j.object([&] {
+      j.attribute("file", path);
+      j.attribute("file_bytes", static_cast<int64_t>(size));
+      j.attribute("schema_version", static_cast<int64_t>(m->schema_version()));
+      j.attributeObject("metadata", [&] {
+        j.attribute("architecture", str(md->architecture()));
+        j.attribute("hidden_size", md->hidden_size());
+        j.attribute("num_layers", md->num_layers());
+        j.attribute("num_heads", md->num_heads());
+        j.attribute("intermediate_size", md->intermediate_size());
+        j.attribute("vocab_size", md->vocab_size());
+        j.attribute("max_seq", md->max_seq());
+        j.attribute("hidden_act", str(md->hidden_act()));
+        j.attribute("pooling", str(md->pooling()));
+        j.attribute("normalize", md->normalize());
+        j.attribute("compiler_version", str(md->compiler_version()));
+        j.attribute("source", str(md->source()));
+        j.attributeArray("passes", [&] {
+          if (md->passes())
+            for (auto *p : *md->passes())
+              j.value(p->str());
+        });
+      });
+      j.attributeArray("targets", [&] {
+        if (m->code_objects())
+          for (const encm::CodeObject *c : *m->code_objects())
+            j.object([&] {
+              j.attribute("target", str(c->target()));
+              j.attribute("bytes", static_cast<int64_t>(c->size()));
+              j.attributeArray("features", [&] {
+                if (c->isa_features())
+                  for (auto *f : *c->isa_features())
+                    j.value(f->str());
+              });
+            });
+      });
+      j.attribute("weights_bytes", static_cast<int64_t>(m->weights_size()));
+      j.attribute("vocab_size", static_cast<int64_t>(m->tokenizer() && m->tokenizer()->vocab()
+                                                         ? m->tokenizer()->vocab()->size()
+                                                         : 0));
+      j.attributeArray("tensors", [&] {
+        for (const encm::Value *v : *m->values())
+          if (v->kind() == encm::ValueKind::Weight)
+            j.object([&] {
+              j.attribute("name", str(v->name()));
+              j.attribute("dtype", dtypeName(v->dtype()));
+              j.attribute("shape", shapeString(v->shape()));
+              j.attribute("bytes", static_cast<int64_t>(v->weight_bytes()));
+            });
+      });
+      j.attributeArray("steps", [&] {
+        for (const encm::Step *s : *m->steps())
+          j.object([&] {
+            j.attribute("op", str(s->op()));
+            j.attribute("kernel", str(s->kernel()));
+            j.attributeArray("operands", [&] {
+              if (s->operands())
+                for (uint32_t o : *s->operands())
+                  j.value(static_cast<int64_t>(o));
+            });
+          });
+      });
+    });
+    llvm::outs() << "\n";
+    return 0;
+  }
+
+  auto &os = llvm::outs();
+  os << path << ": " << num(size / 1e6, 1) << " MB, schema v" << m->schema_version() << ", compiled by encc "
+     << str(md->compiler_version()) << " from " << str(md->source()) << "\n";
+  os << "model:   " << str(md->architecture()) << ", " << md->num_layers() << " layers, hidden " << md->hidden_size()
+     << ", " << md->num_heads() << " heads, intermediate " << md->intermediate_size() << ", vocab "
+     << md->vocab_size() << ", " << str(md->hidden_act()) << "\n";
+  os << "input:   ids + lengths, up to " << md->max_seq() << " tokens per sequence\n";
+  os << "output:  last hidden state" << (m->outputs() && m->outputs()->size() > 1 ? ", pooled (" + str(md->pooling()) +
+                                                                                     (md->normalize() ? ", L2-normalised)" : ")")
+                                                                               : std::string())
+     << "\n";
+  os << "passes:  ";
+  if (md->passes())
+    for (flatbuffers::uoffset_t i = 0; i < md->passes()->size(); ++i)
+      os << (i ? ", " : "") << md->passes()->Get(i)->str();
+  os << "\ntargets:";
+  if (m->code_objects())
+    for (const encm::CodeObject *c : *m->code_objects()) {
+      os << " " << str(c->target()) << " (" << num(c->size() / 1e3, 0) << " KB; needs";
+      if (c->isa_features())
+        for (auto *f : *c->isa_features())
+          os << " " << f->str();
+      os << ")";
+    }
+  os << "\nweights: " << weightCount << " tensors, " << num(m->weights_size() / 1e6, 1) << " MB\n";
+  os << "tokenizer: WordPiece, " << (m->tokenizer() && m->tokenizer()->vocab() ? m->tokenizer()->vocab()->size() : 0)
+     << " tokens" << (m->tokenizer() && m->tokenizer()->do_lower_case() ? ", lowercase" : "") << "\n";
+  os << "plan:    " << m->steps()->size() << " steps, " << m->values()->size() << " values\n";
+  for (auto &kv : opCounts)
+    os << "  " << llvm::left_justify(kv.first, 18) << " x" << kv.second.first << "\n";
+  if (args.has("verbose")) {
+    os << "steps:\n";
+    for (flatbuffers::uoffset_t i = 0; i < m->steps()->size(); ++i) {
+      const encm::Step *s = m->steps()->Get(i);
+      os << "  " << llvm::right_justify(std::to_string(i), 4) << "  " << llvm::left_justify(str(s->op()), 16) << " "
+         << str(s->kernel()) << "\n";
+    }
+    os << "tensors:\n";
+    for (const encm::Value *v : *m->values())
+      if (v->kind() == encm::ValueKind::Weight)
+        os << "  " << llvm::left_justify(str(v->name()), 60) << " " << dtypeName(v->dtype()) << " "
+           << shapeString(v->shape()) << "\n";
+  }
+  return 0;
+}

@@ -1,0 +1,292 @@
+//===- EncOps.cpp - Verifiers of the enc dialect ops ----------------------===//
+//
+// Every verifier checks ranks and static dims; a dynamic dim (`?`) is
+// compatible with any size. Messages read "expects ... but got ...".
+//
+//===----------------------------------------------------------------------===//
+#include "ir/EncOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::enc;
+
+namespace {
+
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+RankedTensorType rtt(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+LogicalResult checkRank(Operation *op, StringRef what, RankedTensorType t,
+                        int64_t rank) {
+  if (t.getRank() == rank)
+    return success();
+  return op->emitOpError() << "expects " << what << " of rank " << rank
+                           << " but got " << t;
+}
+
+LogicalResult checkMinRank(Operation *op, StringRef what, RankedTensorType t,
+                           int64_t rank) {
+  if (t.getRank() >= rank)
+    return success();
+  return op->emitOpError() << "expects " << what << " of rank >= " << rank
+                           << " but got " << t;
+}
+
+/// Checks `got` (described by `gotWhat`) against `want` (`wantWhat`).
+LogicalResult checkDim(Operation *op, const Twine &gotWhat, int64_t got,
+                       const Twine &wantWhat, int64_t want) {
+  if (compatible(got, want))
+    return success();
+  return op->emitOpError() << "expects " << gotWhat << " to equal " << wantWhat
+                           << " (" << dimStr(want) << ") but got "
+                           << dimStr(got);
+}
+
+/// Same rank and pairwise-compatible dims.
+LogicalResult checkSameShape(Operation *op, StringRef gotWhat,
+                             RankedTensorType got, StringRef wantWhat,
+                             RankedTensorType want) {
+  if (got.getRank() != want.getRank())
+    return op->emitOpError() << "expects " << gotWhat << " to have the rank of "
+                             << wantWhat << " (" << want.getRank()
+                             << ") but got " << got;
+  for (int64_t i = 0; i < got.getRank(); ++i)
+    if (failed(checkDim(op, gotWhat + Twine(" dim ") + Twine(i),
+                        got.getDimSize(i), wantWhat + Twine(" dim ") + Twine(i),
+                        want.getDimSize(i))))
+      return failure();
+  return success();
+}
+
+LogicalResult checkOneOf(Operation *op, StringRef attr, StringRef value,
+                         ArrayRef<StringRef> allowed) {
+  if (llvm::is_contained(allowed, value))
+    return success();
+  auto diag = op->emitOpError() << "expects " << attr << " to be one of ";
+  llvm::interleave(
+      allowed, [&](StringRef s) { diag << '"' << s << '"'; },
+      [&] { diag << ", "; });
+  return diag << " but got \"" << value << '"';
+}
+
+} // namespace
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "expects a non-empty weight name";
+  if (!getType().hasStaticShape())
+    return emitOpError() << "expects a static shape but got " << getType();
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  Operation *op = getOperation();
+  auto ids = rtt(getIds()), word = rtt(getWord()), pos = rtt(getPos()),
+       type = rtt(getTokenType()), res = rtt(getResult());
+  if (failed(checkRank(op, "ids", ids, 2)) ||
+      failed(checkRank(op, "word table", word, 2)) ||
+      failed(checkRank(op, "position table", pos, 2)) ||
+      failed(checkRank(op, "token-type table", type, 2)) ||
+      failed(checkRank(op, "result", res, 3)))
+    return failure();
+  int64_t h = word.getDimSize(1);
+  if (failed(checkDim(op, "position table dim 1", pos.getDimSize(1),
+                      "word table dim 1", h)) ||
+      failed(checkDim(op, "token-type table dim 1", type.getDimSize(1),
+                      "word table dim 1", h)) ||
+      failed(checkDim(op, "result dim 0", res.getDimSize(0), "ids dim 0",
+                      ids.getDimSize(0))) ||
+      failed(checkDim(op, "result dim 1", res.getDimSize(1), "ids dim 1",
+                      ids.getDimSize(1))) ||
+      failed(checkDim(op, "result dim 2", res.getDimSize(2),
+                      "word table dim 1", h)))
+    return failure();
+  int64_t offset = getPositionOffset();
+  if (offset < 0)
+    return emitOpError() << "expects position_offset >= 0 but got " << offset;
+  int64_t s = res.getDimSize(1), rows = pos.getDimSize(0);
+  if (!ShapedType::isDynamic(s) && !ShapedType::isDynamic(rows) &&
+      s + offset > rows)
+    return emitOpError() << "expects sequence length + position_offset <= "
+                         << rows << " position rows but got " << s + offset;
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), w = rtt(getWeight()), res = rtt(getResult());
+  if (failed(checkMinRank(op, "x", x, 1)) ||
+      failed(checkRank(op, "weight", w, 2)) ||
+      failed(checkRank(op, "result", res, x.getRank())))
+    return failure();
+  int64_t r = x.getRank();
+  if (failed(checkDim(op, "x dim " + Twine(r - 1), x.getDimSize(r - 1),
+                      "weight dim 1", w.getDimSize(1))))
+    return failure();
+  for (int64_t i = 0; i + 1 < r; ++i)
+    if (failed(checkDim(op, "result dim " + Twine(i), res.getDimSize(i),
+                        "x dim " + Twine(i), x.getDimSize(i))))
+      return failure();
+  if (failed(checkDim(op, "result dim " + Twine(r - 1), res.getDimSize(r - 1),
+                      "weight dim 0", w.getDimSize(0))))
+    return failure();
+  if (Value bias = getBias()) {
+    auto b = rtt(bias);
+    if (failed(checkRank(op, "bias", b, 1)) ||
+        failed(checkDim(op, "bias dim 0", b.getDimSize(0), "weight dim 0",
+                        w.getDimSize(0))))
+      return failure();
+  }
+  return checkOneOf(op, "epilogue", getEpilogue(),
+                    {"none", "gelu", "gelu_tanh"});
+}
+
+LogicalResult MatmulOp::verify() {
+  Operation *op = getOperation();
+  auto a = rtt(getA()), b = rtt(getB()), res = rtt(getResult());
+  if (failed(checkMinRank(op, "a", a, 2)) ||
+      failed(checkRank(op, "b", b, a.getRank())) ||
+      failed(checkRank(op, "result", res, a.getRank())))
+    return failure();
+  int64_t r = a.getRank();
+  for (int64_t i = 0; i + 2 < r; ++i) {
+    if (failed(checkDim(op, "b batch dim " + Twine(i), b.getDimSize(i),
+                        "a batch dim " + Twine(i), a.getDimSize(i))) ||
+        failed(checkDim(op, "result batch dim " + Twine(i), res.getDimSize(i),
+                        "a batch dim " + Twine(i), a.getDimSize(i))))
+      return failure();
+  }
+  bool tb = getTransposeB();
+  int64_t kB = tb ? r - 1 : r - 2, nB = tb ? r - 2 : r - 1;
+  StringRef suffix = tb ? " (transpose_b)" : "";
+  if (failed(checkDim(op, "b contraction dim " + Twine(kB) + suffix,
+                      b.getDimSize(kB), "a dim " + Twine(r - 1),
+                      a.getDimSize(r - 1))) ||
+      failed(checkDim(op, "result dim " + Twine(r - 2), res.getDimSize(r - 2),
+                      "a dim " + Twine(r - 2), a.getDimSize(r - 2))) ||
+      failed(checkDim(op, "result dim " + Twine(r - 1), res.getDimSize(r - 1),
+                      "b dim " + Twine(nB), b.getDimSize(nB))))
+    return failure();
+  return success();
+}
+
+LogicalResult MaskOp::verify() {
+  Operation *op = getOperation();
+  auto s = rtt(getScores()), len = rtt(getLengths()), res = rtt(getResult());
+  if (failed(checkRank(op, "scores", s, 4)) ||
+      failed(checkRank(op, "lengths", len, 1)) ||
+      failed(checkDim(op, "lengths dim 0", len.getDimSize(0), "scores dim 0",
+                      s.getDimSize(0))) ||
+      failed(checkSameShape(op, "result", res, "scores", s)))
+    return failure();
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return checkMinRank(getOperation(), "x", rtt(getX()), 1);
+}
+
+LogicalResult LayerNormOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), g = rtt(getGamma()), b = rtt(getBeta()),
+       res = rtt(getResult());
+  if (failed(checkMinRank(op, "x", x, 1)) ||
+      failed(checkRank(op, "gamma", g, 1)) ||
+      failed(checkRank(op, "beta", b, 1)))
+    return failure();
+  int64_t h = x.getDimSize(x.getRank() - 1);
+  std::string hWhat = "x dim " + std::to_string(x.getRank() - 1);
+  if (failed(checkDim(op, "gamma dim 0", g.getDimSize(0), hWhat, h)) ||
+      failed(checkDim(op, "beta dim 0", b.getDimSize(0), hWhat, h)) ||
+      failed(checkSameShape(op, "result", res, "x", x)))
+    return failure();
+  if (getEpsilon().convertToFloat() <= 0.0f)
+    return emitOpError() << "expects epsilon > 0 but got "
+                         << getEpsilon().convertToFloat();
+  return success();
+}
+
+LogicalResult GeluOp::verify() {
+  return checkOneOf(getOperation(), "approximate", getApproximate(),
+                    {"none", "tanh"});
+}
+
+LogicalResult L2NormOp::verify() {
+  return checkMinRank(getOperation(), "x", rtt(getX()), 1);
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), res = rtt(getResult());
+  if (failed(checkRank(op, "x", x, 3)) ||
+      failed(checkRank(op, "result", res, 4)))
+    return failure();
+  int64_t heads = getNumHeads();
+  if (heads <= 0)
+    return emitOpError() << "expects num_heads > 0 but got " << heads;
+  int64_t h = x.getDimSize(2);
+  int64_t d = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(h)) {
+    if (h % heads != 0)
+      return emitOpError() << "expects x dim 2 to be divisible by num_heads ("
+                           << heads << ") but got " << h;
+    d = h / heads;
+  }
+  if (failed(checkDim(op, "result dim 0", res.getDimSize(0), "x dim 0",
+                      x.getDimSize(0))) ||
+      failed(checkDim(op, "result dim 1", res.getDimSize(1), "num_heads",
+                      heads)) ||
+      failed(checkDim(op, "result dim 2", res.getDimSize(2), "x dim 1",
+                      x.getDimSize(1))) ||
+      failed(checkDim(op, "result dim 3", res.getDimSize(3),
+                      "x dim 2 / num_heads", d)))
+    return failure();
+  return success();
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), res = rtt(getResult());
+  if (failed(checkRank(op, "x", x, 4)) ||
+      failed(checkRank(op, "result", res, 3)))
+    return failure();
+  int64_t heads = x.getDimSize(1), d = x.getDimSize(3);
+  int64_t h = ShapedType::isDynamic(heads) || ShapedType::isDynamic(d)
+                  ? ShapedType::kDynamic
+                  : heads * d;
+  if (failed(checkDim(op, "result dim 0", res.getDimSize(0), "x dim 0",
+                      x.getDimSize(0))) ||
+      failed(checkDim(op, "result dim 1", res.getDimSize(1), "x dim 2",
+                      x.getDimSize(2))) ||
+      failed(checkDim(op, "result dim 2", res.getDimSize(2),
+                      "x dim 1 * x dim 3", h)))
+    return failure();
+  return success();
+}
+
+LogicalResult PoolOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), len = rtt(getLengths()), res = rtt(getResult());
+  if (failed(checkRank(op, "x", x, 3)) ||
+      failed(checkRank(op, "lengths", len, 1)) ||
+      failed(checkRank(op, "result", res, 2)) ||
+      failed(checkDim(op, "lengths dim 0", len.getDimSize(0), "x dim 0",
+                      x.getDimSize(0))) ||
+      failed(checkDim(op, "result dim 0", res.getDimSize(0), "x dim 0",
+                      x.getDimSize(0))) ||
+      failed(checkDim(op, "result dim 1", res.getDimSize(1), "x dim 2",
+                      x.getDimSize(2))))
+    return failure();
+  return checkOneOf(op, "mode", getMode(), {"cls", "mean"});
+}
+
+#define GET_OP_CLASSES
+#include "ir/EncOps.cpp.inc"

@@ -1,0 +1,15 @@
+//===- EncOps.h - Operations of the enc dialect -----------------*- C++ -*-===//
+#ifndef ENC_IR_ENCOPS_H
+#define ENC_IR_ENCOPS_H
+
+#include "ir/EncDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "ir/EncOps.h.inc"
+
+#endif // ENC_IR_ENCOPS_H

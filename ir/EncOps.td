@@ -1,0 +1,311 @@
+//===- EncOps.td - Operations of the enc dialect ----------------*- tablegen -*-===//
+//
+// One op per row of the IR table in docs/architecture.md. Shapes are checked
+// by the C++ verifiers in EncOps.cpp; a dynamic dim (`?`) matches anything.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENC_OPS_TD
+#define ENC_OPS_TD
+
+include "ir/EncDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Enc_F32Tensor : RankedTensorOf<[F32]>;
+def Enc_I32Tensor : RankedTensorOf<[I32]>;
+def Enc_WeightTensor : RankedTensorOf<[F32, I8, I32]>;
+
+//===----------------------------------------------------------------------===//
+// Weights and embeddings
+//===----------------------------------------------------------------------===//
+
+def Enc_WeightOp : Enc_Op<"weight", [Pure]> {
+  let summary = "a named weight of the module's WeightStore";
+  let description = [{
+    Produces the weight tensor stored under `name` in the `WeightStore` that
+    travels with the module. The shape must be fully static.
+
+    Example:
+
+    ```mlir
+    %w = enc.weight "bert.encoder.layer.0.attention.self.query.weight" : tensor<384x384xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Enc_WeightTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure]> {
+  let summary = "word + position + token-type embedding lookup";
+  let description = [{
+    `result[b, s, :] = word[ids[b, s]] + pos[s + position_offset] + type[0]`.
+    `ids` is `[B, S]` i32; the three tables are `[rows, H]` with the same `H`;
+    the result is `[B, S, H]`.
+
+    Example:
+
+    ```mlir
+    %e = enc.embedding %ids, %word, %pos, %type {position_offset = 0 : i64}
+        : (tensor<?x?xi32>, tensor<30522x384xf32>, tensor<512x384xf32>, tensor<2x384xf32>)
+        -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_I32Tensor:$ids, Enc_F32Tensor:$word,
+                   Enc_F32Tensor:$pos, Enc_F32Tensor:$token_type,
+                   I64Attr:$position_offset);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $word `,` $pos `,` $token_type attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Enc_LinearOp : Enc_Op<"linear", [Pure]> {
+  let summary = "x · Wᵀ + b over the last axis, with an optional fused epilogue";
+  let description = [{
+    `x` is `[..., K]`, `W` is `[N, K]` (PyTorch `nn.Linear` layout), the
+    optional `bias` is `[N]`; the result is `[..., N]` with the leading dims
+    of `x`. `epilogue` (`none`, `gelu`, `gelu_tanh`) is applied to the result
+    elementwise; frontends emit `none` and fusion passes set the others.
+
+    Example:
+
+    ```mlir
+    %q = enc.linear %x, %w, %b
+        : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+    %h = enc.linear %x, %w, %b {epilogue = "gelu"}
+        : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+    %n = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, Enc_F32Tensor:$weight,
+                   Optional<Enc_F32Tensor>:$bias,
+                   DefaultValuedStrAttr<StrAttr, "none">:$epilogue);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_MatmulOp : Enc_Op<"matmul", [Pure]> {
+  let summary = "batched matrix product over the leading dims";
+  let description = [{
+    `a` is `[..., M, K]`; `b` is `[..., K, N]`, or `[..., N, K]` with
+    `transpose_b`; the result is `[..., M, N]`. Batch dims of `a`, `b` and the
+    result must agree.
+
+    Example (attention scores, then context):
+
+    ```mlir
+    %s = enc.matmul %q, %k {transpose_b}
+        : (tensor<?x12x?x32xf32>, tensor<?x12x?x32xf32>) -> tensor<?x12x?x?xf32>
+    %c = enc.matmul %p, %v
+        : (tensor<?x12x?x?xf32>, tensor<?x12x?x32xf32>) -> tensor<?x12x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$a, Enc_F32Tensor:$b, UnitAttr:$transpose_b);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$a `,` $b attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise and normalisation
+//===----------------------------------------------------------------------===//
+
+def Enc_AddOp : Enc_Op<"add", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "elementwise addition of two same-typed tensors";
+  let description = [{
+    Example (residual connection):
+
+    ```mlir
+    %r = enc.add %a, %b : tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$lhs, Enc_F32Tensor:$rhs);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Enc_ScaleOp : Enc_Op<"scale", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "multiplication by a constant factor";
+  let description = [{
+    `result = x * factor`.
+
+    Example:
+
+    ```mlir
+    %s = enc.scale %x {factor = 0.176776692 : f32} : tensor<?x12x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, F32Attr:$factor);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+}
+
+def Enc_MaskOp : Enc_Op<"mask", [Pure]> {
+  let summary = "additive key-padding mask on attention scores";
+  let description = [{
+    `scores` is `[B, heads, S, S]`, `lengths` is `[B]` i32. Every key column
+    `j >= lengths[b]` becomes `-inf`; other entries pass through (right
+    padding). The result has the type of `scores`.
+
+    Example:
+
+    ```mlir
+    %m = enc.mask %s, %lengths : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$scores, Enc_I32Tensor:$lengths);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $scores `,` $lengths attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_SoftmaxOp : Enc_Op<"softmax", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "softmax over the last axis";
+  let description = [{
+    Example:
+
+    ```mlir
+    %p = enc.softmax %m : tensor<?x12x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Enc_LayerNormOp : Enc_Op<"layernorm", [Pure]> {
+  let summary = "layer normalisation over the last axis";
+  let description = [{
+    `result = (x - mean) / sqrt(var + epsilon) * gamma + beta`, statistics over
+    the last axis (biased variance). `gamma` and `beta` are `[H]` where `H` is
+    the last dim of `x`; the result has the type of `x`.
+
+    Example:
+
+    ```mlir
+    %y = enc.layernorm %x, %g, %b {epsilon = 9.99999996E-13 : f32}
+        : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, Enc_F32Tensor:$gamma,
+                   Enc_F32Tensor:$beta, F32Attr:$epsilon);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_GeluOp : Enc_Op<"gelu", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "GELU activation";
+  let description = [{
+    `approximate = "none"`: `0.5·x·(1 + erf(x/√2))` (HF `gelu`);
+    `approximate = "tanh"`: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`
+    (HF `gelu_new`).
+
+    Example:
+
+    ```mlir
+    %g = enc.gelu %h {approximate = "none"} : tensor<?x?x1536xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, StrAttr:$approximate);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Enc_L2NormOp : Enc_Op<"l2norm", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "L2 normalisation over the last axis";
+  let description = [{
+    `result = x / max(‖x‖₂, 1e-12)` per row.
+
+    Example:
+
+    ```mlir
+    %n = enc.l2norm %p : tensor<?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention layout
+//===----------------------------------------------------------------------===//
+
+def Enc_SplitHeadsOp : Enc_Op<"split_heads", [Pure]> {
+  let summary = "[B, S, heads·D] -> [B, heads, S, D]";
+  let description = [{
+    Example:
+
+    ```mlir
+    %qh = enc.split_heads %q {num_heads = 12 : i64} : tensor<?x?x384xf32> -> tensor<?x12x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, I64Attr:$num_heads);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Enc_MergeHeadsOp : Enc_Op<"merge_heads", [Pure]> {
+  let summary = "[B, heads, S, D] -> [B, S, heads·D]";
+  let description = [{
+    The inverse of `enc.split_heads`.
+
+    Example:
+
+    ```mlir
+    %c = enc.merge_heads %ch : tensor<?x12x?x32xf32> -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+def Enc_PoolOp : Enc_Op<"pool", [Pure]> {
+  let summary = "sentence embedding from token states";
+  let description = [{
+    `x` is `[B, S, H]`, `lengths` `[B]` i32; the result is `[B, H]`.
+    `mode = "cls"` takes token 0; `mode = "mean"` averages the first
+    `lengths[b]` tokens.
+
+    Example:
+
+    ```mlir
+    %p = enc.pool %h, %lengths {mode = "mean"}
+        : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, Enc_I32Tensor:$lengths, StrAttr:$mode);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $lengths attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ENC_OPS_TD

@@ -1,0 +1,445 @@
+// RUN: enc-opt %s -split-input-file -verify-diagnostics
+// One case per verifier rule of the enc ops.
+
+// A weight's shape must be static.
+func.func @weight_dynamic() {
+  // expected-error @+1 {{'enc.weight' op expects a static shape but got 'tensor<?x4xf32>'}}
+  %w = enc.weight "w" : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @weight_empty_name() {
+  // expected-error @+1 {{expects a non-empty weight name}}
+  %w = enc.weight "" : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Element types come from the ODS constraints.
+func.func @weight_f64() {
+  // expected-error @+1 {{'enc.weight' op result #0 must be ranked tensor of 32-bit float or 8-bit signless integer or 32-bit signless integer values}}
+  %w = enc.weight "w" : tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @embedding_ids_rank(%ids: tensor<?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{expects ids of rank 2 but got 'tensor<?xi32>'}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_ids_type(%ids: tensor<?x?xi64>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit signless integer values}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi64>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_hidden(%ids: tensor<?x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x6xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{expects position table dim 1 to equal word table dim 1 (8) but got 6}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<10x8xf32>, tensor<16x6xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_type_hidden(%ids: tensor<?x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x4xf32>) {
+  // expected-error @+1 {{expects token-type table dim 1 to equal word table dim 1 (8) but got 4}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x4xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result(%ids: tensor<2x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{expects result dim 0 to equal ids dim 0 (2) but got 3}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<2x?xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<3x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result_hidden(%ids: tensor<?x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal word table dim 1 (8) but got 16}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_positions(%ids: tensor<?x16xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{expects sequence length + position_offset <= 16 position rows but got 18}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 2 : i64} : (tensor<?x16xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_negative_offset(%ids: tensor<?x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{expects position_offset >= 0 but got -1}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = -1 : i64} : (tensor<?x?xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_k(%x: tensor<?x?x384xf32>, %w: tensor<1536x256xf32>) {
+  // expected-error @+1 {{expects x dim 2 to equal weight dim 1 (256) but got 384}}
+  %y = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<1536x256xf32>) -> tensor<?x?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @linear_n(%x: tensor<?x?x384xf32>, %w: tensor<1536x384xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal weight dim 0 (1536) but got 384}}
+  %y = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<1536x384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias(%x: tensor<?x?x384xf32>, %w: tensor<1536x384xf32>, %b: tensor<384xf32>) {
+  // expected-error @+1 {{expects bias dim 0 to equal weight dim 0 (1536) but got 384}}
+  %y = enc.linear %x, %w, %b : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<384xf32>) -> tensor<?x?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_rank(%x: tensor<?x?x384xf32>, %w: tensor<1536x384xf32>, %b: tensor<1x1536xf32>) {
+  // expected-error @+1 {{expects bias of rank 1 but got 'tensor<1x1536xf32>'}}
+  %y = enc.linear %x, %w, %b : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1x1536xf32>) -> tensor<?x?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @linear_leading(%x: tensor<4x?x384xf32>, %w: tensor<1536x384xf32>) {
+  // expected-error @+1 {{expects result dim 0 to equal x dim 0 (4) but got 2}}
+  %y = enc.linear %x, %w : (tensor<4x?x384xf32>, tensor<1536x384xf32>) -> tensor<2x?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result_rank(%x: tensor<?x?x384xf32>, %w: tensor<1536x384xf32>) {
+  // expected-error @+1 {{expects result of rank 3 but got 'tensor<?x1536xf32>'}}
+  %y = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<1536x384xf32>) -> tensor<?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<?x?x384xf32>, %w: tensor<384xf32>) {
+  // expected-error @+1 {{expects weight of rank 2 but got 'tensor<384xf32>'}}
+  %y = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @linear_epilogue(%x: tensor<?x?x384xf32>, %w: tensor<384x384xf32>) {
+  // expected-error @+1 {{expects epilogue to be one of "none", "gelu", "gelu_tanh" but got "relu"}}
+  %y = enc.linear %x, %w {epilogue = "relu"} : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<?x12x?x32xf32>, %b: tensor<?x32xf32>) {
+  // expected-error @+1 {{expects b of rank 4 but got 'tensor<?x32xf32>'}}
+  %c = enc.matmul %a, %b : (tensor<?x12x?x32xf32>, tensor<?x32xf32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<?x12x?x32xf32>, %b: tensor<?x6x32x?xf32>) {
+  // expected-error @+1 {{expects b batch dim 1 to equal a batch dim 1 (12) but got 6}}
+  %c = enc.matmul %a, %b : (tensor<?x12x?x32xf32>, tensor<?x6x32x?xf32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result_batch(%a: tensor<?x12x?x32xf32>, %b: tensor<?x12x32x?xf32>) {
+  // expected-error @+1 {{expects result batch dim 1 to equal a batch dim 1 (12) but got 4}}
+  %c = enc.matmul %a, %b : (tensor<?x12x?x32xf32>, tensor<?x12x32x?xf32>) -> tensor<?x4x?x?xf32>
+  return
+}
+
+// -----
+
+// Without transpose_b the contraction dim of b is its second-to-last.
+func.func @matmul_contraction(%a: tensor<?x12x?x32xf32>, %b: tensor<?x12x16x?xf32>) {
+  // expected-error @+1 {{expects b contraction dim 2 to equal a dim 3 (32) but got 16}}
+  %c = enc.matmul %a, %b : (tensor<?x12x?x32xf32>, tensor<?x12x16x?xf32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+// With transpose_b it is the last.
+func.func @matmul_contraction_transposed(%a: tensor<?x12x?x32xf32>, %b: tensor<?x12x?x16xf32>) {
+  // expected-error @+1 {{expects b contraction dim 3 (transpose_b) to equal a dim 3 (32) but got 16}}
+  %c = enc.matmul %a, %b {transpose_b} : (tensor<?x12x?x32xf32>, tensor<?x12x?x16xf32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+// The same operands are valid without transpose_b; the result then has b's last dim.
+func.func @matmul_n(%a: tensor<?x12x?x32xf32>, %b: tensor<?x12x32x8xf32>) {
+  // expected-error @+1 {{expects result dim 3 to equal b dim 3 (8) but got 32}}
+  %c = enc.matmul %a, %b : (tensor<?x12x?x32xf32>, tensor<?x12x32x8xf32>) -> tensor<?x12x?x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_n_transposed(%a: tensor<?x12x?x32xf32>, %b: tensor<?x12x8x32xf32>) {
+  // expected-error @+1 {{expects result dim 3 to equal b dim 2 (8) but got 16}}
+  %c = enc.matmul %a, %b {transpose_b} : (tensor<?x12x?x32xf32>, tensor<?x12x8x32xf32>) -> tensor<?x12x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_m(%a: tensor<?x12x8x32xf32>, %b: tensor<?x12x32x32xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal a dim 2 (8) but got 16}}
+  %c = enc.matmul %a, %b : (tensor<?x12x8x32xf32>, tensor<?x12x32x32xf32>) -> tensor<?x12x16x32xf32>
+  return
+}
+
+// -----
+
+func.func @add_types(%a: tensor<?x?x384xf32>, %b: tensor<?x?x256xf32>) {
+  // expected-error @+1 {{'enc.add' op failed to verify that all of {lhs, rhs, result} have same type}}
+  %c = "enc.add"(%a, %b) : (tensor<?x?x384xf32>, tensor<?x?x256xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @scale_attr(%a: tensor<?x4xf32>) {
+  // expected-error @+1 {{'enc.scale' op requires attribute 'factor'}}
+  %c = enc.scale %a : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_rank(%s: tensor<?x?x?xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects scores of rank 4 but got 'tensor<?x?x?xf32>'}}
+  %m = enc.mask %s, %l : (tensor<?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @mask_lengths_rank(%s: tensor<?x12x?x?xf32>, %l: tensor<?x?xi32>) {
+  // expected-error @+1 {{expects lengths of rank 1 but got 'tensor<?x?xi32>'}}
+  %m = enc.mask %s, %l : (tensor<?x12x?x?xf32>, tensor<?x?xi32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @mask_lengths_type(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi64>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer values}}
+  %m = enc.mask %s, %l : (tensor<?x12x?x?xf32>, tensor<?xi64>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @mask_batch(%s: tensor<2x12x?x?xf32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{expects lengths dim 0 to equal scores dim 0 (2) but got 3}}
+  %m = enc.mask %s, %l : (tensor<2x12x?x?xf32>, tensor<3xi32>) -> tensor<2x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @mask_result(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects result dim 1 to equal scores dim 1 (12) but got 6}}
+  %m = enc.mask %s, %l : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x6x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_rank(%x: tensor<f32>) {
+  // expected-error @+1 {{expects x of rank >= 1 but got 'tensor<f32>'}}
+  %p = enc.softmax %x : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @layernorm_gamma(%x: tensor<?x?x384xf32>, %g: tensor<256xf32>, %b: tensor<384xf32>) {
+  // expected-error @+1 {{expects gamma dim 0 to equal x dim 2 (384) but got 256}}
+  %y = enc.layernorm %x, %g, %b {epsilon = 1.0e-12 : f32} : (tensor<?x?x384xf32>, tensor<256xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @layernorm_beta(%x: tensor<?x?x384xf32>, %g: tensor<384xf32>, %b: tensor<1x384xf32>) {
+  // expected-error @+1 {{expects beta of rank 1 but got 'tensor<1x384xf32>'}}
+  %y = enc.layernorm %x, %g, %b {epsilon = 1.0e-12 : f32} : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<1x384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @layernorm_result(%x: tensor<?x?x384xf32>, %g: tensor<384xf32>, %b: tensor<384xf32>) {
+  // expected-error @+1 {{expects result to have the rank of x (3) but got 'tensor<?x384xf32>'}}
+  %y = enc.layernorm %x, %g, %b {epsilon = 1.0e-12 : f32} : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x384xf32>
+  return
+}
+
+// -----
+
+func.func @layernorm_epsilon(%x: tensor<?x?x384xf32>, %g: tensor<384xf32>, %b: tensor<384xf32>) {
+  // expected-error @+1 {{expects epsilon > 0 but got 0}}
+  %y = enc.layernorm %x, %g, %b {epsilon = 0.0 : f32} : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_mode(%x: tensor<?x?x1536xf32>) {
+  // expected-error @+1 {{expects approximate to be one of "none", "tanh" but got "fast"}}
+  %y = enc.gelu %x {approximate = "fast"} : tensor<?x?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_divisible(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects x dim 2 to be divisible by num_heads (5) but got 384}}
+  %y = enc.split_heads %x {num_heads = 5 : i64} : tensor<?x?x384xf32> -> tensor<?x5x?x76xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_positive(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects num_heads > 0 but got 0}}
+  %y = enc.split_heads %x {num_heads = 0 : i64} : tensor<?x?x384xf32> -> tensor<?x?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_heads(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects result dim 1 to equal num_heads (12) but got 6}}
+  %y = enc.split_heads %x {num_heads = 12 : i64} : tensor<?x?x384xf32> -> tensor<?x6x?x32xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_head_dim(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects result dim 3 to equal x dim 2 / num_heads (32) but got 64}}
+  %y = enc.split_heads %x {num_heads = 12 : i64} : tensor<?x?x384xf32> -> tensor<?x12x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_seq(%x: tensor<?x7x384xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal x dim 1 (7) but got 8}}
+  %y = enc.split_heads %x {num_heads = 12 : i64} : tensor<?x7x384xf32> -> tensor<?x12x8x32xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_rank(%x: tensor<?x384xf32>) {
+  // expected-error @+1 {{expects x of rank 3 but got 'tensor<?x384xf32>'}}
+  %y = enc.split_heads %x {num_heads = 12 : i64} : tensor<?x384xf32> -> tensor<?x12x?x32xf32>
+  return
+}
+
+// -----
+
+func.func @merge_heads_hidden(%x: tensor<?x12x?x32xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal x dim 1 * x dim 3 (384) but got 256}}
+  %y = enc.merge_heads %x : tensor<?x12x?x32xf32> -> tensor<?x?x256xf32>
+  return
+}
+
+// -----
+
+func.func @merge_heads_rank(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects x of rank 4 but got 'tensor<?x?x384xf32>'}}
+  %y = enc.merge_heads %x : tensor<?x?x384xf32> -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @merge_heads_seq(%x: tensor<?x12x5x32xf32>) {
+  // expected-error @+1 {{expects result dim 1 to equal x dim 2 (5) but got 6}}
+  %y = enc.merge_heads %x : tensor<?x12x5x32xf32> -> tensor<?x6x384xf32>
+  return
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<?x384xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects x of rank 3 but got 'tensor<?x384xf32>'}}
+  %p = enc.pool %x, %l {mode = "mean"} : (tensor<?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  return
+}
+
+// -----
+
+func.func @pool_result_rank(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects result of rank 2 but got 'tensor<?x?x384xf32>'}}
+  %p = enc.pool %x, %l {mode = "mean"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @pool_hidden(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects result dim 1 to equal x dim 2 (384) but got 256}}
+  %p = enc.pool %x, %l {mode = "cls"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x256xf32>
+  return
+}
+
+// -----
+
+func.func @pool_lengths(%x: tensor<4x?x384xf32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{expects lengths dim 0 to equal x dim 0 (4) but got 3}}
+  %p = enc.pool %x, %l {mode = "cls"} : (tensor<4x?x384xf32>, tensor<3xi32>) -> tensor<4x384xf32>
+  return
+}
+
+// -----
+
+func.func @pool_mode(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects mode to be one of "cls", "mean" but got "max"}}
+  %p = enc.pool %x, %l {mode = "max"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  return
+}
+
+// -----
+
+func.func @l2norm_rank(%x: tensor<f32>) {
+  // expected-error @+1 {{expects x of rank >= 1 but got 'tensor<f32>'}}
+  %p = enc.l2norm %x : tensor<f32>
+  return
+}

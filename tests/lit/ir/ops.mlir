@@ -1,0 +1,115 @@
+// RUN: enc-opt %s | enc-opt | FileCheck %s
+// RUN: enc-opt %s -mlir-print-op-generic | enc-opt | FileCheck %s
+// Round trip of every enc op (parse, print, re-parse, print) on a
+// BERT/MiniLM-shaped layer with dynamic batch and sequence.
+
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?x?xi32>, %[[LEN:.*]]: tensor<?xi32>)
+// CHECK-SAME: -> (tensor<?x?x384xf32>, tensor<?x384xf32>)
+func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
+    -> (tensor<?x?x384xf32>, tensor<?x384xf32>) {
+  // CHECK: %[[WORD:.*]] = enc.weight "embeddings.word_embeddings.weight" : tensor<30522x384xf32>
+  %word = enc.weight "embeddings.word_embeddings.weight" : tensor<30522x384xf32>
+  // CHECK: %[[POS:.*]] = enc.weight "embeddings.position_embeddings.weight" : tensor<512x384xf32>
+  %pos = enc.weight "embeddings.position_embeddings.weight" : tensor<512x384xf32>
+  // CHECK: %[[TYPE:.*]] = enc.weight "embeddings.token_type_embeddings.weight" : tensor<2x384xf32>
+  %type = enc.weight "embeddings.token_type_embeddings.weight" : tensor<2x384xf32>
+  %eg = enc.weight "embeddings.LayerNorm.weight" : tensor<384xf32>
+  %eb = enc.weight "embeddings.LayerNorm.bias" : tensor<384xf32>
+  // CHECK: %[[EMB:.*]] = enc.embedding %[[IDS]], %[[WORD]], %[[POS]], %[[TYPE]] {position_offset = 0 : i64}
+  // CHECK-SAME: : (tensor<?x?xi32>, tensor<30522x384xf32>, tensor<512x384xf32>, tensor<2x384xf32>) -> tensor<?x?x384xf32>
+  %emb = enc.embedding %ids, %word, %pos, %type {position_offset = 0 : i64}
+      : (tensor<?x?xi32>, tensor<30522x384xf32>, tensor<512x384xf32>, tensor<2x384xf32>) -> tensor<?x?x384xf32>
+  // CHECK: %[[X:.*]] = enc.layernorm %[[EMB]], %{{.*}}, %{{.*}} {epsilon = 9.99999996E-13 : f32}
+  // CHECK-SAME: : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  %x = enc.layernorm %emb, %eg, %eb {epsilon = 1.0e-12 : f32}
+      : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+
+  // Self-attention.
+  %wq = enc.weight "encoder.layer.0.attention.self.query.weight" : tensor<384x384xf32>
+  %bq = enc.weight "encoder.layer.0.attention.self.query.bias" : tensor<384xf32>
+  %wk = enc.weight "encoder.layer.0.attention.self.key.weight" : tensor<384x384xf32>
+  %bk = enc.weight "encoder.layer.0.attention.self.key.bias" : tensor<384xf32>
+  %wv = enc.weight "encoder.layer.0.attention.self.value.weight" : tensor<384x384xf32>
+  // CHECK: %[[Q:.*]] = enc.linear %[[X]], %{{.*}}, %{{.*}} : (tensor<?x?x384xf32>, tensor<384x384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  %q = enc.linear %x, %wq, %bq : (tensor<?x?x384xf32>, tensor<384x384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  %k = enc.linear %x, %wk, %bk : (tensor<?x?x384xf32>, tensor<384x384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  // The bias is optional.
+  // CHECK: %[[V:.*]] = enc.linear %[[X]], %{{.*}} : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
+  %v = enc.linear %x, %wv : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
+  // CHECK: %[[QH:.*]] = enc.split_heads %[[Q]] {num_heads = 12 : i64} : tensor<?x?x384xf32> -> tensor<?x12x?x32xf32>
+  %qh = enc.split_heads %q {num_heads = 12 : i64} : tensor<?x?x384xf32> -> tensor<?x12x?x32xf32>
+  %kh = enc.split_heads %k {num_heads = 12 : i64} : tensor<?x?x384xf32> -> tensor<?x12x?x32xf32>
+  %vh = enc.split_heads %v {num_heads = 12 : i64} : tensor<?x?x384xf32> -> tensor<?x12x?x32xf32>
+  // CHECK: %[[S:.*]] = enc.matmul %[[QH]], %{{.*}} {transpose_b} : (tensor<?x12x?x32xf32>, tensor<?x12x?x32xf32>) -> tensor<?x12x?x?xf32>
+  %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x12x?x32xf32>, tensor<?x12x?x32xf32>) -> tensor<?x12x?x?xf32>
+  // CHECK: %[[SS:.*]] = enc.scale %[[S]] {factor = 0.176776692 : f32} : tensor<?x12x?x?xf32>
+  %ss = enc.scale %s {factor = 0.176776695 : f32} : tensor<?x12x?x?xf32>
+  // CHECK: %[[M:.*]] = enc.mask %[[SS]], %[[LEN]] : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  %m = enc.mask %ss, %lengths : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  // CHECK: %[[P:.*]] = enc.softmax %[[M]] : tensor<?x12x?x?xf32>
+  %p = enc.softmax %m : tensor<?x12x?x?xf32>
+  // CHECK: %[[CH:.*]] = enc.matmul %[[P]], %{{.*}} : (tensor<?x12x?x?xf32>, tensor<?x12x?x32xf32>) -> tensor<?x12x?x32xf32>
+  %ch = enc.matmul %p, %vh : (tensor<?x12x?x?xf32>, tensor<?x12x?x32xf32>) -> tensor<?x12x?x32xf32>
+  // CHECK: %[[C:.*]] = enc.merge_heads %[[CH]] : tensor<?x12x?x32xf32> -> tensor<?x?x384xf32>
+  %c = enc.merge_heads %ch : tensor<?x12x?x32xf32> -> tensor<?x?x384xf32>
+  %wo = enc.weight "encoder.layer.0.attention.output.dense.weight" : tensor<384x384xf32>
+  %bo = enc.weight "encoder.layer.0.attention.output.dense.bias" : tensor<384xf32>
+  %o = enc.linear %c, %wo, %bo : (tensor<?x?x384xf32>, tensor<384x384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  // CHECK: %[[R1:.*]] = enc.add %{{.*}}, %[[X]] : tensor<?x?x384xf32>
+  %r1 = enc.add %o, %x : tensor<?x?x384xf32>
+  %g1 = enc.weight "encoder.layer.0.attention.output.LayerNorm.weight" : tensor<384xf32>
+  %b1 = enc.weight "encoder.layer.0.attention.output.LayerNorm.bias" : tensor<384xf32>
+  %y = enc.layernorm %r1, %g1, %b1 {epsilon = 1.0e-12 : f32}
+      : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+
+  // Feed-forward: once unfused, once with a fused epilogue.
+  %wi = enc.weight "encoder.layer.0.intermediate.dense.weight" : tensor<1536x384xf32>
+  %bi = enc.weight "encoder.layer.0.intermediate.dense.bias" : tensor<1536xf32>
+  // CHECK: %[[I:.*]] = enc.linear %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  %i = enc.linear %y, %wi, %bi : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  // CHECK: enc.gelu %[[I]] {approximate = "none"} : tensor<?x?x1536xf32>
+  %gi = enc.gelu %i {approximate = "none"} : tensor<?x?x1536xf32>
+  // CHECK: enc.gelu %[[I]] {approximate = "tanh"} : tensor<?x?x1536xf32>
+  %gt = enc.gelu %i {approximate = "tanh"} : tensor<?x?x1536xf32>
+  // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = "gelu"} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  %fused = enc.linear %y, %wi, %bi {epilogue = "gelu"} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = "gelu_tanh"}
+  %fusedt = enc.linear %y, %wi, %bi {epilogue = "gelu_tanh"} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  %gsum = enc.add %gi, %fused : tensor<?x?x1536xf32>
+  %gsum2 = enc.add %gt, %fusedt : tensor<?x?x1536xf32>
+  %gsum3 = enc.add %gsum, %gsum2 : tensor<?x?x1536xf32>
+  %wd = enc.weight "encoder.layer.0.output.dense.weight" : tensor<384x1536xf32>
+  %bd = enc.weight "encoder.layer.0.output.dense.bias" : tensor<384xf32>
+  %d = enc.linear %gsum3, %wd, %bd : (tensor<?x?x1536xf32>, tensor<384x1536xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  %r2 = enc.add %d, %y : tensor<?x?x384xf32>
+  %g2 = enc.weight "encoder.layer.0.output.LayerNorm.weight" : tensor<384xf32>
+  %b2 = enc.weight "encoder.layer.0.output.LayerNorm.bias" : tensor<384xf32>
+  // CHECK: %[[H:.*]] = enc.layernorm
+  %h = enc.layernorm %r2, %g2, %b2 {epsilon = 1.0e-12 : f32}
+      : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+
+  // Pooling.
+  // CHECK: %[[PM:.*]] = enc.pool %[[H]], %[[LEN]] {mode = "mean"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  %pm = enc.pool %h, %lengths {mode = "mean"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  // CHECK: %[[PC:.*]] = enc.pool %[[H]], %[[LEN]] {mode = "cls"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  %pc = enc.pool %h, %lengths {mode = "cls"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  %pp = enc.add %pm, %pc : tensor<?x384xf32>
+  // CHECK: %[[N:.*]] = enc.l2norm %{{.*}} : tensor<?x384xf32>
+  %n = enc.l2norm %pp : tensor<?x384xf32>
+  // CHECK: return %[[H]], %[[N]] : tensor<?x?x384xf32>, tensor<?x384xf32>
+  return %h, %n : tensor<?x?x384xf32>, tensor<?x384xf32>
+}
+
+// Static shapes and a nonzero position offset (RoBERTa-style) also round trip.
+// CHECK-LABEL: func.func @static_shapes
+func.func @static_shapes(%ids: tensor<2x8xi32>, %word: tensor<100x16xf32>, %pos: tensor<16x16xf32>,
+                         %type: tensor<1x16xf32>) -> tensor<2x8x16xf32> {
+  // CHECK: enc.embedding %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {position_offset = 2 : i64} : (tensor<2x8xi32>, tensor<100x16xf32>, tensor<16x16xf32>, tensor<1x16xf32>) -> tensor<2x8x16xf32>
+  %e = enc.embedding %ids, %word, %pos, %type {position_offset = 2 : i64}
+      : (tensor<2x8xi32>, tensor<100x16xf32>, tensor<16x16xf32>, tensor<1x16xf32>) -> tensor<2x8x16xf32>
+  // CHECK: enc.matmul %{{.*}}, %{{.*}} : (tensor<2x8x16xf32>, tensor<2x16x4xf32>) -> tensor<2x8x4xf32>
+  %w = enc.weight "w" : tensor<2x16x4xf32>
+  %m = enc.matmul %e, %w : (tensor<2x8x16xf32>, tensor<2x16x4xf32>) -> tensor<2x8x4xf32>
+  return %e : tensor<2x8x16xf32>
+}
