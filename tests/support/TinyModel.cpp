@@ -1,0 +1,260 @@
+//===- TinyModel.cpp - Tiny random Hugging Face encoder models ------------===//
+
+#include "tests/support/TinyModel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace encc::testing {
+
+namespace {
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+/// Deterministic stream per (seed, tensor name): U(center - half, center + half).
+std::vector<double> uniform(uint64_t seed, const std::string &name, size_t n,
+                            double center, double half) {
+  uint64_t state = seed * 0x2545f4914f6cdd1dull ^ fnv1a(name);
+  std::vector<double> v(n);
+  for (auto &x : v) {
+    double u = double(splitmix64(state) >> 11) * 0x1.0p-53; // [0, 1)
+    x = center + half * (2.0 * u - 1.0);
+  }
+  return v;
+}
+
+void writeText(const fs::path &p, const std::string &text) {
+  std::ofstream out(p);
+  if (!out)
+    throw std::runtime_error(p.string() + ": cannot create file");
+  out << text;
+  if (!out)
+    throw std::runtime_error(p.string() + ": write failed");
+}
+
+void writeJson(const fs::path &p, const nlohmann::ordered_json &j) {
+  writeText(p, j.dump(2) + "\n");
+}
+
+} // namespace
+
+void TinyModelSpec::validate() const {
+  auto bad = [](const std::string &field, const std::string &why) {
+    throw std::invalid_argument("TinyModelSpec." + field + ": " + why);
+  };
+  if (modelType != "bert" && modelType != "roberta")
+    bad("modelType", "expected 'bert' or 'roberta', got '" + modelType + "'");
+  if (hidden <= 0 || layers <= 0 || heads <= 0 || intermediate <= 0)
+    bad("hidden/layers/heads/intermediate", "must be positive");
+  if (hidden % heads)
+    bad("heads", "hidden " + std::to_string(hidden) + " not divisible by " +
+                     std::to_string(heads) + " heads");
+  if (vocab < 5)
+    bad("vocab", "must be >= 5 (the special tokens)");
+  if (maxPositions <= positionOffset())
+    bad("maxPositions", "must exceed the position offset " +
+                            std::to_string(positionOffset()));
+  if (typeVocab <= 0)
+    bad("typeVocab", "must be positive");
+  if (act != "gelu" && act != "gelu_new" && act != "gelu_pytorch_tanh" &&
+      act != "gelu_fast" && act != "relu")
+    bad("act", "expected gelu, gelu_new, gelu_pytorch_tanh, gelu_fast or "
+               "relu, got '" + act + "'");
+  if (!(eps > 0))
+    bad("eps", "must be positive");
+  if (pooling != "none" && pooling != "cls" && pooling != "mean")
+    bad("pooling", "expected none, cls or mean, got '" + pooling + "'");
+  if (dtype != "F32" && dtype != "F16" && dtype != "BF16")
+    bad("dtype", "expected F32, F16 or BF16, got '" + dtype + "'");
+}
+
+std::vector<std::string> tinyVocab(const TinyModelSpec &spec) {
+  std::vector<std::string> v;
+  if (spec.modelType == "roberta")
+    v = {"[CLS]", "[PAD]", "[SEP]", "[UNK]", "[MASK]"};
+  else
+    v = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (const char *p : {".", ",", "?", "!", "'", "-", ":", ";", "(", ")"})
+    v.push_back(p);
+  for (char c = 'a'; c <= 'z'; ++c)
+    v.push_back(std::string(1, c));
+  for (char c = 'a'; c <= 'z'; ++c)
+    v.push_back("##" + std::string(1, c));
+  for (const char *w :
+       {"the", "a", "is", "man", "cat", "dog", "on", "in", "of", "and", "to",
+        "eating", "food", "sits", "mat", "park", "play", "##ing", "##s", "##ed",
+        "hello", "world", "how", "do", "i", "my", "it", "was", "are", "with",
+        "for", "at", "by", "you", "he", "she", "we", "they", "new", "old",
+        "good", "day", "time", "##er", "##ly", "##es", "this", "that", "what",
+        "be", "not", "have", "has", "one", "two", "three"}) {
+    if (std::find(v.begin(), v.end(), w) == v.end())
+      v.push_back(w);
+  }
+  for (int i = 0; int(v.size()) < spec.vocab; ++i)
+    v.push_back("tok" + std::to_string(i));
+  v.resize(size_t(spec.vocab));
+  return v;
+}
+
+TinyModel makeTinyWeights(const TinyModelSpec &spec) {
+  spec.validate();
+  TinyModel m;
+  m.spec = spec;
+  const int64_t H = spec.hidden, I = spec.intermediate;
+  const std::string &P = spec.weightPrefix;
+  auto add = [&](const std::string &name, std::vector<int64_t> shape,
+                 double center, double half) {
+    size_t n = 1;
+    for (int64_t d : shape)
+      n *= size_t(d);
+    std::vector<double> v = uniform(spec.seed, name, n, center, half);
+    for (double &x : v)
+      x = roundToDtype(x, spec.dtype);
+    m.weights[P + name] = std::move(v);
+    m.shapes[P + name] = std::move(shape);
+  };
+  // Linear layer [out, in]: U(-1,1)/sqrt(in) keeps activations O(1).
+  auto linear = [&](const std::string &base, int64_t out, int64_t in) {
+    add(base + ".weight", {out, in}, 0.0, 1.0 / std::sqrt(double(in)));
+    add(base + ".bias", {out}, 0.0, 0.1);
+  };
+  auto layerNorm = [&](const std::string &base) {
+    add(base + ".weight", {H}, 1.0, 0.1);
+    add(base + ".bias", {H}, 0.0, 0.1);
+  };
+  add("embeddings.word_embeddings.weight", {spec.vocab, H}, 0.0, 0.5);
+  add("embeddings.position_embeddings.weight", {spec.maxPositions, H}, 0.0, 0.5);
+  add("embeddings.token_type_embeddings.weight", {spec.typeVocab, H}, 0.0, 0.5);
+  layerNorm("embeddings.LayerNorm");
+  for (int l = 0; l < spec.layers; ++l) {
+    std::string L = "encoder.layer." + std::to_string(l) + ".";
+    linear(L + "attention.self.query", H, H);
+    linear(L + "attention.self.key", H, H);
+    linear(L + "attention.self.value", H, H);
+    linear(L + "attention.output.dense", H, H);
+    layerNorm(L + "attention.output.LayerNorm");
+    linear(L + "intermediate.dense", I, H);
+    linear(L + "output.dense", H, I);
+    layerNorm(L + "output.LayerNorm");
+  }
+  return m;
+}
+
+TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
+  TinyModel m = makeTinyWeights(spec);
+  m.dir = dir;
+  fs::path root(dir);
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec)
+    throw std::runtime_error(dir + ": cannot create directory: " + ec.message());
+
+  const bool roberta = spec.modelType == "roberta";
+  nlohmann::ordered_json cfg;
+  cfg["architectures"] = {roberta ? "RobertaModel" : "BertModel"};
+  cfg["model_type"] = spec.modelType;
+  cfg["hidden_size"] = spec.hidden;
+  cfg["num_hidden_layers"] = spec.layers;
+  cfg["num_attention_heads"] = spec.heads;
+  cfg["intermediate_size"] = spec.intermediate;
+  cfg["vocab_size"] = spec.vocab;
+  cfg["max_position_embeddings"] = spec.maxPositions;
+  cfg["type_vocab_size"] = spec.typeVocab;
+  cfg["hidden_act"] = spec.act;
+  cfg["layer_norm_eps"] = spec.eps;
+  cfg["pad_token_id"] = spec.padTokenId();
+  if (roberta) {
+    cfg["bos_token_id"] = 0;
+    cfg["eos_token_id"] = 2;
+  }
+  cfg["position_embedding_type"] = "absolute";
+  cfg["hidden_dropout_prob"] = 0.0;
+  cfg["attention_probs_dropout_prob"] = 0.0;
+  cfg["torch_dtype"] = spec.dtype == "F32"   ? "float32"
+                       : spec.dtype == "F16" ? "float16"
+                                             : "bfloat16";
+  cfg["encc_tiny_seed"] = spec.seed;
+  writeJson(root / "config.json", cfg);
+
+  writeSafetensors((root / "model.safetensors").string(), m.weights, m.shapes,
+                   spec.dtype);
+
+  std::string vocab;
+  for (const auto &t : tinyVocab(spec))
+    vocab += t + "\n";
+  writeText(root / "vocab.txt", vocab);
+
+  nlohmann::ordered_json tok;
+  tok["tokenizer_class"] = "BertTokenizer";
+  tok["do_lower_case"] = true;
+  tok["unk_token"] = "[UNK]";
+  tok["sep_token"] = "[SEP]";
+  tok["pad_token"] = "[PAD]";
+  tok["cls_token"] = "[CLS]";
+  tok["mask_token"] = "[MASK]";
+  tok["tokenize_chinese_chars"] = true;
+  tok["strip_accents"] = nullptr;
+  tok["model_max_length"] = spec.maxPositions - spec.positionOffset();
+  writeJson(root / "tokenizer_config.json", tok);
+  writeJson(root / "special_tokens_map.json",
+            {{"unk_token", "[UNK]"},
+             {"sep_token", "[SEP]"},
+             {"pad_token", "[PAD]"},
+             {"cls_token", "[CLS]"},
+             {"mask_token", "[MASK]"}});
+
+  if (spec.pooling != "none") {
+    nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+    modules.push_back({{"idx", 0},
+                       {"name", "0"},
+                       {"path", ""},
+                       {"type", "sentence_transformers.models.Transformer"}});
+    modules.push_back({{"idx", 1},
+                       {"name", "1"},
+                       {"path", "1_Pooling"},
+                       {"type", "sentence_transformers.models.Pooling"}});
+    if (spec.normalize)
+      modules.push_back({{"idx", 2},
+                         {"name", "2"},
+                         {"path", "2_Normalize"},
+                         {"type", "sentence_transformers.models.Normalize"}});
+    writeJson(root / "modules.json", modules);
+    writeJson(root / "sentence_bert_config.json",
+              {{"max_seq_length", spec.maxPositions - spec.positionOffset()},
+               {"do_lower_case", false}});
+    fs::create_directories(root / "1_Pooling", ec);
+    if (ec)
+      throw std::runtime_error(dir + "/1_Pooling: cannot create directory");
+    nlohmann::ordered_json pool;
+    pool["word_embedding_dimension"] = spec.hidden;
+    pool["pooling_mode_cls_token"] = spec.pooling == "cls";
+    pool["pooling_mode_mean_tokens"] = spec.pooling == "mean";
+    pool["pooling_mode_max_tokens"] = false;
+    pool["pooling_mode_mean_sqrt_len_tokens"] = false;
+    writeJson(root / "1_Pooling" / "config.json", pool);
+    if (spec.normalize)
+      fs::create_directories(root / "2_Normalize", ec);
+  }
+  return m;
+}
+
+} // namespace encc::testing

@@ -1,0 +1,76 @@
+//===- TinyModel.h - Tiny random Hugging Face encoder models -----*- C++ -*-===//
+//
+// Writes small, deterministic, random BERT/RoBERTa checkpoints as real Hugging
+// Face folders (config.json, model.safetensors, vocab.txt, tokenizer_config.json
+// and, with pooling, the sentence-transformers layout), and returns the exact
+// weights (after dtype rounding) for the float64 reference encoder.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_TESTS_SUPPORT_TINYMODEL_H
+#define ENCC_TESTS_SUPPORT_TINYMODEL_H
+
+#include "tests/support/Safetensors.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace encc::testing {
+
+struct TinyModelSpec {
+  std::string modelType = "bert"; ///< "bert" | "roberta"
+  int hidden = 64;
+  int layers = 2;
+  int heads = 2;
+  int intermediate = 128;
+  int vocab = 120;
+  /// Rows of the position table. For roberta the ids start at 2, so it must
+  /// be at least seqLen + 2.
+  int maxPositions = 64;
+  int typeVocab = 2;
+  std::string act = "gelu"; ///< gelu | gelu_new | gelu_pytorch_tanh | gelu_fast | relu
+  double eps = 1e-12;
+  uint64_t seed = 1;
+  std::string pooling = "mean"; ///< "none" | "cls" | "mean"
+  bool normalize = true;        ///< adds 2_Normalize (only with pooling)
+  std::string dtype = "F32";    ///< F32 | F16 | BF16 (storage dtype)
+  /// Prepended to every tensor name, e.g. "bert." (all-MiniLM-L6-v2 has none).
+  std::string weightPrefix;
+
+  /// config.json's pad_token_id: 0 for bert, 1 for roberta.
+  int padTokenId() const { return modelType == "roberta" ? 1 : 0; }
+  /// First position id: pad_token_id + 1 = 2 for roberta, 0 for bert.
+  int positionOffset() const { return modelType == "roberta" ? 2 : 0; }
+  /// Throws std::invalid_argument naming the bad field.
+  void validate() const;
+};
+
+struct TinyModel {
+  std::string dir;
+  TinyModelSpec spec;
+  /// Tensor name (with spec.weightPrefix) -> values exactly as stored
+  /// (already rounded to spec.dtype), row-major, HF shapes.
+  WeightMap weights;
+  ShapeMap shapes;
+};
+
+/// Generates the weights only (no files). Deterministic in spec.seed; each
+/// tensor has its own stream derived from (seed, name).
+TinyModel makeTinyWeights(const TinyModelSpec &spec);
+
+/// Creates `dir` (and parents) and writes a complete HF model folder:
+/// config.json, model.safetensors, vocab.txt, tokenizer_config.json,
+/// special_tokens_map.json, and with pooling != "none" also modules.json,
+/// sentence_bert_config.json, 1_Pooling/config.json (+ 2_Normalize/).
+/// Throws std::runtime_error / std::invalid_argument with a one-line reason.
+TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec);
+
+/// The vocabulary writeTinyModel puts in vocab.txt (id = index). bert: ids 0..4
+/// are [PAD] [UNK] [CLS] [SEP] [MASK]; roberta: [CLS] [PAD] [SEP] [UNK] [MASK]
+/// (pad = 1 as in RoBERTa). Then punctuation, a..z, ##a..##z, common lowercase
+/// words and ##pieces, then filler "tokNNN", truncated to spec.vocab.
+std::vector<std::string> tinyVocab(const TinyModelSpec &spec);
+
+} // namespace encc::testing
+
+#endif // ENCC_TESTS_SUPPORT_TINYMODEL_H

@@ -1,0 +1,142 @@
+//===- make_tiny_model.cpp - CLI: write a tiny random HF encoder model ----===//
+//
+// Used by lit/e2e tests and the reference recorder:
+//   make-tiny-model DIR [--hidden N] [--layers N] [--heads N] ... (see --help)
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/support/TinyModel.h"
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+
+using encc::testing::TinyModelSpec;
+
+static const char *kUsage = R"(usage: make-tiny-model DIR [options]
+
+Writes a deterministic random Hugging Face encoder model into DIR (created if
+missing): config.json, model.safetensors, vocab.txt, tokenizer_config.json,
+special_tokens_map.json and, unless --pooling none, the sentence-transformers
+files modules.json, sentence_bert_config.json, 1_Pooling/config.json
+(+ 2_Normalize/). Same options => byte-identical files.
+
+options (default in brackets; "--opt V" and "--opt=V" both work):
+  --model-type T      bert | roberta [bert]; roberta: pad id 1, positions from 2
+  --hidden N          hidden size [64]
+  --layers N          encoder layers [2]
+  --heads N           attention heads, must divide hidden [2]
+  --intermediate N    FFN size [128]
+  --vocab N           vocabulary size, >= 5 [120]
+  --max-positions N   position table rows (roberta: >= seq len + 2) [64]
+  --type-vocab N      token type rows [2]
+  --act A             gelu | gelu_new | gelu_pytorch_tanh | gelu_fast | relu [gelu]
+  --eps X             layer_norm_eps [1e-12]
+  --seed N            weight seed [1]
+  --pooling P         none | cls | mean [mean]
+  --no-normalize      omit the Normalize module (default: normalize)
+  --dtype D           F32 | F16 | BF16 storage dtype [F32]
+  --weight-prefix S   prefix for every tensor name, e.g. "bert." [none]
+  -h, --help          print this help
+)";
+
+[[noreturn]] static void usageError(const std::string &msg) {
+  std::cerr << "make-tiny-model: " << msg << " (see --help)\n";
+  std::exit(2);
+}
+
+static long long parseInt(const std::string &flag, const std::string &v) {
+  try {
+    size_t used = 0;
+    long long x = std::stoll(v, &used, 10);
+    if (used != v.size())
+      throw std::invalid_argument(v);
+    return x;
+  } catch (const std::exception &) {
+    usageError(flag + ": expected an integer, got '" + v + "'");
+  }
+}
+
+int main(int argc, char **argv) {
+  TinyModelSpec spec;
+  std::string dir;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (arg == "--no-normalize") {
+      spec.normalize = false;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!dir.empty())
+        usageError("more than one DIR given ('" + dir + "', '" + arg + "')");
+      dir = arg;
+      continue;
+    }
+    std::string flag = arg, value;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else {
+      if (i + 1 >= argc)
+        usageError(flag + ": missing value");
+      value = argv[++i];
+    }
+    auto num = [&] {
+      long long x = parseInt(flag, value);
+      if (x <= 0 || x > (1 << 30))
+        usageError(flag + ": expected a positive integer, got '" + value + "'");
+      return int(x);
+    };
+    if (flag == "--model-type")
+      spec.modelType = value;
+    else if (flag == "--hidden")
+      spec.hidden = num();
+    else if (flag == "--layers")
+      spec.layers = num();
+    else if (flag == "--heads")
+      spec.heads = num();
+    else if (flag == "--intermediate")
+      spec.intermediate = num();
+    else if (flag == "--vocab")
+      spec.vocab = num();
+    else if (flag == "--max-positions")
+      spec.maxPositions = num();
+    else if (flag == "--type-vocab")
+      spec.typeVocab = num();
+    else if (flag == "--act")
+      spec.act = value;
+    else if (flag == "--eps") {
+      try {
+        spec.eps = std::stod(value);
+      } catch (const std::exception &) {
+        usageError("--eps: expected a number, got '" + value + "'");
+      }
+    } else if (flag == "--seed") {
+      long long s = parseInt(flag, value);
+      if (s < 0)
+        usageError("--seed: expected a non-negative integer");
+      spec.seed = uint64_t(s);
+    } else if (flag == "--pooling")
+      spec.pooling = value;
+    else if (flag == "--dtype")
+      spec.dtype = value;
+    else if (flag == "--weight-prefix")
+      spec.weightPrefix = value;
+    else
+      usageError("unknown option '" + flag + "'");
+  }
+  if (dir.empty())
+    usageError("missing output DIR");
+  try {
+    encc::testing::writeTinyModel(dir, spec);
+  } catch (const std::exception &e) {
+    std::cerr << "make-tiny-model: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
