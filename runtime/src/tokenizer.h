@@ -9,6 +9,7 @@
 #ifndef ENCRT_TOKENIZER_H
 #define ENCRT_TOKENIZER_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,7 +33,9 @@ class WordPieceTokenizer {
 public:
   WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options);
 
-  /// Word pieces of `text` (no [CLS]/[SEP]); invalid UTF-8 bytes are dropped.
+  /// Word pieces of `text` (no [CLS]/[SEP] added); invalid UTF-8 bytes are
+  /// dropped. Special tokens written literally in `text` ([CLS], [SEP],
+  /// [PAD], [UNK], [MASK]) stay whole, as in HF.
   std::vector<std::string> tokenize(std::string_view text) const;
 
   /// [CLS] ids... [SEP], truncated so the result has at most maxLen ids (>= 2).
@@ -42,9 +45,17 @@ public:
   const WordPieceOptions &options() const { return options_; }
 
 private:
+  /// Tokenises `text`, appending at most `maxPieces` ids and/or pieces.
+  void run(std::string_view text, size_t maxPieces, std::vector<int32_t> *ids,
+           std::vector<std::string> *pieces) const;
+
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int32_t> ids_;
   WordPieceOptions options_;
+  /// Special tokens recognised verbatim in the input, as HF does.
+  std::vector<std::string> specials_;
+  /// Longest vocabulary entry in bytes; longer candidates are not looked up.
+  size_t maxPieceBytes_ = 0;
 };
 
 } // namespace encrt

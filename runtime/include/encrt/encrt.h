@@ -1,0 +1,158 @@
+/*===- encrt.h - The libencrt C API ---------------------------------------===*
+ *
+ * Load a compiled .encm artifact, create sessions on it and run them on token
+ * ids (or on texts, through the artifact's tokenizer). Plain C with a stable
+ * ABI: opaque handles, `encrt_<object>_<verb>`, outputs last with an `out_`
+ * prefix. Every fallible call returns an `encrt_status *`: NULL on success,
+ * otherwise an error the caller owns and frees with encrt_status_free.
+ *
+ * Thread safety:
+ *   encrt_status   - owned by one caller; not shared.
+ *   encrt_model    - immutable after load: every function taking a
+ *                    `const encrt_model *` and encrt_session_create may be
+ *                    called from any number of threads at once. Release it
+ *                    once; sessions keep what they need alive.
+ *   encrt_session  - NOT thread-safe: use one session per thread. Sessions of
+ *                    one model share its thread pool (their steps interleave).
+ *===----------------------------------------------------------------------===*/
+#ifndef ENCRT_ENCRT_H
+#define ENCRT_ENCRT_H
+
+#include <stdint.h>
+
+#include "encrt/schema_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define ENCRT_API
+#else
+#define ENCRT_API __attribute__((visibility("default")))
+#endif
+
+/*--- Status ---------------------------------------------------------------*/
+
+typedef struct encrt_status encrt_status; /* NULL means success */
+
+typedef enum encrt_status_code {
+  ENCRT_OK = 0,
+  ENCRT_INVALID_ARGUMENT = 1,
+  ENCRT_IO_ERROR = 2,
+  ENCRT_INVALID_ARTIFACT = 3,
+  ENCRT_UNSUPPORTED = 4,
+  ENCRT_OUT_OF_MEMORY = 5,
+  ENCRT_INTERNAL = 6
+} encrt_status_code;
+
+/* ENCRT_OK for NULL. */
+ENCRT_API encrt_status_code encrt_status_get_code(const encrt_status *status);
+/* One line, e.g. "model.encm: checksum mismatch (file damaged or truncated)";
+   "" for NULL. Valid until the status is freed. */
+ENCRT_API const char *encrt_status_message(const encrt_status *status);
+/* NULL is fine. */
+ENCRT_API void encrt_status_free(encrt_status *status);
+
+/*--- Model ----------------------------------------------------------------*/
+
+typedef struct encrt_model encrt_model;
+typedef struct encrt_session encrt_session;
+
+typedef struct encrt_model_options {
+  int32_t num_threads;    /* threads of the model's pool; 0 = all cores */
+  const char *cpu_target; /* e.g. "cpu-x86-64-v2"; NULL = best this CPU runs */
+} encrt_model_options;
+
+ENCRT_API void encrt_model_options_initialize(encrt_model_options *options);
+
+/* Maps, verifies (checksum, FlatBuffers verifier, schema version, every id,
+   offset and size) and loads the artifact's code. `options` may be NULL. */
+ENCRT_API encrt_status *encrt_model_load(const char *path,
+                                         const encrt_model_options *options,
+                                         encrt_model **out_model);
+/* NULL is fine. Sessions created from the model stay valid. */
+ENCRT_API void encrt_model_release(encrt_model *model);
+
+typedef struct encrt_model_info {
+  const char *architecture; /* config.json model_type, e.g. "bert" */
+  int32_t hidden_size, num_layers, num_heads, max_seq, vocab_size;
+  const char *pooling; /* "none", "cls", "mean" */
+  int32_t normalize;
+  int32_t has_pooled_output;
+  const char *cpu_target; /* chosen code object */
+  int32_t num_steps;
+  uint64_t weight_bytes;
+} encrt_model_info;
+
+/* Strings stay valid while the model is alive. */
+ENCRT_API void encrt_model_get_info(const encrt_model *model,
+                                    encrt_model_info *out_info);
+
+/* [CLS] ids... [SEP] of `text` (UTF-8), truncated to max_seq ids: exactly the
+   ids encrt_session_run expects for one sequence. *out_count is always set to
+   the number of ids; with out_ids == NULL and capacity == 0 nothing is
+   written (a size query); otherwise a capacity below the count is an error. */
+ENCRT_API encrt_status *encrt_model_tokenize(const encrt_model *model,
+                                             const char *text, int32_t *out_ids,
+                                             int64_t capacity,
+                                             int64_t *out_count);
+
+/*--- Session --------------------------------------------------------------*/
+
+typedef struct encrt_session_options {
+  int32_t enable_profiling; /* accumulate wall time per step */
+} encrt_session_options;
+
+ENCRT_API void encrt_session_options_initialize(encrt_session_options *options);
+
+/* `options` may be NULL. */
+ENCRT_API encrt_status *encrt_session_create(encrt_model *model,
+                                             const encrt_session_options *options,
+                                             encrt_session **out_session);
+/* NULL is fine. */
+ENCRT_API void encrt_session_release(encrt_session *session);
+
+/* ids: [batch*seq] row-major, right-padded (ids past lengths[b] are ignored);
+   lengths: [batch], 1 <= lengths[b] <= seq <= max_seq.
+   out_hidden: batch*seq*hidden floats or NULL (rows past lengths[b] are what
+   the model computes for padding: do not rely on them);
+   out_pooled: batch*hidden floats or NULL (error if requested and the model
+   has no pooled output). */
+ENCRT_API encrt_status *encrt_session_run(encrt_session *session,
+                                          const int32_t *ids,
+                                          const int32_t *lengths, int64_t batch,
+                                          int64_t seq, float *out_hidden,
+                                          float *out_pooled);
+
+/* Tokenizes `count` UTF-8 texts, runs them and writes the pooled (and, if the
+   model normalises, L2-normalised) embeddings: count*hidden floats. */
+ENCRT_API encrt_status *encrt_session_embed(encrt_session *session,
+                                            const char *const *texts,
+                                            int64_t count,
+                                            float *out_embeddings);
+
+typedef struct encrt_step_profile {
+  const char *kernel; /* valid while the session is alive */
+  const char *op;
+  int64_t calls;
+  double total_ms;
+} encrt_step_profile;
+
+/* Number of plan steps when profiling is enabled, else 0. */
+ENCRT_API int64_t encrt_session_profile_count(const encrt_session *session);
+/* Accumulated over every run of the session; zeroes *out if out of range. */
+ENCRT_API void encrt_session_profile_get(const encrt_session *session,
+                                         int64_t index,
+                                         encrt_step_profile *out);
+
+/*--- Misc -----------------------------------------------------------------*/
+
+/* "0.1.0" */
+ENCRT_API const char *encrt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ENCRT_ENCRT_H */

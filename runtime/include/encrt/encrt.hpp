@@ -1,0 +1,168 @@
+//===- encrt.hpp - Header-only C++ wrapper over the libencrt C API --------===//
+//
+// RAII handles over encrt.h; errors are thrown as encrt::Error (code +
+// message). Thread safety as in encrt.h: a Model may be shared by threads,
+// a Session is used by one thread at a time.
+//
+//   encrt::Model model("model.encm");
+//   encrt::Session session(model);
+//   std::vector<float> emb = session.embed({"hello world"});  // count x hidden
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCRT_ENCRT_HPP
+#define ENCRT_ENCRT_HPP
+
+#include "encrt/encrt.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace encrt {
+
+class Error : public std::runtime_error {
+public:
+  Error(encrt_status_code code, const std::string &message)
+      : std::runtime_error(message), code_(code) {}
+  encrt_status_code code() const { return code_; }
+
+private:
+  encrt_status_code code_;
+};
+
+/// Throws encrt::Error for a non-null status (and frees it).
+inline void check(encrt_status *status) {
+  if (!status)
+    return;
+  encrt_status_code code = encrt_status_get_code(status);
+  std::string message = encrt_status_message(status);
+  encrt_status_free(status);
+  throw Error(code, message);
+}
+
+struct ModelOptions {
+  int32_t numThreads = 0;  ///< 0: all cores
+  std::string cpuTarget;   ///< empty: best this CPU runs
+};
+
+class Model {
+public:
+  explicit Model(const std::string &path, const ModelOptions &options = {}) {
+    encrt_model_options o;
+    encrt_model_options_initialize(&o);
+    o.num_threads = options.numThreads;
+    o.cpu_target = options.cpuTarget.empty() ? nullptr : options.cpuTarget.c_str();
+    check(encrt_model_load(path.c_str(), &o, &model_));
+  }
+  ~Model() { encrt_model_release(model_); }
+  Model(Model &&other) noexcept : model_(std::exchange(other.model_, nullptr)) {}
+  Model &operator=(Model &&other) noexcept {
+    std::swap(model_, other.model_);
+    return *this;
+  }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  encrt_model_info info() const {
+    encrt_model_info i;
+    encrt_model_get_info(model_, &i);
+    return i;
+  }
+
+  /// [CLS] ids [SEP], truncated to the model's max_seq.
+  std::vector<int32_t> tokenize(const std::string &text) const {
+    int64_t count = 0;
+    check(encrt_model_tokenize(model_, text.c_str(), nullptr, 0, &count));
+    std::vector<int32_t> ids(static_cast<size_t>(count));
+    check(encrt_model_tokenize(model_, text.c_str(), ids.data(), count, &count));
+    return ids;
+  }
+
+  encrt_model *get() const { return model_; }
+
+private:
+  encrt_model *model_ = nullptr;
+};
+
+/// One run's outputs: hidden is batch x seq x hidden_size, pooled is
+/// batch x hidden_size (empty when not requested or not available).
+struct RunResult {
+  std::vector<float> hidden;
+  std::vector<float> pooled;
+};
+
+class Session {
+public:
+  explicit Session(const Model &model, bool enableProfiling = false) {
+    encrt_session_options o;
+    encrt_session_options_initialize(&o);
+    o.enable_profiling = enableProfiling ? 1 : 0;
+    check(encrt_session_create(model.get(), &o, &session_));
+    encrt_model_get_info(model.get(), &info_);
+  }
+  ~Session() { encrt_session_release(session_); }
+  Session(Session &&other) noexcept
+      : session_(std::exchange(other.session_, nullptr)), info_(other.info_) {}
+  Session &operator=(Session &&other) noexcept {
+    std::swap(session_, other.session_);
+    std::swap(info_, other.info_);
+    return *this;
+  }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// ids: batch x seq, right-padded; lengths: batch.
+  RunResult run(const std::vector<int32_t> &ids,
+                const std::vector<int32_t> &lengths, int64_t seq,
+                bool wantHidden = true, bool wantPooled = true) {
+    int64_t batch = static_cast<int64_t>(lengths.size());
+    if (batch < 1 || seq < 1 ||
+        static_cast<int64_t>(ids.size()) != batch * seq)
+      throw Error(ENCRT_INVALID_ARGUMENT,
+                  "encrt::Session::run: ids has " + std::to_string(ids.size()) +
+                      " entries, expected batch " + std::to_string(batch) +
+                      " x seq " + std::to_string(seq));
+    RunResult r;
+    const int64_t h = info_.hidden_size;
+    if (wantHidden)
+      r.hidden.resize(static_cast<size_t>(batch * seq * h));
+    if (wantPooled && info_.has_pooled_output)
+      r.pooled.resize(static_cast<size_t>(batch * h));
+    check(encrt_session_run(session_, ids.data(), lengths.data(), batch, seq,
+                            wantHidden ? r.hidden.data() : nullptr,
+                            r.pooled.empty() ? nullptr : r.pooled.data()));
+    return r;
+  }
+
+  /// texts.size() x hidden_size pooled embeddings, row-major.
+  std::vector<float> embed(const std::vector<std::string> &texts) {
+    std::vector<const char *> ptrs;
+    ptrs.reserve(texts.size());
+    for (const auto &t : texts)
+      ptrs.push_back(t.c_str());
+    std::vector<float> out(texts.size() * static_cast<size_t>(info_.hidden_size));
+    check(encrt_session_embed(session_, ptrs.data(),
+                              static_cast<int64_t>(ptrs.size()), out.data()));
+    return out;
+  }
+
+  std::vector<encrt_step_profile> profile() const {
+    std::vector<encrt_step_profile> steps(
+        static_cast<size_t>(encrt_session_profile_count(session_)));
+    for (size_t i = 0; i < steps.size(); ++i)
+      encrt_session_profile_get(session_, static_cast<int64_t>(i), &steps[i]);
+    return steps;
+  }
+
+  encrt_session *get() const { return session_; }
+
+private:
+  encrt_session *session_ = nullptr;
+  encrt_model_info info_{};
+};
+
+} // namespace encrt
+
+#endif // ENCRT_ENCRT_HPP

@@ -1,0 +1,361 @@
+//===- Artifact.cpp - Mapping and verifying a .encm file ------------------===//
+#include "Artifact.h"
+
+#include "Failure.h"
+#include "encrt/checksum.h"
+#include "encrt/schema_version.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace encrt::rt {
+
+namespace {
+
+constexpr uint64_t kAlign = 64;
+constexpr int kMaxRank = 8;
+
+/// a + b <= limit without overflow.
+bool fitsIn(uint64_t a, uint64_t b, uint64_t limit) {
+  return a <= limit && b <= limit - a;
+}
+
+const char *kindName(encm::ValueKind kind) {
+  switch (kind) {
+  case encm::ValueKind::Input: return "Input";
+  case encm::ValueKind::Weight: return "Weight";
+  case encm::ValueKind::Activation: return "Activation";
+  case encm::ValueKind::Output: return "Output";
+  }
+  return "unknown";
+}
+
+std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
+  std::string s = "[";
+  if (shape)
+    for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i)
+      s += (i ? "," : "") + std::to_string(shape->Get(i));
+  return s + "]";
+}
+
+bool shapeIs(const encm::Value &v, std::initializer_list<int64_t> dims) {
+  const auto *shape = v.shape();
+  if (!shape || shape->size() != dims.size())
+    return false;
+  flatbuffers::uoffset_t i = 0;
+  for (int64_t d : dims)
+    if (shape->Get(i++) != d)
+      return false;
+  return true;
+}
+
+} // namespace
+
+size_t dtypeSize(encm::DType dtype) {
+  switch (dtype) {
+  case encm::DType::F32:
+  case encm::DType::I32: return 4;
+  case encm::DType::F16:
+  case encm::DType::BF16: return 2;
+  case encm::DType::I8:
+  case encm::DType::U8: return 1;
+  }
+  return 0;
+}
+
+std::unique_ptr<Artifact> Artifact::open(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    fail(ENCRT_IO_ERROR, path, ": cannot open (", std::strerror(errno), ")");
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    fail(ENCRT_IO_ERROR, path, ": cannot stat (", std::strerror(err), ")");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(ENCRT_IO_ERROR, path, ": not a regular file");
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  // A FlatBuffer root offset + identifier + the trailer at the very least.
+  if (size < 8 + ENCM_TRAILER_SIZE) {
+    ::close(fd);
+    fail(ENCRT_INVALID_ARTIFACT, path, ": file too small (", size,
+         " bytes) to be an .encm artifact");
+  }
+  void *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int err = errno;
+  ::close(fd);
+  if (map == MAP_FAILED)
+    fail(ENCRT_IO_ERROR, path, ": cannot map (", std::strerror(err), ")");
+  std::unique_ptr<Artifact> artifact(
+      new Artifact(path, static_cast<const uint8_t *>(map), size));
+  artifact->verify();
+  return artifact;
+}
+
+Artifact::~Artifact() {
+  munmap(const_cast<uint8_t *>(data_), size_);
+}
+
+int32_t Artifact::liveEnd(const encm::Value &value) const {
+  if (value.kind() == encm::ValueKind::Output)
+    return static_cast<int32_t>(model_->steps()->size()) - 1;
+  return value.last_step() >= value.first_step() ? value.last_step()
+                                                 : value.first_step();
+}
+
+void Artifact::verify() {
+  const std::string &p = path_;
+  if (!encm::ModelBufferHasIdentifier(data_))
+    fail(ENCRT_INVALID_ARTIFACT, p,
+         ": not an .encm artifact (no \"ENCM\" file identifier)");
+  const uint8_t *trailer = data_ + size_ - ENCM_TRAILER_SIZE;
+  if (std::memcmp(trailer, ENCM_TRAILER_MAGIC, 8) != 0)
+    fail(ENCRT_INVALID_ARTIFACT, p, ": no " ENCM_TRAILER_MAGIC
+         " trailer (file damaged or truncated)");
+  uint64_t stored;
+  std::memcpy(&stored, trailer + 8, 8);
+  uint64_t body = size_ - ENCM_TRAILER_SIZE;
+  if (encm_checksum64(data_, body) != stored)
+    fail(ENCRT_INVALID_ARTIFACT, p,
+         ": checksum mismatch (file damaged or truncated)");
+
+  // The FlatBuffer starts at 0; its extent is unknown, but the verifier
+  // accepts trailing bytes, so give it everything before the trailer (capped
+  // at the largest buffer FlatBuffers addresses: the table is small).
+  size_t fbSize = static_cast<size_t>(
+      std::min<uint64_t>(body, FLATBUFFERS_MAX_BUFFER_SIZE - 1));
+  flatbuffers::Verifier verifier(data_, fbSize);
+  if (!encm::VerifyModelBuffer(verifier))
+    fail(ENCRT_INVALID_ARTIFACT, p,
+         ": the Model table fails the FlatBuffers verifier (file damaged or "
+         "written by a broken encc)");
+  model_ = encm::GetModel(data_);
+  if (model_->schema_version() != ENCM_SCHEMA_VERSION)
+    fail(ENCRT_INVALID_ARTIFACT, p, ": schema version ",
+         model_->schema_version(), ", this runtime reads version ",
+         ENCM_SCHEMA_VERSION, " (recompile with a matching encc)");
+  verifySemantics();
+}
+
+void Artifact::verifySemantics() {
+  const std::string &p = path_;
+  const encm::Model &m = *model_;
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  uint64_t body = size_ - ENCM_TRAILER_SIZE;
+
+  const encm::Metadata *md = m.metadata();
+  if (!md)
+    fail(bad, p, ": missing metadata");
+  if (md->hidden_size() <= 0 || md->max_seq() <= 0 || md->vocab_size() <= 0 ||
+      md->num_layers() < 0 || md->num_heads() < 0)
+    fail(bad, p, ": metadata has a non-positive size (hidden_size ",
+         md->hidden_size(), ", max_seq ", md->max_seq(), ", vocab_size ",
+         md->vocab_size(), ", num_layers ", md->num_layers(), ", num_heads ",
+         md->num_heads(), ")");
+
+  if (!m.values() || m.values()->size() == 0)
+    fail(bad, p, ": no values");
+  if (!m.steps() || m.steps()->size() == 0)
+    fail(bad, p, ": no steps");
+  if (m.steps()->size() > static_cast<uint32_t>(INT32_MAX))
+    fail(bad, p, ": too many steps");
+  const auto &values = *m.values();
+  const auto &steps = *m.steps();
+  const uint32_t numValues = values.size();
+  const int32_t numSteps = static_cast<int32_t>(steps.size());
+
+  // Weights region.
+  if (m.weights_offset() % kAlign != 0)
+    fail(bad, p, ": weights_offset ", m.weights_offset(),
+         " is not 64-byte aligned");
+  if (!fitsIn(m.weights_offset(), m.weights_size(), body))
+    fail(bad, p, ": weights region [", m.weights_offset(), ", +",
+         m.weights_size(), ") extends past the end of the data (", body,
+         " bytes)");
+
+  // Values.
+  for (uint32_t i = 0; i < numValues; ++i) {
+    const encm::Value &v = *values.Get(i);
+    if (v.id() != i)
+      fail(bad, p, ": value ", i, " has id ", v.id(), " (ids must equal "
+           "the value's index)");
+    auto kind = v.kind();
+    if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > 3)
+      fail(bad, p, ": value ", i, " has unknown kind ", static_cast<int>(kind));
+    size_t elem = dtypeSize(v.dtype());
+    if (elem == 0)
+      fail(bad, p, ": value ", i, " has unknown dtype ",
+           static_cast<int>(v.dtype()));
+    const auto *shape = v.shape();
+    if (!shape)
+      fail(bad, p, ": value ", i, " has no shape");
+    if (shape->size() > kMaxRank)
+      fail(bad, p, ": value ", i, " has rank ", shape->size(),
+           " (at most ", kMaxRank, ")");
+    for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d) {
+      int64_t dim = shape->Get(d);
+      if (dim < -2)
+        fail(bad, p, ": value ", i, " shape ", shapeString(shape), " dim ", d,
+             " is ", dim, " (expected >= 0, -1 batch or -2 sequence)");
+      if (kind == encm::ValueKind::Weight && dim < 0)
+        fail(bad, p, ": weight value ", i, " has a dynamic shape ",
+             shapeString(shape));
+    }
+    if (kind == encm::ValueKind::Weight) {
+      // product(shape) * dtype size, with overflow checks.
+      uint64_t bytes = elem;
+      for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d)
+        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(shape->Get(d)),
+                                   &bytes))
+          fail(bad, p, ": weight value ", i, " shape ", shapeString(shape),
+               " is too large");
+      if (bytes != v.weight_bytes())
+        fail(bad, p, ": weight value ", i, " has weight_bytes ",
+             v.weight_bytes(), ", its shape ", shapeString(shape), " needs ",
+             bytes);
+      if (v.weight_offset() % kAlign != 0)
+        fail(bad, p, ": weight value ", i, " weight_offset ",
+             v.weight_offset(), " is not 64-byte aligned");
+      if (!fitsIn(v.weight_offset(), v.weight_bytes(), m.weights_size()))
+        fail(bad, p, ": weight value ", i, " [", v.weight_offset(), ", +",
+             v.weight_bytes(), ") lies outside the weights region (",
+             m.weights_size(), " bytes)");
+    }
+    if (kind == encm::ValueKind::Activation ||
+        kind == encm::ValueKind::Output) {
+      if (v.first_step() < 0 || v.first_step() >= numSteps)
+        fail(bad, p, ": value ", i, " first_step ", v.first_step(),
+             " is out of range (artifact has ", numSteps, " steps)");
+      if (v.last_step() != -1 &&
+          (v.last_step() < v.first_step() || v.last_step() >= numSteps))
+        fail(bad, p, ": value ", i, " last_step ", v.last_step(),
+             " is out of range [first_step ", v.first_step(), ", ",
+             numSteps - 1, "]");
+    }
+  }
+
+  // Steps.
+  for (int32_t s = 0; s < numSteps; ++s) {
+    const encm::Step &step = *steps.Get(s);
+    if (!step.kernel() || step.kernel()->size() == 0)
+      fail(bad, p, ": step ", s, " has no kernel name");
+    const auto *ops = step.operands();
+    uint32_t numOps = ops ? ops->size() : 0;
+    if (step.num_results() > numOps)
+      fail(bad, p, ": step ", s, " has ", step.num_results(),
+           " results but only ", numOps, " operands");
+    if ((step.iattrs() && step.iattrs()->size() > INT32_MAX) ||
+        (step.fattrs() && step.fattrs()->size() > INT32_MAX))
+      fail(bad, p, ": step ", s, " has too many attributes");
+    for (uint32_t o = 0; o < numOps; ++o) {
+      uint32_t id = ops->Get(o);
+      if (id >= numValues)
+        fail(bad, p, ": step ", s, " operand ", o, " refers to value ", id,
+             " (artifact has ", numValues, " values)");
+      const encm::Value &v = *values.Get(id);
+      bool isResult = o >= numOps - step.num_results();
+      bool inArena = v.kind() == encm::ValueKind::Activation ||
+                     v.kind() == encm::ValueKind::Output;
+      if (isResult && !inArena)
+        fail(bad, p, ": step ", s, " writes value ", id, " of kind ",
+             kindName(v.kind()), " (results must be Activation or Output)");
+      if (inArena && (s < v.first_step() || s > liveEnd(v)))
+        fail(bad, p, ": step ", s, " uses value ", id,
+             " outside its live range [", v.first_step(), ", ", liveEnd(v),
+             "]");
+    }
+  }
+
+  // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1]].
+  if (!m.inputs() || m.inputs()->size() != 2)
+    fail(bad, p, ": expected 2 inputs (ids, lengths), found ",
+         m.inputs() ? m.inputs()->size() : 0);
+  for (uint32_t k = 0; k < 2; ++k) {
+    uint32_t id = m.inputs()->Get(k);
+    const char *what = k == 0 ? "ids" : "lengths";
+    if (id >= numValues)
+      fail(bad, p, ": input ", k, " (", what, ") refers to value ", id,
+           " (artifact has ", numValues, " values)");
+    const encm::Value &v = *values.Get(id);
+    bool shapeOk = k == 0 ? shapeIs(v, {-1, -2}) : shapeIs(v, {-1});
+    if (v.kind() != encm::ValueKind::Input || v.dtype() != encm::DType::I32 ||
+        !shapeOk)
+      fail(bad, p, ": input ", k, " (", what, ", value ", id, ") must be an ",
+           "I32 Input of shape ", k == 0 ? "[-1,-2]" : "[-1]", ", found ",
+           encm::EnumNameDType(v.dtype()), " ", kindName(v.kind()), " ",
+           shapeString(v.shape()));
+  }
+  if (m.inputs()->Get(0) == m.inputs()->Get(1))
+    fail(bad, p, ": inputs ids and lengths are the same value");
+  for (uint32_t i = 0; i < numValues; ++i)
+    if (values.Get(i)->kind() == encm::ValueKind::Input &&
+        i != m.inputs()->Get(0) && i != m.inputs()->Get(1))
+      fail(bad, p, ": value ", i, " is an Input but not listed in inputs");
+
+  // Outputs: [hidden: F32 [-1,-2,H], pooled: F32 [-1,H]?].
+  if (!m.outputs() || m.outputs()->size() < 1 || m.outputs()->size() > 2)
+    fail(bad, p, ": expected 1 or 2 outputs (hidden, pooled), found ",
+         m.outputs() ? m.outputs()->size() : 0);
+  const int64_t hidden = md->hidden_size();
+  for (uint32_t k = 0; k < m.outputs()->size(); ++k) {
+    uint32_t id = m.outputs()->Get(k);
+    const char *what = k == 0 ? "hidden" : "pooled";
+    if (id >= numValues)
+      fail(bad, p, ": output ", k, " (", what, ") refers to value ", id,
+           " (artifact has ", numValues, " values)");
+    const encm::Value &v = *values.Get(id);
+    bool shapeOk = k == 0 ? shapeIs(v, {-1, -2, hidden}) : shapeIs(v, {-1, hidden});
+    if (v.kind() != encm::ValueKind::Output || v.dtype() != encm::DType::F32 ||
+        !shapeOk)
+      fail(bad, p, ": output ", k, " (", what, ", value ", id,
+           ") must be an F32 Output of shape ",
+           k == 0 ? "[-1,-2," : "[-1,", hidden, "], found ",
+           encm::EnumNameDType(v.dtype()), " ", kindName(v.kind()), " ",
+           shapeString(v.shape()));
+  }
+
+  // Code objects.
+  if (!m.code_objects() || m.code_objects()->size() == 0)
+    fail(bad, p, ": no code objects");
+  for (uint32_t c = 0; c < m.code_objects()->size(); ++c) {
+    const encm::CodeObject &co = *m.code_objects()->Get(c);
+    if (!co.target())
+      fail(bad, p, ": code object ", c, " has no target");
+    if (co.offset() % kAlign != 0)
+      fail(bad, p, ": code object ", c, " (", co.target()->str(),
+           ") offset ", co.offset(), " is not 64-byte aligned");
+    if (co.size() == 0 || !fitsIn(co.offset(), co.size(), body))
+      fail(bad, p, ": code object ", c, " (", co.target()->str(), ") [",
+           co.offset(), ", +", co.size(), ") lies outside the file (", body,
+           " data bytes)");
+  }
+
+  // Tokenizer (optional).
+  if (const encm::Tokenizer *tok = m.tokenizer()) {
+    if (!tok->vocab() || tok->vocab()->size() == 0)
+      fail(bad, p, ": tokenizer has an empty vocab");
+    int64_t n = tok->vocab()->size();
+    if (n > md->vocab_size())
+      fail(bad, p, ": tokenizer vocab has ", n,
+           " entries, the model's vocab_size is ", md->vocab_size());
+    const std::pair<const char *, int32_t> ids[] = {
+        {"unk_id", tok->unk_id()}, {"cls_id", tok->cls_id()},
+        {"sep_id", tok->sep_id()}, {"pad_id", tok->pad_id()}};
+    for (const auto &[name, id] : ids)
+      if (id < 0 || id >= n)
+        fail(bad, p, ": tokenizer ", name, " ", id,
+             " is out of range (vocab has ", n, " entries)");
+    if (tok->max_input_chars_per_word() <= 0)
+      fail(bad, p, ": tokenizer max_input_chars_per_word ",
+           tok->max_input_chars_per_word(), " must be positive");
+  }
+}
+
+} // namespace encrt::rt

@@ -1,0 +1,249 @@
+//===- Session.cpp - Running the plan of a loaded model -------------------===//
+#include "Session.h"
+
+#include "Failure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace encrt::rt {
+
+namespace {
+
+/// Largest single buffer the arena accepts; keeps every offset sum far from
+/// overflow.
+constexpr uint64_t kMaxValueBytes = uint64_t(1) << 48;
+/// Result elements per task below which a step is not worth splitting.
+constexpr uint64_t kElementsPerTask = 4096;
+constexpr int64_t kEmbedChunk = 32;
+
+struct KernelJob {
+  enc_kernel_fn fn;
+  const enc_step_ctx *ctx;
+};
+
+void runKernelTask(void *context, int32_t task, int32_t numTasks) {
+  auto *job = static_cast<const KernelJob *>(context);
+  job->fn(job->ctx, task, numTasks);
+}
+
+} // namespace
+
+Session::Session(std::shared_ptr<const LoadedModel> model, bool profiling)
+    : model_(std::move(model)), profiling_(profiling) {
+  const encm::Model &m = model_->model();
+  const auto &values = *m.values();
+  const auto &steps = *m.steps();
+  valuePtrs_.assign(values.size(), nullptr);
+  for (uint32_t i = 0; i < values.size(); ++i) {
+    const encm::Value &v = *values.Get(i);
+    switch (v.kind()) {
+    case encm::ValueKind::Weight:
+      valuePtrs_[i] = const_cast<void *>(model_->artifact().weightData(v));
+      break;
+    case encm::ValueKind::Activation:
+    case encm::ValueKind::Output:
+      arenaValues_.push_back(i);
+      requests_.push_back({0, v.first_step(), model_->artifact().liveEnd(v)});
+      break;
+    case encm::ValueKind::Input:
+      break;
+    }
+  }
+  size_t total = 0;
+  operandStart_.reserve(steps.size() + 1);
+  for (const encm::Step *step : steps) {
+    operandStart_.push_back(total);
+    total += step->operands() ? step->operands()->size() : 0;
+  }
+  operandStart_.push_back(total);
+  operandPtrs_.assign(total, nullptr);
+  if (profiling_)
+    profile_.assign(steps.size(), StepProfile{});
+}
+
+Session::~Session() { std::free(arena_); }
+
+uint64_t Session::valueBytes(const encm::Value &value, int64_t batch,
+                             int64_t seq) const {
+  uint64_t bytes = dtypeSize(value.dtype());
+  for (int64_t d : *value.shape()) {
+    uint64_t dim = d == -1 ? uint64_t(batch) : d == -2 ? uint64_t(seq) : uint64_t(d);
+    if (__builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxValueBytes)
+      fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
+           " is too large: value ", value.id(), " would exceed ",
+           kMaxValueBytes, " bytes");
+  }
+  return bytes;
+}
+
+void Session::plan(int64_t batch, int64_t seq) {
+  if (batch == plannedBatch_ && seq == plannedSeq_)
+    return;
+  const auto &values = *model_->model().values();
+  for (size_t k = 0; k < arenaValues_.size(); ++k)
+    requests_[k].bytes = valueBytes(*values.Get(arenaValues_[k]), batch, seq);
+  uint64_t needed = planArena(requests_, offsets_);
+  needed = std::max<uint64_t>(needed, kArenaAlign);
+  if (needed > arenaCapacity_) {
+    std::free(arena_);
+    arena_ = nullptr;
+    arenaCapacity_ = 0;
+    plannedBatch_ = plannedSeq_ = 0;
+    if (needed > SIZE_MAX - kArenaAlign)
+      throw std::bad_alloc();
+    arena_ = static_cast<uint8_t *>(std::aligned_alloc(kArenaAlign, needed));
+    if (!arena_)
+      fail(ENCRT_OUT_OF_MEMORY, "cannot allocate a ", needed,
+           "-byte arena for batch ", batch, " x sequence ", seq);
+    arenaCapacity_ = needed;
+  }
+  for (size_t k = 0; k < arenaValues_.size(); ++k)
+    valuePtrs_[arenaValues_[k]] = arena_ + offsets_[k];
+  plannedBatch_ = batch;
+  plannedSeq_ = seq;
+}
+
+void Session::validate(const int32_t *ids, const int32_t *lengths,
+                       int64_t batch, int64_t seq, bool wantPooled) const {
+  const encm::Metadata &md = model_->metadata();
+  if (!ids || !lengths)
+    fail(ENCRT_INVALID_ARGUMENT, !ids ? "ids" : "lengths", " is NULL");
+  if (batch < 1)
+    fail(ENCRT_INVALID_ARGUMENT, "batch is ", batch, " (expected >= 1)");
+  if (seq < 1)
+    fail(ENCRT_INVALID_ARGUMENT, "sequence length is ", seq,
+         " (expected >= 1)");
+  if (seq > md.max_seq())
+    fail(ENCRT_INVALID_ARGUMENT, "sequence length ", seq,
+         " exceeds the compiled maximum ", md.max_seq());
+  int64_t elements;
+  if (__builtin_mul_overflow(batch, seq, &elements) ||
+      elements > (int64_t(1) << 40))
+    fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
+         " is too large");
+  if (wantPooled && !model_->hasPooledOutput())
+    fail(ENCRT_INVALID_ARGUMENT, "the model has no pooled output (pooling \"",
+         model_->pooling(), "\"); pass NULL for the pooled output");
+  for (int64_t b = 0; b < batch; ++b) {
+    if (lengths[b] < 1 || lengths[b] > seq)
+      fail(ENCRT_INVALID_ARGUMENT, "lengths[", b, "] is ", lengths[b],
+           " (expected 1..", seq, ", the padded sequence length)");
+    const int32_t *row = ids + b * seq;
+    for (int32_t s = 0; s < lengths[b]; ++s)
+      if (row[s] < 0 || row[s] >= md.vocab_size())
+        fail(ENCRT_INVALID_ARGUMENT, "ids[", b, "][", s, "] is ", row[s],
+             ", outside the vocabulary [0, ", md.vocab_size(), ")");
+  }
+}
+
+void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
+                  int64_t seq, float *outHidden, float *outPooled) {
+  validate(ids, lengths, batch, seq, outPooled != nullptr);
+  const encm::Model &m = model_->model();
+  const int64_t hidden = model_->metadata().hidden_size();
+
+  // Inputs: copies with the padding zeroed.
+  ids_.resize(static_cast<size_t>(batch * seq));
+  lengths_.assign(lengths, lengths + batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    const int32_t *src = ids + b * seq;
+    int32_t *dst = ids_.data() + b * seq;
+    std::memcpy(dst, src, sizeof(int32_t) * lengths[b]);
+    std::fill(dst + lengths[b], dst + seq, 0);
+  }
+  plan(batch, seq);
+  valuePtrs_[m.inputs()->Get(0)] = ids_.data();
+  valuePtrs_[m.inputs()->Get(1)] = lengths_.data();
+
+  const auto &steps = *m.steps();
+  for (uint32_t s = 0; s < steps.size(); ++s) {
+    const encm::Step &step = *steps.Get(s);
+    void **ptrs = operandPtrs_.data() + operandStart_[s];
+    uint64_t resultElements = 0;
+    if (const auto *ops = step.operands()) {
+      for (uint32_t o = 0; o < ops->size(); ++o)
+        ptrs[o] = valuePtrs_[ops->Get(o)];
+      const auto &values = *m.values();
+      for (uint32_t o = ops->size() - step.num_results(); o < ops->size(); ++o) {
+        const encm::Value &v = *values.Get(ops->Get(o));
+        resultElements += valueBytes(v, batch, seq) / dtypeSize(v.dtype());
+      }
+    }
+    enc_step_ctx ctx;
+    ctx.buffers = ptrs;
+    ctx.lengths = lengths_.data();
+    ctx.batch = batch;
+    ctx.seq = seq;
+    ctx.iattrs = step.iattrs() ? step.iattrs()->data() : nullptr;
+    ctx.num_iattrs = step.iattrs() ? static_cast<int32_t>(step.iattrs()->size()) : 0;
+    ctx.fattrs = step.fattrs() ? step.fattrs()->data() : nullptr;
+    ctx.num_fattrs = step.fattrs() ? static_cast<int32_t>(step.fattrs()->size()) : 0;
+
+    ThreadPool &pool = model_->pool();
+    uint64_t maxTasks = 4 * static_cast<uint64_t>(pool.numThreads());
+    int32_t numTasks = pool.numThreads() == 1
+                           ? 1
+                           : static_cast<int32_t>(std::clamp<uint64_t>(
+                                 resultElements / kElementsPerTask, 1, maxTasks));
+    KernelJob job{model_->code().kernel(s), &ctx};
+    if (profiling_) {
+      auto t0 = std::chrono::steady_clock::now();
+      pool.parallelFor(numTasks, runKernelTask, &job);
+      auto t1 = std::chrono::steady_clock::now();
+      profile_[s].calls += 1;
+      profile_[s].totalMs +=
+          std::chrono::duration<double, std::milli>(t1 - t0).count();
+    } else {
+      pool.parallelFor(numTasks, runKernelTask, &job);
+    }
+  }
+
+  if (outHidden)
+    std::memcpy(outHidden, valuePtrs_[m.outputs()->Get(0)],
+                sizeof(float) * static_cast<size_t>(batch * seq * hidden));
+  if (outPooled)
+    std::memcpy(outPooled, valuePtrs_[m.outputs()->Get(1)],
+                sizeof(float) * static_cast<size_t>(batch * hidden));
+}
+
+void Session::embed(const char *const *texts, int64_t count,
+                    float *outEmbeddings) {
+  if (count < 0)
+    fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
+  if (count == 0)
+    return;
+  if (!texts || !outEmbeddings)
+    fail(ENCRT_INVALID_ARGUMENT, !texts ? "texts" : "out_embeddings",
+         " is NULL");
+  if (!model_->hasPooledOutput())
+    fail(ENCRT_UNSUPPORTED, model_->artifact().path(),
+         ": the model has no pooled output (pooling \"", model_->pooling(),
+         "\"); embed needs one (use encrt_session_run for hidden states)");
+  const int64_t hidden = model_->metadata().hidden_size();
+  std::vector<std::vector<int32_t>> encoded;
+  std::vector<int32_t> ids, lengths;
+  for (int64_t first = 0; first < count; first += kEmbedChunk) {
+    int64_t n = std::min(kEmbedChunk, count - first);
+    encoded.clear();
+    int64_t seq = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      if (!texts[first + i])
+        fail(ENCRT_INVALID_ARGUMENT, "texts[", first + i, "] is NULL");
+      encoded.push_back(model_->encode(texts[first + i]));
+      seq = std::max<int64_t>(seq, encoded.back().size());
+    }
+    ids.assign(static_cast<size_t>(n * seq), 0);
+    lengths.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy(encoded[i].begin(), encoded[i].end(), ids.begin() + i * seq);
+      lengths[i] = static_cast<int32_t>(encoded[i].size());
+    }
+    run(ids.data(), lengths.data(), n, seq, nullptr,
+        outEmbeddings + first * hidden);
+  }
+}
+
+} // namespace encrt::rt

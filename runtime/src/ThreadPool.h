@@ -1,0 +1,60 @@
+//===- ThreadPool.h - Fork-join pool for plan steps -----------------------===//
+//
+// numThreads - 1 workers plus the calling thread. parallelFor(n, fn) runs
+// fn(task) for every task in [0, n) and returns when all are done; it
+// allocates nothing and creates no thread. Workers spin briefly between jobs
+// (plan steps follow each other closely) and then sleep. Calls from
+// different threads are serialised (sessions of one model take turns).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCRT_THREADPOOL_H
+#define ENCRT_THREADPOOL_H
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace encrt::rt {
+
+class ThreadPool {
+public:
+  /// `numThreads` <= 0: the CPUs this process may use.
+  explicit ThreadPool(int numThreads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int numThreads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  /// A task function: a plain pointer + context so nothing is allocated.
+  using TaskFn = void (*)(void *context, int32_t task, int32_t numTasks);
+  void parallelFor(int32_t numTasks, TaskFn fn, void *context);
+
+private:
+  void workerLoop();
+  void stopWorkers();
+  void runTasks();
+
+  std::vector<std::thread> workers_;
+  std::mutex callMutex_; ///< one parallelFor at a time
+
+  std::mutex mutex_; ///< guards sleeping and waking
+  std::condition_variable wake_, done_;
+  int sleepers_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> generation_{0}; ///< bumped for each job
+  std::atomic<int> active_{0};          ///< workers still inside the job
+
+  // The current job (published by the generation_ release store).
+  TaskFn fn_ = nullptr;
+  void *context_ = nullptr;
+  int32_t numTasks_ = 0;
+  std::atomic<int32_t> next_{0};
+};
+
+} // namespace encrt::rt
+
+#endif // ENCRT_THREADPOOL_H

@@ -1,0 +1,438 @@
+//===- ApiTest.cpp - libencrt through its C API and C++ wrapper -----------===//
+//
+// A complete artifact written by ArtifactBuilder (with TestKernels.cpp as its
+// code object) is loaded and run; results are checked against the closed
+// form of the test model. Then every run-time argument error.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+#include "encrt/encrt.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+using namespace encrt::test;
+
+extern "C" int encrt_test_c_header(void);
+
+TEST(CApi, HeaderIsPlainC) { EXPECT_EQ(encrt_test_c_header(), 0); }
+
+namespace {
+
+constexpr int32_t H = TestModel::kHidden;
+constexpr float kTol = 1e-5f;
+
+/// Right-padded ids with junk (out-of-vocab) padding the runtime must ignore.
+struct Batch {
+  std::vector<int32_t> ids, lengths;
+  int64_t batch, seq;
+};
+
+Batch makeBatch(int64_t batch, int64_t seq, uint32_t seed) {
+  Batch b{{}, {}, batch, seq};
+  b.ids.assign(static_cast<size_t>(batch * seq), 999);
+  for (int64_t i = 0; i < batch; ++i) {
+    int32_t len = 1 + static_cast<int32_t>((seed * 7 + i * 13) % seq);
+    b.lengths.push_back(len);
+    for (int32_t s = 0; s < len; ++s)
+      b.ids[i * seq + s] =
+          static_cast<int32_t>((seed + i * 31 + s * 17) % TestModel::kVocab);
+  }
+  return b;
+}
+
+void checkOutputs(const Batch &b, const std::vector<float> &hidden,
+                  const std::vector<float> &pooled) {
+  for (int64_t i = 0; i < b.batch; ++i) {
+    for (int64_t s = 0; s < b.seq; ++s) {
+      // Padding ids are replaced by 0 before the kernels run.
+      int32_t id = s < b.lengths[i] ? b.ids[i * b.seq + s] : 0;
+      for (int32_t h = 0; h < H; ++h)
+        ASSERT_NEAR(hidden[(i * b.seq + s) * H + h], TestModel::expected(id, h),
+                    kTol)
+            << "b " << i << " s " << s << " h " << h;
+    }
+    if (pooled.empty())
+      continue;
+    for (int32_t h = 0; h < H; ++h) {
+      double sum = 0;
+      for (int32_t s = 0; s < b.lengths[i]; ++s)
+        sum += TestModel::expected(b.ids[i * b.seq + s], h);
+      ASSERT_NEAR(pooled[i * H + h], sum / b.lengths[i], kTol)
+          << "b " << i << " h " << h;
+    }
+  }
+}
+
+std::vector<int32_t> tokenize(const encrt_model *m, const char *text) {
+  int64_t n = 0;
+  encrt_status *st = encrt_model_tokenize(m, text, nullptr, 0, &n);
+  EXPECT_EQ(st, nullptr) << encrt_status_message(st);
+  encrt_status_free(st);
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  st = encrt_model_tokenize(m, text, ids.data(), n, &n);
+  EXPECT_EQ(st, nullptr) << encrt_status_message(st);
+  encrt_status_free(st);
+  return ids;
+}
+
+} // namespace
+
+TEST_F(RuntimeTest, LoadsAndReportsInfo) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  encrt_model_info info;
+  encrt_model_get_info(m, &info);
+  EXPECT_STREQ(info.architecture, "bert");
+  EXPECT_EQ(info.hidden_size, H);
+  EXPECT_EQ(info.max_seq, TestModel::kMaxSeq);
+  EXPECT_EQ(info.vocab_size, TestModel::kVocab);
+  EXPECT_STREQ(info.pooling, "mean");
+  EXPECT_EQ(info.has_pooled_output, 1);
+  EXPECT_STREQ(info.cpu_target, "cpu-x86-64-v2");
+  EXPECT_EQ(info.num_steps, 4);
+  EXPECT_GE(info.weight_bytes, uint64_t(TestModel::kVocab) * H * 4);
+  EXPECT_STREQ(encrt_version(), "0.1.0");
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, RunMatchesReferenceAcrossShapesAndThreads) {
+  auto bytes = writeArtifact(TestModel::spec(kernels()));
+  for (int threads : {1, 3}) {
+    encrt_model *m = load(bytes, threads);
+    ASSERT_NE(m, nullptr);
+    encrt_session *s = nullptr;
+    ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+    // Grow, shrink, grow again: the arena is re-planned for each shape.
+    const std::pair<int64_t, int64_t> shapes[] = {
+        {1, 4}, {8, 64}, {3, 5}, {2, 64}, {1, 1}, {16, 64}};
+    uint32_t seed = 1;
+    for (auto [batch, seq] : shapes) {
+      Batch b = makeBatch(batch, seq, seed++);
+      std::vector<float> hidden(static_cast<size_t>(batch * seq * H), -7.f);
+      std::vector<float> pooled(static_cast<size_t>(batch * H), -7.f);
+      encrt_status *st = encrt_session_run(s, b.ids.data(), b.lengths.data(),
+                                           batch, seq, hidden.data(),
+                                           pooled.data());
+      ASSERT_EQ(st, nullptr) << encrt_status_message(st);
+      checkOutputs(b, hidden, pooled);
+      // Outputs are optional.
+      std::vector<float> pooledOnly(static_cast<size_t>(batch * H));
+      ASSERT_EQ(encrt_session_run(s, b.ids.data(), b.lengths.data(), batch,
+                                  seq, nullptr, pooledOnly.data()),
+                nullptr);
+      EXPECT_EQ(pooledOnly, pooled);
+    }
+    encrt_session_release(s);
+    encrt_model_release(m);
+  }
+}
+
+TEST_F(RuntimeTest, ModelWithoutPooledOutput) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels(), false)));
+  ASSERT_NE(m, nullptr);
+  encrt_model_info info;
+  encrt_model_get_info(m, &info);
+  EXPECT_EQ(info.has_pooled_output, 0);
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  Batch b = makeBatch(2, 6, 3);
+  std::vector<float> hidden(2 * 6 * H), pooled(2 * H);
+  ASSERT_EQ(encrt_session_run(s, b.ids.data(), b.lengths.data(), 2, 6,
+                              hidden.data(), nullptr),
+            nullptr);
+  checkOutputs(b, hidden, {});
+  expectError(encrt_session_run(s, b.ids.data(), b.lengths.data(), 2, 6,
+                                hidden.data(), pooled.data()),
+              ENCRT_INVALID_ARGUMENT, "the model has no pooled output");
+  const char *texts[] = {"hello"};
+  expectError(encrt_session_embed(s, texts, 1, pooled.data()),
+              ENCRT_UNSUPPORTED, "has no pooled output");
+  encrt_session_release(s);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, TokenizeAndEmbed) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  // vocab: [PAD] [UNK] [CLS] [SEP] hello world ##s , the a
+  EXPECT_EQ(tokenize(m, "Hello, worlds!"),
+            (std::vector<int32_t>{2, 4, 7, 5, 6, 1, 3}));
+  EXPECT_EQ(tokenize(m, ""), (std::vector<int32_t>{2, 3}));
+  int32_t small[2];
+  int64_t n = 0;
+  expectError(encrt_model_tokenize(m, "hello world", small, 2, &n),
+              ENCRT_INVALID_ARGUMENT, "the buffer holds 2 ids, the text needs 4");
+  EXPECT_EQ(n, 4);
+
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  const char *texts[] = {"hello world", "the", "a, a, a hello"};
+  std::vector<float> emb(3 * H);
+  ASSERT_EQ(encrt_session_embed(s, texts, 3, emb.data()), nullptr);
+  for (int t = 0; t < 3; ++t) {
+    std::vector<int32_t> ids = tokenize(m, texts[t]);
+    for (int32_t h = 0; h < H; ++h) {
+      double sum = 0;
+      for (int32_t id : ids)
+        sum += TestModel::expected(id, h);
+      EXPECT_NEAR(emb[t * H + h], sum / ids.size(), kTol) << t;
+    }
+  }
+  // Texts longer than max_seq are truncated, not rejected.
+  std::string longText;
+  for (int i = 0; i < 200; ++i)
+    longText += "hello ";
+  EXPECT_EQ(tokenize(m, longText.c_str()).size(), size_t(TestModel::kMaxSeq));
+  const char *longTexts[] = {longText.c_str()};
+  EXPECT_EQ(encrt_session_embed(s, longTexts, 1, emb.data()), nullptr);
+  // 0 texts is a no-op; NULL entries are errors.
+  EXPECT_EQ(encrt_session_embed(s, nullptr, 0, nullptr), nullptr);
+  const char *withNull[] = {"hello", nullptr};
+  expectError(encrt_session_embed(s, withNull, 2, emb.data()),
+              ENCRT_INVALID_ARGUMENT, "texts[1] is NULL");
+  encrt_session_release(s);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, EmbedManyTextsInChunks) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  const char *words[] = {"hello", "world", "the", "a hello", "worlds , the"};
+  std::vector<const char *> texts;
+  for (int i = 0; i < 70; ++i)
+    texts.push_back(words[i % 5]);
+  std::vector<float> emb(texts.size() * H), one(H);
+  ASSERT_EQ(encrt_session_embed(s, texts.data(), texts.size(), emb.data()),
+            nullptr);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(encrt_session_embed(s, &texts[i], 1, one.data()), nullptr);
+    for (int32_t h = 0; h < H; ++h)
+      ASSERT_NEAR(emb[i * H + h], one[h], kTol) << i;
+  }
+  encrt_session_release(s);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, Profiling) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  encrt_session *plain = nullptr, *prof = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &plain), nullptr);
+  encrt_session_options o;
+  encrt_session_options_initialize(&o);
+  EXPECT_EQ(o.enable_profiling, 0);
+  o.enable_profiling = 1;
+  ASSERT_EQ(encrt_session_create(m, &o, &prof), nullptr);
+  EXPECT_EQ(encrt_session_profile_count(plain), 0);
+  Batch b = makeBatch(4, 16, 5);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(encrt_session_run(prof, b.ids.data(), b.lengths.data(), 4, 16,
+                                nullptr, nullptr),
+              nullptr);
+  ASSERT_EQ(encrt_session_profile_count(prof), 4);
+  const char *kernelsNames[] = {"test_embed", "test_scale", "test_add",
+                                "test_mean_pool"};
+  for (int i = 0; i < 4; ++i) {
+    encrt_step_profile p;
+    encrt_session_profile_get(prof, i, &p);
+    EXPECT_STREQ(p.kernel, kernelsNames[i]);
+    EXPECT_EQ(p.calls, 3);
+    EXPECT_GE(p.total_ms, 0.0);
+  }
+  encrt_step_profile p;
+  encrt_session_profile_get(prof, 4, &p);
+  EXPECT_EQ(p.kernel, nullptr);
+  EXPECT_EQ(p.calls, 0);
+  encrt_session_release(plain);
+  encrt_session_release(prof);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, SessionOutlivesModelHandleAndThreadsShareModel) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())), 4);
+  ASSERT_NE(m, nullptr);
+  std::vector<encrt_session *> sessions(4, nullptr);
+  for (auto &s : sessions)
+    ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  encrt_model_release(m); // sessions keep the model alive
+  std::vector<std::thread> threads;
+  std::vector<int> failures(sessions.size(), 0);
+  for (size_t t = 0; t < sessions.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int it = 0; it < 20; ++it) {
+        Batch b = makeBatch(1 + (it + t) % 5, 8 + (it * 7 + t) % 57, it + t);
+        std::vector<float> hidden(b.ids.size() * H), pooled(b.lengths.size() * H);
+        encrt_status *st = encrt_session_run(
+            sessions[t], b.ids.data(), b.lengths.data(), b.batch, b.seq,
+            hidden.data(), pooled.data());
+        if (st) {
+          ++failures[t];
+          encrt_status_free(st);
+          continue;
+        }
+        for (int64_t i = 0; i < b.batch; ++i)
+          for (int32_t h = 0; h < H; ++h) {
+            double sum = 0;
+            for (int32_t s = 0; s < b.lengths[i]; ++s)
+              sum += TestModel::expected(b.ids[i * b.seq + s], h);
+            if (std::fabs(pooled[i * H + h] - sum / b.lengths[i]) > kTol)
+              ++failures[t];
+          }
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  for (size_t t = 0; t < sessions.size(); ++t)
+    EXPECT_EQ(failures[t], 0) << "session " << t;
+  for (auto *s : sessions)
+    encrt_session_release(s);
+}
+
+TEST_F(RuntimeTest, RunArgumentErrors) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  std::vector<int32_t> ids(2 * 100, 4), lengths = {3, 3};
+  std::vector<float> out(2 * 100 * H);
+  auto run = [&](int64_t batch, int64_t seq) {
+    return encrt_session_run(s, ids.data(), lengths.data(), batch, seq,
+                             out.data(), nullptr);
+  };
+  expectError(run(2, 65), ENCRT_INVALID_ARGUMENT,
+              "sequence length 65 exceeds the compiled maximum 64");
+  expectError(run(2, 0), ENCRT_INVALID_ARGUMENT, "sequence length is 0");
+  expectError(run(0, 4), ENCRT_INVALID_ARGUMENT, "batch is 0");
+  expectError(run(-3, 4), ENCRT_INVALID_ARGUMENT, "batch is -3");
+  lengths = {3, 0};
+  expectError(run(2, 4), ENCRT_INVALID_ARGUMENT,
+              "lengths[1] is 0 (expected 1..4");
+  lengths = {5, 3};
+  expectError(run(2, 4), ENCRT_INVALID_ARGUMENT, "lengths[0] is 5");
+  lengths = {3, 3};
+  ids[4 + 2] = TestModel::kVocab;
+  expectError(run(2, 4), ENCRT_INVALID_ARGUMENT,
+              "ids[1][2] is 50, outside the vocabulary [0, 50)");
+  ids[4 + 2] = -1;
+  expectError(run(2, 4), ENCRT_INVALID_ARGUMENT, "ids[1][2] is -1");
+  ids[4 + 2] = 4;
+  ids[4 + 3] = -1; // padding: ignored
+  EXPECT_EQ(run(2, 4), nullptr);
+  expectError(encrt_session_run(s, nullptr, lengths.data(), 2, 4, nullptr,
+                                nullptr),
+              ENCRT_INVALID_ARGUMENT, "ids is NULL");
+  expectError(encrt_session_run(s, ids.data(), nullptr, 2, 4, nullptr, nullptr),
+              ENCRT_INVALID_ARGUMENT, "lengths is NULL");
+  expectError(encrt_session_run(nullptr, ids.data(), lengths.data(), 2, 4,
+                                nullptr, nullptr),
+              ENCRT_INVALID_ARGUMENT, "session is NULL");
+  expectError(encrt_session_run(s, ids.data(), lengths.data(),
+                                int64_t(1) << 40, 64, nullptr, nullptr),
+              ENCRT_OUT_OF_MEMORY, "too large");
+  // After errors the session still works.
+  EXPECT_EQ(run(2, 4), nullptr);
+  encrt_session_release(s);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, NullArguments) {
+  encrt_model *m = nullptr;
+  expectError(encrt_model_load(nullptr, nullptr, &m), ENCRT_INVALID_ARGUMENT,
+              "path is NULL");
+  expectError(encrt_model_load("x.encm", nullptr, nullptr),
+              ENCRT_INVALID_ARGUMENT, "out_model is NULL");
+  encrt_model_options o;
+  encrt_model_options_initialize(&o);
+  o.num_threads = -2;
+  expectError(encrt_model_load("x.encm", &o, &m), ENCRT_INVALID_ARGUMENT,
+              "num_threads is -2");
+  encrt_session *s = nullptr;
+  expectError(encrt_session_create(nullptr, nullptr, &s),
+              ENCRT_INVALID_ARGUMENT, "model is NULL");
+  int64_t n;
+  expectError(encrt_model_tokenize(nullptr, "x", nullptr, 0, &n),
+              ENCRT_INVALID_ARGUMENT, "model is NULL");
+  expectError(encrt_session_embed(nullptr, nullptr, 0, nullptr),
+              ENCRT_INVALID_ARGUMENT, "session is NULL");
+  EXPECT_EQ(encrt_status_get_code(nullptr), ENCRT_OK);
+  EXPECT_STREQ(encrt_status_message(nullptr), "");
+  encrt_status_free(nullptr);
+  encrt_model_release(nullptr);
+  encrt_session_release(nullptr);
+  encrt_model_info info;
+  encrt_model_get_info(nullptr, &info);
+  EXPECT_EQ(info.hidden_size, 0);
+  encrt_model_get_info(nullptr, nullptr);
+  EXPECT_EQ(encrt_session_profile_count(nullptr), 0);
+  encrt_step_profile p;
+  encrt_session_profile_get(nullptr, 0, &p);
+  EXPECT_EQ(p.calls, 0);
+  encrt_model_options_initialize(nullptr);
+  encrt_session_options_initialize(nullptr);
+
+  encrt_model *real = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(real, nullptr);
+  expectError(encrt_model_tokenize(real, nullptr, nullptr, 0, &n),
+              ENCRT_INVALID_ARGUMENT, "text is NULL");
+  expectError(encrt_model_tokenize(real, "x", nullptr, 0, nullptr),
+              ENCRT_INVALID_ARGUMENT, "out_count is NULL");
+  expectError(encrt_model_tokenize(real, "x", nullptr, 5, &n),
+              ENCRT_INVALID_ARGUMENT, "out_ids is NULL");
+  expectError(encrt_session_create(real, nullptr, nullptr),
+              ENCRT_INVALID_ARGUMENT, "out_session is NULL");
+  ASSERT_EQ(encrt_session_create(real, nullptr, &s), nullptr);
+  float out[H];
+  expectError(encrt_session_embed(s, nullptr, 1, out), ENCRT_INVALID_ARGUMENT,
+              "texts is NULL");
+  const char *texts[] = {"hello"};
+  expectError(encrt_session_embed(s, texts, 1, nullptr),
+              ENCRT_INVALID_ARGUMENT, "out_embeddings is NULL");
+  expectError(encrt_session_embed(s, texts, -1, out), ENCRT_INVALID_ARGUMENT,
+              "count is -1");
+  encrt_session_release(s);
+  encrt_model_release(real);
+}
+
+TEST_F(RuntimeTest, CppWrapper) {
+  std::string path = write(writeArtifact(TestModel::spec(kernels())));
+  encrt::Model model(path, {2, ""});
+  EXPECT_EQ(model.info().hidden_size, H);
+  EXPECT_EQ(model.tokenize("hello world"), (std::vector<int32_t>{2, 4, 5, 3}));
+  encrt::Session session(model, true);
+  Batch b = makeBatch(3, 10, 9);
+  encrt::RunResult r = session.run(b.ids, b.lengths, 10);
+  ASSERT_EQ(r.hidden.size(), size_t(3 * 10 * H));
+  ASSERT_EQ(r.pooled.size(), size_t(3 * H));
+  checkOutputs(b, r.hidden, r.pooled);
+  std::vector<float> emb = session.embed({"hello world", "the"});
+  ASSERT_EQ(emb.size(), size_t(2 * H));
+  EXPECT_NEAR(emb[0], (TestModel::expected(2, 0) + TestModel::expected(4, 0) +
+                       TestModel::expected(5, 0) + TestModel::expected(3, 0)) / 4,
+              kTol);
+  EXPECT_EQ(session.profile().size(), 4u);
+  encrt::Session moved = std::move(session);
+  EXPECT_EQ(moved.embed({"a"}).size(), size_t(H));
+
+  try {
+    b.lengths[0] = 11;
+    moved.run(b.ids, b.lengths, 10);
+    FAIL() << "expected encrt::Error";
+  } catch (const encrt::Error &e) {
+    EXPECT_EQ(e.code(), ENCRT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("lengths[0] is 11"), std::string::npos)
+        << e.what();
+  }
+  try {
+    encrt::Model missing(dir_ + "/missing.encm");
+    FAIL() << "expected encrt::Error";
+  } catch (const encrt::Error &e) {
+    EXPECT_EQ(e.code(), ENCRT_IO_ERROR);
+    EXPECT_NE(std::string(e.what()).find("missing.encm: cannot open"),
+              std::string::npos)
+        << e.what();
+  }
+}

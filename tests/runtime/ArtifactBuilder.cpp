@@ -1,0 +1,185 @@
+//===- ArtifactBuilder.cpp - Writes .encm files for the runtime tests -----===//
+#include "ArtifactBuilder.h"
+
+#include "encrt/checksum.h"
+#include "encrt/schema_version.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace encrt::test {
+
+namespace {
+
+constexpr uint64_t kAlign = 64;
+
+uint64_t alignUp(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+struct Layout {
+  uint64_t weightsOffset = 0;
+  std::vector<uint64_t> codeOffsets;
+};
+
+std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
+  flatbuffers::FlatBufferBuilder b;
+  b.ForceDefaults(true); // fixed size whatever the offsets are
+  std::vector<flatbuffers::Offset<encm::Value>> values;
+  for (size_t i = 0; i < s.values.size(); ++i) {
+    const SpecValue &v = s.values[i];
+    values.push_back(encm::CreateValueDirect(
+        b, v.id.value_or(static_cast<uint32_t>(i)), v.name.c_str(), v.kind,
+        v.dtype, &v.shape, v.weightOffset, v.weightBytes, v.firstStep,
+        v.lastStep));
+  }
+  std::vector<flatbuffers::Offset<encm::Step>> steps;
+  for (const SpecStep &st : s.steps)
+    steps.push_back(encm::CreateStepDirect(b, st.kernel.c_str(), st.op.c_str(),
+                                           &st.operands, st.numResults,
+                                           &st.iattrs, &st.fattrs));
+  std::vector<flatbuffers::Offset<encm::CodeObject>> codes;
+  for (size_t i = 0; i < s.codes.size(); ++i) {
+    const SpecCode &c = s.codes[i];
+    std::vector<flatbuffers::Offset<flatbuffers::String>> features;
+    for (const auto &f : c.features)
+      features.push_back(b.CreateString(f));
+    codes.push_back(encm::CreateCodeObjectDirect(
+        b, c.target.c_str(), &features, c.offset.value_or(layout.codeOffsets[i]),
+        c.size.value_or(c.bytes.size())));
+  }
+  flatbuffers::Offset<encm::Tokenizer> tokenizer = 0;
+  if (s.tokenizer) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> vocab;
+    for (const auto &t : s.tokenizer->vocab)
+      vocab.push_back(b.CreateString(t));
+    tokenizer = encm::CreateTokenizerDirect(
+        b, &vocab, true, true, true, s.tokenizer->unkId, s.tokenizer->clsId,
+        s.tokenizer->sepId, s.tokenizer->padId, 100);
+  }
+  std::vector<std::string> passesStr = {"canonicalize"};
+  std::vector<flatbuffers::Offset<flatbuffers::String>> passes;
+  for (const auto &p : passesStr)
+    passes.push_back(b.CreateString(p));
+  auto metadata = encm::CreateMetadataDirect(
+      b, s.architecture.c_str(), s.hiddenSize, s.numLayers, s.numHeads,
+      4 * s.hiddenSize, s.vocabSize, s.maxSeq, "gelu", 1e-12f,
+      s.pooling.c_str(), s.normalize, &passes, "test", "ArtifactBuilder");
+  auto model = encm::CreateModelDirect(
+      b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
+      s.weightsOffset.value_or(layout.weightsOffset),
+      s.weightsSize.value_or(s.weights.size()), &codes, tokenizer);
+  encm::FinishModelBuffer(b, model);
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+} // namespace
+
+std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
+  Layout layout;
+  layout.codeOffsets.assign(spec.codes.size(), 0);
+  size_t tableSize = buildTable(spec, layout).size();
+  layout.weightsOffset = alignUp(tableSize);
+  uint64_t end = alignUp(layout.weightsOffset + spec.weights.size());
+  for (size_t i = 0; i < spec.codes.size(); ++i) {
+    layout.codeOffsets[i] = end;
+    end = alignUp(end + spec.codes[i].bytes.size());
+  }
+  std::vector<uint8_t> table = buildTable(spec, layout);
+  if (table.size() != tableSize)
+    throw std::logic_error("ArtifactBuilder: table size changed");
+  std::vector<uint8_t> file(end + ENCM_TRAILER_SIZE, 0);
+  std::memcpy(file.data(), table.data(), table.size());
+  if (!spec.weights.empty())
+    std::memcpy(file.data() + layout.weightsOffset, spec.weights.data(),
+                spec.weights.size());
+  for (size_t i = 0; i < spec.codes.size(); ++i)
+    std::memcpy(file.data() + layout.codeOffsets[i], spec.codes[i].bytes.data(),
+                spec.codes[i].bytes.size());
+  std::memcpy(file.data() + end, ENCM_TRAILER_MAGIC, 8);
+  resealChecksum(file);
+  return file;
+}
+
+void resealChecksum(std::vector<uint8_t> &file) {
+  uint64_t body = file.size() - ENCM_TRAILER_SIZE;
+  uint64_t sum = encm_checksum64(file.data(), body);
+  std::memcpy(file.data() + body + 8, &sum, 8);
+}
+
+void writeFile(const std::string &path, const std::vector<uint8_t> &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char *>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out)
+    throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<uint8_t> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+float TestModel::table(int32_t id, int32_t h) {
+  return std::sin(0.37f * static_cast<float>(id * kHidden + h));
+}
+
+float TestModel::bias(int32_t h) { return 0.01f * static_cast<float>(h); }
+
+ArtifactSpec TestModel::spec(const std::vector<uint8_t> &kernels, bool pooled) {
+  using K = encm::ValueKind;
+  using D = encm::DType;
+  ArtifactSpec s;
+  s.schemaVersion = ENCM_SCHEMA_VERSION;
+  s.hiddenSize = kHidden;
+  s.vocabSize = kVocab;
+  s.maxSeq = kMaxSeq;
+  s.pooling = pooled ? "mean" : "none";
+
+  // Weights: table [V,H] at 0, bias [H] at the next 64-byte boundary.
+  const uint64_t tableBytes = uint64_t(kVocab) * kHidden * 4;
+  const uint64_t biasOffset = alignUp(tableBytes);
+  s.weights.assign(biasOffset + kHidden * 4, 0);
+  for (int32_t v = 0; v < kVocab; ++v)
+    for (int32_t h = 0; h < kHidden; ++h) {
+      float x = table(v, h);
+      std::memcpy(s.weights.data() + (uint64_t(v) * kHidden + h) * 4, &x, 4);
+    }
+  for (int32_t h = 0; h < kHidden; ++h) {
+    float x = bias(h);
+    std::memcpy(s.weights.data() + biasOffset + uint64_t(h) * 4, &x, 4);
+  }
+
+  const int64_t H = kHidden;
+  s.values = {
+      {"ids", K::Input, D::I32, {-1, -2}},
+      {"lengths", K::Input, D::I32, {-1}},
+      {"table", K::Weight, D::F32, {kVocab, H}, 0, tableBytes},
+      {"bias", K::Weight, D::F32, {H}, biasOffset, uint64_t(H) * 4},
+      {"emb", K::Activation, D::F32, {-1, -2, H}, 0, 0, 0, 2},
+      {"scaled", K::Activation, D::F32, {-1, -2, H}, 0, 0, 1, 2},
+      {"hidden", K::Output, D::F32, {-1, -2, H}, 0, 0, 2, pooled ? 3 : 2},
+  };
+  s.steps = {
+      {"test_embed", "enc.embedding", {0, 2, 3, 4}, 1, {H}, {}},
+      {"test_scale", "enc.scale", {4, 5}, 1, {H}, {0.5f}},
+      {"test_add", "enc.add", {5, 4, 6}, 1, {H}, {}},
+  };
+  s.inputs = {0, 1};
+  s.outputs = {6};
+  if (pooled) {
+    s.values.push_back({"pooled", K::Output, D::F32, {-1, H}, 0, 0, 3, 3});
+    s.steps.push_back({"test_mean_pool", "enc.pool", {6, 1, 7}, 1, {H}, {}});
+    s.outputs.push_back(7);
+  }
+  s.codes = {{"cpu-x86-64-v2", {"sse4.2"}, kernels}};
+  SpecTokenizer tok;
+  tok.vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world", "##s",
+               ",", "the", "a"};
+  s.tokenizer = tok;
+  return s;
+}
+
+} // namespace encrt::test

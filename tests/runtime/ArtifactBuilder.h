@@ -1,0 +1,93 @@
+//===- ArtifactBuilder.h - Writes .encm files for the runtime tests -------===//
+//
+// Test-only: a plain description of an artifact (every field settable, so
+// tests can write deliberately wrong ones) and a writer that lays it out as
+// artifact.fbs describes (FlatBuffer, 64-aligned weights, code objects,
+// checksum trailer). The real writer is compiler/ArtifactWriter.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCRT_TESTS_ARTIFACTBUILDER_H
+#define ENCRT_TESTS_ARTIFACTBUILDER_H
+
+#include "encrt/artifact_generated.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace encrt::test {
+
+struct SpecValue {
+  std::string name;
+  encm::ValueKind kind = encm::ValueKind::Activation;
+  encm::DType dtype = encm::DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t weightOffset = 0, weightBytes = 0;
+  int32_t firstStep = -1, lastStep = -1;
+  std::optional<uint32_t> id; ///< default: the index
+};
+
+struct SpecStep {
+  std::string kernel, op;
+  std::vector<uint32_t> operands;
+  uint32_t numResults = 1;
+  std::vector<int64_t> iattrs;
+  std::vector<float> fattrs;
+};
+
+struct SpecCode {
+  std::string target;
+  std::vector<std::string> features;
+  std::vector<uint8_t> bytes;
+  std::optional<uint64_t> offset, size; ///< default: where it is written
+};
+
+struct SpecTokenizer {
+  std::vector<std::string> vocab;
+  int32_t unkId = 1, clsId = 2, sepId = 3, padId = 0;
+};
+
+struct ArtifactSpec {
+  uint32_t schemaVersion;
+  std::string architecture = "bert", pooling = "mean";
+  int32_t hiddenSize = 0, numLayers = 1, numHeads = 1, vocabSize = 0,
+          maxSeq = 0;
+  bool normalize = false;
+  std::vector<SpecValue> values;
+  std::vector<SpecStep> steps;
+  std::vector<uint32_t> inputs, outputs;
+  std::vector<uint8_t> weights;                 ///< the weights region
+  std::optional<uint64_t> weightsOffset, weightsSize; ///< default: actual
+  std::vector<SpecCode> codes;
+  std::optional<SpecTokenizer> tokenizer;
+};
+
+/// The complete file, trailer included.
+std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec);
+
+/// Recomputes the trailer checksum over [0, size - 16).
+void resealChecksum(std::vector<uint8_t> &file);
+
+void writeFile(const std::string &path, const std::vector<uint8_t> &bytes);
+std::vector<uint8_t> readFile(const std::string &path);
+
+/// The test model of the runtime tests (hidden 32, vocab 50, max_seq 64):
+///   emb = table[ids] + bias; scaled = 0.5 * emb; hidden = scaled + emb;
+///   pooled = mean of hidden over valid tokens.
+/// `kernels` is the code object (TestKernels.cpp built as a shared object).
+struct TestModel {
+  static constexpr int32_t kHidden = 32, kVocab = 50, kMaxSeq = 64;
+  static float table(int32_t id, int32_t h);
+  static float bias(int32_t h);
+  /// The expected hidden row of token `id` (1.5 * (table[id] + bias)).
+  static float expected(int32_t id, int32_t h) {
+    return 1.5f * (table(id, h) + bias(h));
+  }
+  static ArtifactSpec spec(const std::vector<uint8_t> &kernels,
+                           bool pooled = true);
+};
+
+} // namespace encrt::test
+
+#endif // ENCRT_TESTS_ARTIFACTBUILDER_H

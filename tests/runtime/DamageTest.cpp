@@ -1,0 +1,319 @@
+//===- DamageTest.cpp - Damaged and inconsistent artifacts ----------------===//
+//
+// Every damaged or inconsistent artifact must give a non-OK status with a
+// message naming the problem, and never crash. Inconsistent-but-sealed files
+// (valid checksum) reach the version and semantic checks.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include "encrt/checksum.h"
+#include "encrt/schema_version.h"
+
+#include <cstring>
+#include <random>
+
+using namespace encrt::test;
+using K = encm::ValueKind;
+using D = encm::DType;
+
+namespace {
+
+constexpr auto kBad = ENCRT_INVALID_ARTIFACT;
+
+/// [start, end) of the weights region and of the first code object.
+struct Regions {
+  uint64_t table, weightsBegin, weightsEnd, codeBegin, codeEnd, size;
+};
+
+Regions regionsOf(const std::vector<uint8_t> &file) {
+  const encm::Model *m = encm::GetModel(file.data());
+  const encm::CodeObject *co = m->code_objects()->Get(0);
+  return {m->weights_offset(), m->weights_offset(),
+          m->weights_offset() + m->weights_size(), co->offset(),
+          co->offset() + co->size(), file.size()};
+}
+
+} // namespace
+
+TEST_F(RuntimeTest, MissingAndNonRegularFiles) {
+  encrt_model *m = nullptr;
+  std::string missing = dir_ + "/nope.encm";
+  expectError(encrt_model_load(missing.c_str(), nullptr, &m), ENCRT_IO_ERROR,
+              "nope.encm: cannot open (No such file or directory)");
+  expectError(encrt_model_load(dir_.c_str(), nullptr, &m), ENCRT_IO_ERROR,
+              "not a regular file");
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(RuntimeTest, TruncatedAtManyOffsets) {
+  const auto file = writeArtifact(TestModel::spec(kernels()));
+  Regions r = regionsOf(file);
+  std::vector<uint64_t> sizes = {0, 1, 7, 8, 16, 23, 24, 100,
+                                 r.weightsBegin, r.weightsBegin + 1,
+                                 r.codeBegin, r.codeEnd, file.size() - 16,
+                                 file.size() - 9, file.size() - 1};
+  for (uint64_t s = 31; s < file.size(); s += file.size() / 37)
+    sizes.push_back(s);
+  for (uint64_t size : sizes) {
+    SCOPED_TRACE("truncated to " + std::to_string(size));
+    std::vector<uint8_t> cut(file.begin(), file.begin() + size);
+    std::string path = write(cut);
+    encrt_model *m = nullptr;
+    encrt_status *st = encrt_model_load(path.c_str(), nullptr, &m);
+    ASSERT_NE(st, nullptr);
+    EXPECT_EQ(m, nullptr);
+    EXPECT_EQ(encrt_status_get_code(st), kBad);
+    std::string msg = encrt_status_message(st);
+    bool named = msg.find("file too small") != std::string::npos ||
+                 msg.find("trailer (file damaged or truncated)") !=
+                     std::string::npos ||
+                 msg.find("checksum mismatch") != std::string::npos ||
+                 msg.find("not an .encm artifact") != std::string::npos;
+    EXPECT_TRUE(named) << msg;
+    EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+    encrt_status_free(st);
+  }
+  // The exact messages for the classic cases.
+  expectLoadError({}, kBad, "file too small (0 bytes)");
+  expectLoadError(std::vector<uint8_t>(file.begin(), file.end() - 1), kBad,
+                  "no ENCMSUM1 trailer (file damaged or truncated)");
+}
+
+TEST_F(RuntimeTest, ByteFlipsInEveryRegionAreCaught) {
+  const auto file = writeArtifact(TestModel::spec(kernels()));
+  Regions r = regionsOf(file);
+  std::mt19937 rng(1234);
+  const std::pair<uint64_t, uint64_t> regions[] = {
+      {8, r.table},                 // the FlatBuffer (past the identifier)
+      {r.weightsBegin, r.weightsEnd}, // weights
+      {r.codeBegin, r.codeEnd},     // code object
+      {r.size - 8, r.size},         // stored checksum
+  };
+  for (auto [begin, end] : regions) {
+    for (int i = 0; i < 12; ++i) {
+      uint64_t at = begin + rng() % (end - begin);
+      auto damaged = file;
+      damaged[at] ^= static_cast<uint8_t>(1 + rng() % 255);
+      SCOPED_TRACE("flip at " + std::to_string(at));
+      expectLoadError(damaged, kBad,
+                      "checksum mismatch (file damaged or truncated)");
+    }
+  }
+  auto badMagic = file;
+  badMagic[file.size() - 16] = 'X';
+  expectLoadError(badMagic, kBad, "no ENCMSUM1 trailer");
+}
+
+TEST_F(RuntimeTest, ResealedFlipsInTheTableNeverCrash) {
+  // Flips with a valid checksum reach the verifier and semantic checks; any
+  // outcome but a crash is fine (some flips are harmless).
+  const auto file = writeArtifact(TestModel::spec(kernels()));
+  Regions r = regionsOf(file);
+  std::mt19937 rng(99);
+  int rejected = 0;
+  for (int i = 0; i < 300; ++i) {
+    auto damaged = file;
+    damaged[rng() % r.table] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    resealChecksum(damaged);
+    std::string path = write(damaged);
+    encrt_model *m = nullptr;
+    encrt_status *st = encrt_model_load(path.c_str(), nullptr, &m);
+    if (st) {
+      ++rejected;
+      EXPECT_EQ(m, nullptr);
+      EXPECT_NE(std::string(encrt_status_message(st)).find(path), std::string::npos);
+    }
+    encrt_status_free(st);
+    encrt_model_release(m);
+  }
+  EXPECT_GT(rejected, 50);
+}
+
+TEST_F(RuntimeTest, WrongIdentifierAndVersion) {
+  auto file = writeArtifact(TestModel::spec(kernels()));
+  std::memcpy(file.data() + 4, "ONNX", 4);
+  resealChecksum(file);
+  expectLoadError(file, kBad, "not an .encm artifact (no \"ENCM\" file identifier)");
+
+  auto spec = TestModel::spec(kernels());
+  spec.schemaVersion = 7;
+  expectLoadError(writeArtifact(spec), kBad,
+                  "schema version 7, this runtime reads version 1 (recompile "
+                  "with a matching encc)");
+}
+
+TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {
+  struct Case {
+    const char *name;
+    void (*mutate)(ArtifactSpec &);
+    encrt_status_code code;
+    std::string fragment;
+  };
+  const Case cases[] = {
+      {"operand id", [](ArtifactSpec &s) { s.steps[1].operands[0] = 999; }, kBad,
+       "step 1 operand 0 refers to value 999 (artifact has 8 values)"},
+      {"value id", [](ArtifactSpec &s) { s.values[3].id = 5; }, kBad,
+       "value 3 has id 5"},
+      {"input id", [](ArtifactSpec &s) { s.inputs[1] = 40; }, kBad,
+       "input 1 (lengths) refers to value 40"},
+      {"output id", [](ArtifactSpec &s) { s.outputs[1] = 8; }, kBad,
+       "output 1 (pooled) refers to value 8"},
+      {"three inputs", [](ArtifactSpec &s) { s.inputs.push_back(1); }, kBad,
+       "expected 2 inputs (ids, lengths), found 3"},
+      {"ids dtype", [](ArtifactSpec &s) { s.values[0].dtype = D::F32; }, kBad,
+       "input 0 (ids, value 0) must be an I32 Input of shape [-1,-2], found F32"},
+      {"lengths shape", [](ArtifactSpec &s) { s.values[1].shape = {-1, 1}; },
+       kBad, "input 1 (lengths, value 1) must be an I32 Input of shape [-1]"},
+      {"output kind",
+       [](ArtifactSpec &s) { s.values[7].kind = K::Activation; }, kBad,
+       "output 1 (pooled, value 7) must be an F32 Output of shape [-1,32]"},
+      {"hidden shape", [](ArtifactSpec &s) { s.values[6].shape = {-1, -2, 16}; },
+       kBad, "output 0 (hidden, value 6) must be an F32 Output of shape [-1,-2,32]"},
+      {"bad dim", [](ArtifactSpec &s) { s.values[4].shape = {-1, -3, 32}; }, kBad,
+       "value 4 shape [-1,-3,32] dim 1 is -3"},
+      {"weight dynamic", [](ArtifactSpec &s) { s.values[3].shape = {-1}; }, kBad,
+       "weight value 3 has a dynamic shape [-1]"},
+      {"weight bytes", [](ArtifactSpec &s) { s.values[3].weightBytes = 64; },
+       kBad, "weight value 3 has weight_bytes 64, its shape [32] needs 128"},
+      {"weight offset",
+       [](ArtifactSpec &s) { s.values[3].weightOffset = 1 << 20; }, kBad,
+       "weight value 3 [1048576, +128) lies outside the weights region"},
+      {"weight overflow",
+       [](ArtifactSpec &s) { s.values[3].weightOffset = ~uint64_t(63); }, kBad,
+       "lies outside the weights region"},
+      {"weight unaligned", [](ArtifactSpec &s) { s.values[3].weightOffset += 4; },
+       kBad, "weight value 3 weight_offset 6404 is not 64-byte aligned"},
+      {"weights region",
+       [](ArtifactSpec &s) { s.weightsSize = uint64_t(1) << 40; }, kBad,
+       "weights region [" /* ... */},
+      {"weights unaligned", [](ArtifactSpec &s) { s.weightsOffset = 100; }, kBad,
+       "weights_offset 100 is not 64-byte aligned"},
+      {"code offset", [](ArtifactSpec &s) { s.codes[0].offset = 1u << 30; }, kBad,
+       "code object 0 (cpu-x86-64-v2) [1073741824, +"},
+      {"code size", [](ArtifactSpec &s) { s.codes[0].size = 0; }, kBad,
+       "code object 0 (cpu-x86-64-v2) [" /* size 0 */},
+      {"code unaligned", [](ArtifactSpec &s) { s.codes[0].offset = 8; }, kBad,
+       "code object 0 (cpu-x86-64-v2) offset 8 is not 64-byte aligned"},
+      {"no code", [](ArtifactSpec &s) { s.codes.clear(); }, kBad,
+       "no code objects"},
+      {"num results", [](ArtifactSpec &s) { s.steps[2].numResults = 4; }, kBad,
+       "step 2 has 4 results but only 3 operands"},
+      {"writes weight", [](ArtifactSpec &s) { s.steps[1].operands[1] = 2; },
+       kBad, "step 1 writes value 2 of kind Weight (results must be Activation or Output)"},
+      {"writes input", [](ArtifactSpec &s) { s.steps[1].operands[1] = 0; },
+       kBad, "step 1 writes value 0 of kind Input"},
+      {"live range", [](ArtifactSpec &s) { s.values[4].lastStep = 1; }, kBad,
+       "step 2 uses value 4 outside its live range [0, 1]"},
+      {"first step", [](ArtifactSpec &s) { s.values[5].firstStep = 9; }, kBad,
+       "value 5 first_step 9 is out of range (artifact has 4 steps)"},
+      {"last step", [](ArtifactSpec &s) { s.values[5].lastStep = 17; }, kBad,
+       "value 5 last_step 17 is out of range"},
+      {"no steps", [](ArtifactSpec &s) { s.steps.clear(); }, kBad, "no steps"},
+      {"unknown dtype", [](ArtifactSpec &s) { s.values[4].dtype = D(9); }, kBad,
+       "value 4 has unknown dtype 9"},
+      {"unknown kind", [](ArtifactSpec &s) { s.values[4].kind = K(7); }, kBad,
+       "value 4 has unknown kind 7"},
+      {"extra input",
+       [](ArtifactSpec &s) {
+         s.values.push_back({"stray", K::Input, D::I32, {-1}});
+       },
+       kBad, "value 8 is an Input but not listed in inputs"},
+      {"metadata", [](ArtifactSpec &s) { s.hiddenSize = 0; }, kBad,
+       "metadata has a non-positive size (hidden_size 0"},
+      {"tokenizer id", [](ArtifactSpec &s) { s.tokenizer->unkId = 10; }, kBad,
+       "tokenizer unk_id 10 is out of range (vocab has 10 entries)"},
+      {"tokenizer vocab",
+       [](ArtifactSpec &s) { s.tokenizer->vocab.resize(60, "x"); }, kBad,
+       "tokenizer vocab has 60 entries, the model's vocab_size is 50"},
+      {"missing kernel", [](ArtifactSpec &s) { s.steps[2].kernel = "test_nope"; },
+       kBad, "step 2 kernel \"test_nope\" is not exported by code object cpu-x86-64-v2"},
+      {"libc kernel", [](ArtifactSpec &s) { s.steps[0].kernel = "malloc"; },
+       kBad, "step 0 kernel \"malloc\" is not exported"},
+      {"empty kernel", [](ArtifactSpec &s) { s.steps[0].kernel = ""; }, kBad,
+       "step 0 has no kernel name"},
+      {"not an ELF",
+       [](ArtifactSpec &s) { s.codes[0].bytes.assign(256, 0x42); }, kBad,
+       "cannot load code object cpu-x86-64-v2"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    ArtifactSpec spec = TestModel::spec(kernels());
+    c.mutate(spec);
+    expectLoadError(writeArtifact(spec), c.code, c.fragment);
+  }
+}
+
+TEST_F(RuntimeTest, CodeObjectSelection) {
+  // Unsupported first, supported second: the second is chosen.
+  ArtifactSpec spec = TestModel::spec(kernels());
+  spec.codes.insert(spec.codes.begin(),
+                    SpecCode{"cpu-x86-64-v9", {"sse4.2", "avx9000"}, kernels(), {}, {}});
+  encrt_model *m = load(writeArtifact(spec));
+  ASSERT_NE(m, nullptr);
+  encrt_model_info info;
+  encrt_model_get_info(m, &info);
+  EXPECT_STREQ(info.cpu_target, "cpu-x86-64-v2");
+  encrt_model_release(m);
+
+  // Forcing a present, supported target.
+  spec.codes.push_back(SpecCode{"cpu-native", {}, kernels(), {}, {}});
+  m = load(writeArtifact(spec), 1, "cpu-native");
+  ASSERT_NE(m, nullptr);
+  encrt_model_get_info(m, &info);
+  EXPECT_STREQ(info.cpu_target, "cpu-native");
+  encrt_model_release(m);
+
+  encrt_model_options o;
+  encrt_model_options_initialize(&o);
+  o.cpu_target = "cpu-x86-64-v3";
+  expectLoadError(writeArtifact(spec), ENCRT_INVALID_ARGUMENT,
+                  "no code object for target cpu-x86-64-v3 (artifact has "
+                  "cpu-x86-64-v9, cpu-x86-64-v2, cpu-native)",
+                  &o);
+  o.cpu_target = "cpu-x86-64-v9";
+  expectLoadError(writeArtifact(spec), ENCRT_UNSUPPORTED,
+                  "target cpu-x86-64-v9 needs features this CPU lacks: avx9000",
+                  &o);
+
+  // Nothing runs here.
+  spec.codes = {{"cpu-x86-64-v9", {"sse4.2", "avx9000"}, kernels(), {}, {}},
+                {"cpu-x86-64-v10", {"avx9001"}, kernels(), {}, {}}};
+  expectLoadError(writeArtifact(spec), ENCRT_UNSUPPORTED,
+                  "no CPU code object runs on this CPU (artifact has "
+                  "cpu-x86-64-v9 needing sse4.2, avx9000; cpu-x86-64-v10 needing "
+                  "avx9001; this CPU lacks avx9000, avx9001)");
+  spec.codes = {{"cuda-sm90", {}, kernels(), {}, {}}};
+  expectLoadError(writeArtifact(spec), ENCRT_UNSUPPORTED,
+                  "artifact has no CPU code object");
+}
+
+TEST_F(RuntimeTest, KernelAbiMismatch) {
+  ArtifactSpec spec = TestModel::spec(kernels());
+  spec.codes[0].bytes = badAbiKernels();
+  expectLoadError(writeArtifact(spec), ENCRT_UNSUPPORTED,
+                  "code object cpu-x86-64-v2 has kernel ABI version 99, this "
+                  "runtime speaks version 1");
+}
+
+TEST_F(RuntimeTest, ManyModelsLoadTheirOwnCode) {
+  // Loading and releasing code objects repeatedly (descriptor numbers are
+  // reused) must always load the artifact's own code: alternate a good and a
+  // bad-ABI object.
+  ArtifactSpec good = TestModel::spec(kernels());
+  ArtifactSpec bad = TestModel::spec(kernels());
+  bad.codes[0].bytes = badAbiKernels();
+  auto goodFile = writeArtifact(good), badFile = writeArtifact(bad);
+  std::vector<encrt_model *> kept;
+  for (int i = 0; i < 6; ++i) {
+    encrt_model *m = load(goodFile, 1);
+    ASSERT_NE(m, nullptr);
+    if (i % 2)
+      kept.push_back(m);
+    else
+      encrt_model_release(m);
+    expectLoadError(badFile, ENCRT_UNSUPPORTED, "kernel ABI version 99");
+  }
+  for (auto *m : kept)
+    encrt_model_release(m);
+}

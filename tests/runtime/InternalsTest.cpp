@@ -1,0 +1,122 @@
+//===- InternalsTest.cpp - Memory plan, thread pool, CPU features ---------===//
+#include "CpuFeatures.h"
+#include "MemoryPlan.h"
+#include "ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+using namespace encrt::rt;
+
+TEST(MemoryPlan, LiveBuffersNeverOverlap) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<ArenaRequest> reqs;
+    int n = 1 + rng() % 40;
+    uint64_t maxLive = 0;
+    for (int i = 0; i < n; ++i) {
+      int32_t first = rng() % 30;
+      int32_t last = first + rng() % 6;
+      reqs.push_back({1 + rng() % 5000, first, last});
+    }
+    std::vector<uint64_t> offsets;
+    uint64_t total = planArena(reqs, offsets);
+    ASSERT_EQ(offsets.size(), reqs.size());
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(offsets[i] % kArenaAlign, 0u);
+      EXPECT_LE(offsets[i] + reqs[i].bytes, total);
+      for (int j = i + 1; j < n; ++j) {
+        bool liveTogether = reqs[i].first <= reqs[j].last && reqs[j].first <= reqs[i].last;
+        bool overlap = offsets[i] < offsets[j] + reqs[j].bytes &&
+                       offsets[j] < offsets[i] + reqs[i].bytes;
+        ASSERT_FALSE(liveTogether && overlap) << "round " << round << " " << i << "," << j;
+      }
+    }
+    // Never worse than giving every buffer its own space.
+    uint64_t sum = 0;
+    for (auto &r : reqs)
+      sum += (r.bytes + 63) / 64 * 64;
+    EXPECT_LE(total, sum);
+    for (int s = 0; s < 36; ++s) {
+      uint64_t live = 0;
+      for (auto &r : reqs)
+        if (r.first <= s && s <= r.last)
+          live += r.bytes;
+      maxLive = std::max(maxLive, live);
+    }
+    EXPECT_GE(total, maxLive);
+  }
+}
+
+TEST(MemoryPlan, ReusesDeadBuffers) {
+  // A chain a -> b -> c -> d: each buffer dies after the next is written, so
+  // two slots suffice.
+  std::vector<ArenaRequest> reqs = {{1000, 0, 1}, {1000, 1, 2}, {1000, 2, 3}, {1000, 3, 4}};
+  std::vector<uint64_t> offsets;
+  EXPECT_EQ(planArena(reqs, offsets), 2 * 1024u);
+  EXPECT_EQ(offsets[0], offsets[2]);
+  EXPECT_NE(offsets[0], offsets[1]);
+  EXPECT_EQ(planArena({}, offsets), 0u);
+}
+
+TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
+  for (int threads : {1, 2, 5}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.numThreads(), threads);
+    for (int32_t n : {1, 2, 3, 7, 64, 1000}) {
+      for (int rep = 0; rep < 20; ++rep) {
+        std::vector<std::atomic<int>> hits(n);
+        pool.parallelFor(
+            n,
+            [](void *ctx, int32_t t, int32_t num) {
+              auto *h = static_cast<std::vector<std::atomic<int>> *>(ctx);
+              if (num == static_cast<int32_t>(h->size()))
+                (*h)[t].fetch_add(1);
+            },
+            &hits);
+        for (int32_t t = 0; t < n; ++t)
+          ASSERT_EQ(hits[t].load(), 1) << threads << " threads, n " << n;
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, ConcurrentCallersAreSerialised) {
+  ThreadPool pool(3);
+  std::atomic<int64_t> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&] {
+      for (int i = 0; i < 200; ++i)
+        pool.parallelFor(
+            16,
+            [](void *ctx, int32_t t, int32_t) {
+              static_cast<std::atomic<int64_t> *>(ctx)->fetch_add(t);
+            },
+            &total);
+    });
+  for (auto &t : callers)
+    t.join();
+  EXPECT_EQ(total.load(), 4 * 200 * (15 * 16 / 2));
+}
+
+TEST(CpuFeatures, KnownAndUnknown) {
+#if defined(__x86_64__)
+  EXPECT_TRUE(cpuSupports("sse2")); // baseline x86-64
+#endif
+  EXPECT_FALSE(cpuSupports("avx9000"));
+  EXPECT_FALSE(cpuSupports(""));
+  // avx512bw implies avx512f; avx2 and fma come with any AVX-512 CPU.
+  if (cpuSupports("avx512bw")) {
+    EXPECT_TRUE(cpuSupports("avx512f"));
+  }
+  if (cpuSupports("avx512f")) {
+    EXPECT_TRUE(cpuSupports("avx2"));
+  }
+  if (cpuSupports("avxvnni")) {
+    EXPECT_TRUE(cpuSupports("avx2"));
+  }
+}

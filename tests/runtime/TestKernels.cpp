@@ -1,0 +1,91 @@
+//===- TestKernels.cpp - A tiny code object for the runtime tests ---------===//
+//
+// Built as a shared object and embedded by the tests as an artifact's CPU
+// code object, so the runtime is testable without the compiler. Each kernel
+// splits its elements evenly over [0, num_tasks).
+//
+//===----------------------------------------------------------------------===//
+#include "encrt/kernel_abi.h"
+
+#include <cstdint>
+
+#ifndef TEST_ABI_VERSION
+#define TEST_ABI_VERSION ENC_KERNEL_ABI_VERSION
+#endif
+
+namespace {
+
+struct Range {
+  int64_t begin, end;
+};
+
+Range share(int64_t total, int32_t task, int32_t numTasks) {
+  return {total * task / numTasks, total * (task + 1) / numTasks};
+}
+
+} // namespace
+
+extern "C" {
+
+// kernel_abi.h's typedef takes the name enc_code_info in C and C++, so the
+// exported function gets its symbol name through an asm label.
+__attribute__((visibility("default"))) const enc_code_info *
+testCodeInfo(void) __asm__("enc_code_info");
+const enc_code_info *testCodeInfo(void) {
+  static const enc_code_info info = {TEST_ABI_VERSION, "cpu-test"};
+  return &info;
+}
+
+/// [ids, table[V,H], bias[H]] -> out[B,S,H] = table[ids] + bias. iattrs: {H}.
+__attribute__((visibility("default"))) void
+test_embed(const enc_step_ctx *ctx, int32_t task, int32_t numTasks) {
+  const int32_t *ids = static_cast<const int32_t *>(ctx->buffers[0]);
+  const float *table = static_cast<const float *>(ctx->buffers[1]);
+  const float *bias = static_cast<const float *>(ctx->buffers[2]);
+  float *out = static_cast<float *>(ctx->buffers[3]);
+  const int64_t h = ctx->iattrs[0];
+  Range r = share(ctx->batch * ctx->seq, task, numTasks);
+  for (int64_t t = r.begin; t < r.end; ++t)
+    for (int64_t j = 0; j < h; ++j)
+      out[t * h + j] = table[ids[t] * h + j] + bias[j];
+}
+
+/// [x] -> y = x * fattrs[0]. iattrs: {H}.
+__attribute__((visibility("default"))) void
+test_scale(const enc_step_ctx *ctx, int32_t task, int32_t numTasks) {
+  const float *x = static_cast<const float *>(ctx->buffers[0]);
+  float *y = static_cast<float *>(ctx->buffers[1]);
+  Range r = share(ctx->batch * ctx->seq * ctx->iattrs[0], task, numTasks);
+  for (int64_t i = r.begin; i < r.end; ++i)
+    y[i] = x[i] * ctx->fattrs[0];
+}
+
+/// [a, b] -> c = a + b. iattrs: {H}.
+__attribute__((visibility("default"))) void
+test_add(const enc_step_ctx *ctx, int32_t task, int32_t numTasks) {
+  const float *a = static_cast<const float *>(ctx->buffers[0]);
+  const float *b = static_cast<const float *>(ctx->buffers[1]);
+  float *c = static_cast<float *>(ctx->buffers[2]);
+  Range r = share(ctx->batch * ctx->seq * ctx->iattrs[0], task, numTasks);
+  for (int64_t i = r.begin; i < r.end; ++i)
+    c[i] = a[i] + b[i];
+}
+
+/// [x[B,S,H], lengths] -> pooled[B,H] = mean of the valid rows. iattrs: {H}.
+__attribute__((visibility("default"))) void
+test_mean_pool(const enc_step_ctx *ctx, int32_t task, int32_t numTasks) {
+  const float *x = static_cast<const float *>(ctx->buffers[0]);
+  const int32_t *lengths = static_cast<const int32_t *>(ctx->buffers[1]);
+  float *out = static_cast<float *>(ctx->buffers[2]);
+  const int64_t h = ctx->iattrs[0];
+  Range r = share(ctx->batch, task, numTasks);
+  for (int64_t b = r.begin; b < r.end; ++b)
+    for (int64_t j = 0; j < h; ++j) {
+      float sum = 0;
+      for (int32_t s = 0; s < lengths[b]; ++s)
+        sum += x[(b * ctx->seq + s) * h + j];
+      out[b * h + j] = sum / lengths[b];
+    }
+}
+
+} // extern "C"
