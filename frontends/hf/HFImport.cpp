@@ -1,0 +1,181 @@
+//===- HFImport.cpp - Hugging Face model folder -> ImportedModel ----------===//
+#include "frontends/hf/HFImport.h"
+#include "frontends/hf/HFUtil.h"
+#include "frontends/hf/SafeTensors.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace encc;
+using llvm::Twine;
+
+ModelWeightNames encc::modelWeightNames(const ModelConfig &c) {
+  ModelWeightNames n;
+  n.word = "embeddings.word_embeddings";
+  n.position = "embeddings.position_embeddings";
+  n.tokenType = "embeddings.token_type_embeddings";
+  n.embNorm = "embeddings.LayerNorm";
+  bool distil = c.modelType == "distilbert";
+  n.tokenTypeSynthetic = distil;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    LayerWeightNames l;
+    if (distil) {
+      std::string p = "transformer.layer." + std::to_string(i) + ".";
+      l = {p + "attention.q_lin",   p + "attention.k_lin",  p + "attention.v_lin",
+           p + "attention.out_lin", p + "sa_layer_norm",    p + "ffn.lin1",
+           p + "ffn.lin2",          p + "output_layer_norm"};
+    } else {
+      std::string p = "encoder.layer." + std::to_string(i) + ".";
+      l = {p + "attention.self.query",
+           p + "attention.self.key",
+           p + "attention.self.value",
+           p + "attention.output.dense",
+           p + "attention.output.LayerNorm",
+           p + "intermediate.dense",
+           p + "output.dense",
+           p + "output.LayerNorm"};
+    }
+    n.layers.push_back(std::move(l));
+  }
+  return n;
+}
+
+std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
+  ModelWeightNames n = modelWeightNames(c);
+  int64_t H = c.hidden, I = c.intermediate;
+  std::vector<WeightSpec> w;
+  auto dense = [&](const std::string &mod, int64_t out, int64_t in) {
+    w.push_back({mod + ".weight", {out, in}});
+    w.push_back({mod + ".bias", {out}});
+  };
+  auto norm = [&](const std::string &mod) {
+    w.push_back({mod + ".weight", {H}});
+    w.push_back({mod + ".bias", {H}});
+  };
+  w.push_back({n.word + ".weight", {c.vocab, H}});
+  w.push_back({n.position + ".weight", {c.maxPositions, H}});
+  w.push_back({n.tokenType + ".weight", {n.tokenTypeSynthetic ? 1 : c.typeVocab, H}});
+  norm(n.embNorm);
+  for (const LayerWeightNames &l : n.layers) {
+    dense(l.query, H, H);
+    dense(l.key, H, H);
+    dense(l.value, H, H);
+    dense(l.attnOut, H, H);
+    norm(l.attnNorm);
+    dense(l.inter, I, H);
+    dense(l.out, H, I);
+    norm(l.outNorm);
+  }
+  return w;
+}
+
+static std::string shapeStr(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+/// Loads every expected tensor (accepting a "bert."-style prefix) into `store`.
+static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c,
+                               mlir::enc::WeightStore &store) {
+  std::string path = dir + "/model.safetensors";
+  if (!fileExists(path)) {
+    if (fileExists(dir + "/model.safetensors.index.json"))
+      return hfError(path + ": missing; sharded safetensors checkpoints are not supported yet");
+    if (fileExists(dir + "/pytorch_model.bin"))
+      return hfError(dir + ": only model.safetensors is supported for now, found pytorch_model.bin "
+                           "(convert it with safetensors.torch.save_file)");
+    return hfError(path + ": missing");
+  }
+  auto file = SafeTensorsFile::open(path);
+  if (!file)
+    return file.takeError();
+
+  std::vector<std::string> prefixes;
+  if (c.modelType == "bert")
+    prefixes = {"bert.", ""};
+  else if (c.modelType == "distilbert")
+    prefixes = {"distilbert.", ""};
+  else
+    prefixes = {"roberta.", c.modelType + ".", ""};
+  std::string prefix;
+  for (const std::string &p : prefixes)
+    if (file->find(p + "embeddings.word_embeddings.weight")) {
+      prefix = p;
+      break;
+    }
+
+  ModelWeightNames names = modelWeightNames(c);
+  for (const WeightSpec &spec : expectedWeights(c)) {
+    if (names.tokenTypeSynthetic && spec.name == names.tokenType + ".weight") {
+      mlir::enc::WeightTensor zeros;
+      zeros.shape = spec.shape;
+      zeros.bytes.assign(size_t(zeros.numElements()) * 4, 0);
+      store.set(spec.name, std::move(zeros));
+      continue;
+    }
+    std::string fileName = prefix + spec.name;
+    const SafeTensorInfo *info = file->find(fileName);
+    if (!info)
+      return hfError(path + ": tensor '" + fileName + "' is missing");
+    if (info->shape != spec.shape)
+      return hfError(path + ": tensor '" + fileName + "' has shape " + shapeStr(info->shape) +
+                     ", expected " + shapeStr(spec.shape));
+    auto t = file->readF32(fileName);
+    if (!t)
+      return t.takeError();
+    store.set(spec.name, std::move(*t));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const std::string &dirIn,
+                                                  const ImportOptions &opts) {
+  std::string dir = dirIn;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  std::string configPath = dir + "/config.json";
+  if (!fileExists(configPath))
+    return hfError(dir + ": not a Hugging Face model folder (no config.json)");
+  auto text = readTextFile(configPath);
+  if (!text)
+    return text.takeError();
+  auto config = parseModelConfig(*text, configPath);
+  if (!config)
+    return config.takeError();
+  ModelConfig &c = *config;
+  if (auto e = readSentenceTransformersConfig(dir, c))
+    return std::move(e);
+
+  int64_t positions = c.maxPositions - c.positionOffset;
+  if (opts.maxSeq != 0) {
+    if (opts.maxSeq < 1 || opts.maxSeq > positions)
+      return hfError(dir + ": --max-seq " + Twine(opts.maxSeq) + " is out of range [1, " +
+                     Twine(positions) + "] (the model's position table)");
+    c.maxSeq = opts.maxSeq;
+  }
+  if (!opts.pooling.empty()) {
+    if (opts.pooling != "none" && opts.pooling != "cls" && opts.pooling != "mean")
+      return hfError("pooling '" + opts.pooling +
+                     "' is not supported (supported: none, cls, mean)");
+    c.pooling = opts.pooling;
+  }
+  if (opts.normalize >= 0)
+    c.normalize = opts.normalize != 0;
+  if (c.pooling == "none")
+    c.normalize = false;
+
+  ImportedModel m;
+  if (auto e = loadWeights(dir, c, m.weights))
+    return std::move(e);
+  auto tok = readTokenizer(dir, c);
+  if (!tok)
+    return tok.takeError();
+  auto module = buildEncModule(ctx, c, dir);
+  if (!module)
+    return module.takeError();
+  m.config = std::move(c);
+  m.tokenizer = std::move(*tok);
+  m.module = std::move(*module);
+  return std::move(m);
+}

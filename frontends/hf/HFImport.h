@@ -1,0 +1,110 @@
+//===- HFImport.h - Hugging Face model folder -> enc module + weights -----===//
+//
+// Reads a Hugging Face model folder (config.json, model.safetensors, vocab.txt
+// or tokenizer.json, optional sentence-transformers modules.json) and builds
+// the `@forward` function of the enc dialect plus the WeightStore its
+// `enc.weight` ops name. Supported: bert, roberta, xlm-roberta, camembert,
+// distilbert. Every error is one line naming the file and field.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_FRONTENDS_HF_HFIMPORT_H
+#define ENCC_FRONTENDS_HF_HFIMPORT_H
+
+#include "ir/WeightStore.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace encc {
+
+struct ModelConfig {
+  std::string modelType; ///< config.json model_type ("bert", "roberta", ...)
+  int64_t hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0;
+  int64_t maxPositions = 0;
+  int64_t typeVocab = 0; ///< 0 for distilbert (no token types)
+  double layerNormEps = 1e-12;
+  std::string hiddenAct;      ///< "gelu" (erf form) | "gelu_new" (tanh form)
+  int64_t positionOffset = 0; ///< 0 for bert; pad_token_id + 1 for roberta-likes
+  /// Compiled maximum sequence length: ImportOptions::maxSeq, else
+  /// sentence_bert_config.json max_seq_length, else maxPositions - positionOffset.
+  int64_t maxSeq = 0;
+  std::string pooling = "none"; ///< "none" | "cls" | "mean"
+  bool normalize = false;       ///< L2-normalise the pooled output
+};
+
+struct TokenizerData {
+  std::vector<std::string> vocab; ///< id -> token; empty if not WordPiece
+  bool lowercase = true, stripAccents = true, splitChinese = true;
+  int32_t unkId = -1, clsId = -1, sepId = -1, padId = -1;
+  std::string note; ///< why `vocab` is empty, if it is
+};
+
+struct ImportOptions {
+  int64_t maxSeq = 0;  ///< 0 = from the model folder
+  std::string pooling; ///< "" = from the model folder; else none|cls|mean
+  int normalize = -1;  ///< -1 = from the model folder; 0/1 override
+};
+
+struct ImportedModel {
+  ModelConfig config;
+  TokenizerData tokenizer;
+  mlir::enc::WeightStore weights;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// Imports the model folder `dir`. Loads the func and enc dialects into `ctx`.
+/// Without modules.json the pooling is "mean" with normalize = true (the
+/// sentence-transformers default for plain encoders); `opts` overrides both.
+llvm::Expected<ImportedModel> importHFModel(mlir::MLIRContext &ctx, const std::string &dir,
+                                            const ImportOptions &opts);
+
+//===----------------------------------------------------------------------===//
+// The pieces importHFModel is made of (exposed for tests and tools)
+//===----------------------------------------------------------------------===//
+
+/// Parses config.json text; `path` prefixes errors. Leaves maxSeq, pooling and
+/// normalize at their defaults.
+llvm::Expected<ModelConfig> parseModelConfig(const std::string &text, const std::string &path);
+
+/// Fills pooling, normalize and (if set there) maxSeq from the
+/// sentence-transformers files of `dir` (modules.json, the Pooling module's
+/// config.json, sentence_bert_config.json). No modules.json: mean + normalize.
+llvm::Error readSentenceTransformersConfig(const std::string &dir, ModelConfig &config);
+
+/// Reads vocab.txt, else tokenizer.json (WordPiece), plus tokenizer_config.json.
+llvm::Expected<TokenizerData> readTokenizer(const std::string &dir, const ModelConfig &config);
+
+/// One weight the model needs: canonical name (no "bert."-style prefix) and shape.
+struct WeightSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+/// Canonical tensor names of the model, used by the IR emitter and the loader.
+struct LayerWeightNames {
+  std::string query, key, value, attnOut, attnNorm, inter, out, outNorm; ///< without .weight/.bias
+};
+struct ModelWeightNames {
+  std::string word, position, tokenType, embNorm;
+  /// Models without token types (distilbert) get a synthesized all-zero
+  /// [1, hidden] table under `tokenType` + ".weight".
+  bool tokenTypeSynthetic = false;
+  std::vector<LayerWeightNames> layers;
+};
+ModelWeightNames modelWeightNames(const ModelConfig &config);
+
+/// Every tensor `enc.weight` will name, with the shape the config implies.
+std::vector<WeightSpec> expectedWeights(const ModelConfig &config);
+
+/// Builds and verifies the enc module for `config` (weights by name only).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildEncModule(mlir::MLIRContext &ctx, const ModelConfig &config, const std::string &sourceName);
+
+} // namespace encc
+
+#endif // ENCC_FRONTENDS_HF_HFIMPORT_H

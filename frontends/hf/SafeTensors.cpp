@@ -1,0 +1,164 @@
+//===- SafeTensors.cpp - Reader for the safetensors file format -----------===//
+#include "frontends/hf/SafeTensors.h"
+#include "frontends/hf/HFUtil.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+using namespace encc;
+using llvm::Twine;
+
+unsigned encc::safeTensorsDTypeSize(const std::string &dtype) {
+  static const std::map<std::string, unsigned> sizes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
+      {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+      {"U32", 4},  {"F32", 4}, {"F64", 8}, {"I64", 8},     {"U64", 8}};
+  auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+float encc::halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else { // subnormal: renormalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400));
+      bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | mant << 13; // inf / nan
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float encc::bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+const SafeTensorInfo *SafeTensorsFile::find(const std::string &name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+llvm::Expected<SafeTensorsFile> SafeTensorsFile::open(const std::string &path) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return hfError(path + ": cannot read: " + buf.getError().message());
+  return fromBuffer(std::move(*buf), path);
+}
+
+llvm::Expected<SafeTensorsFile>
+SafeTensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, const std::string &path) {
+  using nlohmann::json;
+  const uint8_t *base = reinterpret_cast<const uint8_t *>(buffer->getBufferStart());
+  uint64_t fileSize = buffer->getBufferSize();
+  if (fileSize < 8)
+    return hfError(path + ": not a safetensors file: " + Twine(fileSize) +
+                   " bytes, shorter than the 8-byte header length");
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = headerSize << 8 | base[i];
+  if (headerSize > fileSize - 8)
+    return hfError(path + ": header length " + Twine(headerSize) + " exceeds the file size " +
+                   Twine(fileSize));
+
+  const char *hdr = reinterpret_cast<const char *>(base + 8);
+  json header = json::parse(hdr, hdr + headerSize, nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded())
+    return hfError(path + ": header is not valid JSON");
+  if (!header.is_object())
+    return hfError(path + ": header must be a JSON object");
+
+  SafeTensorsFile file;
+  file.path_ = path;
+  file.data_ = base + 8 + headerSize;
+  file.dataSize_ = fileSize - 8 - headerSize;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string &name = it.key();
+    if (name == "__metadata__")
+      continue;
+    std::string where = path + ": tensor '" + name + "'";
+    const json &e = it.value();
+    if (!e.is_object())
+      return hfError(where + ": entry must be an object");
+    auto dt = e.find("dtype"), sh = e.find("shape"), off = e.find("data_offsets");
+    if (dt == e.end() || !dt->is_string())
+      return hfError(where + ": missing or non-string 'dtype'");
+    if (sh == e.end() || !sh->is_array())
+      return hfError(where + ": missing or non-array 'shape'");
+    if (off == e.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
+        !(*off)[1].is_number_unsigned())
+      return hfError(where + ": 'data_offsets' must be [begin, end] with non-negative integers");
+    SafeTensorInfo info;
+    info.dtype = dt->get<std::string>();
+    unsigned elemSize = safeTensorsDTypeSize(info.dtype);
+    if (elemSize == 0)
+      return hfError(where + ": unknown dtype '" + info.dtype + "'");
+    uint64_t numel = 1;
+    for (const json &d : *sh) {
+      if (!d.is_number_unsigned())
+        return hfError(where + ": shape entries must be non-negative integers");
+      uint64_t v = d.get<uint64_t>();
+      if (v > uint64_t(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
+        return hfError(where + ": shape is too large");
+      info.shape.push_back(int64_t(v));
+    }
+    uint64_t nbytes;
+    if (__builtin_mul_overflow(numel, uint64_t(elemSize), &nbytes))
+      return hfError(where + ": shape is too large");
+    info.begin = (*off)[0].get<uint64_t>();
+    info.end = (*off)[1].get<uint64_t>();
+    if (info.begin > info.end || info.end > file.dataSize_)
+      return hfError(where + ": data_offsets [" + Twine(info.begin) + ", " + Twine(info.end) +
+                     "] out of range of the " + Twine(file.dataSize_) + "-byte data section");
+    if (info.end - info.begin != nbytes)
+      return hfError(where + ": data_offsets cover " + Twine(info.end - info.begin) +
+                     " bytes, but shape and dtype " + info.dtype + " need " + Twine(nbytes));
+    file.tensors_.emplace(name, std::move(info));
+  }
+  file.buffer_ = std::move(buffer);
+  return std::move(file);
+}
+
+llvm::Expected<mlir::enc::WeightTensor> SafeTensorsFile::readF32(const std::string &name) const {
+  const SafeTensorInfo *info = find(name);
+  if (!info)
+    return hfError(path_ + ": tensor '" + name + "' is missing");
+  mlir::enc::WeightTensor t;
+  t.type = mlir::enc::WeightType::F32;
+  t.shape = info->shape;
+  uint64_t n = uint64_t(t.numElements());
+  t.bytes.resize(n * 4);
+  const uint8_t *src = data_ + info->begin;
+  float *dst = t.f32();
+  if (info->dtype == "F32") {
+    std::memcpy(dst, src, n * 4);
+  } else if (info->dtype == "F16" || info->dtype == "BF16") {
+    bool half = info->dtype == "F16";
+    for (uint64_t i = 0; i < n; ++i) {
+      uint16_t v = uint16_t(src[2 * i] | src[2 * i + 1] << 8);
+      dst[i] = half ? halfToFloat(v) : bfloat16ToFloat(v);
+    }
+  } else {
+    return hfError(path_ + ": tensor '" + name + "' has dtype " + info->dtype +
+                   "; supported: F32, F16, BF16");
+  }
+  return std::move(t);
+}

@@ -1,0 +1,124 @@
+//===- SentenceTransformers.cpp - Pooling, normalize, max length ----------===//
+//
+// sentence-transformers folders list their modules in modules.json; the
+// Pooling module's config.json picks the pooling mode, a Normalize module
+// L2-normalises the result, and sentence_bert_config.json caps the length.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/hf/HFImport.h"
+#include "frontends/hf/HFUtil.h"
+
+#include "llvm/ADT/StringRef.h"
+#include <nlohmann/json.hpp>
+
+using namespace encc;
+using llvm::Twine;
+using nlohmann::json;
+
+static llvm::Expected<json> readJsonObject(const std::string &path) {
+  auto text = readTextFile(path);
+  if (!text)
+    return text.takeError();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return hfError(path + ": not valid JSON");
+  return std::move(j);
+}
+
+static llvm::Error readPoolingConfig(const std::string &path, ModelConfig &config) {
+  auto j = readJsonObject(path);
+  if (!j)
+    return j.takeError();
+  if (!j->is_object())
+    return hfError(path + ": expected a JSON object");
+  static const char *supported[] = {"pooling_mode_cls_token", "pooling_mode_mean_tokens"};
+  static const char *modes[] = {"cls", "mean"};
+  std::vector<std::string> enabled;
+  std::string mode;
+  for (auto it = j->begin(); it != j->end(); ++it) {
+    if (!llvm::StringRef(it.key()).starts_with("pooling_mode"))
+      continue;
+    if (it.key() == "pooling_mode") { // newer sentence-transformers: a string
+      if (!it->is_string())
+        return hfError(path + ": field 'pooling_mode' must be a string");
+      continue;
+    }
+    if (!it->is_boolean())
+      return hfError(path + ": field '" + it.key() + "' must be a boolean");
+    if (!it->get<bool>())
+      continue;
+    enabled.push_back(it.key());
+    for (int i = 0; i < 2; ++i)
+      if (it.key() == supported[i])
+        mode = modes[i];
+  }
+  if (enabled.size() != 1 || mode.empty()) {
+    std::string list;
+    for (auto &e : enabled)
+      list += (list.empty() ? "" : ", ") + e;
+    return hfError(path + ": pooling modes {" + list +
+                   "} are not supported (supported: exactly one of "
+                   "pooling_mode_cls_token, pooling_mode_mean_tokens)");
+  }
+  config.pooling = mode;
+  return llvm::Error::success();
+}
+
+llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelConfig &config) {
+  std::string modulesPath = dir + "/modules.json";
+  if (!fileExists(modulesPath)) {
+    config.pooling = "mean";
+    config.normalize = true;
+  } else {
+    auto j = readJsonObject(modulesPath);
+    if (!j)
+      return j.takeError();
+    if (!j->is_array())
+      return hfError(modulesPath + ": expected a JSON array of modules");
+    config.pooling = "none";
+    config.normalize = false;
+    for (const json &m : *j) {
+      if (!m.is_object() || !m.contains("type") || !m["type"].is_string())
+        return hfError(modulesPath + ": every module needs a string field 'type'");
+      std::string type = m["type"].get<std::string>();
+      llvm::StringRef kind = llvm::StringRef(type).rsplit('.').second;
+      if (kind.empty())
+        kind = type;
+      std::string sub;
+      if (m.contains("path")) {
+        if (!m["path"].is_string())
+          return hfError(modulesPath + ": field 'path' of module '" + type + "' must be a string");
+        sub = m["path"].get<std::string>();
+      }
+      if (kind == "Transformer")
+        continue;
+      if (kind == "Normalize") {
+        config.normalize = true;
+        continue;
+      }
+      if (kind == "Pooling") {
+        std::string poolDir = sub.empty() ? dir : dir + "/" + sub;
+        if (auto e = readPoolingConfig(poolDir + "/config.json", config))
+          return e;
+        continue;
+      }
+      return hfError(modulesPath + ": module type '" + type +
+                     "' is not supported (supported: Transformer, Pooling, Normalize)");
+    }
+  }
+
+  std::string sbPath = dir + "/sentence_bert_config.json";
+  if (fileExists(sbPath)) {
+    auto j = readJsonObject(sbPath);
+    if (!j)
+      return j.takeError();
+    if (j->is_object() && j->contains("max_seq_length") && !(*j)["max_seq_length"].is_null()) {
+      const json &v = (*j)["max_seq_length"];
+      if (!v.is_number_integer() || v.get<int64_t>() < 1)
+        return hfError(sbPath + ": field 'max_seq_length' must be a positive integer");
+      // Longer than the position table: capped to what the model can embed.
+      config.maxSeq = std::min(v.get<int64_t>(), config.maxPositions - config.positionOffset);
+    }
+  }
+  return llvm::Error::success();
+}

@@ -1,0 +1,192 @@
+//===- Tokenizer.cpp - WordPiece vocabulary -> TokenizerData --------------===//
+//
+// vocab.txt (one token per line) or tokenizer.json (model.type WordPiece,
+// model.vocab: token -> id), then tokenizer_config.json for lowercasing,
+// accent stripping, CJK splitting and the special token texts. BPE and
+// Unigram tokenizers (roberta, xlm-roberta) import with an empty vocabulary:
+// the model still runs on ids, only text embedding is unavailable.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/hf/HFImport.h"
+#include "frontends/hf/HFUtil.h"
+
+#include "llvm/ADT/StringRef.h"
+#include <nlohmann/json.hpp>
+
+#include <unordered_map>
+
+using namespace encc;
+using llvm::Twine;
+using nlohmann::json;
+
+namespace {
+
+struct SpecialTokens {
+  std::string unk, cls, sep, pad;
+};
+
+/// A token field of tokenizer_config.json: "text" or {"content": "text"}.
+void readTokenText(const json &cfg, const char *key, std::string &out) {
+  auto it = cfg.find(key);
+  if (it == cfg.end())
+    return;
+  if (it->is_string())
+    out = it->get<std::string>();
+  else if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+    out = (*it)["content"].get<std::string>();
+}
+
+llvm::Error readBool(const json &obj, const char *key, const std::string &path, bool &out,
+                     bool *wasSet = nullptr) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null())
+    return llvm::Error::success();
+  if (!it->is_boolean())
+    return hfError(path + ": field '" + key + "' must be a boolean or null");
+  out = it->get<bool>();
+  if (wasSet)
+    *wasSet = true;
+  return llvm::Error::success();
+}
+
+/// Fills `vocab` (by id) from a JSON map token -> id; ids must be 0..n-1.
+llvm::Error vocabFromMap(const json &map, const std::string &path,
+                         std::vector<std::string> &vocab) {
+  if (!map.is_object())
+    return hfError(path + ": field 'model.vocab' must be an object mapping tokens to ids");
+  vocab.assign(map.size(), std::string());
+  std::vector<bool> seen(map.size(), false);
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->is_number_integer())
+      return hfError(path + ": vocabulary id of '" + it.key() + "' must be an integer");
+    int64_t id = it->get<int64_t>();
+    if (id < 0 || id >= int64_t(vocab.size()) || seen[id])
+      return hfError(path + ": vocabulary ids must be 0.." + Twine(vocab.size() - 1) +
+                     ", each once; '" + it.key() + "' has " + Twine(id));
+    seen[id] = true;
+    vocab[id] = it.key();
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
+                                                  const ModelConfig &config) {
+  TokenizerData tok;
+  bool robertaLike = config.modelType == "roberta" || config.modelType == "xlm-roberta" ||
+                     config.modelType == "camembert";
+  SpecialTokens names = robertaLike ? SpecialTokens{"<unk>", "<s>", "</s>", "<pad>"}
+                                    : SpecialTokens{"[UNK]", "[CLS]", "[SEP]", "[PAD]"};
+  std::string vocabPath = dir + "/vocab.txt", tjPath = dir + "/tokenizer.json";
+  std::string source;                         // the file the vocabulary came from
+  std::vector<std::string> nonWordPieceVocab; // BPE/Unigram: only for special ids
+  bool lowercaseSet = false, stripSet = false;
+
+  if (fileExists(vocabPath)) {
+    auto text = readTextFile(vocabPath);
+    if (!text)
+      return text.takeError();
+    llvm::StringRef rest(*text);
+    while (!rest.empty()) {
+      auto [line, tail] = rest.split('\n');
+      if (line.ends_with("\r"))
+        line = line.drop_back();
+      tok.vocab.push_back(line.str());
+      rest = tail;
+    }
+    source = vocabPath;
+  } else if (fileExists(tjPath)) {
+    auto text = readTextFile(tjPath);
+    if (!text)
+      return text.takeError();
+    json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object())
+      return hfError(tjPath + ": not a JSON object");
+    auto model = j.find("model");
+    if (model == j.end() || !model->is_object())
+      return hfError(tjPath + ": field 'model' is missing (expected an object)");
+    std::string type = model->contains("type") && (*model)["type"].is_string()
+                           ? (*model)["type"].get<std::string>()
+                           : "";
+    if (type == "WordPiece") {
+      if (!model->contains("vocab"))
+        return hfError(tjPath + ": field 'model.vocab' is missing");
+      if (auto e = vocabFromMap((*model)["vocab"], tjPath, tok.vocab))
+        return std::move(e);
+      source = tjPath;
+      auto norm = j.find("normalizer");
+      if (norm != j.end() && norm->is_object()) {
+        if (auto e = readBool(*norm, "lowercase", tjPath, tok.lowercase, &lowercaseSet))
+          return std::move(e);
+        if (auto e = readBool(*norm, "strip_accents", tjPath, tok.stripAccents, &stripSet))
+          return std::move(e);
+        if (auto e = readBool(*norm, "handle_chinese_chars", tjPath, tok.splitChinese))
+          return std::move(e);
+      }
+    } else {
+      tok.note = tjPath + ": tokenizer model '" + type +
+                 "' is not WordPiece; the model runs on token ids only";
+      if (type == "BPE" && model->contains("vocab"))
+        (void)vocabFromMap((*model)["vocab"], tjPath, nonWordPieceVocab);
+    }
+  } else if (robertaLike) {
+    tok.note = dir + ": no WordPiece vocabulary (vocab.txt or tokenizer.json); the model runs "
+                     "on token ids only";
+  } else {
+    return hfError(dir + ": no vocab.txt or tokenizer.json found");
+  }
+
+  std::string tcPath = dir + "/tokenizer_config.json";
+  if (fileExists(tcPath)) {
+    auto text = readTextFile(tcPath);
+    if (!text)
+      return text.takeError();
+    json cfg = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (cfg.is_discarded() || !cfg.is_object())
+      return hfError(tcPath + ": not a JSON object");
+    if (auto e = readBool(cfg, "do_lower_case", tcPath, tok.lowercase, &lowercaseSet))
+      return std::move(e);
+    if (auto e = readBool(cfg, "strip_accents", tcPath, tok.stripAccents, &stripSet))
+      return std::move(e);
+    if (auto e = readBool(cfg, "tokenize_chinese_chars", tcPath, tok.splitChinese))
+      return std::move(e);
+    readTokenText(cfg, "unk_token", names.unk);
+    readTokenText(cfg, "cls_token", names.cls);
+    readTokenText(cfg, "sep_token", names.sep);
+    readTokenText(cfg, "pad_token", names.pad);
+  }
+  // BERT: accents are stripped iff lowercasing, unless set explicitly.
+  if (!stripSet)
+    tok.stripAccents = tok.lowercase;
+
+  const std::vector<std::string> &lookup = tok.vocab.empty() ? nonWordPieceVocab : tok.vocab;
+  std::unordered_map<std::string, int32_t> ids;
+  for (size_t i = 0; i < lookup.size(); ++i)
+    ids.emplace(lookup[i], int32_t(i));
+  auto idOf = [&](const std::string &text, int32_t fallback, int32_t &out) -> llvm::Error {
+    auto it = ids.find(text);
+    if (it != ids.end()) {
+      out = it->second;
+      return llvm::Error::success();
+    }
+    if (!tok.vocab.empty())
+      return hfError(source + ": special token '" + text + "' is not in the vocabulary");
+    out = fallback;
+    return llvm::Error::success();
+  };
+  // Fallbacks (token ids only): the fairseq ids roberta checkpoints use.
+  if (auto e = idOf(names.unk, 3, tok.unkId))
+    return std::move(e);
+  if (auto e = idOf(names.cls, 0, tok.clsId))
+    return std::move(e);
+  if (auto e = idOf(names.sep, 2, tok.sepId))
+    return std::move(e);
+  if (auto e = idOf(names.pad, 1, tok.padId))
+    return std::move(e);
+
+  if (int64_t(tok.vocab.size()) > config.vocab)
+    return hfError(source + ": " + Twine(tok.vocab.size()) +
+                   " tokens, more than the model's vocab_size " + Twine(config.vocab));
+  return tok;
+}

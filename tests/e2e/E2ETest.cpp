@@ -1,0 +1,54 @@
+//===- E2ETest.cpp - Shared helpers of the end-to-end tests ---------------===//
+
+#include "tests/e2e/E2ETest.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+namespace encc::testing {
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "encc-e2e-XXXXXX").string();
+  path_ = mkdtemp(tmpl.data()) ? tmpl : std::string();
+  if (path_.empty())
+    ADD_FAILURE() << "cannot create a temporary directory";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path_.empty() && !std::getenv("ENCC_KEEP_TEMPS"))
+    std::filesystem::remove_all(path_, ec);
+}
+
+std::string compile(const std::string &modelDir, const std::string &output, int64_t maxSeq,
+                    const std::string &pooling) {
+  CompileOptions opt;
+  opt.modelDir = modelDir;
+  opt.output = output;
+  opt.maxSeq = maxSeq;
+  opt.pooling = pooling;
+  std::string ignored;
+  llvm::raw_string_ostream out(ignored);
+  if (llvm::Error err = compileModel(opt, out, [](const std::string &) {}))
+    return llvm::toString(std::move(err));
+  return "";
+}
+
+double maxRelativeError(const std::vector<double> &actual, const std::vector<double> &expected) {
+  EXPECT_EQ(actual.size(), expected.size());
+  double maxDiff = 0, maxRef = 0;
+  for (size_t i = 0; i < std::min(actual.size(), expected.size()); ++i) {
+    if (!std::isfinite(actual[i]))
+      return INFINITY;
+    maxDiff = std::max(maxDiff, std::fabs(actual[i] - expected[i]));
+    maxRef = std::max(maxRef, std::fabs(expected[i]));
+  }
+  return maxRef > 0 ? maxDiff / maxRef : maxDiff;
+}
+
+} // namespace encc::testing

@@ -1,0 +1,35 @@
+//===- E2ETest.h - Shared helpers of the end-to-end tests -----------------===//
+#ifndef ENCC_TESTS_E2E_E2ETEST_H
+#define ENCC_TESTS_E2E_E2ETEST_H
+
+#include "compiler/driver/CompileDriver.h"
+#include "encrt/encrt.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace encc::testing {
+
+/// A fresh directory under the system temp dir, removed by the destructor.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+/// Compiles `modelDir` to `output`; returns the error text ("" on success).
+std::string compile(const std::string &modelDir, const std::string &output, int64_t maxSeq = 0,
+                    const std::string &pooling = "");
+
+/// max |a - b| / max |b| over the given values.
+double maxRelativeError(const std::vector<double> &actual, const std::vector<double> &expected);
+
+} // namespace encc::testing
+
+#endif

@@ -1,0 +1,118 @@
+//===- ConfigTest.cpp - config.json parsing of the frontend ---------------===//
+#include "frontends/hf/HFImport.h"
+
+#include <gtest/gtest.h>
+
+using namespace encc;
+
+namespace {
+
+const char *kBert = R"({"model_type":"bert","hidden_size":384,"num_hidden_layers":6,
+  "num_attention_heads":12,"intermediate_size":1536,"vocab_size":30522,
+  "max_position_embeddings":512,"type_vocab_size":2,"hidden_act":"gelu",
+  "layer_norm_eps":1e-12,"pad_token_id":0})";
+
+std::string error(const std::string &text) {
+  auto c = parseModelConfig(text, "M/config.json");
+  if (c)
+    return "<no error>";
+  return llvm::toString(c.takeError());
+}
+
+/// kBert with `key` replaced by `value` (raw JSON) or removed (value empty).
+std::string bertWith(const std::string &key, const std::string &value) {
+  std::string s = kBert;
+  size_t at = s.find("\"" + key + "\":");
+  EXPECT_NE(at, std::string::npos) << key;
+  size_t end = s.find_first_of(",}", s.find(':', at));
+  if (value.empty())
+    return s.erase(at, end - at + (s[end] == ',' ? 1 : 0));
+  return s.replace(at, end - at, "\"" + key + "\":" + value);
+}
+
+TEST(ModelConfig, ParsesBert) {
+  auto c = parseModelConfig(kBert, "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->modelType, "bert");
+  EXPECT_EQ(c->hidden, 384);
+  EXPECT_EQ(c->layers, 6);
+  EXPECT_EQ(c->heads, 12);
+  EXPECT_EQ(c->intermediate, 1536);
+  EXPECT_EQ(c->vocab, 30522);
+  EXPECT_EQ(c->maxPositions, 512);
+  EXPECT_EQ(c->typeVocab, 2);
+  EXPECT_EQ(c->hiddenAct, "gelu");
+  EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-12);
+  EXPECT_EQ(c->positionOffset, 0);
+  EXPECT_EQ(c->maxSeq, 512);
+}
+
+TEST(ModelConfig, RobertaOffsetsPositionsByPadPlusOne) {
+  std::string s = kBert;
+  s.replace(s.find("\"bert\""), 6, "\"roberta\"");
+  s.replace(s.find("\"pad_token_id\":0"), 16, "\"pad_token_id\":1");
+  s.replace(s.find("\"max_position_embeddings\":512"), 29, "\"max_position_embeddings\":514");
+  auto c = parseModelConfig(s, "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->positionOffset, 2);
+  EXPECT_EQ(c->maxSeq, 512);
+}
+
+TEST(ModelConfig, ParsesDistilbert) {
+  auto c = parseModelConfig(R"({"model_type":"distilbert","dim":768,"n_layers":6,"n_heads":12,
+    "hidden_dim":3072,"activation":"gelu","vocab_size":30522,"max_position_embeddings":512})",
+                            "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->hidden, 768);
+  EXPECT_EQ(c->intermediate, 3072);
+  EXPECT_EQ(c->typeVocab, 0);
+  EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-12);
+}
+
+TEST(ModelConfig, TanhGeluSpellings) {
+  for (const char *act : {"gelu_new", "gelu_pytorch_tanh", "gelu_fast"}) {
+    auto c = parseModelConfig(bertWith("hidden_act", std::string("\"") + act + "\""), "M");
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    EXPECT_EQ(c->hiddenAct, "gelu_new") << act;
+  }
+}
+
+TEST(ModelConfig, ErrorUnknownModelType) {
+  EXPECT_EQ(error(bertWith("model_type", "\"gpt2\"")),
+            "M/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, "
+            "xlm-roberta, camembert, distilbert)");
+  EXPECT_EQ(error(bertWith("model_type", "")),
+            "M/config.json: field 'model_type' is missing (expected a string)");
+}
+
+TEST(ModelConfig, ErrorMissingOrMistypedField) {
+  EXPECT_EQ(error(bertWith("hidden_size", "")),
+            "M/config.json: field 'hidden_size' is missing (expected an integer)");
+  EXPECT_EQ(error(bertWith("hidden_size", "\"384\"")),
+            "M/config.json: field 'hidden_size' is a string, expected an integer");
+  EXPECT_EQ(error(bertWith("num_hidden_layers", "6.5")),
+            "M/config.json: field 'num_hidden_layers' is a float, expected an integer");
+  EXPECT_EQ(error(bertWith("vocab_size", "0")),
+            "M/config.json: field 'vocab_size' is 0, expected an integer in [1, 2^31]");
+  EXPECT_EQ(error(bertWith("layer_norm_eps", "\"x\"")),
+            "M/config.json: field 'layer_norm_eps' is a string, expected a number");
+  EXPECT_EQ(error("[1]"), "M/config.json: expected a JSON object");
+  EXPECT_EQ(error("{"), "M/config.json: not valid JSON");
+}
+
+TEST(ModelConfig, ErrorHeadsDoNotDivideHidden) {
+  EXPECT_EQ(error(bertWith("num_attention_heads", "5")),
+            "M/config.json: hidden size 384 is not divisible by the number of attention heads 5");
+}
+
+TEST(ModelConfig, ErrorUnsupportedActivationAndPositions) {
+  EXPECT_EQ(error(bertWith("hidden_act", "\"relu\"")),
+            "M/config.json: hidden_act 'relu' is not supported (supported: gelu, gelu_new, "
+            "gelu_pytorch_tanh, gelu_fast)");
+  std::string s = std::string(kBert);
+  s.insert(1, R"("position_embedding_type":"relative_key",)");
+  EXPECT_EQ(error(s), "M/config.json: position_embedding_type 'relative_key' is not supported "
+                      "(supported: absolute)");
+}
+
+} // namespace

@@ -1,0 +1,384 @@
+//===- ImportTest.cpp - importHFModel on tiny models and MiniLM -----------===//
+//
+// Tiny folders come from tests/support (an independent writer); imported
+// weights are compared bit for bit with what it wrote, and the IR structure
+// is counted op by op.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/hf/HFImport.h"
+#include "ir/EncOps.h"
+#include "tests/support/TinyModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+using namespace encc;
+namespace fs = std::filesystem;
+using encc::testing::TinyModelSpec;
+
+namespace {
+
+std::string freshDir(const std::string &name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("encc_frontend_import_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+std::map<std::string, int> countOps(mlir::ModuleOp m) {
+  std::map<std::string, int> n;
+  m.walk([&](mlir::Operation *op) { n[op->getName().getStringRef().str()]++; });
+  return n;
+}
+
+std::string importError(const std::string &dir, const ImportOptions &opts = {}) {
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, dir, opts);
+  if (m)
+    return "<no error>";
+  return llvm::toString(m.takeError());
+}
+
+void editJson(const std::string &path, const std::function<void(nlohmann::json &)> &f) {
+  nlohmann::json j;
+  {
+    std::ifstream in(path);
+    in >> j;
+  }
+  f(j);
+  std::ofstream(path) << j.dump(2);
+}
+
+/// Every imported tensor equals what the writer stored (prefix stripped).
+void expectWeightsMatch(const ImportedModel &m, const encc::testing::TinyModel &tiny) {
+  size_t compared = 0;
+  for (auto &[name, values] : tiny.weights) {
+    std::string canon = name.substr(tiny.spec.weightPrefix.size());
+    const mlir::enc::WeightTensor *t = m.weights.find(canon);
+    if (!t)
+      continue; // e.g. pooler weights the encoder does not use
+    ASSERT_EQ(t->shape, tiny.shapes.at(name)) << canon;
+    ASSERT_EQ(size_t(t->numElements()), values.size()) << canon;
+    for (size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(double(t->f32()[i]), values[i]) << canon << "[" << i << "]";
+    ++compared;
+  }
+  EXPECT_EQ(compared, m.weights.all().size());
+}
+
+TEST(Import, TinyBertStructureAndWeights) {
+  TinyModelSpec spec;
+  spec.hidden = 32;
+  spec.layers = 3;
+  spec.heads = 4;
+  spec.intermediate = 48;
+  spec.vocab = 100;
+  spec.maxPositions = 40;
+  auto tiny = encc::testing::writeTinyModel(freshDir("bert"), spec);
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  const ModelConfig &c = m->config;
+  EXPECT_EQ(c.hidden, 32);
+  EXPECT_EQ(c.layers, 3);
+  EXPECT_EQ(c.maxSeq, 40); // sentence_bert_config max_seq_length
+  EXPECT_EQ(c.pooling, "mean");
+  EXPECT_TRUE(c.normalize);
+  EXPECT_EQ(m->tokenizer.vocab, encc::testing::tinyVocab(spec));
+  EXPECT_EQ(m->tokenizer.padId, 0);
+  EXPECT_EQ(m->tokenizer.unkId, 1);
+  EXPECT_EQ(m->tokenizer.clsId, 2);
+  EXPECT_EQ(m->tokenizer.sepId, 3);
+  EXPECT_TRUE(m->tokenizer.lowercase);
+  EXPECT_TRUE(m->tokenizer.stripAccents);
+
+  // 5 embedding tensors + 16 per layer.
+  EXPECT_EQ(m->weights.all().size(), 5u + 16u * 3);
+  expectWeightsMatch(*m, tiny);
+
+  auto ops = countOps(*m->module);
+  EXPECT_EQ(ops["enc.weight"], 5 + 16 * 3);
+  EXPECT_EQ(ops["enc.embedding"], 1);
+  EXPECT_EQ(ops["enc.layernorm"], 1 + 2 * 3);
+  EXPECT_EQ(ops["enc.linear"], 6 * 3);
+  EXPECT_EQ(ops["enc.split_heads"], 3 * 3);
+  EXPECT_EQ(ops["enc.matmul"], 2 * 3);
+  EXPECT_EQ(ops["enc.scale"], 3);
+  EXPECT_EQ(ops["enc.mask"], 3);
+  EXPECT_EQ(ops["enc.softmax"], 3);
+  EXPECT_EQ(ops["enc.merge_heads"], 3);
+  EXPECT_EQ(ops["enc.add"], 2 * 3);
+  EXPECT_EQ(ops["enc.gelu"], 3);
+  EXPECT_EQ(ops["enc.pool"], 1);
+  EXPECT_EQ(ops["enc.l2norm"], 1);
+
+  // Weight names are the WeightStore keys, once each; the scale is 1/sqrt(8).
+  std::set<std::string> names;
+  m->module->walk([&](mlir::enc::WeightOp w) {
+    EXPECT_TRUE(names.insert(w.getName().str()).second) << w.getName().str();
+    EXPECT_NE(m->weights.find(w.getName().str()), nullptr) << w.getName().str();
+  });
+  m->module->walk([&](mlir::enc::ScaleOp s) {
+    EXPECT_FLOAT_EQ(s.getFactor().convertToFloat(), 1.0f / std::sqrt(8.0f));
+  });
+  m->module->walk([&](mlir::enc::GeluOp g) { EXPECT_EQ(g.getApproximate(), "none"); });
+  auto fn = m->module->lookupSymbol<mlir::func::FuncOp>("forward");
+  ASSERT_TRUE(fn);
+  EXPECT_EQ(fn.getFunctionType().getNumResults(), 2u);
+}
+
+TEST(Import, TinyRobertaF16WithPrefixAndOptions) {
+  TinyModelSpec spec;
+  spec.modelType = "roberta";
+  spec.dtype = "F16";
+  spec.weightPrefix = "roberta.";
+  spec.act = "gelu_new";
+  spec.pooling = "cls";
+  spec.normalize = false;
+  auto tiny = encc::testing::writeTinyModel(freshDir("roberta"), spec);
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->config.positionOffset, 2);
+  EXPECT_EQ(m->config.maxSeq, 62);
+  EXPECT_EQ(m->config.pooling, "cls");
+  EXPECT_FALSE(m->config.normalize);
+  EXPECT_EQ(m->tokenizer.padId, 1);
+  expectWeightsMatch(*m, tiny);
+  auto ops = countOps(*m->module);
+  EXPECT_EQ(ops["enc.l2norm"], 0);
+  m->module->walk([&](mlir::enc::EmbeddingOp e) { EXPECT_EQ(e.getPositionOffset(), 2u); });
+  m->module->walk([&](mlir::enc::GeluOp g) { EXPECT_EQ(g.getApproximate(), "tanh"); });
+
+  // Options override the folder: no pooling at all, a shorter max length.
+  ImportOptions opts;
+  opts.pooling = "none";
+  opts.maxSeq = 16;
+  auto m2 = importHFModel(ctx, tiny.dir, opts);
+  ASSERT_TRUE(bool(m2)) << llvm::toString(m2.takeError());
+  EXPECT_EQ(m2->config.maxSeq, 16);
+  auto fn = m2->module->lookupSymbol<mlir::func::FuncOp>("forward");
+  EXPECT_EQ(fn.getFunctionType().getNumResults(), 1u);
+  opts.maxSeq = 63;
+  EXPECT_EQ(importError(tiny.dir, opts),
+            tiny.dir + ": --max-seq 63 is out of range [1, 62] (the model's position table)");
+}
+
+TEST(Import, TinyBertBF16AndNoModulesJsonDefaults) {
+  TinyModelSpec spec;
+  spec.dtype = "BF16";
+  spec.weightPrefix = "bert.";
+  spec.pooling = "none"; // no sentence-transformers files at all
+  auto tiny = encc::testing::writeTinyModel(freshDir("bf16"), spec);
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->config.pooling, "mean");
+  EXPECT_TRUE(m->config.normalize);
+  EXPECT_EQ(m->config.maxSeq, 64);
+  expectWeightsMatch(*m, tiny);
+  ImportOptions opts;
+  opts.normalize = 0;
+  auto m2 = importHFModel(ctx, tiny.dir, opts);
+  ASSERT_TRUE(bool(m2));
+  EXPECT_FALSE(m2->config.normalize);
+}
+
+TEST(Import, ErrorsNameFileAndTensor) {
+  TinyModelSpec spec;
+  auto tiny = encc::testing::writeTinyModel(freshDir("errors"), spec);
+  std::string dir = tiny.dir;
+
+  // Config and weights disagree: the tensor and both shapes are named.
+  editJson(dir + "/config.json", [](nlohmann::json &j) { j["intermediate_size"] = 100; });
+  EXPECT_EQ(importError(dir), dir + "/model.safetensors: tensor "
+                                    "'encoder.layer.0.intermediate.dense.weight' has shape "
+                                    "[128, 64], expected [100, 64]");
+  editJson(dir + "/config.json", [](nlohmann::json &j) { j["intermediate_size"] = 128; });
+  EXPECT_EQ(importError(dir), "<no error>");
+
+  // A tensor is missing.
+  {
+    auto w = tiny.weights;
+    auto s = tiny.shapes;
+    w.erase("encoder.layer.1.attention.self.key.bias");
+    encc::testing::writeSafetensors(dir + "/model.safetensors", w, s, "F32");
+    EXPECT_EQ(importError(dir), dir + "/model.safetensors: tensor "
+                                      "'encoder.layer.1.attention.self.key.bias' is missing");
+  }
+
+  // Unsupported pooling mode.
+  editJson(dir + "/1_Pooling/config.json", [](nlohmann::json &j) {
+    j["pooling_mode_mean_tokens"] = false;
+    j["pooling_mode_max_tokens"] = true;
+  });
+  EXPECT_EQ(importError(dir), dir + "/1_Pooling/config.json: pooling modes "
+                                    "{pooling_mode_max_tokens} are not supported (supported: "
+                                    "exactly one of pooling_mode_cls_token, "
+                                    "pooling_mode_mean_tokens)");
+  editJson(dir + "/1_Pooling/config.json", [](nlohmann::json &j) {
+    j["pooling_mode_mean_tokens"] = true;
+    j["pooling_mode_max_tokens"] = false;
+  });
+  ImportOptions bad;
+  bad.pooling = "max";
+  EXPECT_EQ(importError(dir, bad), "pooling 'max' is not supported (supported: none, cls, mean)");
+
+  // Only a PyTorch checkpoint.
+  fs::remove(dir + "/model.safetensors");
+  std::ofstream(dir + "/pytorch_model.bin") << "x";
+  EXPECT_EQ(importError(dir), dir + ": only model.safetensors is supported for now, found "
+                                    "pytorch_model.bin (convert it with "
+                                    "safetensors.torch.save_file)");
+
+  EXPECT_EQ(importError(dir + "/absent"),
+            dir + "/absent: not a Hugging Face model folder (no config.json)");
+}
+
+TEST(Import, DistilbertNamesAndSyntheticTokenTypes) {
+  // Build a distilbert folder from a tiny bert's tensors, renamed.
+  TinyModelSpec spec;
+  spec.pooling = "none";
+  auto tiny = encc::testing::writeTinyModel(freshDir("distil"), spec);
+  std::map<std::string, std::string> rename = {{"attention.self.query", "attention.q_lin"},
+                                               {"attention.self.key", "attention.k_lin"},
+                                               {"attention.self.value", "attention.v_lin"},
+                                               {"attention.output.dense", "attention.out_lin"},
+                                               {"attention.output.LayerNorm", "sa_layer_norm"},
+                                               {"intermediate.dense", "ffn.lin1"},
+                                               {"output.dense", "ffn.lin2"},
+                                               {"output.LayerNorm", "output_layer_norm"}};
+  encc::testing::WeightMap w;
+  encc::testing::ShapeMap s;
+  for (auto &[name, v] : tiny.weights) {
+    std::string n = name;
+    if (n.find("token_type") != std::string::npos || n.find("pooler") != std::string::npos)
+      continue;
+    if (n.rfind("encoder.layer.", 0) == 0) {
+      size_t dot = n.find('.', 14);
+      std::string rest = n.substr(dot + 1), suffix = rest.substr(rest.rfind('.'));
+      std::string mod = rest.substr(0, rest.rfind('.'));
+      ASSERT_TRUE(rename.count(mod)) << mod;
+      n = "transformer.layer." + n.substr(14, dot - 14) + "." + rename[mod] + suffix;
+    }
+    w["distilbert." + n] = v;
+    s["distilbert." + n] = tiny.shapes.at(name);
+  }
+  encc::testing::writeSafetensors(tiny.dir + "/model.safetensors", w, s, "F32");
+  std::ofstream(tiny.dir + "/config.json")
+      << R"({"model_type":"distilbert","dim":64,"n_layers":2,"n_heads":2,"hidden_dim":128,
+             "activation":"gelu","vocab_size":120,"max_position_embeddings":64})";
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  const auto *q = m->weights.find("transformer.layer.1.attention.q_lin.weight");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(double(q->f32()[5]), tiny.weights.at("encoder.layer.1.attention.self.query.weight")[5]);
+  const auto *tt = m->weights.find("embeddings.token_type_embeddings.weight");
+  ASSERT_NE(tt, nullptr);
+  EXPECT_EQ(tt->shape, (std::vector<int64_t>{1, 64}));
+  for (int64_t i = 0; i < tt->numElements(); ++i)
+    ASSERT_EQ(tt->f32()[i], 0.0f);
+}
+
+TEST(Import, TokenizerJsonWordPieceAndBPE) {
+  TinyModelSpec spec;
+  spec.layers = 1;
+  auto tiny = encc::testing::writeTinyModel(freshDir("tokjson"), spec);
+  std::vector<std::string> vocab = encc::testing::tinyVocab(spec);
+  fs::remove(tiny.dir + "/vocab.txt");
+  fs::remove(tiny.dir + "/tokenizer_config.json");
+  nlohmann::json tj;
+  tj["model"]["type"] = "WordPiece";
+  for (size_t i = 0; i < vocab.size(); ++i)
+    tj["model"]["vocab"][vocab[i]] = i;
+  tj["normalizer"] = {{"type", "BertNormalizer"},
+                      {"lowercase", false},
+                      {"strip_accents", nullptr},
+                      {"handle_chinese_chars", false}};
+  std::ofstream(tiny.dir + "/tokenizer.json") << tj.dump();
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->tokenizer.vocab, vocab);
+  EXPECT_FALSE(m->tokenizer.lowercase);
+  EXPECT_FALSE(m->tokenizer.stripAccents); // follows lowercase when null
+  EXPECT_FALSE(m->tokenizer.splitChinese);
+  EXPECT_EQ(m->tokenizer.clsId, 2);
+
+  // A gap in the ids is an error naming the file.
+  tj["model"]["vocab"].erase(vocab[7]);
+  std::ofstream(tiny.dir + "/tokenizer.json") << tj.dump();
+  EXPECT_NE(importError(tiny.dir).find("/tokenizer.json: vocabulary ids must be 0.."),
+            std::string::npos)
+      << importError(tiny.dir);
+
+  // BPE: imports for id-only use, with an empty vocabulary and a note.
+  nlohmann::json bpe;
+  bpe["model"] = {{"type", "BPE"},
+                  {"vocab", {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}}}};
+  std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+  auto b = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  EXPECT_TRUE(b->tokenizer.vocab.empty());
+  EXPECT_NE(b->tokenizer.note.find("is not WordPiece"), std::string::npos) << b->tokenizer.note;
+}
+
+TEST(Import, RealMiniLM) {
+  const char *env = std::getenv("ENCC_MINILM_DIR");
+  ASSERT_TRUE(env && *env) << "ENCC_MINILM_DIR is not set: point it at all-MiniLM-L6-v2 "
+                              "(scripts/test does)";
+  std::string dir = env;
+  ASSERT_TRUE(fs::exists(dir + "/model.safetensors"))
+      << "ENCC_MINILM_DIR=" << dir << " has no model.safetensors";
+  mlir::MLIRContext ctx;
+  auto t0 = std::chrono::steady_clock::now();
+  auto m = importHFModel(ctx, dir, {});
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  std::printf("[ info ] imported %s in %.3f s (%zu tensors, %.1f MB)\n", dir.c_str(), secs,
+              m->weights.all().size(), m->weights.totalBytes() / 1e6);
+  EXPECT_LT(secs, 5.0) << "import is far slower than expected (< 1-2 s)";
+  const ModelConfig &c = m->config;
+  EXPECT_EQ(c.modelType, "bert");
+  EXPECT_EQ(c.layers, 6);
+  EXPECT_EQ(c.hidden, 384);
+  EXPECT_EQ(c.heads, 12);
+  EXPECT_EQ(c.intermediate, 1536);
+  EXPECT_EQ(c.vocab, 30522);
+  EXPECT_EQ(c.maxSeq, 256);
+  EXPECT_EQ(c.hiddenAct, "gelu");
+  EXPECT_EQ(c.pooling, "mean");
+  EXPECT_TRUE(c.normalize);
+  EXPECT_EQ(m->tokenizer.vocab.size(), 30522u);
+  EXPECT_EQ(m->tokenizer.vocab[101], "[CLS]");
+  EXPECT_EQ(m->tokenizer.clsId, 101);
+  EXPECT_EQ(m->tokenizer.sepId, 102);
+  EXPECT_EQ(m->tokenizer.unkId, 100);
+  EXPECT_EQ(m->tokenizer.padId, 0);
+  EXPECT_TRUE(m->tokenizer.lowercase);
+  EXPECT_EQ(m->weights.all().size(), 5u + 16u * 6);
+  // Spot-check values against the test-support reader (independent code).
+  auto ref = encc::testing::loadSafetensorsF64(dir + "/model.safetensors");
+  for (const char *name :
+       {"embeddings.word_embeddings.weight", "encoder.layer.5.output.LayerNorm.bias",
+        "encoder.layer.3.intermediate.dense.weight"}) {
+    const auto *t = m->weights.find(name);
+    ASSERT_NE(t, nullptr) << name;
+    const auto &v = ref.weights.at(name);
+    ASSERT_EQ(size_t(t->numElements()), v.size());
+    for (size_t i = 0; i < v.size(); i += 997)
+      ASSERT_EQ(double(t->f32()[i]), v[i]) << name << "[" << i << "]";
+  }
+}
+
+} // namespace

@@ -1,0 +1,61 @@
+// A tiny BERT folder (sentence-transformers layout, mean pooling + Normalize)
+// imports to embeddings, two post-LayerNorm layers, pooling and l2norm.
+// RUN: rm -rf %t && make-tiny-model %t --hidden 32 --layers 2 --heads 4 --intermediate 48 --vocab 100 --max-positions 40 --seed 3
+// RUN: enc-import %t | FileCheck %s
+// RUN: enc-import %t --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+
+// CHECK: // model_type=bert hidden=32 layers=2 heads=4 intermediate=48 vocab=100 max_seq=40 act=gelu pooling=mean normalize=1
+// CHECK: // weights=37 {{.*}} vocab_tokens=100 lowercase=1 cls=2 sep=3 unk=1 pad=0
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?x?xi32>, %[[LEN:.*]]: tensor<?xi32>) -> (tensor<?x?x32xf32>, tensor<?x32xf32>)
+// CHECK: %[[WORD:.*]] = enc.weight "embeddings.word_embeddings.weight" : tensor<100x32xf32>
+// CHECK: %[[POS:.*]] = enc.weight "embeddings.position_embeddings.weight" : tensor<40x32xf32>
+// CHECK: %[[TYPE:.*]] = enc.weight "embeddings.token_type_embeddings.weight" : tensor<2x32xf32>
+// CHECK: %[[ELNW:.*]] = enc.weight "embeddings.LayerNorm.weight" : tensor<32xf32>
+// CHECK: %[[ELNB:.*]] = enc.weight "embeddings.LayerNorm.bias" : tensor<32xf32>
+// CHECK: %[[QW:.*]] = enc.weight "encoder.layer.0.attention.self.query.weight" : tensor<32x32xf32>
+// CHECK: %[[QB:.*]] = enc.weight "encoder.layer.0.attention.self.query.bias" : tensor<32xf32>
+// CHECK: %[[IW:.*]] = enc.weight "encoder.layer.0.intermediate.dense.weight" : tensor<48x32xf32>
+// CHECK: enc.weight "encoder.layer.1.output.LayerNorm.bias" : tensor<32xf32>
+// CHECK-NOT: enc.weight
+
+// CHECK: %[[EMB:.*]] = enc.embedding %[[IDS]], %[[WORD]], %[[POS]], %[[TYPE]] {position_offset = 0 : i64}
+// CHECK: %[[X0:.*]] = enc.layernorm %[[EMB]], %[[ELNW]], %[[ELNB]] {epsilon = 9.99999996E-13 : f32}
+
+// Layer 0: attention.
+// CHECK: %[[Q:.*]] = enc.linear %[[X0]], %[[QW]], %[[QB]] : (tensor<?x?x32xf32>, tensor<32x32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
+// CHECK: %[[QH:.*]] = enc.split_heads %[[Q]] {num_heads = 4 : i64} : tensor<?x?x32xf32> -> tensor<?x4x?x8xf32>
+// CHECK: %[[K:.*]] = enc.linear %[[X0]]
+// CHECK: %[[KH:.*]] = enc.split_heads %[[K]]
+// CHECK: %[[V:.*]] = enc.linear %[[X0]]
+// CHECK: %[[VH:.*]] = enc.split_heads %[[V]]
+// CHECK: %[[S:.*]] = enc.matmul %[[QH]], %[[KH]] {transpose_b} : {{.*}} -> tensor<?x4x?x?xf32>
+// CHECK: %[[SS:.*]] = enc.scale %[[S]] {factor = 0.353553385 : f32}
+// CHECK: %[[SM:.*]] = enc.mask %[[SS]], %[[LEN]]
+// CHECK: %[[P:.*]] = enc.softmax %[[SM]] : tensor<?x4x?x?xf32>
+// CHECK: %[[CH:.*]] = enc.matmul %[[P]], %[[VH]] : {{.*}} -> tensor<?x4x?x8xf32>
+// CHECK: %[[C:.*]] = enc.merge_heads %[[CH]] : tensor<?x4x?x8xf32> -> tensor<?x?x32xf32>
+// CHECK: %[[O:.*]] = enc.linear %[[C]]
+// CHECK: %[[R:.*]] = enc.add %[[O]], %[[X0]] : tensor<?x?x32xf32>
+// CHECK: %[[A:.*]] = enc.layernorm %[[R]]
+// Layer 0: feed-forward.
+// CHECK: %[[H:.*]] = enc.linear %[[A]], %[[IW]], {{.*}} -> tensor<?x?x48xf32>
+// CHECK: %[[G:.*]] = enc.gelu %[[H]] {approximate = "none"} : tensor<?x?x48xf32>
+// CHECK: %[[F:.*]] = enc.linear %[[G]], {{.*}} -> tensor<?x?x32xf32>
+// CHECK: %[[R2:.*]] = enc.add %[[F]], %[[A]]
+// CHECK: %[[X1:.*]] = enc.layernorm %[[R2]]
+
+// Layer 1 reads layer 0's output; the last LayerNorm feeds pooling.
+// CHECK: enc.linear %[[X1]]
+// CHECK: enc.softmax
+// CHECK-NOT: enc.softmax
+// CHECK: enc.gelu
+// CHECK-NOT: enc.gelu
+// CHECK: %[[LAST:.*]] = enc.layernorm
+// CHECK-NEXT: %[[POOL:.*]] = enc.pool %[[LAST]], %[[LEN]] {mode = "mean"} : (tensor<?x?x32xf32>, tensor<?xi32>) -> tensor<?x32xf32>
+// CHECK-NEXT: %[[NORM:.*]] = enc.l2norm %[[POOL]] : tensor<?x32xf32>
+// CHECK-NEXT: return %[[LAST]], %[[NORM]]
+
+// Ops carry the HF module they come from.
+// LOC: enc.linear {{.*}} loc(#[[QLOC:loc[0-9]+]])
+// LOC: #[[QLOC]] = loc("encoder.layer.0.attention.self.query"(
