@@ -1,0 +1,710 @@
+//===- CpuCodegen.cpp - enc IR -> Plan + C++ source -> shared object ------===//
+//
+// Each compute op becomes one PlanStep whose kernel symbol names the kernel
+// instantiation (op, shapes, variant), e.g. enc_linear_f32_BxS_k384_n1536;
+// the symbol's wrapper unpacks enc_step_ctx (buffers = inputs then result)
+// and calls the kernel template with the static dims as template arguments
+// and the batch/seq-dependent sizes as expressions of ctx->batch/ctx->seq.
+// Float attributes (scale factor, epsilon) travel in Step.fattrs and integer
+// ones (position offset) in Step.iattrs, so one symbol serves every step with
+// the same shapes.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/cpu/CpuCodegen.h"
+
+#include "ir/EncOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+using namespace encc;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+using mlir::Operation;
+using mlir::RankedTensorType;
+using mlir::Value;
+
+namespace {
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string locString(mlir::Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return os.str();
+}
+
+llvm::Error opError(Operation *op, const llvm::Twine &msg) {
+  return makeError("cpu codegen: '" + op->getName().getStringRef() + "' at " +
+                   locString(op->getLoc()) + ": " + msg);
+}
+
+using Shape = std::vector<int64_t>;
+
+/// Plan shape of a tensor type: a dynamic dim 0 is the batch, any other
+/// dynamic dim the sequence.
+Shape planShape(RankedTensorType t) {
+  Shape s;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    int64_t d = t.getDimSize(i);
+    s.push_back(mlir::ShapedType::isDynamic(d) ? (i == 0 ? kDimBatch : kDimSeq)
+                                               : d);
+  }
+  return s;
+}
+
+std::string dimExpr(int64_t d) {
+  if (d == kDimBatch)
+    return "c->batch";
+  if (d == kDimSeq)
+    return "c->seq";
+  return "int64_t(" + std::to_string(d) + ")";
+}
+
+/// C++ expression of the product of s[b, e) (static factors folded).
+std::string prodExpr(const Shape &s, size_t b, size_t e) {
+  int64_t st = 1;
+  std::string dyn;
+  for (size_t i = b; i < e; ++i) {
+    if (s[i] >= 0)
+      st *= s[i];
+    else
+      dyn += " * " + dimExpr(s[i]);
+  }
+  return "int64_t(" + std::to_string(st) + ")" + dyn;
+}
+
+/// Readable tag of s[b, e): "Bx12xSx32".
+std::string shapeTag(const Shape &s, size_t b = 0, size_t e = SIZE_MAX) {
+  e = std::min(e, s.size());
+  std::string tag;
+  for (size_t i = b; i < e; ++i) {
+    if (!tag.empty())
+      tag += "x";
+    tag += s[i] == kDimBatch ? "B" : s[i] == kDimSeq ? "S" : std::to_string(s[i]);
+  }
+  return tag.empty() ? "scalar" : tag;
+}
+
+/// A static template argument: the dim if static, 0 (= run-time) otherwise.
+std::string staticArg(int64_t d) { return std::to_string(d >= 0 ? d : 0); }
+
+struct Kernel {
+  std::string symbol;
+  std::string call; ///< the wrapper body
+  std::vector<int64_t> iattrs;
+  std::vector<float> fattrs;
+};
+
+class Generator {
+public:
+  explicit Generator(const mlir::enc::WeightStore &weights) : weights_(weights) {}
+
+  llvm::Expected<CpuCodegenResult> run(mlir::ModuleOp module);
+
+private:
+  uint32_t addValue(std::string name, ValueKind kind, DType dtype, Shape shape) {
+    PlanValue v;
+    v.name = std::move(name);
+    v.kind = kind;
+    v.dtype = dtype;
+    v.shape = std::move(shape);
+    plan_.values.push_back(std::move(v));
+    return plan_.values.size() - 1;
+  }
+  llvm::Error addWeight(mlir::enc::WeightOp op);
+  llvm::Error addStep(Operation *op);
+  llvm::Expected<Kernel> kernelFor(Operation *op,
+                                   const std::vector<Shape> &in,
+                                   const Shape &out);
+
+  const mlir::enc::WeightStore &weights_;
+  Plan plan_;
+  llvm::DenseMap<Value, uint32_t> ids_;
+  std::map<std::string, uint32_t> weightIds_;
+  std::vector<std::string> symbols_;              ///< in first-use order
+  std::map<std::string, std::string> symbolCalls_; ///< symbol -> body
+};
+
+llvm::Error Generator::addWeight(mlir::enc::WeightOp op) {
+  std::string name = op.getName().str();
+  auto type = cast<RankedTensorType>(op.getType());
+  if (!type.hasStaticShape())
+    return opError(op, "weight \"" + name + "\" must have a static shape");
+  const mlir::enc::WeightTensor *w = weights_.find(name);
+  if (!w)
+    return opError(op, "weight \"" + name + "\" is not in the weight store");
+  Shape shape(type.getShape().begin(), type.getShape().end());
+  if (w->shape != shape) {
+    std::string have = "[", want;
+    for (size_t i = 0; i < w->shape.size(); ++i)
+      have += (i ? ", " : "") + std::to_string(w->shape[i]);
+    have += "]";
+    llvm::raw_string_ostream(want) << type;
+    return opError(op, "weight \"" + name + "\" has shape " + have +
+                           " in the weight store but the IR expects " + want);
+  }
+  DType dtype;
+  mlir::Type et = type.getElementType();
+  mlir::enc::WeightType wantType;
+  if (et.isF32()) {
+    dtype = DType::F32;
+    wantType = mlir::enc::WeightType::F32;
+  } else if (et.isInteger(8)) {
+    dtype = DType::I8;
+    wantType = mlir::enc::WeightType::I8;
+  } else if (et.isInteger(32)) {
+    dtype = DType::I32;
+    wantType = mlir::enc::WeightType::I32;
+  } else {
+    return opError(op, "weight \"" + name + "\" has an unsupported element type");
+  }
+  if (w->type != wantType)
+    return opError(op, "weight \"" + name +
+                           "\" has a different element type in the weight store");
+  if (static_cast<int64_t>(w->bytes.size()) !=
+      w->numElements() * (wantType == mlir::enc::WeightType::I8 ? 1 : 4))
+    return opError(op, "weight \"" + name + "\" has " +
+                           std::to_string(w->bytes.size()) +
+                           " bytes in the weight store, expected " +
+                           std::to_string(w->numElements()) + " elements");
+  auto it = weightIds_.find(name);
+  uint32_t id = it != weightIds_.end()
+                    ? it->second
+                    : addValue(name, ValueKind::Weight, dtype, shape);
+  weightIds_[name] = id;
+  ids_[op.getResult()] = id;
+  return llvm::Error::success();
+}
+
+llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
+                                            const std::vector<Shape> &in,
+                                            const Shape &out) {
+  using namespace mlir::enc;
+  const std::string res = "OUT_F(" + std::to_string(in.size()) + ")";
+  const Shape &x = in[0];
+  const size_t r = x.size();
+  auto rows = [&](const Shape &s) { return prodExpr(s, 0, s.size() - 1); };
+  auto count = [&](const Shape &s) { return prodExpr(s, 0, s.size()); };
+  auto needStatic = [&](int64_t d, const char *what) -> llvm::Error {
+    if (d >= 0)
+      return llvm::Error::success();
+    return opError(op, llvm::Twine("expects a static ") + what);
+  };
+  auto needRank = [&](const Shape &s, size_t rank, const char *what) -> llvm::Error {
+    if (s.size() == rank)
+      return llvm::Error::success();
+    return opError(op, llvm::Twine("expects ") + what + " of rank " +
+                           llvm::Twine(rank));
+  };
+  Kernel k;
+
+  if (auto e = dyn_cast<EmbeddingOp>(op)) {
+    if (auto err = needRank(out, 3, "a result"))
+      return std::move(err);
+    if (auto err = needStatic(out[2], "hidden size"))
+      return std::move(err);
+    const int64_t V = in[1][0], P = in[2][0], H = out[2];
+    k.symbol = "enc_embedding_f32_" + shapeTag(out) + "_v" + std::to_string(V) +
+               "_p" + std::to_string(P);
+    k.call = "enc_kernels::embedding<" + std::to_string(H) +
+             ">(IN_I(0), IN_F(1), " + std::to_string(V) + ", IN_F(2), " +
+             std::to_string(P) + ", IN_F(3), " + res + ", " + dimExpr(out[0]) +
+             ", " + dimExpr(out[1]) + ", iattr(c, 0, 0), t, n);";
+    k.iattrs = {static_cast<int64_t>(e.getPositionOffset())};
+    return k;
+  }
+  if (auto l = dyn_cast<LinearOp>(op)) {
+    const Shape &w = in[1];
+    if (w.size() != 2 || w[0] < 0 || w[1] < 0)
+      return opError(op, "expects a static [N, K] weight");
+    const int64_t N = w[0], K = w[1];
+    llvm::StringRef epi = l.getEpilogue();
+    std::string epiArg, epiTag;
+    if (epi == "none") {
+      epiArg = "enc_kernels::kEpiNone";
+    } else if (epi == "gelu") {
+      epiArg = "enc_kernels::kEpiGelu";
+      epiTag = "_gelu";
+    } else if (epi == "gelu_tanh") {
+      epiArg = "enc_kernels::kEpiGeluTanh";
+      epiTag = "_gelutanh";
+    } else {
+      return opError(op, "unsupported epilogue \"" + epi + "\"");
+    }
+    const bool bias = static_cast<bool>(l.getBias());
+    k.symbol = "enc_linear_f32_" + shapeTag(x, 0, r - 1) + "_k" +
+               std::to_string(K) + "_n" + std::to_string(N) +
+               (bias ? "" : "_nobias") + epiTag;
+    k.call = "enc_kernels::linear<" + std::to_string(K) + ", " +
+             std::to_string(N) + ", " + epiArg + ">(IN_F(0), IN_F(1), " +
+             (bias ? "IN_F(2)" : "nullptr") + ", " + res + ", " + rows(x) +
+             ", t, n);";
+    return k;
+  }
+  if (auto m = dyn_cast<MatmulOp>(op)) {
+    const Shape &b = in[1];
+    if (r < 2 || b.size() != r)
+      return opError(op, "expects operands of equal rank >= 2");
+    const bool tb = m.getTransposeB();
+    const int64_t M = x[r - 2], K = x[r - 1], N = tb ? b[r - 2] : b[r - 1];
+    k.symbol = std::string("enc_matmul_") + (tb ? "nt" : "nn") + "_f32_" +
+               shapeTag(x) + "_" + shapeTag(b);
+    k.call = std::string("enc_kernels::") + (tb ? "matmulNT<" : "matmulNN<") +
+             staticArg(tb ? K : N) + ">(IN_F(0), IN_F(1), " + res + ", " +
+             prodExpr(x, 0, r - 2) + ", " + dimExpr(M) + ", " + dimExpr(N) +
+             ", " + dimExpr(K) + ", t, n);";
+    return k;
+  }
+  if (isa<AddOp>(op)) {
+    k.symbol = "enc_add_f32_" + shapeTag(out);
+    k.call = "enc_kernels::add(IN_F(0), IN_F(1), " + res + ", " + count(out) +
+             ", t, n);";
+    return k;
+  }
+  if (auto s = dyn_cast<ScaleOp>(op)) {
+    k.symbol = "enc_scale_f32_" + shapeTag(out);
+    k.call = "enc_kernels::scale(IN_F(0), " + res + ", " + count(out) +
+             ", fattr(c, 0, 1.0f), t, n);";
+    k.fattrs = {s.getFactor().convertToFloat()};
+    return k;
+  }
+  if (isa<MaskOp>(op)) {
+    if (r < 2)
+      return opError(op, "expects scores of rank >= 2");
+    k.symbol = "enc_mask_f32_" + shapeTag(x);
+    k.call = "enc_kernels::mask(IN_F(0), IN_I(1), " + res + ", " +
+             dimExpr(x[0]) + ", " + prodExpr(x, 1, r - 1) + ", " +
+             dimExpr(x[r - 1]) + ", t, n);";
+    return k;
+  }
+  if (isa<SoftmaxOp>(op)) {
+    k.symbol = "enc_softmax_f32_" + shapeTag(x);
+    k.call = "enc_kernels::softmax<" + staticArg(x[r - 1]) + ">(IN_F(0), " +
+             res + ", " + rows(x) + ", " + dimExpr(x[r - 1]) + ", t, n);";
+    return k;
+  }
+  if (auto ln = dyn_cast<LayerNormOp>(op)) {
+    if (auto err = needStatic(x[r - 1], "last dim"))
+      return std::move(err);
+    k.symbol = "enc_layernorm_f32_" + shapeTag(x);
+    k.call = "enc_kernels::layerNorm<" + std::to_string(x[r - 1]) +
+             ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", " + rows(x) +
+             ", fattr(c, 0, 1e-12f), t, n);";
+    k.fattrs = {ln.getEpsilon().convertToFloat()};
+    return k;
+  }
+  if (auto g = dyn_cast<GeluOp>(op)) {
+    llvm::StringRef a = g.getApproximate();
+    if (a != "none" && a != "tanh")
+      return opError(op, "unsupported approximate = \"" + a + "\"");
+    const bool t = a == "tanh";
+    k.symbol = std::string("enc_gelu") + (t ? "_tanh" : "") + "_f32_" + shapeTag(x);
+    k.call = std::string("enc_kernels::geluAct<") +
+             (t ? "enc_kernels::kGeluTanh" : "enc_kernels::kGeluErf") +
+             ">(IN_F(0), " + res + ", " + count(x) + ", t, n);";
+    return k;
+  }
+  if (isa<SplitHeadsOp>(op)) {
+    if (auto err = needRank(x, 3, "an input"))
+      return std::move(err);
+    if (auto err = needRank(out, 4, "a result"))
+      return std::move(err);
+    if (out[1] < 0 || out[3] < 0)
+      return opError(op, "expects static heads and head dim");
+    k.symbol = "enc_split_heads_f32_" + shapeTag(x) + "_h" + std::to_string(out[1]);
+    k.call = "enc_kernels::splitHeads<" + std::to_string(out[1]) + ", " +
+             std::to_string(out[3]) + ">(IN_F(0), " + res + ", " +
+             dimExpr(x[0]) + ", " + dimExpr(x[1]) + ", t, n);";
+    return k;
+  }
+  if (isa<MergeHeadsOp>(op)) {
+    if (auto err = needRank(x, 4, "an input"))
+      return std::move(err);
+    if (x[1] < 0 || x[3] < 0)
+      return opError(op, "expects static heads and head dim");
+    k.symbol = "enc_merge_heads_f32_" + shapeTag(x);
+    k.call = "enc_kernels::mergeHeads<" + std::to_string(x[1]) + ", " +
+             std::to_string(x[3]) + ">(IN_F(0), " + res + ", " +
+             dimExpr(x[0]) + ", " + dimExpr(x[2]) + ", t, n);";
+    return k;
+  }
+  if (auto p = dyn_cast<PoolOp>(op)) {
+    if (auto err = needRank(x, 3, "an input"))
+      return std::move(err);
+    if (auto err = needStatic(x[2], "hidden size"))
+      return std::move(err);
+    llvm::StringRef mode = p.getMode();
+    if (mode != "cls" && mode != "mean")
+      return opError(op, "unsupported mode = \"" + mode + "\"");
+    k.symbol = "enc_pool_" + mode.str() + "_f32_" + shapeTag(x);
+    k.call = "enc_kernels::pool<" + std::to_string(x[2]) + ", " +
+             (mode == "cls" ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean") +
+             ">(IN_F(0), IN_I(1), " + res + ", " + dimExpr(x[0]) + ", " +
+             dimExpr(x[1]) + ", t, n);";
+    return k;
+  }
+  if (isa<L2NormOp>(op)) {
+    if (auto err = needStatic(x[r - 1], "last dim"))
+      return std::move(err);
+    k.symbol = "enc_l2norm_f32_" + shapeTag(x);
+    k.call = "enc_kernels::l2Norm<" + std::to_string(x[r - 1]) + ">(IN_F(0), " +
+             res + ", " + rows(x) + ", t, n);";
+    return k;
+  }
+  return opError(op, "unsupported op (the CPU codegen has no kernel for it)");
+}
+
+llvm::Error Generator::addStep(Operation *op) {
+  if (op->getNumResults() != 1)
+    return opError(op, "expects exactly one result");
+  auto resType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resType || !resType.getElementType().isF32())
+    return opError(op, "expects a ranked f32 tensor result");
+
+  PlanStep step;
+  step.op = op->getName().getStringRef().str();
+  std::vector<Shape> inShapes;
+  for (Value v : op->getOperands()) {
+    auto it = ids_.find(v);
+    if (it == ids_.end())
+      return opError(op, "uses a value that is not a function argument, "
+                         "weight or result of an earlier enc op");
+    step.operands.push_back(it->second);
+    inShapes.push_back(plan_.values[it->second].shape);
+  }
+  if (inShapes.empty() || inShapes[0].empty())
+    return opError(op, "expects a ranked first operand");
+  Shape outShape = planShape(resType);
+  auto kernel = kernelFor(op, inShapes, outShape);
+  if (!kernel)
+    return kernel.takeError();
+
+  const uint32_t stepIndex = plan_.steps.size();
+  for (uint32_t id : step.operands)
+    if (plan_.values[id].kind == ValueKind::Activation)
+      plan_.values[id].lastStep = stepIndex;
+  std::string name = op->getName().stripDialect().str() + "." +
+                     std::to_string(stepIndex);
+  uint32_t resId = addValue(name, ValueKind::Activation, DType::F32, outShape);
+  plan_.values[resId].firstStep = plan_.values[resId].lastStep = stepIndex;
+  ids_[op->getResult(0)] = resId;
+  step.operands.push_back(resId);
+  step.numResults = 1;
+
+  auto [it, inserted] = symbolCalls_.emplace(kernel->symbol, kernel->call);
+  if (inserted)
+    symbols_.push_back(kernel->symbol);
+  else if (it->second != kernel->call)
+    return opError(op, "internal error: kernel symbol " + kernel->symbol +
+                           " names two different instantiations");
+  step.kernel = kernel->symbol;
+  step.iattrs = kernel->iattrs;
+  step.fattrs = kernel->fattrs;
+  plan_.steps.push_back(std::move(step));
+  return llvm::Error::success();
+}
+
+llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!func)
+    return makeError("cpu codegen: the module has no func.func @forward");
+  if (func.getBody().getBlocks().size() != 1)
+    return makeError("cpu codegen: @forward must have exactly one block");
+  if (func.getNumArguments() != 2)
+    return makeError("cpu codegen: @forward must take (ids, lengths), got " +
+                     llvm::Twine(func.getNumArguments()) + " arguments");
+  const char *argNames[2] = {"ids", "lengths"};
+  for (unsigned i = 0; i < 2; ++i) {
+    Value a = func.getArgument(i);
+    auto t = dyn_cast<RankedTensorType>(a.getType());
+    if (!t || !t.getElementType().isInteger(32) || t.getRank() != 2 - i)
+      return makeError(llvm::Twine("cpu codegen: @forward argument ") +
+                       llvm::Twine(i) + " (" + argNames[i] + ") must be a " +
+                       (i == 0 ? "tensor<?x?xi32>" : "tensor<?xi32>"));
+    uint32_t id = addValue(argNames[i], ValueKind::Input, DType::I32, planShape(t));
+    ids_[a] = id;
+    plan_.inputs.push_back(id);
+  }
+
+  mlir::func::ReturnOp ret;
+  for (Operation &op : func.getBody().front()) {
+    if (auto w = dyn_cast<mlir::enc::WeightOp>(op)) {
+      if (auto err = addWeight(w))
+        return std::move(err);
+      continue;
+    }
+    if (auto r = dyn_cast<mlir::func::ReturnOp>(op)) {
+      ret = r;
+      continue;
+    }
+    if (op.getDialect() == nullptr ||
+        op.getDialect()->getNamespace() != mlir::enc::EncDialect::getDialectNamespace())
+      return opError(&op, "unsupported op (the CPU codegen handles enc ops only)");
+    if (auto err = addStep(&op))
+      return std::move(err);
+  }
+  if (!ret)
+    return makeError("cpu codegen: @forward has no func.return");
+  if (plan_.steps.empty())
+    return makeError("cpu codegen: @forward has no compute op");
+
+  const int32_t last = static_cast<int32_t>(plan_.steps.size()) - 1;
+  static const char *outNames[] = {"hidden", "pooled"};
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto it = ids_.find(v);
+    if (it == ids_.end())
+      return opError(ret, "returns an unknown value");
+    PlanValue &pv = plan_.values[it->second];
+    if (pv.kind != ValueKind::Activation)
+      return opError(ret, "result " + llvm::Twine(i) +
+                              " must be computed by an enc op (not an "
+                              "argument, a weight or an earlier result)");
+    pv.kind = ValueKind::Output;
+    pv.name = i < 2 ? outNames[i] : "output" + std::to_string(i);
+    pv.lastStep = last;
+    plan_.outputs.push_back(it->second);
+  }
+
+  CpuCodegenResult result;
+  std::ostringstream src;
+  src << "// Generated by encc (compiler/codegen/cpu): one exported wrapper per\n"
+         "// distinct kernel instantiation; see encrt/kernel_abi.h.\n"
+         "#include \"encrt/kernel_abi.h\"\n"
+         "#include \"enc_kernels.h\"\n\n"
+         "#ifndef ENC_TARGET\n#define ENC_TARGET \"cpu-unknown\"\n#endif\n"
+         "#define IN_F(i) static_cast<const float *>(c->buffers[i])\n"
+         "#define IN_I(i) static_cast<const int32_t *>(c->buffers[i])\n"
+         "#define OUT_F(i) static_cast<float *>(c->buffers[i])\n"
+         "#define ENC_KERNEL(name) extern \"C\" "
+         "__attribute__((visibility(\"default\"))) void name("
+         "const enc_step_ctx *c, int32_t t, int32_t n)\n\n"
+         "namespace {\n"
+         "inline float fattr(const enc_step_ctx *c, int i, float d) {\n"
+         "  return i < c->num_fattrs ? c->fattrs[i] : d;\n}\n"
+         "inline int64_t iattr(const enc_step_ctx *c, int i, int64_t d) {\n"
+         "  return i < c->num_iattrs ? c->iattrs[i] : d;\n}\n"
+         "const enc_code_info kCodeInfo = {ENC_KERNEL_ABI_VERSION, ENC_TARGET};\n"
+         "} // namespace\n\n"
+         "// The function shares its name with the enc_code_info typedef, hence\n"
+         "// the asm label.\n"
+         "extern \"C\" __attribute__((visibility(\"default\"))) const enc_code_info "
+         "*enc_code_info_export(void) __asm__(\"enc_code_info\");\n"
+         "const enc_code_info *enc_code_info_export(void) { return &kCodeInfo; }\n\n";
+  for (const std::string &sym : symbols_)
+    src << "ENC_KERNEL(" << sym << ") {\n  " << symbolCalls_[sym] << "\n}\n";
+  result.source = src.str();
+  result.plan = std::move(plan_);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Building the shared object
+//===----------------------------------------------------------------------===//
+
+llvm::Error writeFile(const std::string &path, llvm::StringRef text) {
+  if (auto ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
+    return makeError("cannot create the directory of " + path + ": " + ec.message());
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return makeError("cannot write " + path + ": " + ec.message());
+  os << text;
+  os.close();
+  if (os.has_error())
+    return makeError("cannot write " + path + ": " + os.error().message());
+  return llvm::Error::success();
+}
+
+std::string firstLines(const std::string &path, int maxLines) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    return "";
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buf)->getBuffer().split(lines, '\n', maxLines + 1, false);
+  std::string out;
+  for (int i = 0; i < static_cast<int>(lines.size()) && i < maxLines; ++i)
+    out += "\n  " + lines[i].str();
+  if (static_cast<int>(lines.size()) > maxLines)
+    out += "\n  ...";
+  return out;
+}
+
+/// Runs argv (argv[0] resolved through PATH unless it holds a '/'), with
+/// stdout and stderr redirected to files.
+llvm::Error runTool(std::vector<std::string> argv, const std::string &outPath,
+                    const std::string &errPath) {
+  std::string program = argv[0];
+  if (program.find('/') == std::string::npos) {
+    auto found = llvm::sys::findProgramByName(program);
+    if (!found)
+      return makeError("cannot find the C++ compiler '" + program +
+                       "' in PATH (set CXX to override)");
+    program = *found;
+  }
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::optional<llvm::StringRef> redirects[3] = {
+      std::nullopt, llvm::StringRef(outPath), llvm::StringRef(errPath)};
+  std::string errMsg;
+  bool failed = false;
+  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, 0,
+                                     0, &errMsg, &failed);
+  if (failed || rc != 0) {
+    std::string cmd = llvm::join(argv, " ");
+    return makeError("command failed (" +
+                     (failed ? errMsg : "exit code " + std::to_string(rc)) +
+                     "): " + cmd + firstLines(errPath, 20));
+  }
+  return llvm::Error::success();
+}
+
+std::vector<std::string> compilerCommand() {
+  const char *env = std::getenv("CXX");
+  std::vector<std::string> words;
+  std::istringstream in(env && *env ? env : "c++");
+  for (std::string w; in >> w;)
+    words.push_back(w);
+  if (words.empty())
+    words.push_back("c++");
+  return words;
+}
+
+/// ISA features the runtime checks for -march=native: from the predefined
+/// macros of `$CXX -march=native -E -dM`.
+llvm::Expected<std::vector<std::string>> nativeFeatures(const std::string &workDir) {
+  std::vector<std::string> argv = compilerCommand();
+  for (const char *a : {"-march=native", "-E", "-dM", "-x", "c++", "/dev/null"})
+    argv.push_back(a);
+  std::string out = workDir + "/native-macros.txt", err = workDir + "/native-macros.log";
+  if (auto e = runTool(argv, out, err))
+    return std::move(e);
+  auto buf = llvm::MemoryBuffer::getFile(out);
+  if (!buf)
+    return makeError("cannot read " + out);
+  llvm::StringRef text = (*buf)->getBuffer();
+  static const std::pair<const char *, const char *> kMacros[] = {
+      {"__SSE4_2__", "sse4.2"},     {"__POPCNT__", "popcnt"},
+      {"__AVX__", "avx"},           {"__AVX2__", "avx2"},
+      {"__FMA__", "fma"},           {"__BMI__", "bmi"},
+      {"__BMI2__", "bmi2"},         {"__F16C__", "f16c"},
+      {"__MOVBE__", "movbe"},       {"__LZCNT__", "lzcnt"},
+      {"__AVX512F__", "avx512f"},   {"__AVX512BW__", "avx512bw"},
+      {"__AVX512VL__", "avx512vl"}, {"__AVX512DQ__", "avx512dq"},
+      {"__AVX512CD__", "avx512cd"}, {"__AVX512VNNI__", "avx512vnni"},
+      {"__AVX512BF16__", "avx512bf16"}, {"__AVXVNNI__", "avxvnni"}};
+  std::vector<std::string> features;
+  for (auto [macro, feature] : kMacros)
+    if (text.contains((llvm::Twine("#define ") + macro + " ").str()))
+      features.push_back(feature);
+  return features;
+}
+
+} // namespace
+
+llvm::Expected<CpuCodegenResult>
+encc::generateCpuCode(mlir::ModuleOp module,
+                      const mlir::enc::WeightStore &weights) {
+  return Generator(weights).run(module);
+}
+
+llvm::Expected<CpuLevel> encc::parseCpuLevel(llvm::StringRef name) {
+  if (name == "x86-64-v2")
+    return CpuLevel::X86_64_V2;
+  if (name == "x86-64-v3")
+    return CpuLevel::X86_64_V3;
+  if (name == "x86-64-v4")
+    return CpuLevel::X86_64_V4;
+  if (name == "native")
+    return CpuLevel::Native;
+  return makeError("unknown CPU level '" + name +
+                   "' (expected x86-64-v2, x86-64-v3, x86-64-v4 or native)");
+}
+
+std::string encc::cpuLevelName(CpuLevel level) {
+  switch (level) {
+  case CpuLevel::X86_64_V2:
+    return "x86-64-v2";
+  case CpuLevel::X86_64_V3:
+    return "x86-64-v3";
+  case CpuLevel::X86_64_V4:
+    return "x86-64-v4";
+  case CpuLevel::Native:
+    return "native";
+  }
+  return "unknown";
+}
+
+llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
+                                                    CpuLevel level,
+                                                    const std::string &workDir) {
+  if (auto ec = llvm::sys::fs::create_directories(workDir))
+    return makeError("cannot create work directory " + workDir + ": " + ec.message());
+  for (const EmbeddedFile &f : embeddedKernelFiles())
+    if (auto e = writeFile(workDir + "/" + f.path, f.text))
+      return std::move(e);
+  const std::string src = workDir + "/model_kernels.cpp";
+  const std::string so = workDir + "/model_kernels.so";
+  if (auto e = writeFile(src, source))
+    return std::move(e);
+
+  CodeObject object;
+  object.target = "cpu-" + cpuLevelName(level);
+  std::vector<std::string> argv = compilerCommand();
+  for (const char *a : {"-O3", "-std=c++17", "-shared", "-fPIC",
+                        "-fvisibility=hidden", "-ffp-contract=fast",
+                        "-fno-trapping-math", "-fno-math-errno"})
+    argv.push_back(a);
+  argv.push_back("-march=" + cpuLevelName(level));
+  if (level != CpuLevel::Native)
+    argv.push_back("-mtune=generic");
+  argv.push_back("-DENC_TARGET=\"" + object.target + "\"");
+  argv.push_back("-I" + workDir);
+  argv.push_back(src);
+  argv.push_back("-o");
+  argv.push_back(so);
+  if (auto e = runTool(argv, workDir + "/compile.out", workDir + "/compile.log"))
+    return std::move(e);
+
+  auto buf = llvm::MemoryBuffer::getFile(so, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return makeError("cannot read the compiled code object " + so);
+  object.bytes.assign((*buf)->getBufferStart(), (*buf)->getBufferEnd());
+
+  switch (level) {
+  case CpuLevel::X86_64_V2:
+    object.features = {"sse4.2", "popcnt"};
+    break;
+  case CpuLevel::X86_64_V3:
+    object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe", "lzcnt"};
+    break;
+  case CpuLevel::X86_64_V4:
+    object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe",
+                       "lzcnt", "avx512f", "avx512bw", "avx512vl", "avx512dq",
+                       "avx512cd"};
+    break;
+  case CpuLevel::Native: {
+    auto f = nativeFeatures(workDir);
+    if (!f)
+      return f.takeError();
+    object.features = std::move(*f);
+    break;
+  }
+  }
+  return object;
+}

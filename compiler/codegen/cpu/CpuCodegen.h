@@ -1,0 +1,59 @@
+//===- CpuCodegen.h - enc IR -> Plan + C++ source -> shared object -*- C++ -*-===//
+//
+// generateCpuCode walks `func.func @forward` and turns every enc op into one
+// plan step whose kernel is an exported wrapper around an instantiation of a
+// kernel template (cpu/kernels/*.h); identical instantiations share a symbol.
+// buildCpuCodeObject compiles that source with the host C++ compiler into a
+// shared object for one x86-64 level.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_COMPILER_CODEGEN_CPU_CPUCODEGEN_H
+#define ENCC_COMPILER_CODEGEN_CPU_CPUCODEGEN_H
+
+#include "compiler/Plan.h"
+#include "ir/WeightStore.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace encc {
+
+struct CpuCodegenResult {
+  Plan plan;
+  std::string source; ///< C++ translation unit exporting every step kernel
+};
+
+/// Plan + kernel source for `@forward` of `module`. Errors name the op and
+/// its location (unsupported op, missing weight, shape mismatch).
+llvm::Expected<CpuCodegenResult>
+generateCpuCode(mlir::ModuleOp module, const mlir::enc::WeightStore &weights);
+
+enum class CpuLevel { X86_64_V2, X86_64_V3, X86_64_V4, Native };
+
+/// "x86-64-v2" | "x86-64-v3" | "x86-64-v4" | "native".
+llvm::Expected<CpuLevel> parseCpuLevel(llvm::StringRef name);
+/// The inverse of parseCpuLevel.
+std::string cpuLevelName(CpuLevel level);
+
+/// Compiles `source` for `level` in `workDir` (created if missing; the
+/// kernel headers are written there from the copy embedded in this library)
+/// with $CXX (default `c++`). target = "cpu-" + cpuLevelName(level).
+llvm::Expected<CodeObject> buildCpuCodeObject(const std::string &source,
+                                              CpuLevel level,
+                                              const std::string &workDir);
+
+/// One header embedded into the compiler at build time.
+struct EmbeddedFile {
+  const char *path; ///< relative to the work dir, e.g. "encrt/kernel_abi.h"
+  const char *text;
+};
+/// The kernel headers and encrt/kernel_abi.h (generated EmbeddedKernels.cpp).
+const std::vector<EmbeddedFile> &embeddedKernelFiles();
+
+} // namespace encc
+
+#endif // ENCC_COMPILER_CODEGEN_CPU_CPUCODEGEN_H

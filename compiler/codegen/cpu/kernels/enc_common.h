@@ -1,0 +1,152 @@
+//===- enc_common.h - Shared helpers of the encc CPU kernels ------*- C++ -*-===//
+//
+// Plain C++17 (plus GCC/Clang vector extensions), no MLIR, no library beyond
+// <cmath>/<cstdint>/<cstring>/<algorithm>. Included by the generated code of
+// every model and by the kernel unit tests.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENC_KERNELS_COMMON_H
+#define ENC_KERNELS_COMMON_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#define ENC_INLINE inline __attribute__((always_inline))
+
+namespace enc_kernels {
+
+/// Eight floats; lowered to one AVX register or two SSE registers.
+typedef float v8f __attribute__((vector_size(32)));
+
+ENC_INLINE v8f load8(const float *p) {
+  v8f v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+ENC_INLINE float hsum8(v8f v) {
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+/// Sum of p[0..n), vectorised in eight lanes.
+ENC_INLINE float rowSum(const float *p, int64_t n) {
+  v8f acc = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    acc += load8(p + i);
+  float s = hsum8(acc);
+  for (; i < n; ++i)
+    s += p[i];
+  return s;
+}
+
+/// Sum of (p[i] - c)^2 over [0, n), vectorised in eight lanes.
+ENC_INLINE float rowSumSqDiff(const float *p, int64_t n, float c) {
+  v8f acc = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v8f d = load8(p + i) - c;
+    acc += d * d;
+  }
+  float s = hsum8(acc);
+  for (; i < n; ++i)
+    s += (p[i] - c) * (p[i] - c);
+  return s;
+}
+
+/// Max of p[0..n) (-inf for n == 0), vectorised in eight lanes.
+ENC_INLINE float rowMax(const float *p, int64_t n) {
+  const float ninf = -INFINITY;
+  v8f acc = {ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v8f v = load8(p + i);
+    acc = acc > v ? acc : v;
+  }
+  float m = ninf;
+  for (int l = 0; l < 8; ++l)
+    m = std::max(m, acc[l]);
+  for (; i < n; ++i)
+    m = std::max(m, p[i]);
+  return m;
+}
+
+/// The share [begin, end) of `total` work items that task `task` of
+/// `numTasks` owns; the shares of all tasks partition [0, total).
+ENC_INLINE void taskShare(int64_t total, int32_t task, int32_t numTasks,
+                          int64_t &begin, int64_t &end) {
+  if (numTasks < 1 || task < 0 || task >= numTasks) {
+    begin = end = 0;
+    return;
+  }
+  begin = total * task / numTasks;
+  end = total * (task + 1) / numTasks;
+}
+
+/// exp(x) to about 2 ulp, written so that loops over it vectorise (no libm
+/// call). exp(-inf) = 0, exp(x > 88.7) = +inf, NaN propagates.
+ENC_INLINE float fastExp(float x) {
+  const float clamped = std::min(std::max(x, -87.0f), 88.0f);
+  const float n = std::nearbyint(clamped * 1.44269504088896341f);
+  // Cody-Waite reduction: r = x - n*ln2 in two steps.
+  float r = clamped - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  // exp(r) on [-ln2/2, ln2/2], Cephes coefficients.
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  float y = p * scale;
+  y = x < -87.0f ? 0.0f : y;
+  y = x > 88.0f ? INFINITY : y;
+  return x != x ? x : y;
+}
+
+/// erf(x) to about 1e-7 absolute (Abramowitz-Stegun 7.1.26 is too coarse;
+/// this is the rational approximation used by Eigen/XNNPACK for float).
+ENC_INLINE float fastErf(float x) {
+  const float a = std::min(std::max(x, -4.0f), 4.0f);
+  const float a2 = a * a;
+  float p = -2.72614225801306e-10f;
+  p = p * a2 + 2.77068142495902e-08f;
+  p = p * a2 + -2.10102402082508e-06f;
+  p = p * a2 + -5.69250639462346e-05f;
+  p = p * a2 + -7.34990630326855e-04f;
+  p = p * a2 + -2.95459980854025e-03f;
+  p = p * a2 + -1.60960333262415e-02f;
+  p = p * a;
+  float q = -1.45660718464996e-05f;
+  q = q * a2 + -2.13374055278905e-04f;
+  q = q * a2 + -1.68282697438203e-03f;
+  q = q * a2 + -7.37332916720468e-03f;
+  q = q * a2 + -1.42647390514189e-02f;
+  return p / q;
+}
+
+/// tanh(x) through fastExp: 1 - 2/(exp(2x)+1), exact limits at +-inf.
+ENC_INLINE float fastTanh(float x) {
+  const float c = std::min(std::max(x, -9.0f), 9.0f);
+  return 1.0f - 2.0f / (fastExp(2.0f * c) + 1.0f);
+}
+
+enum GeluMode : int { kGeluErf = 0, kGeluTanh = 1 };
+
+template <int Mode> ENC_INLINE float gelu(float x) {
+  if (Mode == kGeluTanh) {
+    const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + fastTanh(u));
+  }
+  return 0.5f * x * (1.0f + fastErf(x * 0.7071067811865476f));
+}
+
+} // namespace enc_kernels
+
+#endif // ENC_KERNELS_COMMON_H

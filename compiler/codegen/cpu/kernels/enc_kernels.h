@@ -1,0 +1,204 @@
+//===- enc_kernels.h - CPU kernels of the enc ops -----------------*- C++ -*-===//
+//
+// One function per enc op, parameterised by the model's static dims. Each
+// takes plain pointers and run-time sizes plus (task, numTasks) and computes
+// the disjoint share [task/numTasks] of its output; the generated code wraps
+// each instantiation in an exported `enc_kernel_fn` (encrt/kernel_abi.h).
+//
+// Layouts: activations row-major [B, S, H] (padded, S = run's seq), heads
+// [B, heads, S, D], weights in HF layout. Padded positions get finite values
+// (no NaN/inf can leak into valid rows) and nothing is read out of bounds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENC_KERNELS_H
+#define ENC_KERNELS_H
+
+#include "enc_common.h"
+#include "enc_gemm.h"
+
+namespace enc_kernels {
+
+/// enc.embedding: y[b,s,:] = word[ids[b,s]] + pos[s + offset] + type[0].
+/// Ids outside [0, V) and positions outside [0, P) are clamped.
+template <int H>
+void embedding(const int32_t *ids, const float *word, int64_t V,
+               const float *pos, int64_t P, const float *type, float *y,
+               int64_t B, int64_t S, int64_t offset, int32_t task,
+               int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(B * S, task, numTasks, t0, t1);
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t s = t % S;
+    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[t], 0), V - 1);
+    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
+    const float *wr = word + id * H, *pr = pos + p * H;
+    float *yr = y + t * H;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = wr[h] + pr[h] + type[h];
+  }
+}
+
+/// enc.add over `count` elements.
+inline void add(const float *a, const float *b, float *y, int64_t count,
+                int32_t task, int32_t numTasks) {
+  int64_t e0, e1;
+  taskShare(count, task, numTasks, e0, e1);
+  for (int64_t e = e0; e < e1; ++e)
+    y[e] = a[e] + b[e];
+}
+
+/// enc.scale over `count` elements.
+inline void scale(const float *x, float *y, int64_t count, float factor,
+                  int32_t task, int32_t numTasks) {
+  int64_t e0, e1;
+  taskShare(count, task, numTasks, e0, e1);
+  for (int64_t e = e0; e < e1; ++e)
+    y[e] = x[e] * factor;
+}
+
+/// enc.gelu over `count` elements (Mode: kGeluErf or kGeluTanh).
+template <int Mode>
+void geluAct(const float *x, float *y, int64_t count, int32_t task,
+             int32_t numTasks) {
+  int64_t e0, e1;
+  taskShare(count, task, numTasks, e0, e1);
+  for (int64_t e = e0; e < e1; ++e)
+    y[e] = gelu<Mode>(x[e]);
+}
+
+/// enc.mask: x viewed as [B, R, Sk]; y = x except key j >= lengths[b] -> -inf.
+inline void mask(const float *x, const int32_t *lengths, float *y, int64_t B,
+                 int64_t R, int64_t Sk, int32_t task, int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(B * R, task, numTasks, r0, r1);
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t b = row / R;
+    const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), Sk);
+    const float *xr = x + row * Sk;
+    float *yr = y + row * Sk;
+    for (int64_t j = 0; j < len; ++j)
+      yr[j] = xr[j];
+    for (int64_t j = len; j < Sk; ++j)
+      yr[j] = -INFINITY;
+  }
+}
+
+/// enc.softmax over rows of width W (WS > 0: static width; 0: `w`). A row
+/// whose entries are all -inf becomes zeros.
+template <int WS>
+void softmax(const float *x, float *y, int64_t rows, int64_t w, int32_t task,
+             int32_t numTasks) {
+  const int64_t W = WS > 0 ? WS : w;
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *xr = x + r * W;
+    float *yr = y + r * W;
+    const float mx = rowMax(xr, W);
+    if (mx == -INFINITY) {
+      for (int64_t j = 0; j < W; ++j)
+        yr[j] = 0.0f;
+      continue;
+    }
+    for (int64_t j = 0; j < W; ++j)
+      yr[j] = fastExp(xr[j] - mx);
+    const float sum = rowSum(yr, W);
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < W; ++j)
+      yr[j] *= inv;
+  }
+}
+
+/// enc.layernorm over rows of width H (biased variance).
+template <int H>
+void layerNorm(const float *x, const float *gamma, const float *beta, float *y,
+               int64_t rows, float eps, int32_t task, int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *xr = x + r * H;
+    float *yr = y + r * H;
+    const float mean = rowSum(xr, H) / H;
+    const float sq = rowSumSqDiff(xr, H, mean);
+    const float rstd = 1.0f / std::sqrt(sq / H + eps);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = (xr[h] - mean) * rstd * gamma[h] + beta[h];
+  }
+}
+
+/// enc.l2norm over rows of width H: x / max(||x||, 1e-12).
+template <int H>
+void l2Norm(const float *x, float *y, int64_t rows, int32_t task,
+            int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *xr = x + r * H;
+    float *yr = y + r * H;
+    const float sq = rowSumSqDiff(xr, H, 0.0f);
+    const float inv = 1.0f / std::max(std::sqrt(sq), 1e-12f);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = xr[h] * inv;
+  }
+}
+
+/// enc.split_heads: x [B, S, NH*D] -> y [B, NH, S, D].
+template <int NH, int D>
+void splitHeads(const float *x, float *y, int64_t B, int64_t S, int32_t task,
+                int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(B * S, task, numTasks, t0, t1);
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t b = t / S, s = t % S;
+    for (int64_t h = 0; h < NH; ++h)
+      std::memcpy(y + ((b * NH + h) * S + s) * D, x + t * NH * D + h * D,
+                  sizeof(float) * D);
+  }
+}
+
+/// enc.merge_heads: x [B, NH, S, D] -> y [B, S, NH*D].
+template <int NH, int D>
+void mergeHeads(const float *x, float *y, int64_t B, int64_t S, int32_t task,
+                int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(B * S, task, numTasks, t0, t1);
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t b = t / S, s = t % S;
+    for (int64_t h = 0; h < NH; ++h)
+      std::memcpy(y + t * NH * D + h * D, x + ((b * NH + h) * S + s) * D,
+                  sizeof(float) * D);
+  }
+}
+
+enum PoolMode : int { kPoolCls = 0, kPoolMean = 1 };
+
+/// enc.pool: x [B, S, H] -> y [B, H]; cls = token 0, mean = average of the
+/// first lengths[b] tokens (clamped to [0, S]; no valid token -> zeros).
+template <int H, int Mode>
+void pool(const float *x, const int32_t *lengths, float *y, int64_t B,
+          int64_t S, int32_t task, int32_t numTasks) {
+  int64_t b0, b1;
+  taskShare(B, task, numTasks, b0, b1);
+  for (int64_t b = b0; b < b1; ++b) {
+    float *yr = y + b * H;
+    const float *xb = x + b * S * H;
+    if (Mode == kPoolCls) {
+      for (int64_t h = 0; h < H; ++h)
+        yr[h] = S > 0 ? xb[h] : 0.0f;
+      continue;
+    }
+    const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = 0.0f;
+    for (int64_t s = 0; s < len; ++s)
+      for (int64_t h = 0; h < H; ++h)
+        yr[h] += xb[s * H + h];
+    const float inv = len > 0 ? 1.0f / static_cast<float>(len) : 0.0f;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] *= inv;
+  }
+}
+
+} // namespace enc_kernels
+
+#endif // ENC_KERNELS_H

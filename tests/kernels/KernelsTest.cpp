@@ -1,0 +1,426 @@
+//===- KernelsTest.cpp - CPU kernels vs double-precision loops ------------===//
+//
+// Every kernel runs on random data with odd sizes, once as a single task and
+// once split into 3 tasks; in the split run each task writes into its own
+// sentinel-filled copy of the output, and every element must be written by
+// exactly one task (the shares partition the work).
+//
+//===----------------------------------------------------------------------===//
+#include "enc_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+using namespace enc_kernels;
+
+namespace {
+
+std::vector<float> randomVec(size_t n, uint32_t seed, float lo = -1.0f,
+                             float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+constexpr uint32_t kSentinelBits = 0x7fc12345u; // a quiet NaN payload
+
+bool isSentinel(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u == kSentinelBits;
+}
+
+float sentinel() {
+  float f;
+  std::memcpy(&f, &kSentinelBits, 4);
+  return f;
+}
+
+using TaskFn = std::function<void(float *y, int32_t task, int32_t numTasks)>;
+
+/// Runs `fn` with numTasks tasks, each into its own sentinel-filled buffer,
+/// checks that every element is written by exactly one task, and returns the
+/// merged output.
+std::vector<float> runSplit(size_t n, int32_t numTasks, const TaskFn &fn) {
+  std::vector<float> merged(n, sentinel());
+  std::vector<int> writes(n, 0);
+  for (int32_t t = 0; t < numTasks; ++t) {
+    std::vector<float> y(n, sentinel());
+    fn(y.data(), t, numTasks);
+    for (size_t i = 0; i < n; ++i)
+      if (!isSentinel(y[i])) {
+        ++writes[i];
+        merged[i] = y[i];
+      }
+  }
+  for (size_t i = 0; i < n; ++i)
+    EXPECT_EQ(writes[i], 1) << "element " << i << " with " << numTasks
+                            << " tasks";
+  return merged;
+}
+
+/// Checks fn against ref for 1 and 3 tasks: |y - ref| <= atol + rtol*scale[i]
+/// (scale defaults to |ref|).
+void checkKernel(const std::vector<double> &ref, const TaskFn &fn, double atol,
+                 double rtol, const std::vector<double> *scale = nullptr) {
+  for (int32_t tasks : {1, 3}) {
+    std::vector<float> y = runSplit(ref.size(), tasks, fn);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const double s = scale ? (*scale)[i] : std::fabs(ref[i]);
+      if (std::isinf(ref[i])) {
+        ASSERT_EQ(y[i], ref[i]) << "element " << i;
+        continue;
+      }
+      ASSERT_NEAR(y[i], ref[i], atol + rtol * s)
+          << "element " << i << " of " << ref.size() << ", " << tasks
+          << " tasks";
+    }
+  }
+}
+
+double geluRef(double x, bool tanhForm) {
+  if (tanhForm)
+    return 0.5 * x *
+           (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
+//===----------------------------------------------------------------------===//
+// Math helpers
+//===----------------------------------------------------------------------===//
+
+TEST(KernelMath, FastExpMatchesExp) {
+  for (float x = -100.0f; x <= 100.0f; x += 0.0137f) {
+    const double ref = std::exp(double(x));
+    const float y = fastExp(x);
+    if (ref > 1e38) { // saturating to +inf a little early is fine
+      EXPECT_TRUE(std::isinf(y) || y > 1e38f) << x;
+      continue;
+    }
+    if (ref < 1e-37) { // (near-)denormal range: flushing to zero is fine
+      EXPECT_LE(y, 1e-37f) << x;
+      continue;
+    }
+    EXPECT_NEAR(y, ref, 3e-7 * ref) << x;
+  }
+  EXPECT_EQ(fastExp(-INFINITY), 0.0f);
+  EXPECT_EQ(fastExp(0.0f), 1.0f);
+  EXPECT_TRUE(std::isnan(fastExp(NAN)));
+}
+
+TEST(KernelMath, FastErfAndGelu) {
+  for (float x = -8.0f; x <= 8.0f; x += 0.001f) {
+    EXPECT_NEAR(fastErf(x), std::erf(double(x)), 5e-7) << x; // ~8 ulp at 1
+    EXPECT_NEAR(gelu<kGeluErf>(x), geluRef(x, false),
+                1e-6 + 1e-6 * std::fabs(x))
+        << x;
+    EXPECT_NEAR(gelu<kGeluTanh>(x), geluRef(x, true),
+                1e-6 + 1e-6 * std::fabs(x))
+        << x;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+template <int K, int N, int Epi>
+void testLinear(int64_t M, bool withBias, uint32_t seed) {
+  SCOPED_TRACE("linear M=" + std::to_string(M) + " K=" + std::to_string(K) +
+               " N=" + std::to_string(N) + " epi=" + std::to_string(Epi) +
+               " bias=" + std::to_string(withBias));
+  auto x = randomVec(M * K, seed), w = randomVec(int64_t(N) * K, seed + 1),
+       b = randomVec(N, seed + 2);
+  std::vector<double> ref(M * N), scale(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = withBias ? b[j] : 0.0, a = withBias ? std::fabs(b[j]) : 0.0;
+      for (int64_t k = 0; k < K; ++k) {
+        s += double(x[i * K + k]) * w[j * K + k];
+        a += std::fabs(double(x[i * K + k]) * w[j * K + k]);
+      }
+      ref[i * N + j] = Epi == kEpiNone ? s : geluRef(s, Epi == kEpiGeluTanh);
+      scale[i * N + j] = a; // |gelu'| <= 1.13, covered by the 2e-5 below
+    }
+  // fp32 accumulation in 8 lanes: relative to sum |x_k w_k|.
+  checkKernel(
+      ref,
+      [&](float *y, int32_t t, int32_t n) {
+        linear<K, N, Epi>(x.data(), w.data(), withBias ? b.data() : nullptr,
+                          y, M, t, n);
+      },
+      1e-6, 2e-5, &scale);
+}
+
+TEST(KernelLinear, OddAndModelSizes) {
+  for (int64_t M : {1, 3, 4, 5, 70, 131}) {
+    testLinear<1, 1, kEpiNone>(M, true, 1);
+    testLinear<7, 5, kEpiNone>(M, true, 2);
+    testLinear<13, 17, kEpiNone>(M, false, 3);
+    testLinear<33, 70, kEpiGelu>(M, true, 4);
+    testLinear<9, 11, kEpiGeluTanh>(M, true, 5);
+  }
+  for (int64_t M : {1, 9, 67}) {
+    testLinear<384, 1536, kEpiNone>(M, true, 6);
+    testLinear<1536, 384, kEpiNone>(M, true, 7);
+    testLinear<384, 384, kEpiGelu>(M, false, 8);
+  }
+}
+
+template <int KS>
+void testMatmulNT(int64_t nb, int64_t M, int64_t N, int64_t K, uint32_t seed) {
+  SCOPED_TRACE("matmulNT nb=" + std::to_string(nb) + " M=" +
+               std::to_string(M) + " N=" + std::to_string(N) +
+               " K=" + std::to_string(K));
+  auto a = randomVec(nb * M * K, seed), b = randomVec(nb * N * K, seed + 1);
+  std::vector<double> ref(nb * M * N), scale(nb * M * N);
+  for (int64_t q = 0; q < nb; ++q)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0, sa = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double p = double(a[(q * M + i) * K + k]) * b[(q * N + j) * K + k];
+          s += p;
+          sa += std::fabs(p);
+        }
+        ref[(q * M + i) * N + j] = s;
+        scale[(q * M + i) * N + j] = sa;
+      }
+  checkKernel(
+      ref,
+      [&](float *y, int32_t t, int32_t n) {
+        matmulNT<KS>(a.data(), b.data(), y, nb, M, N, K, t, n);
+      },
+      1e-6, 1e-5, &scale);
+}
+
+template <int NS>
+void testMatmulNN(int64_t nb, int64_t M, int64_t N, int64_t K, uint32_t seed) {
+  SCOPED_TRACE("matmulNN nb=" + std::to_string(nb) + " M=" +
+               std::to_string(M) + " N=" + std::to_string(N) +
+               " K=" + std::to_string(K));
+  auto a = randomVec(nb * M * K, seed), b = randomVec(nb * K * N, seed + 1);
+  std::vector<double> ref(nb * M * N), scale(nb * M * N);
+  for (int64_t q = 0; q < nb; ++q)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0, sa = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double p = double(a[(q * M + i) * K + k]) * b[(q * K + k) * N + j];
+          s += p;
+          sa += std::fabs(p);
+        }
+        ref[(q * M + i) * N + j] = s;
+        scale[(q * M + i) * N + j] = sa;
+      }
+  checkKernel(
+      ref,
+      [&](float *y, int32_t t, int32_t n) {
+        matmulNN<NS>(a.data(), b.data(), y, nb, M, N, K, t, n);
+      },
+      1e-6, 1e-5, &scale);
+}
+
+TEST(KernelMatmul, AttentionShapes) {
+  for (int64_t S : {1, 2, 5, 13, 64}) {
+    testMatmulNT<32>(6, S, S, 32, 10);   // scores: q · kᵀ, D = 32
+    testMatmulNN<32>(6, S, 32, S, 11);   // context: p · v
+  }
+  testMatmulNT<0>(2, 7, 9, 11, 12); // dynamic K
+  testMatmulNT<0>(1, 1, 1, 1, 13);
+  testMatmulNN<0>(2, 7, 9, 11, 14); // dynamic N
+  testMatmulNN<5>(3, 4, 5, 1, 15);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise, normalisation, attention helpers
+//===----------------------------------------------------------------------===//
+
+TEST(KernelElementwise, AddScaleGelu) {
+  for (int64_t n : {1, 7, 1000, 4099}) {
+    auto a = randomVec(n, 20, -6, 6), b = randomVec(n, 21);
+    std::vector<double> rAdd(n), rScale(n), rGelu(n), rGeluT(n);
+    for (int64_t i = 0; i < n; ++i) {
+      rAdd[i] = double(a[i]) + b[i];
+      rScale[i] = double(a[i]) * double(0.125f);
+      rGelu[i] = geluRef(a[i], false);
+      rGeluT[i] = geluRef(a[i], true);
+    }
+    checkKernel(rAdd, [&](float *y, int32_t t, int32_t k) {
+      add(a.data(), b.data(), y, n, t, k);
+    }, 1e-6, 1e-6);
+    checkKernel(rScale, [&](float *y, int32_t t, int32_t k) {
+      scale(a.data(), y, n, 0.125f, t, k);
+    }, 0, 1e-7);
+    checkKernel(rGelu, [&](float *y, int32_t t, int32_t k) {
+      geluAct<kGeluErf>(a.data(), y, n, t, k);
+    }, 1e-6, 1e-6);
+    checkKernel(rGeluT, [&](float *y, int32_t t, int32_t k) {
+      geluAct<kGeluTanh>(a.data(), y, n, t, k);
+    }, 1e-6, 1e-6);
+  }
+}
+
+TEST(KernelAttention, MaskThenSoftmax) {
+  const int64_t B = 3, NH = 2;
+  for (int64_t S : {1, 6, 33}) {
+    const int32_t lengths[B] = {1, int32_t((S + 1) / 2), int32_t(S)};
+    auto x = randomVec(B * NH * S * S, 30, -8, 8);
+    const int64_t rows = B * NH * S;
+    std::vector<double> rMask(rows * S), rSoft(rows * S);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t b = r / (NH * S);
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < S; ++j) {
+        rMask[r * S + j] = j < lengths[b] ? x[r * S + j] : -INFINITY;
+        mx = std::max(mx, rMask[r * S + j]);
+      }
+      for (int64_t j = 0; j < S; ++j)
+        sum += std::exp(rMask[r * S + j] - mx);
+      for (int64_t j = 0; j < S; ++j)
+        rSoft[r * S + j] = std::exp(rMask[r * S + j] - mx) / sum;
+    }
+    checkKernel(rMask, [&](float *y, int32_t t, int32_t k) {
+      mask(x.data(), lengths, y, B, NH * S, S, t, k);
+    }, 0, 0);
+    std::vector<float> masked(rMask.begin(), rMask.end());
+    checkKernel(rSoft, [&](float *y, int32_t t, int32_t k) {
+      softmax<0>(masked.data(), y, rows, S, t, k);
+    }, 1e-7, 1e-5);
+  }
+  // Static width and an all -inf row (-> zeros, not NaN).
+  std::vector<float> x = randomVec(3 * 5, 31, -80, 80);
+  for (int j = 0; j < 5; ++j)
+    x[5 + j] = -INFINITY;
+  std::vector<double> ref(15);
+  for (int r = 0; r < 3; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < 5; ++j)
+      mx = std::max(mx, double(x[r * 5 + j]));
+    for (int j = 0; j < 5; ++j)
+      sum += r == 1 ? 0 : std::exp(x[r * 5 + j] - mx);
+    for (int j = 0; j < 5; ++j)
+      ref[r * 5 + j] = r == 1 ? 0.0 : std::exp(x[r * 5 + j] - mx) / sum;
+  }
+  checkKernel(ref, [&](float *y, int32_t t, int32_t k) {
+    softmax<5>(x.data(), y, 3, 0, t, k);
+  }, 1e-7, 1e-5);
+}
+
+template <int H> void testLayerNormL2(int64_t rows) {
+  SCOPED_TRACE("H=" + std::to_string(H) + " rows=" + std::to_string(rows));
+  auto x = randomVec(rows * H, 40, -3, 5), g = randomVec(H, 41),
+       bt = randomVec(H, 42);
+  std::vector<double> rLn(rows * H), rL2(rows * H);
+  const float eps = 1e-12f;
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0, sq = 0;
+    for (int h = 0; h < H; ++h)
+      mean += x[r * H + h];
+    mean /= H;
+    for (int h = 0; h < H; ++h) {
+      var += (x[r * H + h] - mean) * (x[r * H + h] - mean);
+      sq += double(x[r * H + h]) * x[r * H + h];
+    }
+    var /= H;
+    for (int h = 0; h < H; ++h) {
+      rLn[r * H + h] = (x[r * H + h] - mean) / std::sqrt(var + eps) * g[h] + bt[h];
+      rL2[r * H + h] = x[r * H + h] / std::max(std::sqrt(sq), 1e-12);
+    }
+  }
+  checkKernel(rLn, [&](float *y, int32_t t, int32_t k) {
+    layerNorm<H>(x.data(), g.data(), bt.data(), y, rows, eps, t, k);
+  }, 1e-5, 1e-5);
+  checkKernel(rL2, [&](float *y, int32_t t, int32_t k) {
+    l2Norm<H>(x.data(), y, rows, t, k);
+  }, 1e-7, 1e-5);
+}
+
+TEST(KernelNorm, LayerNormAndL2Norm) {
+  for (int64_t rows : {1, 2, 17}) {
+    testLayerNormL2<1>(rows);
+    testLayerNormL2<7>(rows);
+    testLayerNormL2<384>(rows);
+  }
+  // A zero row stays zero under l2norm (no division by zero).
+  std::vector<float> z(8, 0.0f), y(8, 1.0f);
+  l2Norm<8>(z.data(), y.data(), 1, 0, 1);
+  for (float v : y)
+    EXPECT_EQ(v, 0.0f);
+}
+
+TEST(KernelLayout, SplitAndMergeHeads) {
+  constexpr int NH = 3, D = 5;
+  for (int64_t S : {1, 4, 9}) {
+    const int64_t B = 2, n = B * S * NH * D;
+    auto x = randomVec(n, 50);
+    std::vector<double> rSplit(n);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t h = 0; h < NH; ++h)
+          for (int64_t d = 0; d < D; ++d)
+            rSplit[((b * NH + h) * S + s) * D + d] =
+                x[(b * S + s) * NH * D + h * D + d];
+    checkKernel(rSplit, [&](float *y, int32_t t, int32_t k) {
+      splitHeads<NH, D>(x.data(), y, B, S, t, k);
+    }, 0, 0);
+    std::vector<float> split(rSplit.begin(), rSplit.end());
+    std::vector<double> rMerge(x.begin(), x.end());
+    checkKernel(rMerge, [&](float *y, int32_t t, int32_t k) {
+      mergeHeads<NH, D>(split.data(), y, B, S, t, k);
+    }, 0, 0);
+  }
+}
+
+TEST(KernelPool, ClsAndMean) {
+  constexpr int H = 6;
+  for (int64_t S : {1, 5}) {
+    const int64_t B = 4;
+    const int32_t lengths[B] = {1, int32_t(S), int32_t((S + 1) / 2), int32_t(S)};
+    auto x = randomVec(B * S * H, 60);
+    std::vector<double> rCls(B * H), rMean(B * H, 0.0);
+    for (int64_t b = 0; b < B; ++b)
+      for (int h = 0; h < H; ++h) {
+        rCls[b * H + h] = x[b * S * H + h];
+        for (int64_t s = 0; s < lengths[b]; ++s)
+          rMean[b * H + h] += x[(b * S + s) * H + h] / double(lengths[b]);
+      }
+    checkKernel(rCls, [&](float *y, int32_t t, int32_t k) {
+      pool<H, kPoolCls>(x.data(), lengths, y, B, S, t, k);
+    }, 0, 0);
+    checkKernel(rMean, [&](float *y, int32_t t, int32_t k) {
+      pool<H, kPoolMean>(x.data(), lengths, y, B, S, t, k);
+    }, 1e-6, 1e-6);
+  }
+}
+
+TEST(KernelEmbedding, LookupWithClamping) {
+  constexpr int H = 7;
+  const int64_t V = 11, P = 6, B = 2, S = 5, offset = 2;
+  auto word = randomVec(V * H, 70), pos = randomVec(P * H, 71),
+       type = randomVec(2 * H, 72);
+  // Out-of-range ids and positions are clamped into the tables.
+  const int32_t ids[B * S] = {0, 3, 10, -5, 99, 7, 1, 2, 2, 11};
+  std::vector<double> ref(B * S * H);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
+      const int64_t p = std::min<int64_t>(s + offset, P - 1);
+      for (int h = 0; h < H; ++h)
+        ref[(b * S + s) * H + h] =
+            double(word[id * H + h]) + pos[p * H + h] + type[h];
+    }
+  checkKernel(ref, [&](float *y, int32_t t, int32_t k) {
+    embedding<H>(ids, word.data(), V, pos.data(), P, type.data(), y, B, S,
+                 offset, t, k);
+  }, 1e-6, 1e-6);
+}
+
+} // namespace
