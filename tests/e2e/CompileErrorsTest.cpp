@@ -9,6 +9,8 @@
 #include "tests/support/Safetensors.h"
 #include "tests/support/TinyModel.h"
 
+#include <gmock/gmock.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>

@@ -11,6 +11,7 @@
 #include "tests/e2e/E2ETest.h"
 #include "tests/support/RecordedReference.h"
 
+#include <cmath>
 #include <fstream>
 #include <memory>
 
