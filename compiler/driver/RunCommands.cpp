@@ -10,10 +10,12 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -110,20 +112,39 @@ std::string num(double v, int prec = 4) {
   return buf;
 }
 
+/// Per-kernel totals over the session's runs, most expensive first.
 void printProfile(encrt_session *s) {
   int64_t n = encrt_session_profile_count(s);
   if (n == 0)
     return;
+  struct Row {
+    std::string op, kernel;
+    int64_t steps = 0;
+    double ms = 0;
+  };
+  std::map<std::string, Row> byKernel;
   double total = 0;
-  std::vector<encrt_step_profile> rows(n);
   for (int64_t i = 0; i < n; ++i) {
-    encrt_session_profile_get(s, i, &rows[i]);
-    total += rows[i].total_ms;
+    encrt_step_profile p;
+    encrt_session_profile_get(s, i, &p);
+    Row &r = byKernel[p.kernel];
+    r.op = p.op;
+    r.kernel = p.kernel;
+    r.steps += 1;
+    r.ms += p.total_ms;
+    total += p.total_ms;
   }
-  llvm::errs() << "profile (" << n << " steps, " << num(total, 3) << " ms):\n";
-  for (auto &r : rows)
-    llvm::errs() << "  " << llvm::left_justify(r.op, 18) << " " << llvm::left_justify(r.kernel, 44) << " "
-                 << num(r.total_ms, 3) << " ms  (" << num(100 * r.total_ms / (total > 0 ? total : 1), 1) << "%)\n";
+  std::vector<Row> rows;
+  for (auto &kv : byKernel)
+    rows.push_back(kv.second);
+  std::sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) { return a.ms > b.ms; });
+  llvm::errs() << "profile: " << n << " steps, " << num(total, 3) << " ms in kernels\n";
+  llvm::errs() << "  " << llvm::left_justify("op", 16) << " " << llvm::left_justify("kernel", 44) << " steps"
+               << "        ms      %\n";
+  for (const Row &r : rows)
+    llvm::errs() << "  " << llvm::left_justify(r.op, 16) << " " << llvm::left_justify(r.kernel, 44) << " "
+                 << llvm::right_justify(std::to_string(r.steps), 5) << " " << llvm::right_justify(num(r.ms, 3), 9)
+                 << " " << llvm::right_justify(num(100 * r.ms / (total > 0 ? total : 1), 1), 6) << "\n";
 }
 
 double msSince(std::chrono::steady_clock::time_point t) {

@@ -26,12 +26,14 @@ TempDir::~TempDir() {
 }
 
 std::string compile(const std::string &modelDir, const std::string &output, int64_t maxSeq,
-                    const std::string &pooling) {
+                    const std::string &pooling, const std::vector<std::string> &cpuLevels) {
   CompileOptions opt;
   opt.modelDir = modelDir;
   opt.output = output;
   opt.maxSeq = maxSeq;
   opt.pooling = pooling;
+  if (!cpuLevels.empty())
+    opt.cpuLevels = cpuLevels;
   std::string ignored;
   llvm::raw_string_ostream out(ignored);
   if (llvm::Error err = compileModel(opt, out, [](const std::string &) {}))

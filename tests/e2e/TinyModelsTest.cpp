@@ -12,6 +12,7 @@
 #include "tests/support/ReferenceEncoder.h"
 #include "tests/support/TinyModel.h"
 
+#include <memory>
 #include <random>
 
 using namespace encc::testing;
@@ -111,6 +112,34 @@ TEST_P(TinyModels, MatchReference) {
   checkBatch(session, model, {1}, 1, 2);
   checkBatch(session, model, {5, 9, 2}, 9, 3);
   checkBatch(session, model, {kMaxSeq, kMaxSeq}, kMaxSeq, 4);
+}
+
+// One artifact carrying v4, v3 and v2 code: every target this CPU runs gives
+// the reference's numbers.
+TEST(MultiTarget, EveryCodeObjectMatchesReference) {
+  TempDir dir;
+  TinyModelSpec s = spec("bert", 64, 2, 2, "gelu", "mean");
+  TinyModel model = writeTinyModel(dir.path() + "/model", s);
+  std::string artifact = dir.path() + "/model.encm";
+  ASSERT_EQ(compile(model.dir, artifact, kMaxSeq, "", {"x86-64-v4", "x86-64-v3", "x86-64-v2"}), "");
+  int ran = 0;
+  for (const char *target : {"cpu-x86-64-v4", "cpu-x86-64-v3", "cpu-x86-64-v2"}) {
+    encrt::ModelOptions options;
+    options.cpuTarget = target;
+    std::unique_ptr<encrt::Model> m;
+    try {
+      m = std::make_unique<encrt::Model>(artifact, options);
+    } catch (const encrt::Error &e) {
+      // Only "this CPU lacks ..." is acceptable (e.g. no AVX-512 here).
+      EXPECT_EQ(e.code(), ENCRT_UNSUPPORTED) << target << ": " << e.what();
+      continue;
+    }
+    EXPECT_EQ(std::string(m->info().cpu_target), target);
+    encrt::Session session(*m);
+    checkBatch(session, model, {kMaxSeq, 1, 11}, kMaxSeq, 5);
+    ++ran;
+  }
+  EXPECT_GE(ran, 2) << "v2 and v3 run on any x86-64 machine with AVX2";
 }
 
 INSTANTIATE_TEST_SUITE_P(
