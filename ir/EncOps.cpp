@@ -1,13 +1,18 @@
-//===- EncOps.cpp - Verifiers of the enc dialect ops ----------------------===//
+//===- EncOps.cpp - Verifiers, folders and canonicalizations of enc ops ---===//
 //
 // Every verifier checks ranks and static dims; a dynamic dim (`?`) is
 // compatible with any size. Messages read "expects ... but got ...".
+// Folders and canonicalization patterns hold the local algebra the
+// `canonicalize` step of the enc pipeline relies on.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/EncOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::enc;
@@ -55,9 +60,9 @@ LogicalResult checkSameShape(Operation *op, StringRef gotWhat,
                              RankedTensorType got, StringRef wantWhat,
                              RankedTensorType want) {
   if (got.getRank() != want.getRank())
-    return op->emitOpError() << "expects " << gotWhat << " to have the rank of "
-                             << wantWhat << " (" << want.getRank()
-                             << ") but got " << got;
+    return op->emitOpError()
+           << "expects " << gotWhat << " to have the rank of " << wantWhat
+           << " (" << want.getRank() << ") but got " << got;
   for (int64_t i = 0; i < got.getRank(); ++i)
     if (failed(checkDim(op, gotWhat + Twine(" dim ") + Twine(i),
                         got.getDimSize(i), wantWhat + Twine(" dim ") + Twine(i),
@@ -77,7 +82,73 @@ LogicalResult checkOneOf(Operation *op, StringRef attr, StringRef value,
   return diag << " but got \"" << value << '"';
 }
 
+/// Only right padding is implemented by the mask and the fused kernels.
+LogicalResult checkPadding(Operation *op, StringRef padding) {
+  if (padding == "right")
+    return success();
+  return op->emitOpError()
+         << "expects padding to be \"right\" (key j of sequence b is valid "
+            "iff j < lengths[b]; other mask conventions are not supported) "
+            "but got \""
+         << padding << '"';
+}
+
+/// `scores` [B, heads, S, S] + `lengths` [B] -> result like `scores`.
+LogicalResult checkScoresAndLengths(Operation *op, RankedTensorType s,
+                                    RankedTensorType len,
+                                    RankedTensorType res) {
+  if (failed(checkRank(op, "scores", s, 4)) ||
+      failed(checkRank(op, "lengths", len, 1)) ||
+      failed(checkDim(op, "lengths dim 0", len.getDimSize(0), "scores dim 0",
+                      s.getDimSize(0))) ||
+      failed(checkSameShape(op, "result", res, "scores", s)))
+    return failure();
+  return success();
+}
+
+LogicalResult checkLayerNormParams(Operation *op, RankedTensorType x,
+                                   RankedTensorType g, RankedTensorType b,
+                                   RankedTensorType res, float epsilon) {
+  if (failed(checkMinRank(op, "x", x, 1)) ||
+      failed(checkRank(op, "gamma", g, 1)) ||
+      failed(checkRank(op, "beta", b, 1)))
+    return failure();
+  int64_t h = x.getDimSize(x.getRank() - 1);
+  std::string hWhat = "x dim " + std::to_string(x.getRank() - 1);
+  if (failed(checkDim(op, "gamma dim 0", g.getDimSize(0), hWhat, h)) ||
+      failed(checkDim(op, "beta dim 0", b.getDimSize(0), hWhat, h)) ||
+      failed(checkSameShape(op, "result", res, "x", x)))
+    return failure();
+  if (!(epsilon > 0.0f))
+    return op->emitOpError() << "expects epsilon > 0 but got " << epsilon;
+  return success();
+}
+
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Custom assembly: `%q, %k, %v, %lengths` / `%qkv, %lengths`
+//===----------------------------------------------------------------------===//
+
+static ParseResult
+parseAttentionOperands(OpAsmParser &parser,
+                       SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs,
+                       OpAsmParser::UnresolvedOperand &lengths) {
+  SmallVector<OpAsmParser::UnresolvedOperand> all;
+  if (parser.parseOperandList(all))
+    return failure();
+  if (all.size() < 2)
+    return parser.emitError(parser.getCurrentLocation())
+           << "expects the attention inputs followed by lengths";
+  lengths = all.pop_back_val();
+  inputs.append(all.begin(), all.end());
+  return success();
+}
+
+static void printAttentionOperands(OpAsmPrinter &p, Operation *,
+                                   OperandRange inputs, Value lengths) {
+  p << inputs << ", " << lengths;
+}
 
 LogicalResult WeightOp::verify() {
   if (getName().empty())
@@ -106,8 +177,8 @@ LogicalResult EmbeddingOp::verify() {
                       ids.getDimSize(0))) ||
       failed(checkDim(op, "result dim 1", res.getDimSize(1), "ids dim 1",
                       ids.getDimSize(1))) ||
-      failed(checkDim(op, "result dim 2", res.getDimSize(2),
-                      "word table dim 1", h)))
+      failed(checkDim(op, "result dim 2", res.getDimSize(2), "word table dim 1",
+                      h)))
     return failure();
   int64_t offset = getPositionOffset();
   if (offset < 0)
@@ -180,13 +251,130 @@ LogicalResult MatmulOp::verify() {
 
 LogicalResult MaskOp::verify() {
   Operation *op = getOperation();
-  auto s = rtt(getScores()), len = rtt(getLengths()), res = rtt(getResult());
-  if (failed(checkRank(op, "scores", s, 4)) ||
-      failed(checkRank(op, "lengths", len, 1)) ||
-      failed(checkDim(op, "lengths dim 0", len.getDimSize(0), "scores dim 0",
-                      s.getDimSize(0))) ||
-      failed(checkSameShape(op, "result", res, "scores", s)))
+  if (failed(checkScoresAndLengths(op, rtt(getScores()), rtt(getLengths()),
+                                   rtt(getResult()))))
     return failure();
+  return checkPadding(op, getPadding());
+}
+
+LogicalResult ScaleMaskSoftmaxOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkScoresAndLengths(op, rtt(getScores()), rtt(getLengths()),
+                                   rtt(getResult()))))
+    return failure();
+  if (!std::isfinite(getScale().convertToFloat()))
+    return emitOpError() << "expects a finite scale but got "
+                         << getScale().convertToFloat();
+  return checkPadding(op, getPadding());
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  size_t n = getInputs().size();
+  if (n != 1 && n != 3)
+    return emitOpError() << "expects 1 (packed qkv) or 3 (q, k, v) inputs "
+                            "before lengths but got "
+                         << n;
+  auto len = rtt(getLengths()), res = rtt(getResult());
+  if (failed(checkRank(op, "lengths", len, 1)) ||
+      failed(checkRank(op, "result", res, 3)))
+    return failure();
+  int64_t heads = getNumHeads();
+  if (heads <= 0)
+    return emitOpError() << "expects num_heads > 0 but got " << heads;
+  if (!std::isfinite(getScale().convertToFloat()))
+    return emitOpError() << "expects a finite scale but got "
+                         << getScale().convertToFloat();
+  auto first = rtt(getInputs()[0]);
+  StringRef firstWhat = n == 1 ? "qkv" : "q";
+  if (failed(checkRank(op, firstWhat, first, 3)))
+    return failure();
+  // Hidden size H: from the result, else from the inputs.
+  int64_t h = res.getDimSize(2);
+  if (n == 3) {
+    static const char *names[] = {"q", "k", "v"};
+    for (size_t i = 1; i < 3; ++i)
+      if (failed(checkSameShape(op, names[i], rtt(getInputs()[i]), "q", first)))
+        return failure();
+    if (failed(checkDim(op, "result dim 2", h, "q dim 2", first.getDimSize(2))))
+      return failure();
+    if (ShapedType::isDynamic(h))
+      h = first.getDimSize(2);
+  } else {
+    int64_t h3 = first.getDimSize(2);
+    if (!ShapedType::isDynamic(h3) && h3 % 3 != 0)
+      return emitOpError() << "expects qkv dim 2 to be divisible by 3 but got "
+                           << h3;
+    if (failed(checkDim(op, "result dim 2", h, "qkv dim 2 / 3",
+                        ShapedType::isDynamic(h3) ? h3 : h3 / 3)))
+      return failure();
+    if (ShapedType::isDynamic(h) && !ShapedType::isDynamic(h3))
+      h = h3 / 3;
+  }
+  if (!ShapedType::isDynamic(h) && h % heads != 0)
+    return emitOpError() << "expects the hidden size (" << h
+                         << ") to be divisible by num_heads (" << heads << ")";
+  if (failed(checkDim(op, "lengths dim 0", len.getDimSize(0),
+                      firstWhat + Twine(" dim 0"), first.getDimSize(0))) ||
+      failed(checkDim(op, "result dim 0", res.getDimSize(0),
+                      firstWhat + Twine(" dim 0"), first.getDimSize(0))) ||
+      failed(checkDim(op, "result dim 1", res.getDimSize(1),
+                      firstWhat + Twine(" dim 1"), first.getDimSize(1))))
+    return failure();
+  return checkPadding(op, getPadding());
+}
+
+LogicalResult SplitOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX());
+  int64_t parts = getParts();
+  if (parts <= 0)
+    return emitOpError() << "expects parts > 0 but got " << parts;
+  if (static_cast<int64_t>(getOutputs().size()) != parts)
+    return emitOpError() << "expects " << parts << " results (parts) but got "
+                         << getOutputs().size();
+  if (failed(checkMinRank(op, "x", x, 1)))
+    return failure();
+  int64_t r = x.getRank(), last = x.getDimSize(r - 1);
+  int64_t slice = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(last)) {
+    if (last % parts != 0)
+      return emitOpError() << "expects x dim " << r - 1
+                           << " to be divisible by parts (" << parts
+                           << ") but got " << last;
+    slice = last / parts;
+  }
+  for (auto [i, out] : llvm::enumerate(getOutputs())) {
+    auto t = rtt(out);
+    std::string what = "result " + std::to_string(i);
+    if (failed(checkRank(op, what, t, r)))
+      return failure();
+    for (int64_t d = 0; d + 1 < r; ++d)
+      if (failed(checkDim(op, what + " dim " + std::to_string(d),
+                          t.getDimSize(d), "x dim " + Twine(d),
+                          x.getDimSize(d))))
+        return failure();
+    if (failed(checkDim(op, what + " dim " + std::to_string(r - 1),
+                        t.getDimSize(r - 1),
+                        "x dim " + Twine(r - 1) + " / parts", slice)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult AddLayerNormOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX());
+  if (failed(checkSameShape(op, "residual", rtt(getResidual()), "x", x)))
+    return failure();
+  return checkLayerNormParams(op, x, rtt(getGamma()), rtt(getBeta()),
+                              rtt(getResult()), getEpsilon().convertToFloat());
+}
+
+LogicalResult DivOp::verify() {
+  float d = getDivisor().convertToFloat();
+  if (d == 0.0f || !std::isfinite(d))
+    return emitOpError() << "expects a finite nonzero divisor but got " << d;
   return success();
 }
 
@@ -196,22 +384,8 @@ LogicalResult SoftmaxOp::verify() {
 
 LogicalResult LayerNormOp::verify() {
   Operation *op = getOperation();
-  auto x = rtt(getX()), g = rtt(getGamma()), b = rtt(getBeta()),
-       res = rtt(getResult());
-  if (failed(checkMinRank(op, "x", x, 1)) ||
-      failed(checkRank(op, "gamma", g, 1)) ||
-      failed(checkRank(op, "beta", b, 1)))
-    return failure();
-  int64_t h = x.getDimSize(x.getRank() - 1);
-  std::string hWhat = "x dim " + std::to_string(x.getRank() - 1);
-  if (failed(checkDim(op, "gamma dim 0", g.getDimSize(0), hWhat, h)) ||
-      failed(checkDim(op, "beta dim 0", b.getDimSize(0), hWhat, h)) ||
-      failed(checkSameShape(op, "result", res, "x", x)))
-    return failure();
-  if (getEpsilon().convertToFloat() <= 0.0f)
-    return emitOpError() << "expects epsilon > 0 but got "
-                         << getEpsilon().convertToFloat();
-  return success();
+  return checkLayerNormParams(op, rtt(getX()), rtt(getGamma()), rtt(getBeta()),
+                              rtt(getResult()), getEpsilon().convertToFloat());
 }
 
 LogicalResult GeluOp::verify() {
@@ -286,6 +460,81 @@ LogicalResult PoolOp::verify() {
                       x.getDimSize(2))))
     return failure();
   return checkOneOf(op, "mode", getMode(), {"cls", "mean"});
+}
+
+//===----------------------------------------------------------------------===//
+// Folders and canonicalization patterns
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToFloat() == 1.0f)
+    return getX();
+  return {};
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor) {
+  if (getDivisor().convertToFloat() == 1.0f)
+    return getX();
+  return {};
+}
+
+OpFoldResult MergeHeadsOp::fold(FoldAdaptor) {
+  auto split = getX().getDefiningOp<SplitHeadsOp>();
+  if (split && split.getX().getType() == getType())
+    return split.getX();
+  return {};
+}
+
+OpFoldResult SplitHeadsOp::fold(FoldAdaptor) {
+  auto merge = getX().getDefiningOp<MergeHeadsOp>();
+  if (!merge || merge.getX().getType() != getType())
+    return {};
+  int64_t heads = rtt(merge.getX()).getDimSize(1);
+  if (heads != static_cast<int64_t>(getNumHeads()))
+    return {};
+  return merge.getX();
+}
+
+namespace {
+
+/// scale(scale(x, a), b) -> scale(x, a * b).
+struct CombineScales : OpRewritePattern<ScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getX().getDefiningOp<ScaleOp>();
+    if (!inner)
+      return failure();
+    float f =
+        inner.getFactor().convertToFloat() * op.getFactor().convertToFloat();
+    rewriter.replaceOpWithNewOp<ScaleOp>(op, op.getType(), inner.getX(),
+                                         rewriter.getF32FloatAttr(f));
+    return success();
+  }
+};
+
+/// div(x, d) -> scale(x, 1/d).
+struct DivToScale : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DivOp op,
+                                PatternRewriter &rewriter) const override {
+    float f = 1.0f / op.getDivisor().convertToFloat();
+    rewriter.replaceOpWithNewOp<ScaleOp>(op, op.getType(), op.getX(),
+                                         rewriter.getF32FloatAttr(f));
+    return success();
+  }
+};
+
+} // namespace
+
+void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<CombineScales>(context);
+}
+
+void DivOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<DivToScale>(context);
 }
 
 #define GET_OP_CLASSES

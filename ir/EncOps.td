@@ -149,22 +149,52 @@ def Enc_ScaleOp : Enc_Op<"scale", [Pure, AllTypesMatch<["x", "result"]>]> {
   let arguments = (ins Enc_F32Tensor:$x, F32Attr:$factor);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
+  // scale(x, 1) -> x; scale(scale(x, a), b) -> scale(x, a*b).
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Enc_DivOp : Enc_Op<"div", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "division by a constant divisor";
+  let description = [{
+    `result = x / divisor` (what ONNX-style frontends emit for the attention
+    scale `1/sqrt(d)`). Canonicalizes to `enc.scale` by `1/divisor`.
+
+    Example:
+
+    ```mlir
+    %s = enc.div %x {divisor = 5.65685415 : f32} : tensor<?x12x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, F32Attr:$divisor);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Enc_MaskOp : Enc_Op<"mask", [Pure]> {
   let summary = "additive key-padding mask on attention scores";
   let description = [{
     `scores` is `[B, heads, S, S]`, `lengths` is `[B]` i32. Every key column
-    `j >= lengths[b]` becomes `-inf`; other entries pass through (right
-    padding). The result has the type of `scores`.
+    `j >= lengths[b]` becomes `-inf`; other entries pass through. The result
+    has the type of `scores`.
+
+    `padding` names the convention: `"right"` (the default and the only one
+    accepted today) means key `j` of sequence `b` is valid iff
+    `j < lengths[b]`. Left padding or arbitrary 0/1 masks are rejected by the
+    verifier rather than computed wrongly.
 
     Example:
 
     ```mlir
     %m = enc.mask %s, %lengths : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+    %m = enc.mask %s, %lengths {padding = "right"} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
     ```
   }];
-  let arguments = (ins Enc_F32Tensor:$scores, Enc_I32Tensor:$lengths);
+  let arguments = (ins Enc_F32Tensor:$scores, Enc_I32Tensor:$lengths,
+                   DefaultValuedStrAttr<StrAttr, "right">:$padding);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $scores `,` $lengths attr-dict `:` functional-type(operands, results)
@@ -184,6 +214,112 @@ def Enc_SoftmaxOp : Enc_Op<"softmax", [Pure, AllTypesMatch<["x", "result"]>]> {
   let arguments = (ins Enc_F32Tensor:$x);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Enc_ScaleMaskSoftmaxOp : Enc_Op<"scale_mask_softmax", [Pure]> {
+  let summary = "fused scale, key-padding mask and softmax over attention scores";
+  let description = [{
+    `scores` is `[B, heads, S, S]`, `lengths` is `[B]` i32; the result has
+    the type of `scores`:
+    `result[b, h, i, j] = softmax_j(scale * scores[b, h, i, j])` over the
+    valid keys `j < lengths[b]`, and exactly `0` for padded keys. Same as
+    `enc.softmax(enc.mask(enc.scale(scores, scale), lengths))`.
+    `padding` must be `"right"` (see `enc.mask`).
+
+    Example:
+
+    ```mlir
+    %p = enc.scale_mask_softmax %s, %lengths {padding = "right", scale = 0.176776692 : f32}
+        : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$scores, Enc_I32Tensor:$lengths,
+                   F32Attr:$scale, StrAttr:$padding);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $scores `,` $lengths attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
+  let summary = "fused multi-head self-attention on merged-head tensors";
+  let description = [{
+    Scaled dot-product attention with a key-padding mask, on tensors in the
+    merged `[B, S, H]` layout (split/merge heads absorbed), `H = heads * D`:
+
+    `out[b, s, h*D + d] = sum_j p_j * v[b, j, h*D + d]` with
+    `p = softmax_j(scale * <q[b, s, hD:(h+1)D], k[b, j, hD:(h+1)D]>)` over
+    the valid keys `j < lengths[b]` (`padding = "right"`).
+
+    `inputs` is either `q, k, v` (each `[B, S, H]`) or one packed `qkv`
+    `[B, S, 3H]` with `q = qkv[..., 0:H]`, `k = qkv[..., H:2H]`,
+    `v = qkv[..., 2H:3H]`. The result is `[B, S, H]`.
+
+    Example:
+
+    ```mlir
+    %o = enc.attention %q, %k, %v, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+        : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+    %p = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+        : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Enc_F32Tensor>:$inputs, Enc_I32Tensor:$lengths,
+                   I64Attr:$num_heads, F32Attr:$scale, StrAttr:$padding);
+  let results = (outs Enc_F32Tensor:$result);
+  // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
+  let assemblyFormat = [{
+    custom<AttentionOperands>($inputs, $lengths) attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True for the single-input `qkv` form.
+    bool isPacked() { return getInputs().size() == 1; }
+  }];
+}
+
+def Enc_SplitOp : Enc_Op<"split", [Pure]> {
+  let summary = "equal slices of the last axis";
+  let description = [{
+    Splits `x` `[..., parts*N]` into `parts` results `[..., N]`; result `i`
+    is `x[..., i*N:(i+1)*N]`. Produced by `enc-fuse-qkv` when the attention
+    that reads the three slices is not fused.
+
+    Example:
+
+    ```mlir
+    %q, %k, %v = enc.split %qkv {parts = 3 : i64}
+        : tensor<?x?x1152xf32> -> (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>)
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, I64Attr:$parts);
+  let results = (outs Variadic<Enc_F32Tensor>:$outputs);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` `(` type($outputs) `)`";
+  let hasVerifier = 1;
+}
+
+def Enc_AddLayerNormOp : Enc_Op<"add_layernorm", [Pure]> {
+  let summary = "residual addition followed by layer normalisation";
+  let description = [{
+    `result = layernorm(x + residual)` with `gamma`, `beta` and `epsilon` as
+    in `enc.layernorm`. `x` and `residual` have the same shape; the result
+    has the type of `x`.
+
+    Example:
+
+    ```mlir
+    %y = enc.add_layernorm %x, %r, %g, %b {epsilon = 9.99999996E-13 : f32}
+        : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, Enc_F32Tensor:$residual,
+                   Enc_F32Tensor:$gamma, Enc_F32Tensor:$beta, F32Attr:$epsilon);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $residual `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
@@ -263,6 +399,8 @@ def Enc_SplitHeadsOp : Enc_Op<"split_heads", [Pure]> {
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
+  // split_heads(merge_heads(x)) -> x (same heads, same type).
+  let hasFolder = 1;
 }
 
 def Enc_MergeHeadsOp : Enc_Op<"merge_heads", [Pure]> {
@@ -280,6 +418,8 @@ def Enc_MergeHeadsOp : Enc_Op<"merge_heads", [Pure]> {
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
+  // merge_heads(split_heads(x)) -> x (same type).
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -443,3 +443,158 @@ func.func @l2norm_rank(%x: tensor<f32>) {
   %p = enc.l2norm %x : tensor<f32>
   return
 }
+
+// -----
+
+// Fused ops (issue 3).
+func.func @div_zero(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'enc.div' op expects a finite nonzero divisor but got 0}}
+  %y = enc.div %x {divisor = 0.0 : f32} : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+// Only right padding is implemented: other conventions are rejected.
+func.func @mask_left_padding(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.mask' op expects padding to be "right" (key j of sequence b is valid iff j < lengths[b]; other mask conventions are not supported) but got "left"}}
+  %m = enc.mask %s, %l {padding = "left"} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @sms_left_padding(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.scale_mask_softmax' op expects padding to be "right"}}
+  %p = enc.scale_mask_softmax %s, %l {padding = "left", scale = 1.0 : f32} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+// The padding convention is explicit on the fused ops: it cannot be omitted.
+func.func @sms_no_padding(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{requires attribute 'padding'}}
+  %p = enc.scale_mask_softmax %s, %l {scale = 1.0 : f32} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @sms_rank(%s: tensor<?x?x?xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.scale_mask_softmax' op expects scores of rank 4 but got 'tensor<?x?x?xf32>'}}
+  %p = enc.scale_mask_softmax %s, %l {padding = "right", scale = 1.0 : f32} : (tensor<?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @sms_lengths(%s: tensor<4x12x?x?xf32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{expects lengths dim 0 to equal scores dim 0 (4) but got 3}}
+  %p = enc.scale_mask_softmax %s, %l {padding = "right", scale = 1.0 : f32} : (tensor<4x12x?x?xf32>, tensor<3xi32>) -> tensor<4x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @attention_two_inputs(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.attention' op expects 1 (packed qkv) or 3 (q, k, v) inputs before lengths but got 2}}
+  %a = enc.attention %q, %q, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @attention_no_lengths(%q: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects the attention inputs followed by lengths}}
+  %a = enc.attention %q {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_shape(%q: tensor<?x?x384xf32>, %k: tensor<?x?x256xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects k dim 2 to equal q dim 2 (384) but got 256}}
+  %a = enc.attention %q, %k, %q, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x256xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects the hidden size (384) to be divisible by num_heads (7)}}
+  %a = enc.attention %q, %q, %q, %l {num_heads = 7 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_hidden(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects result dim 2 to equal qkv dim 2 / 3 (384) but got 1152}}
+  %a = enc.attention %qkv, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x1152xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_divisible(%qkv: tensor<?x?x1000xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects qkv dim 2 to be divisible by 3 but got 1000}}
+  %a = enc.attention %qkv, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x1000xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @attention_padding(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.attention' op expects padding to be "right"}}
+  %a = enc.attention %q, %q, %q, %l {num_heads = 12 : i64, padding = "mask01", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @split_count(%x: tensor<?x12xf32>) {
+  // expected-error @+1 {{'enc.split' op expects 3 results (parts) but got 2}}
+  %a, %b = enc.split %x {parts = 3 : i64} : tensor<?x12xf32> -> (tensor<?x4xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
+func.func @split_divisible(%x: tensor<?x10xf32>) {
+  // expected-error @+1 {{expects x dim 1 to be divisible by parts (3) but got 10}}
+  %a, %b, %c = enc.split %x {parts = 3 : i64} : tensor<?x10xf32> -> (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>)
+  return
+}
+
+// -----
+
+func.func @split_slice(%x: tensor<?x12xf32>) {
+  // expected-error @+1 {{expects result 1 dim 1 to equal x dim 1 / parts (4) but got 5}}
+  %a, %b, %c = enc.split %x {parts = 3 : i64} : tensor<?x12xf32> -> (tensor<?x4xf32>, tensor<?x5xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
+func.func @add_layernorm_residual(%x: tensor<?x?x384xf32>, %r: tensor<?x?x256xf32>, %g: tensor<384xf32>) {
+  // expected-error @+1 {{'enc.add_layernorm' op expects residual dim 2 to equal x dim 2 (384) but got 256}}
+  %y = enc.add_layernorm %x, %r, %g, %g {epsilon = 1.0e-12 : f32} : (tensor<?x?x384xf32>, tensor<?x?x256xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @add_layernorm_gamma(%x: tensor<?x?x384xf32>, %g: tensor<256xf32>, %b: tensor<384xf32>) {
+  // expected-error @+1 {{expects gamma dim 0 to equal x dim 2 (384) but got 256}}
+  %y = enc.add_layernorm %x, %x, %g, %b {epsilon = 1.0e-12 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<256xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @add_layernorm_epsilon(%x: tensor<?x?x384xf32>, %g: tensor<384xf32>) {
+  // expected-error @+1 {{expects epsilon > 0 but got 0}}
+  %y = enc.add_layernorm %x, %x, %g, %g {epsilon = 0.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  return
+}

@@ -113,3 +113,42 @@ func.func @static_shapes(%ids: tensor<2x8xi32>, %word: tensor<100x16xf32>, %pos:
   %m = enc.matmul %e, %w : (tensor<2x8x16xf32>, tensor<2x16x4xf32>) -> tensor<2x8x4xf32>
   return %e : tensor<2x8x16xf32>
 }
+
+// The ops the fusion passes produce (issue 3) round trip too.
+// CHECK-LABEL: func.func @fused_ops
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x384xf32>, %[[S:.*]]: tensor<?x12x?x?xf32>, %[[LEN:.*]]: tensor<?xi32>)
+func.func @fused_ops(%x: tensor<?x?x384xf32>, %s: tensor<?x12x?x?xf32>, %lengths: tensor<?xi32>)
+    -> (tensor<?x?x384xf32>, tensor<?x12x?x?xf32>, tensor<?x12x?x?xf32>) {
+  // CHECK: %[[D:.*]] = enc.div %[[S]] {divisor = 5.65685415 : f32} : tensor<?x12x?x?xf32>
+  %d = enc.div %s {divisor = 5.65685415 : f32} : tensor<?x12x?x?xf32>
+  // The default padding is not printed; an explicit "right" parses.
+  // CHECK: %[[M:.*]] = enc.mask %[[D]], %[[LEN]] : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  %m = enc.mask %d, %lengths {padding = "right"} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  // CHECK: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = "right", scale = 0.176776692 : f32}
+  // CHECK-SAME: : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %lengths {padding = "right", scale = 0.176776695 : f32}
+      : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  %w = enc.weight "qkv.weight" : tensor<1152x384xf32>
+  %b = enc.weight "qkv.bias" : tensor<1152xf32>
+  // CHECK: %[[QKV:.*]] = enc.linear
+  %qkv = enc.linear %x, %w, %b : (tensor<?x?x384xf32>, tensor<1152x384xf32>, tensor<1152xf32>) -> tensor<?x?x1152xf32>
+  // CHECK: %[[SP:.*]]:3 = enc.split %[[QKV]] {parts = 3 : i64} : tensor<?x?x1152xf32> -> (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>)
+  %q, %k, %v = enc.split %qkv {parts = 3 : i64}
+      : tensor<?x?x1152xf32> -> (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>)
+  // CHECK: %[[A3:.*]] = enc.attention %[[SP]]#0, %[[SP]]#1, %[[SP]]#2, %[[LEN]] {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+  // CHECK-SAME: : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %a3 = enc.attention %q, %k, %v, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776695 : f32}
+      : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  // CHECK: %[[A1:.*]] = enc.attention %[[QKV]], %[[LEN]] {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+  // CHECK-SAME: : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %a1 = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776695 : f32}
+      : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %g = enc.weight "ln.weight" : tensor<384xf32>
+  %be = enc.weight "ln.bias" : tensor<384xf32>
+  // CHECK: %[[Y:.*]] = enc.add_layernorm %[[A3]], %[[A1]], %{{.*}}, %{{.*}} {epsilon = 9.99999996E-13 : f32}
+  // CHECK-SAME: : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  %y = enc.add_layernorm %a3, %a1, %g, %be {epsilon = 1.0e-12 : f32}
+      : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+  // CHECK: return %[[Y]], %[[M]], %[[P]]
+  return %y, %m, %p : tensor<?x?x384xf32>, tensor<?x12x?x?xf32>, tensor<?x12x?x?xf32>
+}

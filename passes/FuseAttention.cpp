@@ -1,0 +1,118 @@
+//===- FuseAttention.cpp - split heads .. merge heads -> attention --------===//
+#include "ir/EncDialect.h"
+#include "ir/EncOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::enc {
+#define GEN_PASS_DEF_FUSEATTENTIONPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::enc
+
+using namespace mlir;
+using namespace mlir::enc;
+
+namespace {
+
+/// The single-use `enc.split_heads` producing `v`, or null.
+SplitHeadsOp splitHeadsOf(Value v) {
+  if (!v.hasOneUse())
+    return nullptr;
+  return v.getDefiningOp<SplitHeadsOp>();
+}
+
+bool compatibleShapes(Type a, Type b) {
+  auto ta = cast<RankedTensorType>(a), tb = cast<RankedTensorType>(b);
+  if (ta.getRank() != tb.getRank())
+    return false;
+  for (int64_t i = 0; i < ta.getRank(); ++i) {
+    int64_t x = ta.getDimSize(i), y = tb.getDimSize(i);
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+      return false;
+  }
+  return true;
+}
+
+/// merge_heads(matmul(sms(matmul(split_heads(q), split_heads(k))
+/// {transpose_b}),
+///                    split_heads(v))) -> attention(q, k, v) / attention(qkv).
+struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
+  FuseAttentionBlock(MLIRContext *ctx, unsigned &fused, unsigned &packed)
+      : OpRewritePattern(ctx), fused(fused), packed(packed) {}
+
+  LogicalResult matchAndRewrite(MergeHeadsOp merge,
+                                PatternRewriter &rewriter) const override {
+    Value ctxh = merge.getX();
+    auto pv = ctxh.getDefiningOp<MatmulOp>();
+    if (!pv || pv.getTransposeB() || !ctxh.hasOneUse())
+      return rewriter.notifyMatchFailure(merge, "not fed by probs x V");
+    auto sms = pv.getA().getDefiningOp<ScaleMaskSoftmaxOp>();
+    if (!sms || !pv.getA().hasOneUse())
+      return rewriter.notifyMatchFailure(merge, "probs not a single-use "
+                                                "scale_mask_softmax");
+    auto qk = sms.getScores().getDefiningOp<MatmulOp>();
+    if (!qk || !qk.getTransposeB() || !sms.getScores().hasOneUse())
+      return rewriter.notifyMatchFailure(merge, "scores not a single-use "
+                                                "Q x K^T");
+    SplitHeadsOp sq = splitHeadsOf(qk.getA()), sk = splitHeadsOf(qk.getB()),
+                 sv = splitHeadsOf(pv.getB());
+    if (!sq || !sk || !sv)
+      return rewriter.notifyMatchFailure(merge, "q, k or v not a single-use "
+                                                "split_heads");
+    // Self-attention only: q, k and v have one layout.
+    if (sq == sk || sq == sv || sk == sv)
+      return rewriter.notifyMatchFailure(merge, "shared split_heads");
+    uint64_t heads = sq.getNumHeads();
+    int64_t mergedHeads = cast<RankedTensorType>(ctxh.getType()).getDimSize(1);
+    if (sk.getNumHeads() != heads || sv.getNumHeads() != heads ||
+        (!ShapedType::isDynamic(mergedHeads) &&
+         mergedHeads != static_cast<int64_t>(heads)))
+      return rewriter.notifyMatchFailure(merge, "head counts differ");
+    Value q = sq.getX(), k = sk.getX(), v = sv.getX();
+    if (!compatibleShapes(q.getType(), k.getType()) ||
+        !compatibleShapes(q.getType(), v.getType()))
+      return rewriter.notifyMatchFailure(merge, "q, k, v shapes differ");
+
+    SmallVector<Value, 3> inputs = {q, k, v};
+    auto split = q.getDefiningOp<SplitOp>();
+    bool isPacked = split && split.getParts() == 3 &&
+                    q == split.getOutputs()[0] && k == split.getOutputs()[1] &&
+                    v == split.getOutputs()[2];
+    if (isPacked)
+      inputs = {split.getX()};
+
+    rewriter.replaceOpWithNewOp<AttentionOp>(
+        merge, merge.getType(), inputs, sms.getLengths(),
+        rewriter.getI64IntegerAttr(static_cast<int64_t>(heads)),
+        sms.getScaleAttr(), sms.getPaddingAttr());
+    ++fused;
+    if (isPacked)
+      ++packed;
+    return success();
+  }
+
+  unsigned &fused;
+  unsigned &packed;
+};
+
+struct FuseAttentionPass : enc::impl::FuseAttentionPassBase<FuseAttentionPass> {
+  void runOnOperation() override {
+    unsigned fused = 0, packed = 0;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseAttentionBlock>(&getContext(), fused, packed);
+    GreedyRewriteConfig config;
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                            config)))
+      return signalPassFailure();
+    numFused += fused;
+    numPacked += packed;
+    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
+    dialect->addPassCount("fuse-attention", "num-fused", fused);
+    dialect->addPassCount("fuse-attention", "num-packed", packed);
+  }
+};
+
+} // namespace

@@ -1,0 +1,64 @@
+//===- FuseBiasGelu.cpp - gelu(linear) -> linear {epilogue} ---------------===//
+#include "ir/EncDialect.h"
+#include "ir/EncOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::enc {
+#define GEN_PASS_DEF_FUSEBIASGELUPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::enc
+
+using namespace mlir;
+using namespace mlir::enc;
+
+namespace {
+
+/// gelu(linear(x, w, b) {epilogue = "none"}) -> linear(x, w, b) {epilogue}.
+struct FuseGeluIntoLinear : OpRewritePattern<GeluOp> {
+  FuseGeluIntoLinear(MLIRContext *ctx, unsigned &count)
+      : OpRewritePattern(ctx), count(count) {}
+
+  LogicalResult matchAndRewrite(GeluOp gelu,
+                                PatternRewriter &rewriter) const override {
+    auto linear = gelu.getX().getDefiningOp<LinearOp>();
+    if (!linear || linear.getEpilogue() != "none")
+      return rewriter.notifyMatchFailure(gelu, "not fed by a plain linear");
+    if (!linear.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(gelu, "linear has other users");
+    StringRef epilogue;
+    if (gelu.getApproximate() == "none")
+      epilogue = "gelu";
+    else if (gelu.getApproximate() == "tanh")
+      epilogue = "gelu_tanh";
+    else
+      return rewriter.notifyMatchFailure(gelu, "unknown approximation");
+    rewriter.replaceOpWithNewOp<LinearOp>(gelu, gelu.getType(), linear.getX(),
+                                          linear.getWeight(), linear.getBias(),
+                                          rewriter.getStringAttr(epilogue));
+    ++count;
+    return success();
+  }
+
+  unsigned &count;
+};
+
+struct FuseBiasGeluPass : enc::impl::FuseBiasGeluPassBase<FuseBiasGeluPass> {
+  void runOnOperation() override {
+    unsigned count = 0;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseGeluIntoLinear>(&getContext(), count);
+    GreedyRewriteConfig config;
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                            config)))
+      return signalPassFailure();
+    numFused += count;
+    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
+    dialect->addPassCount("fuse-bias-gelu", "num-fused", count);
+  }
+};
+
+} // namespace

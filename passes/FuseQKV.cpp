@@ -1,0 +1,187 @@
+//===- FuseQKV.cpp - three Linears on one input -> one Linear + split -----===//
+#include "ir/EncDialect.h"
+#include "ir/EncOps.h"
+#include "ir/WeightStore.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::enc {
+#define GEN_PASS_DEF_FUSEQKVPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::enc
+
+using namespace mlir;
+using namespace mlir::enc;
+
+namespace {
+
+/// A Linear that may take part in a merge: no epilogue, `enc.weight` weight
+/// and (optional) `enc.weight` bias.
+struct Candidate {
+  LinearOp op;
+  WeightOp weight;
+  WeightOp bias; ///< null when the Linear has no bias
+};
+
+std::optional<Candidate> asCandidate(LinearOp op) {
+  if (op.getEpilogue() != "none")
+    return std::nullopt;
+  auto w = op.getWeight().getDefiningOp<WeightOp>();
+  if (!w)
+    return std::nullopt;
+  WeightOp b;
+  if (Value bias = op.getBias()) {
+    b = bias.getDefiningOp<WeightOp>();
+    if (!b)
+      return std::nullopt;
+  }
+  return Candidate{op, w, b};
+}
+
+/// Writes the concatenation (along dim 0) of `parts` into `store` as `name`
+/// unless present. Fails when a part is missing or not f32 of `partShape`.
+LogicalResult concatIntoStore(WeightStore &store, const std::string &name,
+                              ArrayRef<WeightOp> parts,
+                              ArrayRef<int64_t> partShape, bool &created) {
+  created = false;
+  if (store.find(name))
+    return success();
+  WeightTensor out;
+  out.type = WeightType::F32;
+  out.shape.assign(partShape.begin(), partShape.end());
+  out.shape[0] *= static_cast<int64_t>(parts.size());
+  for (WeightOp p : parts) {
+    const WeightTensor *t = store.find(p.getName().str());
+    if (!t || t->type != WeightType::F32 ||
+        t->shape != std::vector<int64_t>(partShape.begin(), partShape.end()))
+      return failure();
+    out.bytes.insert(out.bytes.end(), t->bytes.begin(), t->bytes.end());
+  }
+  store.set(name, std::move(out));
+  created = true;
+  return success();
+}
+
+/// linear(x, wq, bq), linear(x, wk, bk), linear(x, wv, bv)
+///   -> split(linear(x, wq+wk+wv, bq+bk+bv), parts = 3).
+struct MergeLinears : OpRewritePattern<LinearOp> {
+  MergeLinears(MLIRContext *ctx, WeightStore *store, unsigned &fused,
+               unsigned &created)
+      : OpRewritePattern(ctx), store(store), fused(fused), created(created) {}
+
+  LogicalResult matchAndRewrite(LinearOp root,
+                                PatternRewriter &rewriter) const override {
+    auto rootCand = asCandidate(root);
+    if (!rootCand)
+      return rewriter.notifyMatchFailure(root, "not a mergeable linear");
+    Value x = root.getX();
+    Block *block = root->getBlock();
+    Type resultType = root.getType();
+    Type weightType = root.getWeight().getType();
+    bool hasBias = static_cast<bool>(rootCand->bias);
+
+    // The Linears reading `x` like `root` does, in program order.
+    SmallVector<Candidate, 3> group;
+    for (Operation *user : x.getUsers()) {
+      auto lin = dyn_cast<LinearOp>(user);
+      if (!lin || lin.getX() != x || lin->getBlock() != block ||
+          lin.getType() != resultType ||
+          lin.getWeight().getType() != weightType)
+        continue;
+      auto cand = asCandidate(lin);
+      if (!cand || static_cast<bool>(cand->bias) != hasBias)
+        continue;
+      if (llvm::any_of(group, [&](const Candidate &c) { return c.op == lin; }))
+        continue;
+      group.push_back(*cand);
+    }
+    if (group.size() < 3)
+      return rewriter.notifyMatchFailure(root, "fewer than three linears");
+    llvm::sort(group, [](const Candidate &a, const Candidate &b) {
+      return a.op->isBeforeInBlock(b.op);
+    });
+    group.resize(3);
+    if (!llvm::is_contained(
+            llvm::map_range(group, [](const Candidate &c) { return c.op; }),
+            root))
+      return rewriter.notifyMatchFailure(root, "not among the first three");
+
+    auto wType = cast<RankedTensorType>(weightType);
+    int64_t n = wType.getDimSize(0), kDim = wType.getDimSize(1);
+    std::string wName =
+        (group[0].weight.getName() + "+" + group[1].weight.getName() + "+" +
+         group[2].weight.getName())
+            .str();
+    std::string bName;
+    if (hasBias)
+      bName = (group[0].bias.getName() + "+" + group[1].bias.getName() + "+" +
+               group[2].bias.getName())
+                  .str();
+    if (store) {
+      bool madeW = false, madeB = false;
+      if (failed(concatIntoStore(
+              *store, wName,
+              {group[0].weight, group[1].weight, group[2].weight}, {n, kDim},
+              madeW)))
+        return rewriter.notifyMatchFailure(root, "weights not in the store");
+      if (hasBias &&
+          failed(concatIntoStore(*store, bName,
+                                 {group[0].bias, group[1].bias, group[2].bias},
+                                 {n}, madeB)))
+        return rewriter.notifyMatchFailure(root, "biases not in the store");
+      created += unsigned(madeW) + unsigned(madeB);
+    }
+
+    Location loc = rewriter.getFusedLoc(
+        {group[0].op.getLoc(), group[1].op.getLoc(), group[2].op.getLoc()});
+    rewriter.setInsertionPoint(group[0].op);
+    Type f32 = rewriter.getF32Type();
+    Value w = rewriter.create<WeightOp>(
+        loc, RankedTensorType::get({3 * n, kDim}, f32), wName);
+    Value b;
+    if (hasBias)
+      b = rewriter.create<WeightOp>(loc, RankedTensorType::get({3 * n}, f32),
+                                    bName);
+    auto rType = cast<RankedTensorType>(resultType);
+    SmallVector<int64_t> qkvShape(rType.getShape());
+    qkvShape.back() = 3 * n;
+    Value qkv =
+        rewriter.create<LinearOp>(loc, RankedTensorType::get(qkvShape, f32), x,
+                                  w, b, rewriter.getStringAttr("none"));
+    auto split =
+        rewriter.create<SplitOp>(loc, SmallVector<Type, 3>(3, resultType), qkv,
+                                 rewriter.getI64IntegerAttr(3));
+    for (int i = 0; i < 3; ++i)
+      rewriter.replaceOp(group[i].op, split.getOutputs()[i]);
+    ++fused;
+    return success();
+  }
+
+  WeightStore *store;
+  unsigned &fused;
+  unsigned &created;
+};
+
+struct FuseQKVPass : enc::impl::FuseQKVPassBase<FuseQKVPass> {
+  void runOnOperation() override {
+    unsigned fused = 0, created = 0;
+    WeightStore *store =
+        getContext().getOrLoadDialect<EncDialect>()->getWeightStore();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<MergeLinears>(&getContext(), store, fused, created);
+    GreedyRewriteConfig config;
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                            config)))
+      return signalPassFailure();
+    numFused += fused;
+    numWeightsCreated += created;
+    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
+    dialect->addPassCount("fuse-qkv", "num-fused", fused);
+    dialect->addPassCount("fuse-qkv", "num-weights-created", created);
+  }
+};
+
+} // namespace

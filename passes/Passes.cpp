@@ -1,0 +1,103 @@
+//===- Passes.cpp - The enc pipeline and pass registration ----------------===//
+#include "passes/Passes.h"
+
+#include "ir/EncDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace mlir::enc {
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+} // namespace
+} // namespace mlir::enc
+
+const std::vector<std::string> &mlir::enc::defaultPipeline() {
+  static const std::vector<std::string> names = {
+      "canonicalize",   "fuse-qkv",       "fuse-scale-mask-softmax",
+      "fuse-attention", "fuse-bias-gelu", "fuse-residual-layernorm"};
+  return names;
+}
+
+bool mlir::enc::isEncPassName(llvm::StringRef shortName) {
+  return llvm::is_contained(defaultPipeline(), shortName);
+}
+
+llvm::StringRef
+mlir::enc::encShortNameForPassArgument(llvm::StringRef passArgument) {
+  if (passArgument == "canonicalize" || passArgument == "cse")
+    return "canonicalize";
+  if (passArgument.consume_front("enc-") && isEncPassName(passArgument))
+    return passArgument;
+  return "";
+}
+
+LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
+                                       llvm::StringRef shortName,
+                                       std::string *error) {
+  if (shortName == "canonicalize") {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  } else if (shortName == "fuse-qkv") {
+    pm.addPass(createFuseQKVPass());
+  } else if (shortName == "fuse-scale-mask-softmax") {
+    pm.addPass(createFuseScaleMaskSoftmaxPass());
+  } else if (shortName == "fuse-attention") {
+    pm.addPass(createFuseAttentionPass());
+  } else if (shortName == "fuse-bias-gelu") {
+    pm.addPass(createFuseBiasGeluPass());
+  } else if (shortName == "fuse-residual-layernorm") {
+    pm.addPass(createFuseResidualLayerNormPass());
+  } else {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    os << "unknown pass '" << shortName << "'; expected one of: ";
+    llvm::interleave(defaultPipeline(), os, ", ");
+    if (error)
+      *error = os.str();
+    else
+      llvm::errs() << "error: " << os.str() << "\n";
+    return failure();
+  }
+  return success();
+}
+
+void mlir::enc::buildEncPipeline(OpPassManager &pm,
+                                 const EncPipelineOptions &opts) {
+  for (const std::string &name : opts.passes) {
+    std::string error;
+    if (failed(addPassByName(pm, name, &error)))
+      llvm::report_fatal_error(llvm::Twine("enc pipeline: ") + error,
+                               /*gen_crash_diag=*/false);
+  }
+}
+
+namespace {
+struct EncPipelineCLOptions : public PassPipelineOptions<EncPipelineCLOptions> {
+  ListOption<std::string> passes{
+      *this, "passes",
+      llvm::cl::desc("Short names of the steps to run, in order (default: "
+                     "canonicalize,fuse-qkv,fuse-scale-mask-softmax,"
+                     "fuse-attention,fuse-bias-gelu,fuse-residual-layernorm)")};
+};
+} // namespace
+
+void mlir::enc::registerEncPasses() {
+  registerEncFusionPasses();
+  PassPipelineRegistration<EncPipelineCLOptions>(
+      "enc-pipeline",
+      "The enc fusion pipeline (canonicalize, then each fusion)",
+      [](OpPassManager &pm, const EncPipelineCLOptions &cl) {
+        EncPipelineOptions opts;
+        if (!cl.passes.empty())
+          opts.passes.assign(cl.passes.begin(), cl.passes.end());
+        buildEncPipeline(pm, opts);
+      });
+}
