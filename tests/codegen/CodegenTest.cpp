@@ -1,7 +1,8 @@
 //===- CodegenTest.cpp - enc IR -> plan + shared object, run and compared -===//
 //
 // Builds small encoder graphs as enc IR text (embedding, layernorm, attention
-// with mask/softmax, FFN with gelu epilogues, pooling, l2norm), generates and
+// with mask/softmax, FFN with gelu epilogues, pooling, l2norm; and the fused
+// ops: split, attention, scale_mask_softmax, div, add_layernorm), generates and
 // compiles their CPU code, dlopens it, runs the plan with buffers allocated
 // here (dead activations are poisoned with NaN right after their last step,
 // so a wrong lifetime shows up as a wrong result) and compares with a
@@ -417,14 +418,14 @@ void checkPlanInvariants(const Plan &plan, const WeightStore &ws) {
   std::vector<int> producers(plan.values.size(), 0);
   for (int32_t si = 0; si < numSteps; ++si) {
     const PlanStep &s = plan.steps[si];
-    ASSERT_EQ(s.numResults, 1u);
-    ASSERT_GE(s.operands.size(), 2u) << s.op;
+    ASSERT_EQ(s.numResults, s.op == "enc.split" ? 3u : 1u) << s.op;
+    ASSERT_GE(s.operands.size(), s.numResults + 1) << s.op;
     EXPECT_EQ(s.kernel.rfind("enc_", 0), 0u) << s.kernel;
     for (size_t k = 0; k < s.operands.size(); ++k) {
       const uint32_t id = s.operands[k];
       ASSERT_LT(id, plan.values.size());
       const PlanValue &v = plan.values[id];
-      if (k + 1 == s.operands.size()) {
+      if (k + s.numResults >= s.operands.size()) {
         EXPECT_TRUE(v.kind == ValueKind::Activation || v.kind == ValueKind::Output);
         EXPECT_EQ(v.firstStep, si) << v.name;
         ++producers[id];
@@ -638,6 +639,228 @@ TEST(CpuCodegen, BertLayerSizedGraph) {
   EXPECT_EQ(oneCode->source, g.code.source);
   checkPlanInvariants(g.code.plan, g.weights);
   runAndCompare(g, 2, 9, {9, 4}, 4);
+}
+
+//===----------------------------------------------------------------------===//
+// The fused ops: split, attention (both forms), scale_mask_softmax, div,
+// add_layernorm
+//===----------------------------------------------------------------------===//
+
+struct FusedCfg {
+  int64_t V = 20, P = 80, H = 8, NH = 2;
+  int64_t D() const { return H / NH; }
+};
+
+constexpr float kFusedDivisor = 3.0f;
+
+/// qkv = linear(embedding); q, k, v = split(qkv);
+/// a = attention(q, k, v); ap = attention(qkv);
+/// m = merge_heads(scale_mask_softmax(split_heads(q) · split_heads(k)ᵀ)
+///                 · split_heads(v));
+/// returns (add_layernorm(m, div(ap, 3)), a, m).
+std::string fusedModuleText(const FusedCfg &c) {
+  const std::string H = std::to_string(c.H), H3 = std::to_string(3 * c.H),
+                    NH = std::to_string(c.NH), D = std::to_string(c.D()),
+                    V = std::to_string(c.V), P = std::to_string(c.P);
+  const std::string act = tensor("?x?x" + H), act3 = tensor("?x?x" + H3),
+                    heads = tensor("?x" + NH + "x?x" + D),
+                    scores = tensor("?x" + NH + "x?x?"), lens = "tensor<?xi32>";
+  char scale[32];
+  std::snprintf(scale, sizeof(scale), "%.9e", 1.0 / std::sqrt(double(c.D())));
+  const std::string attnAttrs = " {num_heads = " + NH +
+                                " : i64, padding = \"right\", scale = " +
+                                scale + " : f32}";
+  std::string s;
+  s += "func.func @forward(%ids: tensor<?x?xi32>, %lengths: " + lens +
+       ") -> (" + act + ", " + act + ", " + act + ") {\n";
+  s += "  %word = enc.weight \"word\" : " + tensor(V + "x" + H) + "\n";
+  s += "  %pos = enc.weight \"pos\" : " + tensor(P + "x" + H) + "\n";
+  s += "  %type = enc.weight \"type\" : " + tensor("2x" + H) + "\n";
+  s += "  %x = enc.embedding %ids, %word, %pos, %type {position_offset = 0 : "
+       "i64} : (tensor<?x?xi32>, " + tensor(V + "x" + H) + ", " +
+       tensor(P + "x" + H) + ", " + tensor("2x" + H) + ") -> " + act + "\n";
+  s += "  %wqkv = enc.weight \"qkv.w\" : " + tensor(H3 + "x" + H) + "\n";
+  s += "  %bqkv = enc.weight \"qkv.b\" : " + tensor(H3) + "\n";
+  s += "  %qkv = enc.linear %x, %wqkv, %bqkv : (" + act + ", " +
+       tensor(H3 + "x" + H) + ", " + tensor(H3) + ") -> " + act3 + "\n";
+  s += "  %q, %k, %v = enc.split %qkv {parts = 3 : i64} : " + act3 + " -> (" +
+       act + ", " + act + ", " + act + ")\n";
+  s += "  %a = enc.attention %q, %k, %v, %lengths" + attnAttrs + " : (" + act +
+       ", " + act + ", " + act + ", " + lens + ") -> " + act + "\n";
+  s += "  %ap = enc.attention %qkv, %lengths" + attnAttrs + " : (" + act3 +
+       ", " + lens + ") -> " + act + "\n";
+  for (const char *t : {"q", "k", "v"})
+    s += std::string("  %") + t + "h = enc.split_heads %" + t +
+         " {num_heads = " + NH + " : i64} : " + act + " -> " + heads + "\n";
+  s += "  %s = enc.matmul %qh, %kh {transpose_b} : (" + heads + ", " + heads +
+       ") -> " + scores + "\n";
+  s += "  %p = enc.scale_mask_softmax %s, %lengths {padding = \"right\", "
+       "scale = " + std::string(scale) + " : f32} : (" + scores + ", " + lens +
+       ") -> " + scores + "\n";
+  s += "  %c = enc.matmul %p, %vh : (" + scores + ", " + heads + ") -> " +
+       heads + "\n";
+  s += "  %m = enc.merge_heads %c : " + heads + " -> " + act + "\n";
+  s += "  %d = enc.div %ap {divisor = 3.0 : f32} : " + act + "\n";
+  s += "  %g = enc.weight \"ln.g\" : " + tensor(H) + "\n";
+  s += "  %b = enc.weight \"ln.b\" : " + tensor(H) + "\n";
+  s += "  %y = enc.add_layernorm %m, %d, %g, %b {epsilon = 1.0e-05 : f32} : (" +
+       act + ", " + act + ", " + tensor(H) + ", " + tensor(H) + ") -> " + act +
+       "\n";
+  s += "  return %y, %a, %m : " + act + ", " + act + ", " + act + "\n}\n";
+  return s;
+}
+
+WeightStore fusedWeights(const FusedCfg &c) {
+  WeightStore ws;
+  std::mt19937 rng(4321);
+  addWeight(ws, "word", {c.V, c.H}, rng, -1, 1);
+  addWeight(ws, "pos", {c.P, c.H}, rng, -1, 1);
+  addWeight(ws, "type", {2, c.H}, rng, -1, 1);
+  const float a = 2.0f / std::sqrt(float(c.H));
+  addWeight(ws, "qkv.w", {3 * c.H, c.H}, rng, -a, a);
+  addWeight(ws, "qkv.b", {3 * c.H}, rng, -0.3f, 0.3f);
+  addWeight(ws, "ln.g", {c.H}, rng, 0.8f, 1.2f);
+  addWeight(ws, "ln.b", {c.H}, rng, -0.2f, 0.2f);
+  return ws;
+}
+
+/// (y, attention) in double precision; all rows, padded queries included.
+std::pair<Mat, Mat> fusedReference(const FusedCfg &c, const WeightStore &ws,
+                                   const std::vector<int32_t> &ids,
+                                   const std::vector<int32_t> &lengths,
+                                   int64_t B, int64_t S) {
+  const int64_t H = c.H, R = B * S, D = c.D();
+  Mat x(R * H);
+  for (int64_t t = 0; t < R; ++t)
+    for (int64_t j = 0; j < H; ++j)
+      x[t * H + j] = double(W(ws, "word")[ids[t] * H + j]) +
+                     W(ws, "pos")[(t % S) * H + j] + W(ws, "type")[j];
+  Mat qkv = linearRef(x, R, H, 3 * H, W(ws, "qkv.w"), W(ws, "qkv.b"));
+  auto at = [&](int64_t tok, int part, int64_t col) {
+    return qkv[tok * 3 * H + part * H + col];
+  };
+  const double scale = double(float(1.0 / std::sqrt(double(D))));
+  Mat attn(R * H, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < c.NH; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        std::vector<double> sc(lengths[b]);
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < lengths[b]; ++j) {
+          double d = 0;
+          for (int64_t e = 0; e < D; ++e)
+            d += at(b * S + i, 0, h * D + e) * at(b * S + j, 1, h * D + e);
+          sc[j] = d * scale;
+          mx = std::max(mx, sc[j]);
+        }
+        for (int64_t j = 0; j < lengths[b]; ++j)
+          sum += std::exp(sc[j] - mx);
+        for (int64_t j = 0; j < lengths[b]; ++j)
+          for (int64_t e = 0; e < D; ++e)
+            attn[(b * S + i) * H + h * D + e] +=
+                std::exp(sc[j] - mx) / sum * at(b * S + j, 2, h * D + e);
+      }
+  Mat sum(R * H);
+  for (int64_t e = 0; e < R * H; ++e)
+    sum[e] = attn[e] + attn[e] / kFusedDivisor;
+  Mat y = layerNormRef(sum, R, H, W(ws, "ln.g"), W(ws, "ln.b"),
+                       double(1.0e-05f));
+  return {y, attn};
+}
+
+void checkFusedGraph(const FusedCfg &c, CpuLevel level) {
+  SCOPED_TRACE("H=" + std::to_string(c.H) + " NH=" + std::to_string(c.NH) +
+               " " + cpuLevelName(level));
+  WeightStore ws = fusedWeights(c);
+  auto ctx = makeContext();
+  const std::string text = fusedModuleText(c);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, ctx.get());
+  ASSERT_TRUE(module) << text;
+  auto code = generateCpuCode(*module, ws);
+  ASSERT_TRUE(bool(code)) << errorText(code.takeError());
+  const Plan &plan = code->plan;
+  checkPlanInvariants(plan, ws);
+
+  // Symbols, attributes and the three-result split step.
+  const std::string H = std::to_string(c.H), NH = std::to_string(c.NH);
+  std::set<std::string> symbols;
+  for (const PlanStep &st : plan.steps) {
+    symbols.insert(st.kernel);
+    if (st.op == "enc.attention") {
+      ASSERT_EQ(st.fattrs.size(), 1u);
+      EXPECT_FLOAT_EQ(st.fattrs[0], float(1.0 / std::sqrt(double(c.D()))));
+    }
+    if (st.op == "enc.scale_mask_softmax") {
+      ASSERT_EQ(st.fattrs.size(), 1u);
+      EXPECT_FLOAT_EQ(st.fattrs[0], float(1.0 / std::sqrt(double(c.D()))));
+      EXPECT_EQ(st.operands.size(), 3u);
+    }
+    if (st.op == "enc.div")
+      EXPECT_EQ(st.fattrs, (std::vector<float>{kFusedDivisor}));
+    if (st.op == "enc.add_layernorm") {
+      EXPECT_EQ(st.fattrs, (std::vector<float>{1.0e-05f}));
+      EXPECT_EQ(st.operands.size(), 5u);
+    }
+    if (st.op == "enc.split") {
+      EXPECT_EQ(st.numResults, 3u);
+      ASSERT_EQ(st.operands.size(), 4u);
+      for (int i = 1; i <= 3; ++i)
+        EXPECT_EQ(plan.values[st.operands[i]].shape,
+                  (std::vector<int64_t>{kDimBatch, kDimSeq, c.H}));
+    }
+  }
+  for (std::string sym :
+       {"enc_split_f32_BxSx" + std::to_string(3 * c.H) + "_p3",
+        "enc_attention_f32_BxSx" + H + "_h" + NH,
+        "enc_attention_packed_f32_BxSx" + H + "_h" + NH,
+        "enc_scale_mask_softmax_f32_Bx" + NH + "xSxS",
+        "enc_div_f32_BxSx" + H, "enc_add_layernorm_f32_BxSx" + H})
+    EXPECT_TRUE(symbols.count(sym)) << sym << " in\n" << code->source;
+
+  const std::string dir = tempDir("encc-codegen-fused");
+  auto obj = buildCpuCodeObject(code->source, level, dir);
+  ASSERT_TRUE(bool(obj)) << errorText(obj.takeError());
+  Loaded loaded;
+  loadObject(*obj, dir, loaded);
+  ASSERT_TRUE(loaded.handle);
+
+  struct Run {
+    int64_t B, S;
+    std::vector<int32_t> lengths;
+  };
+  for (const Run &run : {Run{3, 5, {5, 2, 1}}, Run{1, 1, {1}},
+                         Run{2, 20, {20, 9}}, Run{2, 70, {33, 70}}})
+    for (int32_t tasks : {1, 3}) {
+      SCOPED_TRACE("B=" + std::to_string(run.B) + " S=" +
+                   std::to_string(run.S) + " tasks=" + std::to_string(tasks));
+      std::mt19937 rng(7 + run.B * 31 + run.S);
+      std::vector<int32_t> ids(run.B * run.S);
+      for (auto &id : ids)
+        id = std::uniform_int_distribution<int32_t>(0, c.V - 1)(rng);
+      auto outs = runPlan(plan, loaded.handle, ws, ids, run.lengths, run.B,
+                          run.S, tasks);
+      ASSERT_EQ(outs.size(), 3u);
+      auto [y, attn] = fusedReference(c, ws, ids, run.lengths, run.B, run.S);
+      std::vector<bool> valid(run.B * run.S * c.H);
+      for (size_t i = 0; i < valid.size(); ++i)
+        valid[i] = int64_t(i / c.H) % run.S < run.lengths[(i / c.H) / run.S];
+      expectClose(outs[0], y, valid, "add_layernorm(m, div(attention(qkv)))");
+      expectClose(outs[1], attn, valid, "attention(q, k, v)");
+      expectClose(outs[2], attn, valid, "merge_heads(sms(...) . v)");
+    }
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(CpuCodegenFused, SmallHeads) {
+  checkFusedGraph(FusedCfg{}, CpuLevel::X86_64_V3);
+}
+
+TEST(CpuCodegenFused, HeadDim32) {
+  FusedCfg c;
+  c.H = 64;
+  c.NH = 2;
+  checkFusedGraph(c, CpuLevel::X86_64_V3);
+  checkFusedGraph(c, CpuLevel::X86_64_V2); // 8-lane vectors as SSE pairs
 }
 
 //===----------------------------------------------------------------------===//

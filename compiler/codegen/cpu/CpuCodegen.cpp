@@ -5,9 +5,10 @@
 // the symbol's wrapper unpacks enc_step_ctx (buffers = inputs then result)
 // and calls the kernel template with the static dims as template arguments
 // and the batch/seq-dependent sizes as expressions of ctx->batch/ctx->seq.
-// Float attributes (scale factor, epsilon) travel in Step.fattrs and integer
-// ones (position offset) in Step.iattrs, so one symbol serves every step with
-// the same shapes.
+// Float attributes (scale factor, divisor, epsilon, attention scale) travel
+// in Step.fattrs and integer ones (position offset) in Step.iattrs, so one
+// symbol serves every step with the same shapes. A multi-result op (enc.split)
+// is one step whose last numResults operands are its results.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/cpu/CpuCodegen.h"
@@ -131,7 +132,7 @@ private:
   llvm::Error addStep(Operation *op);
   llvm::Expected<Kernel> kernelFor(Operation *op,
                                    const std::vector<Shape> &in,
-                                   const Shape &out);
+                                   const std::vector<Shape> &outs);
 
   const mlir::enc::WeightStore &weights_;
   Plan plan_;
@@ -194,9 +195,13 @@ llvm::Error Generator::addWeight(mlir::enc::WeightOp op) {
 
 llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
                                             const std::vector<Shape> &in,
-                                            const Shape &out) {
+                                            const std::vector<Shape> &outs) {
   using namespace mlir::enc;
-  const std::string res = "OUT_F(" + std::to_string(in.size()) + ")";
+  const Shape &out = outs[0];
+  auto result = [&](size_t i) {
+    return "OUT_F(" + std::to_string(in.size() + i) + ")";
+  };
+  const std::string res = result(0);
   const Shape &x = in[0];
   const size_t r = x.size();
   auto rows = [&](const Shape &s) { return prodExpr(s, 0, s.size() - 1); };
@@ -284,7 +289,15 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     k.fattrs = {s.getFactor().convertToFloat()};
     return k;
   }
-  if (isa<MaskOp>(op)) {
+  auto needRightPadding = [&](llvm::StringRef padding) -> llvm::Error {
+    if (padding == "right")
+      return llvm::Error::success();
+    return opError(op, "unsupported padding = \"" + padding +
+                           "\" (only \"right\" is implemented)");
+  };
+  if (auto m = dyn_cast<MaskOp>(op)) {
+    if (auto err = needRightPadding(m.getPadding()))
+      return std::move(err);
     if (r < 2)
       return opError(op, "expects scores of rank >= 2");
     k.symbol = "enc_mask_f32_" + shapeTag(x);
@@ -367,15 +380,97 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
              res + ", " + rows(x) + ", t, n);";
     return k;
   }
+  if (auto d = dyn_cast<DivOp>(op)) {
+    k.symbol = "enc_div_f32_" + shapeTag(out);
+    k.call = "enc_kernels::divide(IN_F(0), " + res + ", " + count(out) +
+             ", fattr(c, 0, 1.0f), t, n);";
+    k.fattrs = {d.getDivisor().convertToFloat()};
+    return k;
+  }
+  if (auto sms = dyn_cast<ScaleMaskSoftmaxOp>(op)) {
+    if (auto err = needRightPadding(sms.getPadding()))
+      return std::move(err);
+    if (r < 2)
+      return opError(op, "expects scores of rank >= 2");
+    k.symbol = "enc_scale_mask_softmax_f32_" + shapeTag(x);
+    k.call = "enc_kernels::scaleMaskSoftmax(IN_F(0), IN_I(1), " + res + ", " +
+             dimExpr(x[0]) + ", " + prodExpr(x, 1, r - 1) + ", " +
+             dimExpr(x[r - 1]) + ", fattr(c, 0, 1.0f), t, n);";
+    k.fattrs = {sms.getScale().convertToFloat()};
+    return k;
+  }
+  if (auto a = dyn_cast<AttentionOp>(op)) {
+    if (auto err = needRightPadding(a.getPadding()))
+      return std::move(err);
+    const bool packed = a.isPacked();
+    const size_t numIn = packed ? 1 : 3;
+    if (in.size() != numIn + 1)
+      return opError(op, "expects q, k, v or qkv, then lengths");
+    if (auto err = needRank(out, 3, "a result"))
+      return std::move(err);
+    const int64_t H = out[2], NH = static_cast<int64_t>(a.getNumHeads());
+    if (H < 0 || NH <= 0 || H % NH != 0)
+      return opError(op, "expects a static hidden size divisible by num_heads");
+    for (size_t i = 0; i < numIn; ++i)
+      if (in[i].size() != 3 || in[i][2] != (packed ? 3 * H : H))
+        return opError(op, "expects inputs [B, S, " +
+                               std::to_string(packed ? 3 * H : H) + "]");
+    const std::string Hs = std::to_string(H), lengths = "IN_I(" +
+                                                       std::to_string(numIn) + ")";
+    k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") +
+               "_f32_" + shapeTag(out) + "_h" + std::to_string(NH);
+    k.call = "enc_kernels::attention<" + std::to_string(NH) + ", " +
+             std::to_string(H / NH) + ">(" +
+             (packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs +
+                           ", 3 * " + Hs
+                     : "IN_F(0), IN_F(1), IN_F(2), " + Hs) +
+             ", " + lengths + ", " + res + ", " + dimExpr(out[0]) + ", " +
+             dimExpr(out[1]) + ", fattr(c, 0, 1.0f), t, n);";
+    k.fattrs = {a.getScale().convertToFloat()};
+    return k;
+  }
+  if (auto sp = dyn_cast<SplitOp>(op)) {
+    const int64_t parts = static_cast<int64_t>(sp.getParts());
+    if (parts < 1 || static_cast<int64_t>(outs.size()) != parts)
+      return opError(op, "expects `parts` results");
+    if (x[r - 1] < 0 || out.size() != r || out[r - 1] < 0 ||
+        x[r - 1] != parts * out[r - 1])
+      return opError(op, "expects a static last dim equal to parts x the "
+                         "results' last dim");
+    std::string ys;
+    for (int64_t i = 0; i < parts; ++i)
+      ys += (i ? ", " : "") + result(i);
+    k.symbol = "enc_split_f32_" + shapeTag(x) + "_p" + std::to_string(parts);
+    k.call = "float *const ys[" + std::to_string(parts) + "] = {" + ys +
+             "};\n  enc_kernels::split<" + std::to_string(out[r - 1]) + ", " +
+             std::to_string(parts) + ">(IN_F(0), ys, " + rows(x) + ", t, n);";
+    return k;
+  }
+  if (auto aln = dyn_cast<AddLayerNormOp>(op)) {
+    if (auto err = needStatic(x[r - 1], "last dim"))
+      return std::move(err);
+    if (in[1] != x)
+      return opError(op, "expects x and residual of the same shape");
+    k.symbol = "enc_add_layernorm_f32_" + shapeTag(x);
+    k.call = "enc_kernels::addLayerNorm<" + std::to_string(x[r - 1]) +
+             ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res + ", " + rows(x) +
+             ", fattr(c, 0, 1e-12f), t, n);";
+    k.fattrs = {aln.getEpsilon().convertToFloat()};
+    return k;
+  }
   return opError(op, "unsupported op (the CPU codegen has no kernel for it)");
 }
 
 llvm::Error Generator::addStep(Operation *op) {
-  if (op->getNumResults() != 1)
-    return opError(op, "expects exactly one result");
-  auto resType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!resType || !resType.getElementType().isF32())
-    return opError(op, "expects a ranked f32 tensor result");
+  if (op->getNumResults() < 1)
+    return opError(op, "expects at least one result");
+  std::vector<Shape> outShapes;
+  for (Value r : op->getResults()) {
+    auto resType = dyn_cast<RankedTensorType>(r.getType());
+    if (!resType || !resType.getElementType().isF32())
+      return opError(op, "expects ranked f32 tensor results");
+    outShapes.push_back(planShape(resType));
+  }
 
   PlanStep step;
   step.op = op->getName().getStringRef().str();
@@ -390,8 +485,7 @@ llvm::Error Generator::addStep(Operation *op) {
   }
   if (inShapes.empty() || inShapes[0].empty())
     return opError(op, "expects a ranked first operand");
-  Shape outShape = planShape(resType);
-  auto kernel = kernelFor(op, inShapes, outShape);
+  auto kernel = kernelFor(op, inShapes, outShapes);
   if (!kernel)
     return kernel.takeError();
 
@@ -399,13 +493,19 @@ llvm::Error Generator::addStep(Operation *op) {
   for (uint32_t id : step.operands)
     if (plan_.values[id].kind == ValueKind::Activation)
       plan_.values[id].lastStep = stepIndex;
+  // Results: "<op>.<step>", or "<op>.<step>.<i>" for multi-result ops.
   std::string name = op->getName().stripDialect().str() + "." +
                      std::to_string(stepIndex);
-  uint32_t resId = addValue(name, ValueKind::Activation, DType::F32, outShape);
-  plan_.values[resId].firstStep = plan_.values[resId].lastStep = stepIndex;
-  ids_[op->getResult(0)] = resId;
-  step.operands.push_back(resId);
-  step.numResults = 1;
+  for (unsigned i = 0; i < op->getNumResults(); ++i) {
+    std::string resName =
+        op->getNumResults() == 1 ? name : name + "." + std::to_string(i);
+    uint32_t resId =
+        addValue(resName, ValueKind::Activation, DType::F32, outShapes[i]);
+    plan_.values[resId].firstStep = plan_.values[resId].lastStep = stepIndex;
+    ids_[op->getResult(i)] = resId;
+    step.operands.push_back(resId);
+  }
+  step.numResults = op->getNumResults();
 
   auto [it, inserted] = symbolCalls_.emplace(kernel->symbol, kernel->call);
   if (inserted)

@@ -26,6 +26,8 @@ ENC_INLINE v8f load8(const float *p) {
   return v;
 }
 
+ENC_INLINE void store8(float *p, v8f v) { std::memcpy(p, &v, sizeof(v)); }
+
 ENC_INLINE float hsum8(v8f v) {
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
 }
@@ -135,6 +137,46 @@ ENC_INLINE float fastErf(float x) {
 ENC_INLINE float fastTanh(float x) {
   const float c = std::min(std::max(x, -9.0f), 9.0f);
   return 1.0f - 2.0f / (fastExp(2.0f * c) + 1.0f);
+}
+
+/// Eight int32 lanes (comparison results, exponent bits).
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+ENC_INLINE v8f splat8(float f) { return v8f{f, f, f, f, f, f, f, f}; }
+
+ENC_INLINE v8f max8(v8f a, v8f b) { return a > b ? a : b; }
+
+ENC_INLINE float hmax8(v8f v) {
+  float m = v[0];
+  for (int l = 1; l < 8; ++l)
+    m = std::max(m, v[l]);
+  return m;
+}
+
+/// fastExp on eight lanes (same reduction and polynomial; round-to-nearest
+/// through the 1.5 * 2^23 trick): exp(-inf) = 0, exp(x > 88) = +inf, NaN
+/// propagates.
+ENC_INLINE v8f fastExp8(v8f x) {
+  const v8f lo = splat8(-87.0f), hi = splat8(88.0f);
+  const v8f c = x < lo ? lo : (x > hi ? hi : x);
+  const v8f magic = splat8(12582912.0f);
+  const v8f n = (c * 1.44269504088896341f + magic) - magic;
+  v8f r = c - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  v8f p = splat8(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const v8i bits = (__builtin_convertvector(n, v8i) + 127) << 23;
+  v8f scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  v8f y = p * scale;
+  y = x < lo ? splat8(0.0f) : y;
+  y = x > hi ? splat8(INFINITY) : y;
+  return x != x ? x : y;
 }
 
 enum GeluMode : int { kGeluErf = 0, kGeluTanh = 1 };

@@ -13,6 +13,7 @@
 #ifndef ENC_KERNELS_H
 #define ENC_KERNELS_H
 
+#include "enc_attention.h"
 #include "enc_common.h"
 #include "enc_gemm.h"
 
@@ -54,6 +55,15 @@ inline void scale(const float *x, float *y, int64_t count, float factor,
   taskShare(count, task, numTasks, e0, e1);
   for (int64_t e = e0; e < e1; ++e)
     y[e] = x[e] * factor;
+}
+
+/// enc.div over `count` elements: y = x / divisor (a true division).
+inline void divide(const float *x, float *y, int64_t count, float divisor,
+                int32_t task, int32_t numTasks) {
+  int64_t e0, e1;
+  taskShare(count, task, numTasks, e0, e1);
+  for (int64_t e = e0; e < e1; ++e)
+    y[e] = x[e] / divisor;
 }
 
 /// enc.gelu over `count` elements (Mode: kGeluErf or kGeluTanh).
@@ -124,6 +134,38 @@ void layerNorm(const float *x, const float *gamma, const float *beta, float *y,
     for (int64_t h = 0; h < H; ++h)
       yr[h] = (xr[h] - mean) * rstd * gamma[h] + beta[h];
   }
+}
+
+/// enc.add_layernorm: y = layernorm(x + residual) over rows of width H; the
+/// sum is written to y first and normalised in place.
+template <int H>
+void addLayerNorm(const float *x, const float *residual, const float *gamma,
+                  const float *beta, float *y, int64_t rows, float eps,
+                  int32_t task, int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *xr = x + r * H, *rr = residual + r * H;
+    float *yr = y + r * H;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = xr[h] + rr[h];
+    const float mean = rowSum(yr, H) / H;
+    const float sq = rowSumSqDiff(yr, H, mean);
+    const float rstd = 1.0f / std::sqrt(sq / H + eps);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = (yr[h] - mean) * rstd * gamma[h] + beta[h];
+  }
+}
+
+/// enc.split: x [rows, Parts*N] -> ys[p] [rows, N] = columns [p*N, (p+1)*N).
+template <int N, int Parts>
+void split(const float *x, float *const *ys, int64_t rows, int32_t task,
+           int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r)
+    for (int p = 0; p < Parts; ++p)
+      std::memcpy(ys[p] + r * N, x + (r * Parts + p) * N, sizeof(float) * N);
 }
 
 /// enc.l2norm over rows of width H: x / max(||x||, 1e-12).
