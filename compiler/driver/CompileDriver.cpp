@@ -4,19 +4,19 @@
 
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
-#include "frontends/hf/HFImport.h"
 #include "ir/EncDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace encc;
@@ -39,42 +39,155 @@ std::string fmt(const char *f, double v) {
   return buf;
 }
 
-/// The foundation pipeline; each fusion pass adds itself here.
-const std::vector<std::string> &pipelinePasses() {
-  static const std::vector<std::string> passes = {"canonicalize", "cse"};
-  return passes;
-}
-
-llvm::Error runPipeline(mlir::ModuleOp module) {
-  mlir::PassManager pm(module.getContext());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  if (mlir::failed(pm.run(module)))
-    return llvm::createStringError("the pass pipeline failed (see the diagnostics above)");
-  return llvm::Error::success();
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
 }
 
 } // namespace
 
-llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out,
-                               const std::function<void(const std::string &)> &progress) {
-  mlir::MLIRContext ctx;
-  ctx.loadDialect<mlir::enc::EncDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+const std::vector<std::string> &encc::defaultPassNames() { return mlir::enc::defaultPipeline(); }
 
-  std::vector<CpuLevel> levels;
-  for (const std::string &name : opt.cpuLevels) {
+llvm::Expected<std::vector<std::string>> encc::resolvePipeline(const std::string &pipeline,
+                                                               const std::vector<std::string> &disabled) {
+  const std::vector<std::string> &known = defaultPassNames();
+  auto check = [&](const std::string &name, const char *flag) -> llvm::Error {
+    if (contains(known, name))
+      return llvm::Error::success();
+    return llvm::createStringError("%s: unknown pass '%s' (passes: %s)", flag, name.c_str(),
+                                   llvm::join(known, ", ").c_str());
+  };
+  std::vector<std::string> passes;
+  if (pipeline.empty()) {
+    passes = known;
+  } else if (pipeline != "none") {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(pipeline).split(parts, ',', -1, false);
+    for (llvm::StringRef p : parts) {
+      std::string name = p.trim().str();
+      if (auto err = check(name, "--pipeline"))
+        return std::move(err);
+      passes.push_back(name);
+    }
+  }
+  for (const std::string &d : disabled) {
+    if (auto err = check(d, "--disable-pass"))
+      return std::move(err);
+    passes.erase(std::remove(passes.begin(), passes.end(), d), passes.end());
+  }
+  return passes;
+}
+
+llvm::Error encc::runEncPipeline(mlir::ModuleOp module, const PipelineOptions &opt) {
+  // Debian's LLVM compiles mlir::Pass::Statistic out (NDEBUG), so the enc
+  // passes also count what they change in the dialect; those counts are shown.
+  auto *dialect = module.getContext()->getLoadedDialect<mlir::enc::EncDialect>();
+  dialect->clearPassCounts();
+  std::vector<std::pair<std::string, double>> times;
+  for (const std::string &name : opt.passes) {
+    mlir::PassManager pm(module.getContext());
+    if (mlir::failed(mlir::enc::addPassByName(pm, name)))
+      return llvm::createStringError("unknown pass '%s'", name.c_str());
+    Stopwatch sw;
+    if (mlir::failed(pm.run(module)))
+      return llvm::createStringError("pass '%s' failed (see the diagnostics above)", name.c_str());
+    times.emplace_back(name, sw.seconds() * 1e3);
+    if (opt.printIrAfterAll || contains(opt.printIrAfter, name)) {
+      llvm::errs() << "// -----// IR after " << name << " //----- //\n";
+      module.print(llvm::errs());
+      llvm::errs() << "\n";
+    }
+  }
+  if (opt.statistics) {
+    llvm::errs() << "===-------------------------------------------------------------------------===\n"
+                 << "                             pass statistics\n"
+                 << "===-------------------------------------------------------------------------===\n";
+    const auto counts = dialect->getPassCounts();
+    for (const std::string &name : opt.passes) {
+      llvm::errs() << name << "\n";
+      auto it = counts.find(name);
+      if (it == counts.end() || it->second.empty())
+        llvm::errs() << "  (no counters)\n";
+      else
+        for (const auto &stat : it->second)
+          llvm::errs() << "  " << llvm::right_justify(std::to_string(stat.second), 6) << " " << stat.first << "\n";
+    }
+  }
+  if (opt.timing) {
+    double total = 0;
+    for (auto &t : times)
+      total += t.second;
+    llvm::errs() << "===-------------------------------------------------------------------------===\n"
+                 << "                             pass execution timing\n"
+                 << "===-------------------------------------------------------------------------===\n";
+    for (auto &t : times)
+      llvm::errs() << "  " << llvm::right_justify(fmt("%.3f", t.second), 10) << " ms  "
+                   << llvm::right_justify(fmt("%.1f", total > 0 ? 100 * t.second / total : 0), 5) << " %  "
+                   << t.first << "\n";
+    llvm::errs() << "  " << llvm::right_justify(fmt("%.3f", total), 10) << " ms  100.0 %  total\n";
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<CodeObject>> encc::buildCodeObjects(const std::string &source,
+                                                               const std::vector<std::string> &cpuLevels,
+                                                               const std::string &saveTemps,
+                                                               const ProgressFn &progress) {
+  std::vector<CodeObject> objects;
+  for (const std::string &name : cpuLevels) {
     auto level = parseCpuLevel(name);
     if (!level)
       return level.takeError();
-    levels.push_back(*level);
+    Stopwatch sw;
+    std::string workDir = saveTemps;
+    if (workDir.empty()) {
+      llvm::SmallString<128> tmp;
+      if (auto ec = llvm::sys::fs::createUniqueDirectory("encc", tmp))
+        return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
+      workDir = std::string(tmp);
+    } else {
+      workDir += "/" + name;
+      llvm::sys::fs::create_directories(workDir);
+    }
+    progress("compiling kernels for " + name + " ...");
+    auto object = buildCpuCodeObject(source, *level, workDir);
+    if (saveTemps.empty())
+      llvm::sys::fs::remove_directories(workDir);
+    if (!object)
+      return object.takeError();
+    progress("  " + object->target + ": " + fmt("%.0f KB", object->bytes.size() / 1e3) + " in " +
+             fmt("%.1f s", sw.seconds()));
+    objects.push_back(std::move(*object));
   }
+  return objects;
+}
+
+std::unique_ptr<mlir::MLIRContext> encc::makeContext() {
+  auto ctx = std::make_unique<mlir::MLIRContext>();
+  ctx->loadDialect<mlir::enc::EncDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  return ctx;
+}
+
+llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out, const ProgressFn &progress) {
+  auto ctx = makeContext();
+  for (const std::string &name : opt.cpuLevels)
+    if (auto level = parseCpuLevel(name); !level)
+      return level.takeError();
+  PipelineOptions po = opt.pipelineOptions;
+  auto passes = resolvePipeline(opt.pipeline, opt.disabledPasses);
+  if (!passes)
+    return passes.takeError();
+  po.passes = *passes;
+  for (const std::string &name : po.printIrAfter)
+    if (!contains(defaultPassNames(), name))
+      return llvm::createStringError("--print-ir-after: unknown pass '%s' (passes: %s)", name.c_str(),
+                                     llvm::join(defaultPassNames(), ", ").c_str());
 
   Stopwatch total, sw;
   ImportOptions io;
   io.maxSeq = opt.maxSeq;
   io.pooling = opt.pooling;
   io.normalize = opt.normalize;
-  auto model = importHFModel(ctx, opt.modelDir, io);
+  auto model = importHFModel(*ctx, opt.modelDir, io);
   if (!model)
     return model.takeError();
   progress("imported " + model->config.modelType + " (" + std::to_string(model->config.layers) + " layers, hidden " +
@@ -82,15 +195,15 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
            " of weights) in " + fmt("%.2f s", sw.seconds()));
 
   sw = Stopwatch();
-  if (auto err = runPipeline(*model->module))
+  ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&model->weights);
+  if (auto err = runEncPipeline(*model->module, po))
     return err;
-  progress("ran passes [" + llvm::join(pipelinePasses(), ", ") + "] in " + fmt("%.2f s", sw.seconds()));
+  progress("ran passes [" + llvm::join(po.passes, ", ") + "] in " + fmt("%.2f s", sw.seconds()));
   if (opt.emit == "mlir") {
     model->module->print(out);
     return llvm::Error::success();
   }
 
-  sw = Stopwatch();
   auto code = generateCpuCode(*model->module, model->weights);
   if (!code)
     return code.takeError();
@@ -101,35 +214,16 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     return llvm::Error::success();
   }
 
+  auto objects = buildCodeObjects(code->source, opt.cpuLevels, opt.saveTemps, progress);
+  if (!objects)
+    return objects.takeError();
   ArtifactContents contents;
-  for (size_t i = 0; i < levels.size(); ++i) {
-    sw = Stopwatch();
-    std::string workDir = opt.saveTemps;
-    llvm::SmallString<128> tmp;
-    if (workDir.empty()) {
-      if (auto ec = llvm::sys::fs::createUniqueDirectory("encc", tmp))
-        return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
-      workDir = std::string(tmp);
-    } else {
-      workDir += "/" + opt.cpuLevels[i];
-      llvm::sys::fs::create_directories(workDir);
-    }
-    progress("compiling kernels for " + opt.cpuLevels[i] + " ...");
-    auto object = buildCpuCodeObject(code->source, levels[i], workDir);
-    if (opt.saveTemps.empty())
-      llvm::sys::fs::remove_directories(workDir);
-    if (!object)
-      return object.takeError();
-    progress("  " + object->target + ": " + fmt("%.0f KB", object->bytes.size() / 1e3) + " in " +
-             fmt("%.1f s", sw.seconds()));
-    contents.codeObjects.push_back(std::move(*object));
-  }
-
+  contents.codeObjects = std::move(*objects);
   contents.config = &model->config;
   contents.tokenizer = &model->tokenizer;
   contents.plan = &code->plan;
   contents.weights = &model->weights;
-  contents.passes = pipelinePasses();
+  contents.passes = po.passes;
   contents.source = opt.modelDir;
   if (auto err = writeArtifact(opt.output, contents))
     return err;

@@ -1,30 +1,78 @@
 //===- CompileDriver.h - Model folder -> .encm ----------------------------===//
+//
+// The stages of `encc compile`, usable one by one (encc report recompiles the
+// same imported model once per pipeline prefix):
+//   importHFModel -> runEncPipeline -> generateCpuCode -> buildCodeObjects
+//   -> writeArtifact
+//
+//===----------------------------------------------------------------------===//
 #ifndef ENCC_COMPILER_COMPILEDRIVER_H
 #define ENCC_COMPILER_COMPILEDRIVER_H
 
+#include "compiler/Plan.h"
+#include "frontends/hf/HFImport.h"
+
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <functional>
 #include <string>
 #include <vector>
 
+namespace mlir {
+class MLIRContext;
+}
+
 namespace encc {
+
+using ProgressFn = std::function<void(const std::string &)>;
+
+/// How the pass pipeline runs and what it shows.
+struct PipelineOptions {
+  std::vector<std::string> passes;      ///< short names, in order
+  std::vector<std::string> printIrAfter; ///< print the IR after these passes
+  bool printIrAfterAll = false;
+  bool timing = false;     ///< a per-pass time table on stderr
+  bool statistics = false; ///< pass statistics on stderr
+};
 
 struct CompileOptions {
   std::string modelDir;
   std::string output = "model.encm";
-  std::string emit = "artifact";              ///< "artifact" | "mlir" | "cpp"
+  std::string emit = "artifact";                      ///< "artifact" | "mlir" | "cpp"
   std::vector<std::string> cpuLevels = {"x86-64-v3"}; ///< best first
-  int64_t maxSeq = 0;                         ///< 0: from the model
-  std::string pooling;                        ///< "" = from the model folder
-  int normalize = -1;                         ///< -1 = from the model folder
-  std::string saveTemps;                      ///< keep generated sources here
+  int64_t maxSeq = 0;                                 ///< 0: from the model
+  std::string pooling;                                ///< "" = from the model folder
+  int normalize = -1;                                 ///< -1 = from the model folder
+  std::string saveTemps;                              ///< keep generated sources here
+  std::string pipeline;                               ///< comma list; "" = the default pipeline
+  std::vector<std::string> disabledPasses;
+  PipelineOptions pipelineOptions;                    ///< `passes` is filled from pipeline/disabled
 };
 
-/// Progress lines ("importing ...", with timings) go to `progress`.
-/// --emit=mlir / --emit=cpp print to `out` instead of writing the artifact.
-llvm::Error compileModel(const CompileOptions &options, llvm::raw_ostream &out,
-                         const std::function<void(const std::string &)> &progress);
+/// The default pipeline's short pass names, in order.
+const std::vector<std::string> &defaultPassNames();
+
+/// `pipeline` ("" = default, "none" = no passes, else a comma list of short
+/// names) minus `disabled`; unknown names are an error listing the known ones.
+llvm::Expected<std::vector<std::string>> resolvePipeline(const std::string &pipeline,
+                                                         const std::vector<std::string> &disabled);
+
+/// Runs the passes on `module` one by one (printing/timing as asked).
+llvm::Error runEncPipeline(mlir::ModuleOp module, const PipelineOptions &options);
+
+/// Builds one code object per CPU level name (best first).
+llvm::Expected<std::vector<CodeObject>> buildCodeObjects(const std::string &source,
+                                                         const std::vector<std::string> &cpuLevels,
+                                                         const std::string &saveTemps, const ProgressFn &progress);
+
+/// A context with the dialects encc uses loaded.
+std::unique_ptr<mlir::MLIRContext> makeContext();
+
+/// `encc compile`: progress lines go to `progress`; --emit=mlir / --emit=cpp
+/// print to `out` instead of writing the artifact.
+llvm::Error compileModel(const CompileOptions &options, llvm::raw_ostream &out, const ProgressFn &progress);
 
 } // namespace encc
 

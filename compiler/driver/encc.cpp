@@ -9,6 +9,7 @@
 
 #include "compiler/driver/Args.h"
 #include "compiler/driver/CompileDriver.h"
+#include "compiler/driver/Report.h"
 #include "compiler/driver/RunCommands.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -32,6 +33,7 @@ commands:
   embed ARTIFACT TEXT...
                       tokenize, run, pool: sentence embeddings and their cosine matrix
   inspect ARTIFACT    metadata, targets, tensors, plan steps and sizes
+  report MODEL_DIR    compile once per pass-pipeline prefix and measure what each pass buys
 
 'encc <command> --help' describes each command's options. 'encc --version' prints the version.
 )";
@@ -50,6 +52,33 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
                         L2-normalise the pooled output (default: from modules.json, else on)
   --save-temps DIR      keep the generated C++ and the shared objects in DIR
   -q, --quiet           no progress lines
+
+passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-attention,
+        fuse-bias-gelu, fuse-residual-layernorm):
+  --pipeline LIST       comma-separated passes to run, in order ("none": no passes)
+  --disable-pass NAME   leave NAME out (repeatable)
+  --print-ir-after NAME print the IR after NAME on stderr (repeatable)
+  --print-ir-after-all  print the IR after every pass
+  --pass-timing         a table of per-pass times on stderr
+  --pass-statistics     what each pass changed (MLIR statistics) on stderr
+)";
+
+const char *kReportUsage = R"(usage: encc report MODEL_DIR [options]
+
+Compiles the model once per cumulative prefix of the pass pipeline (the first row has no
+passes), runs each build on the same inputs and tabulates what every pass buys: latency
+(median and p10-p90 spread), speed-up vs the baseline and vs the previous row, max abs error
+and mean cosine of the hidden states vs the baseline, ops in the IR, kernel launches per
+forward, arena bytes and artifact bytes.
+
+  --batch B             sequences per run (default 8)
+  --seq S               longest sequence; lengths spread from S down to S/8 (default 128)
+  --runs N              timed runs per row after 2 warm-up runs (default 20)
+  --threads N           worker threads (default 0: all cores)
+  --pipeline LIST       the passes to measure, in order (default: the default pipeline)
+  --cpu LEVEL           CPU target to build (default x86-64-v3)
+  -o, --output DIR      where report.json and report.svg go (default: .)
+  --format FMT          text (default) | json (the JSON also goes to stdout)
 )";
 
 const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [--ids "..."]... [options]
@@ -118,6 +147,12 @@ int compileCommand(const Args &args) {
   if (args.has("no-normalize"))
     opt.normalize = 0;
   opt.saveTemps = args.get("save-temps");
+  opt.pipeline = args.get("pipeline");
+  opt.disabledPasses = args.all("disable-pass");
+  opt.pipelineOptions.printIrAfter = args.all("print-ir-after");
+  opt.pipelineOptions.printIrAfterAll = args.has("print-ir-after-all");
+  opt.pipelineOptions.timing = args.has("pass-timing");
+  opt.pipelineOptions.statistics = args.has("pass-statistics");
   bool quiet = args.has("quiet");
   auto progress = [&](const std::string &line) {
     if (!quiet)
@@ -151,8 +186,12 @@ int main(int argc, char **argv) {
     int (*fn)(const Args &);
   };
   static const Command commands[] = {
-      {"compile", kCompileUsage, {"output", "emit", "cpu", "max-seq", "pooling", "save-temps"},
-       {"normalize", "no-normalize", "quiet", "help"}, compileCommand},
+      {"compile", kCompileUsage,
+       {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after"},
+       {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics"},
+       compileCommand},
+      {"report", kReportUsage, {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format"},
+       {"help"}, reportCommand},
       {"run", kRunUsage, {"ids", "format", "threads", "cpu-target"}, {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage, {"file", "format", "threads", "cpu-target"}, {"profile", "help"}, embedCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
@@ -172,5 +211,5 @@ int main(int argc, char **argv) {
       return usageError("--format expects text or json, got '" + format + "'", c.usage);
     return c.fn(args);
   }
-  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, inspect)", kUsage);
+  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, inspect, report)", kUsage);
 }

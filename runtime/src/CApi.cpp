@@ -228,6 +228,10 @@ void encrt_session_profile_get(const encrt_session *session, int64_t index,
   out->total_ms = s.profile()[index].totalMs;
 }
 
+uint64_t encrt_session_arena_bytes(const encrt_session *session) {
+  return session ? session->impl->arenaBytes() : 0;
+}
+
 const char *encrt_version(void) { return ENCRT_VERSION_STRING; }
 
 } // extern "C"

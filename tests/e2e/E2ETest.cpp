@@ -34,6 +34,10 @@ std::string compile(const std::string &modelDir, const std::string &output, int6
   opt.pooling = pooling;
   if (!cpuLevels.empty())
     opt.cpuLevels = cpuLevels;
+  return compile(opt);
+}
+
+std::string compile(CompileOptions opt) {
   std::string ignored;
   llvm::raw_string_ostream out(ignored);
   if (llvm::Error err = compileModel(opt, out, [](const std::string &) {}))

@@ -27,6 +27,9 @@ private:
 std::string compile(const std::string &modelDir, const std::string &output, int64_t maxSeq = 0,
                     const std::string &pooling = "", const std::vector<std::string> &cpuLevels = {});
 
+/// Compiles with full options; returns the error text ("" on success).
+std::string compile(CompileOptions options);
+
 /// max |a - b| / max |b| over the given values.
 double maxRelativeError(const std::vector<double> &actual, const std::vector<double> &expected);
 

@@ -146,6 +146,10 @@ ENCRT_API void encrt_session_profile_get(const encrt_session *session,
                                          int64_t index,
                                          encrt_step_profile *out);
 
+/* Bytes of the session's activation arena: the most any run so far needed
+   (it grows to the largest (batch, seq) seen and is reused). */
+ENCRT_API uint64_t encrt_session_arena_bytes(const encrt_session *session);
+
 /*--- Misc -----------------------------------------------------------------*/
 
 /* "0.1.0" */
