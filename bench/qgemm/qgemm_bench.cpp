@@ -1,0 +1,336 @@
+//===- qgemm_bench.cpp - int8 qlinear vs fp32 linear, and the core's peak -===//
+//
+// Single thread. GOP/s counts 2*M*N*K (one multiply + one add per MAC) for
+// both the int8 and the fp32 kernels. The Peak* benchmarks run register-
+// resident loops of one instruction kind (12 independent accumulators) and
+// give this core's ceiling; main() also measures the best int8 and fp32 peak
+// once and reports each GEMM's share of it ("of_peak").
+// The micro-kernel that ran is in the context ("q8_path") and each label.
+//
+//===----------------------------------------------------------------------===//
+#include "enc_gemm.h"
+#include "enc_qgemm.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+using namespace enc_kernels;
+
+namespace {
+
+double gPeakInt8 = 0.0, gPeakFp32 = 0.0; // GOP/s, measured in main()
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+template <class T> T *alignedAlloc(size_t n) {
+  return static_cast<T *>(std::aligned_alloc(64, (n * sizeof(T) + 63) & ~63));
+}
+
+/// The micro-kernel as a number: 0 scalar, 1 avx2, 2 avxvnni, 3 avx512vnni.
+double q8PathId() {
+  const std::string p = q8PathName();
+  return p == "avx512vnni" ? 3 : p == "avxvnni" ? 2 : p == "avx2" ? 1 : 0;
+}
+
+void setGemmCounters(benchmark::State &state, int64_t M, int64_t N, int64_t K,
+                     double peak) {
+  const double ops = 2.0 * M * N * K;
+  state.counters["GOP/s"] = benchmark::Counter(
+      ops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  if (peak > 0.0)
+    state.counters["of_peak"] = benchmark::Counter(
+        ops / 1e9 / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+/// int8 qlinear with float input (per-row quantisation included) or, with
+/// prequant, on already-quantised rows (the fused-producer case).
+template <int K, int N, bool Prequant>
+void BM_QLinear(benchmark::State &state) {
+  const int64_t M = state.range(0);
+  const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
+  const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
+  const std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f);
+  std::vector<int8_t> wq(static_cast<size_t>(N) * K);
+  std::vector<float> ws(N);
+  quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
+  unsigned char *packed =
+      alignedAlloc<unsigned char>(packedWeightsQ8Bytes(N, K));
+  packWeightsQ8(wq.data(), N, K, packed);
+  unsigned char *scratch =
+      alignedAlloc<unsigned char>(qlinearQ8ScratchBytes(K));
+  const int64_t ldq = q8RowStride(K);
+  uint8_t *xq = alignedAlloc<uint8_t>(size_t(M) * ldq);
+  std::vector<float> xs(M);
+  for (int64_t m = 0; m < M; ++m)
+    quantizeRowQ8(x.data() + m * K, K, xq + m * ldq, &xs[m]);
+  float *y = alignedAlloc<float>(size_t(M) * size_t(N));
+  for (auto _ : state) {
+    if (Prequant)
+      qlinearQ8Quantized<kQ8EpiNone>(xq, ldq, xs.data(), M, K, N, packed,
+                                     ws.data(), b.data(), nullptr, y, 0, 1);
+    else
+      qlinearQ8<kQ8EpiNone>(x.data(), M, K, N, packed, ws.data(), b.data(),
+                            nullptr, y, scratch, 0, 1);
+    benchmark::DoNotOptimize(y);
+    benchmark::ClobberMemory();
+  }
+  setGemmCounters(state, M, N, K, gPeakInt8);
+  state.SetLabel(std::string("int8 ") + q8PathName());
+  state.counters["path"] = q8PathId();
+  std::free(packed);
+  std::free(scratch);
+  std::free(xq);
+  std::free(y);
+}
+
+template <int K, int N> void BM_Fp32Linear(benchmark::State &state) {
+  const int64_t M = state.range(0);
+  const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
+  const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
+  const std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f);
+  float *y = alignedAlloc<float>(size_t(M) * size_t(N));
+  for (auto _ : state) {
+    linear<K, N, kEpiNone>(x.data(), w.data(), b.data(), y, M, 0, 1);
+    benchmark::DoNotOptimize(y);
+    benchmark::ClobberMemory();
+  }
+  setGemmCounters(state, M, N, K, gPeakFp32);
+  state.SetLabel("fp32");
+  std::free(y);
+}
+
+#define ENC_GEMM_BENCHES(K, N)                                                 \
+  BENCHMARK_TEMPLATE(BM_QLinear, K, N, false)                                  \
+      ->ArgName("M")                                                           \
+      ->Arg(1)                                                                 \
+      ->Arg(128)                                                               \
+      ->Arg(1024)                                                              \
+      ->Unit(benchmark::kMicrosecond);                                         \
+  BENCHMARK_TEMPLATE(BM_QLinear, K, N, true)                                   \
+      ->ArgName("M")                                                           \
+      ->Arg(1)                                                                 \
+      ->Arg(128)                                                               \
+      ->Arg(1024)                                                              \
+      ->Unit(benchmark::kMicrosecond);                                         \
+  BENCHMARK_TEMPLATE(BM_Fp32Linear, K, N)                                      \
+      ->ArgName("M")                                                           \
+      ->Arg(1)                                                                 \
+      ->Arg(128)                                                               \
+      ->Arg(1024)                                                              \
+      ->Unit(benchmark::kMicrosecond);
+
+ENC_GEMM_BENCHES(384, 384)
+ENC_GEMM_BENCHES(384, 1536)
+ENC_GEMM_BENCHES(1536, 384)
+
+//===----------------------------------------------------------------------===//
+// Peaks: 12 independent register-resident accumulators; kOps per instruction
+// group counts multiplies and adds.
+//===----------------------------------------------------------------------===//
+
+constexpr int kAcc = 12;
+constexpr int64_t kInner = 256;
+
+template <class V, class Step>
+double runPeak(int64_t iters, V a, V b, Step step, double opsPerStep) {
+  V acc[kAcc];
+  for (int i = 0; i < kAcc; ++i)
+    acc[i] = a;
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int64_t j = 0; j < kInner; ++j) {
+#pragma GCC unroll 12
+      for (int i = 0; i < kAcc; ++i)
+        acc[i] = step(acc[i], a, b);
+    }
+    // Keeps the accumulators in registers yet observable.
+    for (int i = 0; i < kAcc; ++i)
+      asm volatile("" : "+x"(acc[i]));
+  }
+  for (int i = 0; i < kAcc; ++i)
+    benchmark::DoNotOptimize(acc[i]);
+  return double(iters) * kInner * kAcc * opsPerStep;
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+double peakDpbusdZmm(int64_t iters) {
+  return runPeak(
+      iters, _mm512_set1_epi8(3), _mm512_set1_epi8(-5),
+      [](__m512i c, __m512i a, __m512i b) {
+        return _mm512_dpbusd_epi32(c, a, b);
+      },
+      2.0 * 64);
+}
+#endif
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+double peakDpbusdYmm(int64_t iters) {
+  return runPeak(
+      iters, _mm256_set1_epi8(3), _mm256_set1_epi8(-5),
+      [](__m256i c, __m256i a, __m256i b) {
+        return _mm256_dpbusd_epi32(c, a, b);
+      },
+      2.0 * 32);
+}
+#elif defined(__AVXVNNI__)
+double peakDpbusdYmm(int64_t iters) {
+  return runPeak(
+      iters, _mm256_set1_epi8(3), _mm256_set1_epi8(-5),
+      [](__m256i c, __m256i a, __m256i b) {
+        return _mm256_dpbusd_avx_epi32(c, a, b);
+      },
+      2.0 * 32);
+}
+#endif
+#if defined(__AVX2__)
+/// The 7-bit-weight AVX2 inner step: vpmaddubsw + vpmaddwd(1) + vpaddd.
+/// (Inline asm: with loop-invariant operands the compiler would hoist the
+/// multiplies out of the loop.)
+double peakMaddubsYmm(int64_t iters) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  return runPeak(
+      iters, _mm256_set1_epi8(3), _mm256_set1_epi8(-5),
+      [ones](__m256i c, __m256i a, __m256i b) {
+        __m256i t;
+        asm("vpmaddubsw %3, %2, %1\n\t"
+            "vpmaddwd %4, %1, %1\n\t"
+            "vpaddd %1, %0, %0"
+            : "+x"(c), "=&x"(t)
+            : "x"(a), "x"(b), "x"(ones));
+        return c;
+      },
+      2.0 * 32);
+}
+/// The exact AVX2 inner step: vpmaddwd + vpaddd on widened int16 (the
+/// widening of the weights is shared by the tile's rows and not counted).
+double peakMaddwdYmm(int64_t iters) {
+  return runPeak(
+      iters, _mm256_set1_epi16(3), _mm256_set1_epi16(-5),
+      [](__m256i c, __m256i a, __m256i b) {
+        __m256i t;
+        asm("vpmaddwd %3, %2, %1\n\t"
+            "vpaddd %1, %0, %0"
+            : "+x"(c), "=&x"(t)
+            : "x"(a), "x"(b));
+        return c;
+      },
+      2.0 * 16);
+}
+double peakFmaYmm(int64_t iters) {
+  return runPeak(
+      iters, _mm256_set1_ps(0.999f), _mm256_set1_ps(1e-3f),
+      [](__m256 c, __m256 a, __m256 b) { return _mm256_fmadd_ps(c, a, b); },
+      2.0 * 8);
+}
+#endif
+#if defined(__AVX512F__)
+double peakFmaZmm(int64_t iters) {
+  return runPeak(
+      iters, _mm512_set1_ps(0.999f), _mm512_set1_ps(1e-3f),
+      [](__m512 c, __m512 a, __m512 b) { return _mm512_fmadd_ps(c, a, b); },
+      2.0 * 16);
+}
+#endif
+
+template <double (*Fn)(int64_t)> void BM_Peak(benchmark::State &state) {
+  double ops = 0.0;
+  for (auto _ : state)
+    ops += Fn(64);
+  state.counters["GOP/s"] =
+      benchmark::Counter(ops / 1e9, benchmark::Counter::kIsRate);
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+BENCHMARK_TEMPLATE(BM_Peak, peakDpbusdZmm)->Name("Peak/int8_vpdpbusd_zmm");
+#endif
+#if (defined(__AVX512VNNI__) && defined(__AVX512VL__)) || defined(__AVXVNNI__)
+BENCHMARK_TEMPLATE(BM_Peak, peakDpbusdYmm)->Name("Peak/int8_vpdpbusd_ymm");
+#endif
+#if defined(__AVX2__)
+BENCHMARK_TEMPLATE(BM_Peak, peakMaddubsYmm)
+    ->Name("Peak/int8_vpmaddubsw_7bit_ymm");
+BENCHMARK_TEMPLATE(BM_Peak, peakMaddwdYmm)
+    ->Name("Peak/int16_vpmaddwd_exact_ymm");
+BENCHMARK_TEMPLATE(BM_Peak, peakFmaYmm)->Name("Peak/fp32_fma_ymm");
+#endif
+#if defined(__AVX512F__)
+BENCHMARK_TEMPLATE(BM_Peak, peakFmaZmm)->Name("Peak/fp32_fma_zmm");
+#endif
+
+double threadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+/// Best GOP/s of `fn` over a few 20 ms runs, per CPU second (like the
+/// benchmarks' counters; the machine is shared).
+double measurePeak(double (*fn)(int64_t)) {
+  double best = 0.0;
+  for (int rep = 0; rep < 5; ++rep) {
+    const double t0 = threadCpuSeconds();
+    double ops = 0.0, s = 0.0;
+    while ((s = threadCpuSeconds() - t0) < 0.02)
+      ops += fn(64);
+    best = std::max(best, ops / s / 1e9);
+  }
+  return best;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 1;
+  if (!q8CpuSupported()) {
+    std::fprintf(stderr, "qgemm_bench: this CPU lacks the ISA of path %s\n",
+                 q8PathName());
+    return 1;
+  }
+  // The peak of the instruction the int8 path uses, and of fp32 FMA.
+  std::string int8Peak = "none", fp32Peak = "none";
+#if defined(ENC_Q8_PATH_VNNI512)
+  gPeakInt8 = measurePeak(peakDpbusdZmm);
+  int8Peak = "vpdpbusd zmm";
+#elif defined(ENC_Q8_PATH_AVXVNNI)
+  gPeakInt8 = measurePeak(peakDpbusdYmm);
+  int8Peak = "vpdpbusd ymm";
+#elif defined(ENC_Q8_PATH_AVX2)
+  gPeakInt8 = measurePeak(peakMaddwdYmm);
+  int8Peak = "vpmaddwd+vpaddd ymm";
+#endif
+#if defined(__AVX512F__)
+  gPeakFp32 = std::max(measurePeak(peakFmaZmm), measurePeak(peakFmaYmm));
+  fp32Peak = "fma zmm/ymm";
+#elif defined(__AVX2__)
+  gPeakFp32 = measurePeak(peakFmaYmm);
+  fp32Peak = "fma ymm";
+#endif
+  benchmark::AddCustomContext("q8_path", q8PathName());
+  benchmark::AddCustomContext("peak_int8_GOPs", std::to_string(gPeakInt8) +
+                                                    " (" + int8Peak + ")");
+  benchmark::AddCustomContext("peak_fp32_GFLOPs", std::to_string(gPeakFp32) +
+                                                      " (" + fp32Peak + ")");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
