@@ -188,7 +188,7 @@ std::string xmlEscape(const std::string &s) {
 
 /// Latency per row as bars (left axis), max abs error as a line (right, log).
 std::string renderSvg(const std::vector<Row> &rows, const std::string &title) {
-  const double W = 760, H = 420, left = 70, right = 80, top = 50, bottom = 130;
+  const double W = 760, H = 420, left = 130, right = 80, top = 50, bottom = 130;
   const double pw = W - left - right, ph = H - top - bottom;
   double maxMs = 0;
   for (auto &r : rows)
@@ -230,8 +230,8 @@ std::string renderSvg(const std::vector<Row> &rows, const std::string &title) {
     o << "<line x1=\"" << cx << "\" x2=\"" << cx << "\" y1=\"" << y10 << "\" y2=\"" << y90
       << "\" stroke=\"black\"/>\n<text x=\"" << cx << "\" y=\"" << y - 6 << "\" text-anchor=\"middle\">"
       << fmt("%.1f", r.medianMs) << "</text>\n";
-    o << "<text transform=\"translate(" << cx << "," << top + ph + 14 << ") rotate(35)\">" << xmlEscape(r.name)
-      << "</text>\n";
+    o << "<text transform=\"translate(" << cx + 4 << "," << top + ph + 14
+      << ") rotate(-35)\" text-anchor=\"end\">" << xmlEscape(r.name) << "</text>\n";
     line += (i ? " " : "") + fmt("%.1f", cx) + "," + fmt("%.1f", errY(i ? r.maxAbsErr : lo));
   }
   o << "<polyline points=\"" << line << "\" fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\"/>\n";
