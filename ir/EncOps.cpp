@@ -180,6 +180,21 @@ LogicalResult EmbeddingOp::verify() {
       failed(checkDim(op, "result dim 2", res.getDimSize(2), "word table dim 1",
                       h)))
     return failure();
+  bool int8Table = word.getElementType().isInteger(8);
+  if (Value scaleValue = getWordScale()) {
+    if (!int8Table)
+      return emitOpError() << "expects no word_scale with an f32 word table "
+                              "(word_scale goes with an i8 table) but got "
+                           << word;
+    auto ws = rtt(scaleValue);
+    if (failed(checkRank(op, "word_scale", ws, 1)) ||
+        failed(checkDim(op, "word_scale dim 0", ws.getDimSize(0),
+                        "word table dim 0", word.getDimSize(0))))
+      return failure();
+  } else if (int8Table) {
+    return emitOpError()
+           << "expects a word_scale operand with an i8 word table " << word;
+  }
   int64_t offset = getPositionOffset();
   if (offset < 0)
     return emitOpError() << "expects position_offset >= 0 but got " << offset;
@@ -216,6 +231,71 @@ LogicalResult LinearOp::verify() {
                         w.getDimSize(0))))
       return failure();
   }
+  return checkOneOf(op, "epilogue", getEpilogue(),
+                    {"none", "gelu", "gelu_tanh"});
+}
+
+LogicalResult QuantizeOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), q = rtt(getValues()), sc = rtt(getScales());
+  if (failed(checkMinRank(op, "x", x, 1)) ||
+      failed(checkSameShape(op, "values", q, "x", x)) ||
+      failed(checkRank(op, "scales", sc, x.getRank() - 1)))
+    return failure();
+  for (int64_t i = 0; i + 1 < x.getRank(); ++i)
+    if (failed(checkDim(op, "scales dim " + Twine(i), sc.getDimSize(i),
+                        "x dim " + Twine(i), x.getDimSize(i))))
+      return failure();
+  if (auto s = getStaticScale()) {
+    float v = s->convertToFloat();
+    if (!(v > 0.0f) || !std::isfinite(v))
+      return emitOpError() << "expects a finite static_scale > 0 but got "
+                           << v;
+  }
+  return success();
+}
+
+LogicalResult QLinearOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), xs = rtt(getXScale()), w = rtt(getWeight()),
+       ws = rtt(getWScale()), res = rtt(getResult());
+  if (failed(checkMinRank(op, "x", x, 1)) ||
+      failed(checkRank(op, "x_scale", xs, x.getRank() - 1)) ||
+      failed(checkRank(op, "weight", w, 2)) ||
+      failed(checkRank(op, "w_scale", ws, 1)) ||
+      failed(checkRank(op, "result", res, x.getRank())))
+    return failure();
+  int64_t r = x.getRank();
+  if (failed(checkDim(op, "x dim " + Twine(r - 1), x.getDimSize(r - 1),
+                      "weight dim 1", w.getDimSize(1))) ||
+      failed(checkDim(op, "w_scale dim 0", ws.getDimSize(0), "weight dim 0",
+                      w.getDimSize(0))))
+    return failure();
+  for (int64_t i = 0; i + 1 < r; ++i)
+    if (failed(checkDim(op, "x_scale dim " + Twine(i), xs.getDimSize(i),
+                        "x dim " + Twine(i), x.getDimSize(i))) ||
+        failed(checkDim(op, "result dim " + Twine(i), res.getDimSize(i),
+                        "x dim " + Twine(i), x.getDimSize(i))))
+      return failure();
+  if (failed(checkDim(op, "result dim " + Twine(r - 1), res.getDimSize(r - 1),
+                      "weight dim 0", w.getDimSize(0))))
+    return failure();
+  if (Value bias = getBias()) {
+    auto b = rtt(bias);
+    if (failed(checkRank(op, "bias", b, 1)) ||
+        failed(checkDim(op, "bias dim 0", b.getDimSize(0), "weight dim 0",
+                        w.getDimSize(0))))
+      return failure();
+  }
+  auto lo = getWScaleMin(), hi = getWScaleMax();
+  if (lo.has_value() != hi.has_value())
+    return emitOpError()
+           << "expects both w_scale_min and w_scale_max or neither";
+  if (lo && !(lo->convertToFloat() >= 0.0f &&
+              lo->convertToFloat() <= hi->convertToFloat()))
+    return emitOpError() << "expects 0 <= w_scale_min <= w_scale_max but got "
+                         << lo->convertToFloat() << " and "
+                         << hi->convertToFloat();
   return checkOneOf(op, "epilogue", getEpilogue(),
                     {"none", "gelu", "gelu_tanh"});
 }

@@ -14,6 +14,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Enc_F32Tensor : RankedTensorOf<[F32]>;
 def Enc_I32Tensor : RankedTensorOf<[I32]>;
+def Enc_I8Tensor : RankedTensorOf<[I8]>;
+def Enc_U8Tensor : RankedTensorOf<[UI8]>;
+def Enc_WordTable : RankedTensorOf<[F32, I8]>;
 def Enc_WeightTensor : RankedTensorOf<[F32, I8, I32]>;
 
 //===----------------------------------------------------------------------===//
@@ -45,22 +48,45 @@ def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure]> {
     `ids` is `[B, S]` i32; the three tables are `[rows, H]` with the same `H`;
     the result is `[B, S, H]`.
 
+    The word table may be int8 (written by `enc-quantize-linear-int8`): then
+    the optional `word_scale` operand `[rows]` f32 is required and the gather
+    dequantises row-wise, `word[v, :] = float(word_q[v, :]) * word_scale[v]`
+    (symmetric, no zero point); the computation stays float. An f32 word
+    table takes no `word_scale`.
+
     Example:
 
     ```mlir
     %e = enc.embedding %ids, %word, %pos, %type {position_offset = 0 : i64}
         : (tensor<?x?xi32>, tensor<30522x384xf32>, tensor<512x384xf32>, tensor<2x384xf32>)
         -> tensor<?x?x384xf32>
+    %e = enc.embedding %ids, %word_q, %pos, %type word_scale %word_s {position_offset = 0 : i64}
+        : (tensor<?x?xi32>, tensor<30522x384xi8>, tensor<512x384xf32>, tensor<2x384xf32>, tensor<30522xf32>)
+        -> tensor<?x?x384xf32>
     ```
   }];
-  let arguments = (ins Enc_I32Tensor:$ids, Enc_F32Tensor:$word,
+  let arguments = (ins Enc_I32Tensor:$ids, Enc_WordTable:$word,
                    Enc_F32Tensor:$pos, Enc_F32Tensor:$token_type,
-                   I64Attr:$position_offset);
+                   I64Attr:$position_offset,
+                   Optional<Enc_F32Tensor>:$word_scale);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
-    $ids `,` $word `,` $pos `,` $token_type attr-dict `:` functional-type(operands, results)
+    $ids `,` $word `,` $pos `,` $token_type (`word_scale` $word_scale^)? attr-dict
+    `:` functional-type(operands, results)
   }];
+  let builders = [
+    // The f32 form (no word_scale), as the frontends build it.
+    OpBuilder<(ins "Type":$result, "Value":$ids, "Value":$word, "Value":$pos,
+                   "Value":$token_type, "uint64_t":$position_offset), [{
+      build($_builder, $_state, result, ids, word, pos, token_type,
+            position_offset, Value());
+    }]>
+  ];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when the word table is int8 (with a `word_scale` operand).
+    bool isQuantized() { return static_cast<bool>(getWordScale()); }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -91,6 +117,75 @@ def Enc_LinearOp : Enc_Op<"linear", [Pure]> {
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_QuantizeOp : Enc_Op<"quantize", [Pure]> {
+  let summary = "per-token u8 quantisation of activations (zero point 128)";
+  let description = [{
+    `x` is `[..., K]` f32. Each row (token) `m` gets one scale and K u8 values:
+
+    `s_m = max_k |x[m, k]| / 127`,
+    `q[m, k] = clamp(round_half_even(x[m, k] / s_m) + 128, 0, 255)`
+    (all-zero rows: `s_m = 0`, `q = 128`) - `quantizeRowQ8` of
+    `enc_qgemm.h`. `values` has the shape of `x` (ui8); `scales` has the
+    leading dims of `x` (`[...]`, one per row).
+
+    With `static_scale` (calibration) every row uses that scale instead of
+    its own (values outside `+-127 * static_scale` saturate); `scales` is
+    still produced and holds `static_scale` in every entry.
+
+    Example:
+
+    ```mlir
+    %xq, %xs = enc.quantize %x : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+    %yq, %ys = enc.quantize %y {static_scale = 5.000000e-02 : f32}
+        : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, OptionalAttr<F32Attr>:$static_scale);
+  let results = (outs Enc_U8Tensor:$values, Enc_F32Tensor:$scales);
+  let assemblyFormat = [{
+    $x attr-dict `:` type($x) `->` `(` type($values) `,` type($scales) `)`
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_QLinearOp : Enc_Op<"qlinear", [Pure]> {
+  let summary = "int8 linear: u8 activations x s8 weights, dequantised, with epilogue";
+  let description = [{
+    The int8 form of `enc.linear`. `x` is `[..., K]` ui8 (zero point 128)
+    with per-row scales `x_scale` `[...]` (from `enc.quantize`), `weight`
+    is `[N, K]` i8 (symmetric per output channel) with scales `w_scale`
+    `[N]`, the optional `bias` is `[N]` f32; the result is `[..., N]` f32:
+
+    `acc[m, n] = sum_k x[m, k] * weight[n, k]` (int32),
+    `y[m, n] = epilogue(float(acc - 128 * sum_k weight[n, k]) * x_scale[m] * w_scale[n] + bias[n])`.
+
+    `epilogue` is as for `enc.linear` (`none`, `gelu`, `gelu_tanh`).
+    `w_scale_min` / `w_scale_max` summarise the per-channel weight scales so
+    the textual IR shows them without dumping them (informational; absent
+    when the pass ran without a WeightStore).
+
+    Example:
+
+    ```mlir
+    %h = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = "gelu", w_scale_max = 2.1e-03 : f32, w_scale_min = 4.0e-04 : f32}
+        : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<1536x384xi8>, tensor<1536xf32>, tensor<1536xf32>)
+        -> tensor<?x?x1536xf32>
+    ```
+  }];
+  let arguments = (ins Enc_U8Tensor:$x, Enc_F32Tensor:$x_scale,
+                   Enc_I8Tensor:$weight, Enc_F32Tensor:$w_scale,
+                   Optional<Enc_F32Tensor>:$bias,
+                   DefaultValuedStrAttr<StrAttr, "none">:$epilogue,
+                   OptionalAttr<F32Attr>:$w_scale_min,
+                   OptionalAttr<F32Attr>:$w_scale_max);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $x_scale `,` $weight `,` $w_scale (`,` $bias^)? attr-dict
+    `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

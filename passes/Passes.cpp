@@ -26,8 +26,17 @@ const std::vector<std::string> &mlir::enc::defaultPipeline() {
   return names;
 }
 
+const std::vector<std::string> &mlir::enc::knownPassNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = defaultPipeline();
+    all.push_back("quantize-linear-int8");
+    return all;
+  }();
+  return names;
+}
+
 bool mlir::enc::isEncPassName(llvm::StringRef shortName) {
-  return llvm::is_contained(defaultPipeline(), shortName);
+  return llvm::is_contained(knownPassNames(), shortName);
 }
 
 llvm::StringRef
@@ -42,6 +51,13 @@ mlir::enc::encShortNameForPassArgument(llvm::StringRef passArgument) {
 LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
                                        llvm::StringRef shortName,
                                        std::string *error) {
+  return addPassByName(pm, shortName, error, EncPassOptions());
+}
+
+LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
+                                       llvm::StringRef shortName,
+                                       std::string *error,
+                                       const EncPassOptions &options) {
   if (shortName == "canonicalize") {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
@@ -55,11 +71,17 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
     pm.addPass(createFuseBiasGeluPass());
   } else if (shortName == "fuse-residual-layernorm") {
     pm.addPass(createFuseResidualLayerNormPass());
+  } else if (shortName == "quantize-linear-int8") {
+    QuantizeLinearInt8PassOptions q;
+    q.skip = options.quantizeSkip; // copied by the pass's constructor
+    q.embeddings = options.quantizeEmbeddings;
+    q.calibration = options.quantizeCalibration;
+    pm.addPass(createQuantizeLinearInt8Pass(q));
   } else {
     std::string msg;
     llvm::raw_string_ostream os(msg);
     os << "unknown pass '" << shortName << "'; expected one of: ";
-    llvm::interleave(defaultPipeline(), os, ", ");
+    llvm::interleave(knownPassNames(), os, ", ");
     if (error)
       *error = os.str();
     else
@@ -73,7 +95,7 @@ void mlir::enc::buildEncPipeline(OpPassManager &pm,
                                  const EncPipelineOptions &opts) {
   for (const std::string &name : opts.passes) {
     std::string error;
-    if (failed(addPassByName(pm, name, &error)))
+    if (failed(addPassByName(pm, name, &error, opts.passOptions)))
       llvm::report_fatal_error(llvm::Twine("enc pipeline: ") + error,
                                /*gen_crash_diag=*/false);
   }
@@ -85,7 +107,12 @@ struct EncPipelineCLOptions : public PassPipelineOptions<EncPipelineCLOptions> {
       *this, "passes",
       llvm::cl::desc("Short names of the steps to run, in order (default: "
                      "canonicalize,fuse-qkv,fuse-scale-mask-softmax,"
-                     "fuse-attention,fuse-bias-gelu,fuse-residual-layernorm)")};
+                     "fuse-attention,fuse-bias-gelu,fuse-residual-layernorm; "
+                     "also: quantize-linear-int8)")};
+  ListOption<std::string> quantizeSkip{
+      *this, "quantize-skip",
+      llvm::cl::desc("quantize-linear-int8: glob patterns on weight names "
+                     "kept in f32")};
 };
 } // namespace
 
@@ -98,6 +125,8 @@ void mlir::enc::registerEncPasses() {
         EncPipelineOptions opts;
         if (!cl.passes.empty())
           opts.passes.assign(cl.passes.begin(), cl.passes.end());
+        opts.passOptions.quantizeSkip.assign(cl.quantizeSkip.begin(),
+                                             cl.quantizeSkip.end());
         buildEncPipeline(pm, opts);
       });
 }

@@ -1,4 +1,4 @@
-//===- Passes.td - Fusion passes of the enc dialect --------------*- tablegen -*-===//
+//===- Passes.td - Fusion and quantisation passes of enc --*- tablegen -*-===//
 //
 // One record per pass; each is implemented in the .cpp file named after the
 // record. The passes have no anchor op: they rewrite every enc op nested in
@@ -110,6 +110,63 @@ def FuseResidualLayerNormPass : Pass<"enc-fuse-residual-layernorm"> {
   let dependentDialects = ["mlir::enc::EncDialect"];
   let statistics = [
     Statistic<"numFused", "num-fused", "Number of add + layernorm pairs fused">,
+  ];
+}
+
+def QuantizeLinearInt8Pass : Pass<"enc-quantize-linear-int8"> {
+  let summary = "int8 Linears: quantise weights per channel, activations per token";
+  let description = [{
+    Every `enc.linear` whose weight is an f32 `enc.weight` (and whose weight
+    name matches no `skip` pattern) becomes a per-token activation
+    quantisation plus an int8 Linear that keeps the epilogue and the bias:
+
+    ```
+    %y = enc.linear %x, %w, %b {epilogue = "gelu"}
+      =>
+    %wq = enc.weight "<w>.q8" : tensor<NxKxi8>
+    %ws = enc.weight "<w>.q8scale" : tensor<Nxf32>
+    %xq, %xs = enc.quantize %x : tensor<..xKxf32> -> (tensor<..xKxui8>, tensor<..xf32>)
+    %y = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = "gelu", w_scale_max = .., w_scale_min = ..}
+    ```
+
+    One `enc.quantize` per distinct input value (Linears sharing `%x` share
+    it). Weights are symmetric per output channel:
+    `s_n = max_k |W[n,k]| / 127`, `q = clamp(rne(W * (127 / max)), -127, 127)`
+    (the formula of `quantizeWeightsQ8`, enc_qgemm.h). With `embeddings`
+    (default on), the f32 word table of `enc.embedding` becomes `<w>.q8`
+    `[V, H]` i8 plus `<w>.q8scale` `[V]` (row-wise, same formula) and the
+    embedding takes the `word_scale` operand; position and token-type
+    tables stay f32.
+
+    When the `EncDialect` has a `WeightStore`, the int8 tensors and scales
+    are written into it (if absent) and `w_scale_min`/`w_scale_max` summarise
+    the scales; a Linear whose weight is missing from the store stays f32.
+    Without a store only the IR is rewritten. Replaced f32 `enc.weight` ops
+    that lose their last user are erased (the store keeps the f32 data).
+
+    `calibration` names a text file of static activation ranges, one
+    `<weight name> <absmax>` per line (`#` comments): the quantize feeding
+    the Linear with that weight gets `static_scale = absmax / 127` (when it
+    feeds several Linears, all must be listed; the largest absmax is used).
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let options = [
+    ListOption<"skip", "skip", "std::string",
+               "Glob patterns on weight names to keep in f32 "
+               "(e.g. *attention.output*,encoder.layer.5.*)">,
+    Option<"embeddings", "embeddings", "bool", "true",
+           "Also store the word-embedding table as int8 with per-row scales">,
+    Option<"calibration", "calibration", "std::string", "\"\"",
+           "File of static activation ranges (<weight name> <absmax> lines)">,
+  ];
+  let statistics = [
+    Statistic<"numQuantized", "num-quantized", "Number of Linears made int8">,
+    Statistic<"numSkipped", "num-skipped",
+              "Number of Linears (and word tables) kept f32 by a skip pattern">,
+    Statistic<"numQuantizeOps", "num-quantize-ops",
+              "Number of enc.quantize ops created">,
+    Statistic<"numEmbeddings", "num-embeddings",
+              "Number of word-embedding tables made int8">,
   ];
 }
 

@@ -598,3 +598,139 @@ func.func @add_layernorm_epsilon(%x: tensor<?x?x384xf32>, %g: tensor<384xf32>) {
   %y = enc.add_layernorm %x, %x, %g, %g {epsilon = 0.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
   return
 }
+
+// -----
+
+func.func @quantize_values_shape(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{'enc.quantize' op expects values dim 2 to equal x dim 2 (384) but got 256}}
+  %q, %s = enc.quantize %x : tensor<?x?x384xf32> -> (tensor<?x?x256xui8>, tensor<?x?xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize_scales_rank(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects scales of rank 2 but got 'tensor<?x?x384xf32>'}}
+  %q, %s = enc.quantize %x : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?x384xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize_scales_dim(%x: tensor<2x?x384xf32>) {
+  // expected-error @+1 {{expects scales dim 0 to equal x dim 0 (2) but got 3}}
+  %q, %s = enc.quantize %x : tensor<2x?x384xf32> -> (tensor<2x?x384xui8>, tensor<3x?xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize_signed_values(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 8-bit unsigned integer values}}
+  %q, %s = enc.quantize %x : tensor<?x?x384xf32> -> (tensor<?x?x384xi8>, tensor<?x?xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize_static_scale(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects a finite static_scale > 0 but got 0}}
+  %q, %s = enc.quantize %x {static_scale = 0.0 : f32} : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+  return
+}
+
+// -----
+
+func.func @qlinear_k(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x256xi8>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{'enc.qlinear' op expects x dim 2 to equal weight dim 1 (256) but got 384}}
+  %y = enc.qlinear %xq, %xs, %w, %ws : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x256xi8>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_w_scale(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xi8>, %ws: tensor<8xf32>) {
+  // expected-error @+1 {{expects w_scale dim 0 to equal weight dim 0 (16) but got 8}}
+  %y = enc.qlinear %xq, %xs, %w, %ws : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_x_scale(%xq: tensor<?x?x384xui8>, %xs: tensor<?xf32>, %w: tensor<16x384xi8>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{expects x_scale of rank 2 but got 'tensor<?xf32>'}}
+  %y = enc.qlinear %xq, %xs, %w, %ws : (tensor<?x?x384xui8>, tensor<?xf32>, tensor<16x384xi8>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_f32_weight(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xf32>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{operand #2 must be ranked tensor of 8-bit signless integer values}}
+  %y = enc.qlinear %xq, %xs, %w, %ws : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_bias(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xi8>, %ws: tensor<16xf32>, %b: tensor<15xf32>) {
+  // expected-error @+1 {{expects bias dim 0 to equal weight dim 0 (16) but got 15}}
+  %y = enc.qlinear %xq, %xs, %w, %ws, %b : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<16xf32>, tensor<15xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_result(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xi8>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal weight dim 0 (16) but got 32}}
+  %y = enc.qlinear %xq, %xs, %w, %ws : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<16xf32>) -> tensor<?x?x32xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_epilogue(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xi8>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{expects epilogue to be one of "none", "gelu", "gelu_tanh" but got "relu"}}
+  %y = enc.qlinear %xq, %xs, %w, %ws {epilogue = "relu"} : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_scale_summary(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xi8>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{expects both w_scale_min and w_scale_max or neither}}
+  %y = enc.qlinear %xq, %xs, %w, %ws {w_scale_min = 1.0e-3 : f32} : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @qlinear_scale_order(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xi8>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{expects 0 <= w_scale_min <= w_scale_max}}
+  %y = enc.qlinear %xq, %xs, %w, %ws {w_scale_min = 2.0e-3 : f32, w_scale_max = 1.0e-3 : f32} : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_i8_without_scale(%ids: tensor<?x?xi32>, %w: tensor<100x8xi8>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{expects a word_scale operand with an i8 word table}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<100x8xi8>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_f32_with_scale(%ids: tensor<?x?xi32>, %w: tensor<100x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>, %s: tensor<100xf32>) {
+  // expected-error @+1 {{expects no word_scale with an f32 word table}}
+  %e = enc.embedding %ids, %w, %p, %t word_scale %s {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<100xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_word_scale_rows(%ids: tensor<?x?xi32>, %w: tensor<100x8xi8>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>, %s: tensor<99xf32>) {
+  // expected-error @+1 {{expects word_scale dim 0 to equal word table dim 0 (100) but got 99}}
+  %e = enc.embedding %ids, %w, %p, %t word_scale %s {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<100x8xi8>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<99xf32>) -> tensor<?x?x8xf32>
+  return
+}

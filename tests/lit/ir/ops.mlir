@@ -152,3 +152,42 @@ func.func @fused_ops(%x: tensor<?x?x384xf32>, %s: tensor<?x12x?x?xf32>, %lengths
   // CHECK: return %[[Y]], %[[M]], %[[P]]
   return %y, %m, %p : tensor<?x?x384xf32>, tensor<?x12x?x?xf32>, tensor<?x12x?x?xf32>
 }
+
+// The int8 ops (issue 4) round trip: per-token quantize (dynamic and
+// static), qlinear with and without bias / epilogue / scale summary, and the
+// embedding with an i8 word table + per-row scales.
+// CHECK-LABEL: func.func @int8_ops
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?x?xi32>, %[[X:.*]]: tensor<?x?x384xf32>)
+func.func @int8_ops(%ids: tensor<?x?xi32>, %x: tensor<?x?x384xf32>)
+    -> (tensor<?x?x1536xf32>, tensor<?x?x4xf32>, tensor<?x?x384xf32>) {
+  // CHECK: %[[XQ:.*]], %[[XS:.*]] = enc.quantize %[[X]] : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+  %xq, %xs = enc.quantize %x : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+  // CHECK: %[[YQ:.*]], %[[YS:.*]] = enc.quantize %[[X]] {static_scale = 5.000000e-02 : f32} : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+  %yq, %ys = enc.quantize %x {static_scale = 0.05 : f32} : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+  // CHECK: %[[WQ:.*]] = enc.weight "i.weight.q8" : tensor<1536x384xi8>
+  // CHECK: %[[WS:.*]] = enc.weight "i.weight.q8scale" : tensor<1536xf32>
+  // CHECK: %[[B:.*]] = enc.weight "i.bias" : tensor<1536xf32>
+  %wq = enc.weight "i.weight.q8" : tensor<1536x384xi8>
+  %ws = enc.weight "i.weight.q8scale" : tensor<1536xf32>
+  %b = enc.weight "i.bias" : tensor<1536xf32>
+  // CHECK: %[[H:.*]] = enc.qlinear %[[XQ]], %[[XS]], %[[WQ]], %[[WS]], %[[B]] {epilogue = "gelu", w_scale_max = 2.000000e-02 : f32, w_scale_min = 1.000000e-03 : f32}
+  // CHECK-SAME: : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<1536x384xi8>, tensor<1536xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  %h = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = "gelu", w_scale_min = 1.0e-3 : f32, w_scale_max = 2.0e-2 : f32}
+      : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<1536x384xi8>, tensor<1536xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  %w2 = enc.weight "o.weight.q8" : tensor<4x384xi8>
+  %s2 = enc.weight "o.weight.q8scale" : tensor<4xf32>
+  // The default epilogue is not printed; no bias, no summary.
+  // CHECK: %[[O:.*]] = enc.qlinear %[[YQ]], %[[YS]], %{{.*}}, %{{.*}} : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<4x384xi8>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  %o = enc.qlinear %yq, %ys, %w2, %s2 {epilogue = "none"}
+      : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<4x384xi8>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  %word = enc.weight "word.q8" : tensor<100x384xi8>
+  %wsc = enc.weight "word.q8scale" : tensor<100xf32>
+  %pos = enc.weight "pos" : tensor<16x384xf32>
+  %typ = enc.weight "type" : tensor<2x384xf32>
+  // CHECK: %[[E:.*]] = enc.embedding %[[IDS]], %{{.*}}, %{{.*}}, %{{.*}} word_scale %{{.*}} {position_offset = 0 : i64}
+  // CHECK-SAME: : (tensor<?x?xi32>, tensor<100x384xi8>, tensor<16x384xf32>, tensor<2x384xf32>, tensor<100xf32>) -> tensor<?x?x384xf32>
+  %e = enc.embedding %ids, %word, %pos, %typ word_scale %wsc {position_offset = 0 : i64}
+      : (tensor<?x?xi32>, tensor<100x384xi8>, tensor<16x384xf32>, tensor<2x384xf32>, tensor<100xf32>) -> tensor<?x?x384xf32>
+  // CHECK: return %[[H]], %[[O]], %[[E]]
+  return %h, %o, %e : tensor<?x?x1536xf32>, tensor<?x?x4xf32>, tensor<?x?x384xf32>
+}
