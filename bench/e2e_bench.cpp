@@ -1,9 +1,16 @@
 //===- e2e_bench.cpp - End-to-end model and tokenizer benchmarks ----------===//
 //
-// Times a compiled artifact through the public C API:
-//   ENCC_BENCH_ARTIFACT=model.encm encc_bench [--benchmark_filter=...]
-// BM_Forward/B/S runs batch B of full-length sequences of S tokens;
-// BM_Tokenize times the WordPiece tokenizer on a typical sentence.
+// Times compiled artifacts through the public C API, all in one process:
+//   ENCC_BENCH_ARTIFACT=model.encm [ENCC_BENCH_ARTIFACT_INT8=model-int8.encm]
+//     encc_bench [--benchmark_filter=...]
+// ENCC_BENCH_ARTIFACT may also be a comma-separated list (labels: the file
+// names without .encm); alone it is labelled "fp32", and
+// ENCC_BENCH_ARTIFACT_INT8 adds one labelled "int8". ENCC_BENCH_THREADS sets
+// the worker threads (default: all cores).
+// BM_Forward/<label>/B/S runs batch B of full-length sequences of S tokens;
+// BM_Tokenize times the WordPiece tokenizer on a typical sentence (first
+// artifact). With two or more artifacts a table of time ratios vs the first
+// follows the results (median of the repetitions when there are some).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,37 +18,97 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace {
 
-encrt_model *gModel = nullptr;
+struct Artifact {
+  std::string label, path;
+  encrt_model *model = nullptr;
+};
 
-encrt_model *model() {
-  if (gModel)
-    return gModel;
-  const char *path = std::getenv("ENCC_BENCH_ARTIFACT");
-  if (!path) {
-    std::fprintf(stderr, "encc_bench: set ENCC_BENCH_ARTIFACT to a compiled .encm (see scripts/bench)\n");
+std::vector<Artifact> &artifacts() {
+  static std::vector<Artifact> all;
+  return all;
+}
+
+/// The int8 GEMM path of a code object (enc_qgemm.h picks it from the
+/// target's ISA macros; tests/codegen checks it through enc_q8_path()).
+const char *q8Path(const std::string &target) {
+  if (target == "cpu-x86-64-v4-vnni")
+    return "avx512vnni";
+  if (target == "cpu-x86-64-v3-vnni")
+    return "avxvnni";
+  if (target == "cpu-x86-64-v3" || target == "cpu-x86-64-v4")
+    return "avx2";
+  if (target == "cpu-x86-64-v2")
+    return "scalar";
+  return "depends on -march=native";
+}
+
+std::string stem(const std::string &path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".encm") == 0)
+    name.resize(name.size() - 5);
+  return name;
+}
+
+/// Reads the environment and loads every artifact; exits with a message on
+/// any problem.
+void loadArtifacts() {
+  const char *list = std::getenv("ENCC_BENCH_ARTIFACT");
+  const char *int8 = std::getenv("ENCC_BENCH_ARTIFACT_INT8");
+  if (!list || !*list) {
+    std::fprintf(stderr, "encc_bench: set ENCC_BENCH_ARTIFACT to a compiled .encm (or a comma-separated list; "
+                         "ENCC_BENCH_ARTIFACT_INT8 adds an int8 build; see scripts/bench)\n");
     std::exit(2);
   }
+  std::string s = list;
+  std::vector<std::string> paths;
+  for (size_t b = 0; b <= s.size();) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos)
+      e = s.size();
+    if (e > b)
+      paths.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  for (const std::string &p : paths)
+    artifacts().push_back({paths.size() == 1 ? "fp32" : stem(p), p});
+  if (int8 && *int8)
+    artifacts().push_back({"int8", int8});
   encrt_model_options opt;
   encrt_model_options_initialize(&opt);
   if (const char *t = std::getenv("ENCC_BENCH_THREADS"))
     opt.num_threads = std::atoi(t);
-  if (encrt_status *s = encrt_model_load(path, &opt, &gModel)) {
-    std::fprintf(stderr, "encc_bench: %s\n", encrt_status_message(s));
-    std::exit(2);
+  for (Artifact &a : artifacts()) {
+    if (encrt_status *st = encrt_model_load(a.path.c_str(), &opt, &a.model)) {
+      std::fprintf(stderr, "encc_bench: %s\n", encrt_status_message(st));
+      std::exit(2);
+    }
+    encrt_model_info info;
+    encrt_model_get_info(a.model, &info);
+    std::FILE *f = std::fopen(a.path.c_str(), "rb");
+    long size = 0;
+    if (f) {
+      std::fseek(f, 0, SEEK_END);
+      size = std::ftell(f);
+      std::fclose(f);
+    }
+    std::fprintf(stderr, "encc_bench: %-6s %s: %.1f MB, code object %s (int8 GEMM path if any: %s), %d threads\n",
+                 a.label.c_str(), a.path.c_str(), size / 1e6, info.cpu_target, q8Path(info.cpu_target),
+                 opt.num_threads);
   }
-  return gModel;
 }
 
-void BM_Forward(benchmark::State &state) {
+void BM_Forward(benchmark::State &state, encrt_model *model) {
   encrt_model_info info;
-  encrt_model_get_info(model(), &info);
+  encrt_model_get_info(model, &info);
   const int64_t batch = state.range(0), seq = state.range(1);
   std::vector<int32_t> ids(batch * seq), lengths(batch, static_cast<int32_t>(seq));
   for (int64_t i = 0; i < batch * seq; ++i)
@@ -52,7 +119,7 @@ void BM_Forward(benchmark::State &state) {
   }
   std::vector<float> hidden(batch * seq * info.hidden_size);
   encrt_session *session = nullptr;
-  if (encrt_status *s = encrt_session_create(model(), nullptr, &session)) {
+  if (encrt_status *s = encrt_session_create(model, nullptr, &session)) {
     state.SkipWithError(encrt_status_message(s));
     encrt_status_free(s);
     return;
@@ -68,7 +135,6 @@ void BM_Forward(benchmark::State &state) {
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(batch * seq), benchmark::Counter::kIsIterationInvariantRate);
   encrt_session_release(session);
 }
-BENCHMARK(BM_Forward)->Args({1, 128})->Args({8, 128})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Tokenize(benchmark::State &state) {
   const char *text = "The quick brown fox jumps over the lazy dog, and then naïvely asks: "
@@ -76,7 +142,7 @@ void BM_Tokenize(benchmark::State &state) {
   std::vector<int32_t> ids(512);
   int64_t count = 0;
   for (auto _ : state) {
-    if (encrt_status *s = encrt_model_tokenize(model(), text, ids.data(), 512, &count)) {
+    if (encrt_status *s = encrt_model_tokenize(artifacts().front().model, text, ids.data(), 512, &count)) {
       state.SkipWithError(encrt_status_message(s));
       encrt_status_free(s);
       break;
@@ -85,8 +151,72 @@ void BM_Tokenize(benchmark::State &state) {
   }
   state.counters["texts/s"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_Tokenize)->Unit(benchmark::kMicrosecond);
+
+/// Console output plus the per-iteration real time of each run, by name
+/// (the median aggregate when repetitions are on, else the single run).
+class RatioReporter : public benchmark::ConsoleReporter {
+public:
+  void ReportRuns(const std::vector<Run> &runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run &r : runs) {
+      if (r.error_occurred || r.iterations == 0)
+        continue;
+      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type == Run::RT_Iteration && !haveMedian_.count(r.run_name.str()))
+        times_[r.run_name.str()] = r.GetAdjustedRealTime();
+      if (median) {
+        times_[r.run_name.str()] = r.GetAdjustedRealTime();
+        haveMedian_[r.run_name.str()] = true;
+      }
+    }
+  }
+  const std::map<std::string, double> &times() const { return times_; }
+
+private:
+  std::map<std::string, double> times_;
+  std::map<std::string, bool> haveMedian_;
+};
 
 } // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 1;
+  loadArtifacts();
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 128}, {8, 128}};
+  for (const Artifact &a : artifacts())
+    benchmark::RegisterBenchmark(("BM_Forward/" + a.label).c_str(), BM_Forward, a.model)
+        ->Args({1, 128})
+        ->Args({8, 128})
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_Tokenize", BM_Tokenize)->Unit(benchmark::kMicrosecond);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  if (artifacts().size() >= 2) {
+    const Artifact &base = artifacts().front();
+    std::printf("\ntime ratio vs %s (> 1: faster than %s), same process:\n", base.label.c_str(),
+                base.label.c_str());
+    for (auto [b, s] : shapes) {
+      const std::string suffix = "/" + std::to_string(b) + "/" + std::to_string(s) + "/real_time";
+      auto it0 = reporter.times().find("BM_Forward/" + base.label + suffix);
+      if (it0 == reporter.times().end())
+        continue;
+      for (size_t i = 1; i < artifacts().size(); ++i) {
+        auto it = reporter.times().find("BM_Forward/" + artifacts()[i].label + suffix);
+        if (it == reporter.times().end())
+          continue;
+        std::printf("  batch %lld x %lld: %s %.2f ms, %s %.2f ms, %s / %s time = %.2fx\n",
+                    static_cast<long long>(b), static_cast<long long>(s), base.label.c_str(), it0->second,
+                    artifacts()[i].label.c_str(), it->second, base.label.c_str(), artifacts()[i].label.c_str(),
+                    it0->second / it->second);
+      }
+    }
+  }
+  benchmark::Shutdown();
+  for (Artifact &a : artifacts())
+    encrt_model_release(a.model);
+  return 0;
+}

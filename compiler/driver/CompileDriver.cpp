@@ -47,9 +47,28 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
 
 const std::vector<std::string> &encc::defaultPassNames() { return mlir::enc::defaultPipeline(); }
 
+const std::vector<std::string> &encc::knownPassNames() { return mlir::enc::knownPassNames(); }
+
+std::vector<std::string> encc::defaultCpuLevels(const std::string &quantize) {
+  if (quantize == "int8")
+    return {"x86-64-v4-vnni", "x86-64-v3"};
+  return {"x86-64-v3"};
+}
+
+llvm::Expected<std::vector<std::string>> encc::withQuantization(std::vector<std::string> passes,
+                                                                const std::string &quantize) {
+  if (quantize == "none")
+    return passes;
+  if (quantize != "int8")
+    return llvm::createStringError("--quantize expects none or int8, got '%s'", quantize.c_str());
+  if (!contains(passes, kQuantizeInt8Pass))
+    passes.push_back(kQuantizeInt8Pass);
+  return passes;
+}
+
 llvm::Expected<std::vector<std::string>> encc::resolvePipeline(const std::string &pipeline,
                                                                const std::vector<std::string> &disabled) {
-  const std::vector<std::string> &known = defaultPassNames();
+  const std::vector<std::string> &known = knownPassNames();
   auto check = [&](const std::string &name, const char *flag) -> llvm::Error {
     if (contains(known, name))
       return llvm::Error::success();
@@ -58,7 +77,7 @@ llvm::Expected<std::vector<std::string>> encc::resolvePipeline(const std::string
   };
   std::vector<std::string> passes;
   if (pipeline.empty()) {
-    passes = known;
+    passes = defaultPassNames();
   } else if (pipeline != "none") {
     llvm::SmallVector<llvm::StringRef> parts;
     llvm::StringRef(pipeline).split(parts, ',', -1, false);
@@ -83,10 +102,14 @@ llvm::Error encc::runEncPipeline(mlir::ModuleOp module, const PipelineOptions &o
   auto *dialect = module.getContext()->getLoadedDialect<mlir::enc::EncDialect>();
   dialect->clearPassCounts();
   std::vector<std::pair<std::string, double>> times;
+  mlir::enc::EncPassOptions passOptions;
+  passOptions.quantizeSkip = opt.quantizeSkip;
+  passOptions.quantizeCalibration = opt.calibration;
   for (const std::string &name : opt.passes) {
     mlir::PassManager pm(module.getContext());
-    if (mlir::failed(mlir::enc::addPassByName(pm, name)))
-      return llvm::createStringError("unknown pass '%s'", name.c_str());
+    std::string error;
+    if (mlir::failed(mlir::enc::addPassByName(pm, name, &error, passOptions)))
+      return llvm::createStringError("%s", error.c_str());
     Stopwatch sw;
     if (mlir::failed(pm.run(module)))
       return llvm::createStringError("pass '%s' failed (see the diagnostics above)", name.c_str());
@@ -169,18 +192,28 @@ std::unique_ptr<mlir::MLIRContext> encc::makeContext() {
 
 llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out, const ProgressFn &progress) {
   auto ctx = makeContext();
-  for (const std::string &name : opt.cpuLevels)
+  const std::vector<std::string> cpuLevels = opt.cpuLevels.empty() ? defaultCpuLevels(opt.quantize) : opt.cpuLevels;
+  for (const std::string &name : cpuLevels)
     if (auto level = parseCpuLevel(name); !level)
       return level.takeError();
   PipelineOptions po = opt.pipelineOptions;
   auto passes = resolvePipeline(opt.pipeline, opt.disabledPasses);
   if (!passes)
     return passes.takeError();
-  po.passes = *passes;
+  auto quantized = withQuantization(*passes, opt.quantize);
+  if (!quantized)
+    return quantized.takeError();
+  po.passes = *quantized;
+  if (opt.quantize == "none" && (!opt.quantizeSkip.empty() || !opt.calibrate.empty()))
+    return llvm::createStringError("--quantize-skip and --calibrate need --quantize=int8");
+  if (!opt.calibrate.empty() && !llvm::sys::fs::exists(opt.calibrate))
+    return llvm::createStringError("--calibrate: cannot open '%s'", opt.calibrate.c_str());
+  po.quantizeSkip = opt.quantizeSkip;
+  po.calibration = opt.calibrate;
   for (const std::string &name : po.printIrAfter)
-    if (!contains(defaultPassNames(), name))
+    if (!contains(knownPassNames(), name))
       return llvm::createStringError("--print-ir-after: unknown pass '%s' (passes: %s)", name.c_str(),
-                                     llvm::join(defaultPassNames(), ", ").c_str());
+                                     llvm::join(knownPassNames(), ", ").c_str());
 
   Stopwatch total, sw;
   ImportOptions io;
@@ -214,7 +247,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     return llvm::Error::success();
   }
 
-  auto objects = buildCodeObjects(code->source, opt.cpuLevels, opt.saveTemps, progress);
+  auto objects = buildCodeObjects(code->source, cpuLevels, opt.saveTemps, progress);
   if (!objects)
     return objects.takeError();
   ArtifactContents contents;

@@ -35,13 +35,20 @@ struct PipelineOptions {
   bool printIrAfterAll = false;
   bool timing = false;     ///< a per-pass time table on stderr
   bool statistics = false; ///< pass statistics on stderr
+  /// quantize-linear-int8: weight-name glob patterns kept f32, and an
+  /// optional file of static activation ranges (`<weight name> <absmax>`).
+  std::vector<std::string> quantizeSkip;
+  std::string calibration;
 };
+
+/// The pass that `--quantize=int8` appends to the pipeline.
+constexpr const char *kQuantizeInt8Pass = "quantize-linear-int8";
 
 struct CompileOptions {
   std::string modelDir;
   std::string output = "model.encm";
   std::string emit = "artifact";                      ///< "artifact" | "mlir" | "cpp"
-  std::vector<std::string> cpuLevels = {"x86-64-v3"}; ///< best first
+  std::vector<std::string> cpuLevels;                 ///< best first; empty: defaultCpuLevels(quantize)
   int64_t maxSeq = 0;                                 ///< 0: from the model
   std::string pooling;                                ///< "" = from the model folder
   int normalize = -1;                                 ///< -1 = from the model folder
@@ -49,10 +56,26 @@ struct CompileOptions {
   std::string pipeline;                               ///< comma list; "" = the default pipeline
   std::vector<std::string> disabledPasses;
   PipelineOptions pipelineOptions;                    ///< `passes` is filled from pipeline/disabled
+  std::string quantize = "none";                      ///< "none" | "int8" (appends kQuantizeInt8Pass)
+  std::vector<std::string> quantizeSkip;              ///< --quantize-skip patterns
+  std::string calibrate;                              ///< --calibrate ranges file ("" = dynamic)
 };
 
 /// The default pipeline's short pass names, in order.
 const std::vector<std::string> &defaultPassNames();
+
+/// Every pass name the pipeline options accept (default + opt-in passes).
+const std::vector<std::string> &knownPassNames();
+
+/// CPU levels when --cpu is not given: x86-64-v3 for fp32 builds;
+/// x86-64-v4-vnni then x86-64-v3 for int8 builds (the runtime runs the first
+/// this CPU supports).
+std::vector<std::string> defaultCpuLevels(const std::string &quantize);
+
+/// `passes` plus the int8 pass at the end when `quantize` is "int8" (and it is
+/// not there yet); "none" leaves them. Other values are an error.
+llvm::Expected<std::vector<std::string>> withQuantization(std::vector<std::string> passes,
+                                                          const std::string &quantize);
 
 /// `pipeline` ("" = default, "none" = no passes, else a comma list of short
 /// names) minus `disabled`; unknown names are an error listing the known ones.

@@ -1,7 +1,8 @@
 //===- Report.cpp - encc report: what each pass buys ----------------------===//
 //
 // Imports the model once, then for every cumulative prefix of the pipeline
-// (the first row has no passes) runs the passes on a copy of the module,
+// (the first row has no passes) and, unless --quantize=none, the whole
+// pipeline + quantize-linear-int8, runs the passes on a copy of the module,
 // generates and builds the CPU code, writes the artifact, loads it through
 // libencrt and times it on the same inputs. Errors and cosines are measured
 // against the first row's output. Writes a table, report.json and report.svg.
@@ -35,6 +36,7 @@ namespace {
 
 struct Row {
   std::string name;
+  std::string target; ///< the code object the runtime picked
   double medianMs = 0, p10Ms = 0, p90Ms = 0;
   double maxAbsErr = 0, meanCosine = 1;
   int64_t ops = 0, launches = 0;
@@ -151,6 +153,7 @@ llvm::Error measure(const std::string &path, const Inputs &in, int32_t threads, 
     row.p90Ms = percentile(times, 0.9);
     row.arenaBytes = encrt_session_arena_bytes(session);
     row.weightBytes = info.weight_bytes;
+    row.target = info.cpu_target ? info.cpu_target : "";
     valid.clear();
     for (int64_t b = 0; b < in.batch; ++b)
       valid.insert(valid.end(), hidden.begin() + b * in.seq * h, hidden.begin() + (b * in.seq + in.lengths[b]) * h);
@@ -194,7 +197,7 @@ std::string renderSvg(const std::vector<Row> &rows, const std::string &title) {
   for (auto &r : rows)
     maxMs = std::max(maxMs, r.p90Ms);
   maxMs = maxMs > 0 ? maxMs * 1.1 : 1;
-  double lo = 1e-8, hi = 1e-2; // error axis: 1e-8 .. 1e-2
+  double lo = 1e-8, hi = 1; // error axis: 1e-8 .. 1 (int8 rows reach ~1e-1)
   auto errY = [&](double e) {
     double l = std::log10(std::clamp(e, lo, hi));
     return top + ph - (l - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * ph;
@@ -213,7 +216,7 @@ std::string renderSvg(const std::vector<Row> &rows, const std::string &title) {
   }
   o << "<text transform=\"translate(18," << top + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
     << "latency, ms (median; whisker p10-p90)</text>\n";
-  for (int e = -8; e <= -2; e += 2)
+  for (int e = -8; e <= 0; e += 2)
     o << "<text x=\"" << left + pw + 6 << "\" y=\"" << errY(std::pow(10, e)) + 4 << "\" fill=\"#c0392b\">1e" << e
       << "</text>\n";
   o << "<text transform=\"translate(" << W - 14 << "," << top + ph / 2
@@ -263,6 +266,17 @@ int encc::reportCommand(const Args &args) {
   auto passes = resolvePipeline(args.get("pipeline"), {});
   if (!passes)
     return fail(llvm::toString(passes.takeError()));
+  const std::string quantize = args.get("quantize", "int8");
+  if (quantize != "none" && quantize != "int8")
+    return fail("--quantize expects none or int8, got '" + quantize + "'");
+  // The int8 row: the whole pipeline + the int8 pass, unless it is in it.
+  std::vector<std::string> int8Passes;
+  if (quantize == "int8" &&
+      std::find(passes->begin(), passes->end(), kQuantizeInt8Pass) == passes->end()) {
+    int8Passes = *passes;
+    int8Passes.push_back(kQuantizeInt8Pass);
+  }
+  const std::vector<std::string> int8Cpu = args.has("cpu") ? std::vector<std::string>{cpu} : defaultCpuLevels("int8");
   if (auto ec = llvm::sys::fs::create_directories(outDir))
     return fail(outDir + ": cannot create: " + ec.message());
   auto progress = [](const std::string &line) { llvm::errs() << "encc: " << line << "\n"; };
@@ -284,15 +298,19 @@ int encc::reportCommand(const Args &args) {
     return fail(std::string("cannot create a temporary directory: ") + ec.message());
   std::vector<Row> rows;
   std::vector<float> baseline, output;
-  const size_t total = passes->size() + 1;
+  const size_t total = passes->size() + 1 + (int8Passes.empty() ? 0 : 1);
   for (size_t k = 0; k < total; ++k) {
+    const bool int8Row = k == passes->size() + 1;
     Row row;
-    row.name = k == 0 ? "baseline (no passes)" : "+" + (*passes)[k - 1];
+    row.name = k == 0 ? "baseline (no passes)" : "+" + (int8Row ? std::string(kQuantizeInt8Pass) : (*passes)[k - 1]);
     progress("[" + std::to_string(k + 1) + "/" + std::to_string(total) + "] " + row.name +
              ": passes, codegen, host compiler ...");
     mlir::OwningOpRef<mlir::ModuleOp> module = model->module->clone();
     PipelineOptions po;
-    po.passes.assign(passes->begin(), passes->begin() + k);
+    if (int8Row)
+      po.passes = int8Passes;
+    else
+      po.passes.assign(passes->begin(), passes->begin() + k);
     if (auto err = runEncPipeline(*module, po))
       return fail(llvm::toString(std::move(err)));
     row.ops = countOps(*module);
@@ -300,7 +318,8 @@ int encc::reportCommand(const Args &args) {
     if (!code)
       return fail(llvm::toString(code.takeError()));
     row.launches = static_cast<int64_t>(code->plan.steps.size());
-    auto objects = buildCodeObjects(code->source, {cpu}, "", [](const std::string &) {});
+    auto objects = buildCodeObjects(code->source, int8Row ? int8Cpu : std::vector<std::string>{cpu}, "",
+                                    [](const std::string &) {});
     if (!objects)
       return fail(llvm::toString(objects.takeError()));
     ArtifactContents contents;
@@ -347,6 +366,7 @@ int encc::reportCommand(const Args &args) {
           const Row &r = rows[i];
           j.object([&] {
             j.attribute("name", r.name);
+            j.attribute("cpu_target", r.target);
             j.attribute("median_ms", r.medianMs);
             j.attribute("p10_ms", r.p10Ms);
             j.attribute("p90_ms", r.p90Ms);
@@ -382,7 +402,7 @@ int encc::reportCommand(const Args &args) {
   os << llvm::left_justify("pass", 28) << llvm::right_justify("median ms", 10) << llvm::right_justify("p10-p90", 15)
      << llvm::right_justify("vs base", 9) << llvm::right_justify("vs prev", 9) << llvm::right_justify("max abs err", 13)
      << llvm::right_justify("cosine", 10) << llvm::right_justify("ops", 6) << llvm::right_justify("launches", 10)
-     << llvm::right_justify("arena MB", 10) << llvm::right_justify("artifact MB", 13) << "\n";
+     << llvm::right_justify("arena MB", 10) << llvm::right_justify("artifact MB", 13) << "  target\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row &r = rows[i];
     os << llvm::left_justify(r.name, 28) << llvm::right_justify(fmt("%.2f", r.medianMs), 10)
@@ -392,7 +412,7 @@ int encc::reportCommand(const Args &args) {
        << llvm::right_justify(fmt("%.2e", r.maxAbsErr), 13) << llvm::right_justify(fmt("%.7f", r.meanCosine), 10)
        << llvm::right_justify(std::to_string(r.ops), 6) << llvm::right_justify(std::to_string(r.launches), 10)
        << llvm::right_justify(fmt("%.2f", r.arenaBytes / 1e6), 10)
-       << llvm::right_justify(fmt("%.1f", r.artifactBytes / 1e6), 13) << "\n";
+       << llvm::right_justify(fmt("%.1f", r.artifactBytes / 1e6), 13) << "  " << r.target << "\n";
   }
   os << "\nwrote " << jsonPath << " and " << svgPath << "\n";
   return 0;

@@ -44,7 +44,9 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
   --emit KIND           artifact (default) | mlir (the enc IR after the passes, weights by name)
                         | cpp (the generated C++ kernels)
   --cpu LEVELS          comma-separated CPU targets, best first: x86-64-v2, x86-64-v3 (default),
-                        x86-64-v4 (AVX-512), native. The runtime picks the first this CPU runs.
+                        x86-64-v3-vnni (AVX-VNNI), x86-64-v4 (AVX-512), x86-64-v4-vnni (AVX-512
+                        VNNI), native. The runtime picks the first this CPU runs. Default for
+                        --quantize=int8: x86-64-v4-vnni,x86-64-v3.
   --max-seq N           longest sequence the artifact accepts (default: the model's
                         sentence-transformers max_seq_length, else max_position_embeddings)
   --pooling MODE        cls | mean | none (default: from modules.json / 1_Pooling, else mean)
@@ -61,6 +63,15 @@ passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-
   --print-ir-after-all  print the IR after every pass
   --pass-timing         a table of per-pass times on stderr
   --pass-statistics     what each pass changed (MLIR statistics) on stderr
+
+quantisation:
+  --quantize MODE       none (default) | int8: appends quantize-linear-int8 (Linears int8 with
+                        per-channel weight scales and per-token activation scales; the word
+                        embeddings int8 with per-row scales)
+  --quantize-skip PAT   keep the Linears whose weight name matches the glob PAT in float
+                        (repeatable), e.g. '*attention.output*' or 'encoder.layer.5.*'
+  --calibrate FILE      static activation scales instead of per-token ones: FILE has lines
+                        '<linear weight name> <absmax of its input>' ('#' comments)
 )";
 
 const char *kReportUsage = R"(usage: encc report MODEL_DIR [options]
@@ -76,6 +87,8 @@ forward, arena bytes and artifact bytes.
   --runs N              timed runs per row after 2 warm-up runs (default 20)
   --threads N           worker threads (default 0: all cores)
   --pipeline LIST       the passes to measure, in order (default: the default pipeline)
+  --quantize MODE       int8 (default): one more row, the whole pipeline + quantize-linear-int8
+                        (built for x86-64-v4-vnni,x86-64-v3 unless --cpu is given); none: omit it
   --cpu LEVEL           CPU target to build (default x86-64-v3)
   -o, --output DIR      where report.json and report.svg go (default: .)
   --format FMT          text (default) | json (the JSON also goes to stdout)
@@ -124,8 +137,9 @@ int compileCommand(const Args &args) {
     return usageError("--emit expects artifact, mlir or cpp, got '" + opt.emit + "'", kCompileUsage);
   if (args.has("cpu")) {
     opt.cpuLevels.clear();
+    const std::string list = args.get("cpu"); // `parts` point into it
     llvm::SmallVector<llvm::StringRef> parts;
-    llvm::StringRef(args.get("cpu")).split(parts, ',', -1, false);
+    llvm::StringRef(list).split(parts, ',', -1, false);
     for (llvm::StringRef p : parts)
       opt.cpuLevels.push_back(p.trim().str());
     if (opt.cpuLevels.empty())
@@ -153,6 +167,14 @@ int compileCommand(const Args &args) {
   opt.pipelineOptions.printIrAfterAll = args.has("print-ir-after-all");
   opt.pipelineOptions.timing = args.has("pass-timing");
   opt.pipelineOptions.statistics = args.has("pass-statistics");
+  opt.quantize = args.get("quantize", "none");
+  if (opt.quantize != "none" && opt.quantize != "int8")
+    return usageError("--quantize expects none or int8, got '" + opt.quantize + "'", kCompileUsage);
+  opt.quantizeSkip = args.all("quantize-skip");
+  for (const std::string &p : opt.quantizeSkip)
+    if (p.empty())
+      return usageError("--quantize-skip expects a pattern", kCompileUsage);
+  opt.calibrate = args.get("calibrate");
   bool quiet = args.has("quiet");
   auto progress = [&](const std::string &line) {
     if (!quiet)
@@ -187,10 +209,12 @@ int main(int argc, char **argv) {
   };
   static const Command commands[] = {
       {"compile", kCompileUsage,
-       {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after"},
+       {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after",
+        "quantize", "quantize-skip", "calibrate"},
        {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics"},
        compileCommand},
-      {"report", kReportUsage, {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format"},
+      {"report", kReportUsage,
+       {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize"},
        {"help"}, reportCommand},
       {"run", kRunUsage, {"ids", "format", "threads", "cpu-target"}, {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage, {"file", "format", "threads", "cpu-target"}, {"profile", "help"}, embedCommand},

@@ -867,7 +867,7 @@ TEST(CpuCodegenFused, HeadDim32) {
 // Errors
 //===----------------------------------------------------------------------===//
 
-std::string generateError(const std::string &text, const WeightStore &ws,
+std::string generateError(const std::string &text, WeightStore ws,
                           bool unregistered = false) {
   auto ctx = makeContext();
   ctx->allowUnregisteredDialects(unregistered);
@@ -933,7 +933,8 @@ TEST(CpuCodegenErrors, NoForward) {
   auto module = mlir::parseSourceString<mlir::ModuleOp>(
       "func.func @other() { return }", ctx.get());
   ASSERT_TRUE(module);
-  auto code = generateCpuCode(*module, WeightStore());
+  WeightStore empty;
+  auto code = generateCpuCode(*module, empty);
   ASSERT_FALSE(bool(code));
   EXPECT_NE(errorText(code.takeError()).find("@forward"), std::string::npos);
 }

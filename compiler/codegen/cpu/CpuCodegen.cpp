@@ -12,6 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/cpu/CpuCodegen.h"
+// For packWeightsQ8 (ISA-independent); its vector helpers are unused here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#include "compiler/codegen/cpu/kernels/enc_qgemm.h"
+#pragma GCC diagnostic pop
 
 #include "ir/EncOps.h"
 
@@ -114,7 +119,7 @@ struct Kernel {
 
 class Generator {
 public:
-  explicit Generator(const mlir::enc::WeightStore &weights) : weights_(weights) {}
+  explicit Generator(mlir::enc::WeightStore &weights) : weights_(weights) {}
 
   llvm::Expected<CpuCodegenResult> run(mlir::ModuleOp module);
 
@@ -129,15 +134,36 @@ private:
     return plan_.values.size() - 1;
   }
   llvm::Error addWeight(mlir::enc::WeightOp op);
+  /// The plan value of weight `name` (created on first use, so weights no
+  /// step reads stay out of the artifact).
+  uint32_t weightValue(const std::string &name);
+  /// The packed form (packWeightsQ8) of the i8 [N, K] weight `name`, added
+  /// to the store as "<name>packed" ("X.q8" -> "X.q8packed").
+  llvm::Expected<uint32_t> packedWeightValue(Operation *user, Value weight);
+  /// Marks each dynamic enc.quantize whose input comes from a layernorm or
+  /// add_layernorm for fusion into that producer.
+  void planQuantizeFusion(mlir::func::FuncOp func);
   llvm::Error addStep(Operation *op);
   llvm::Expected<Kernel> kernelFor(Operation *op,
                                    const std::vector<Shape> &in,
                                    const std::vector<Shape> &outs);
 
-  const mlir::enc::WeightStore &weights_;
+  struct WeightInfo {
+    std::string name;
+    DType dtype;
+    Shape shape;
+  };
+
+  mlir::enc::WeightStore &weights_;
   Plan plan_;
   llvm::DenseMap<Value, uint32_t> ids_;
+  llvm::DenseMap<Value, WeightInfo> weightOps_;    ///< enc.weight results
   std::map<std::string, uint32_t> weightIds_;
+  std::map<std::string, uint32_t> packedIds_;
+  /// producer (layernorm / add_layernorm) -> the enc.quantize fused into it
+  llvm::DenseMap<Operation *, Operation *> fusedQuantize_;
+  llvm::DenseMap<Operation *, Operation *> fusedInto_; ///< quantize -> producer
+  bool usesInt8_ = false;
   std::vector<std::string> symbols_;              ///< in first-use order
   std::map<std::string, std::string> symbolCalls_; ///< symbol -> body
 };
@@ -184,13 +210,70 @@ llvm::Error Generator::addWeight(mlir::enc::WeightOp op) {
                            std::to_string(w->bytes.size()) +
                            " bytes in the weight store, expected " +
                            std::to_string(w->numElements()) + " elements");
-  auto it = weightIds_.find(name);
-  uint32_t id = it != weightIds_.end()
-                    ? it->second
-                    : addValue(name, ValueKind::Weight, dtype, shape);
-  weightIds_[name] = id;
-  ids_[op.getResult()] = id;
+  weightOps_[op.getResult()] = WeightInfo{name, dtype, shape};
   return llvm::Error::success();
+}
+
+uint32_t Generator::weightValue(const std::string &name) {
+  auto it = weightIds_.find(name);
+  if (it != weightIds_.end())
+    return it->second;
+  const mlir::enc::WeightTensor *w = weights_.find(name);
+  DType dtype = w->type == mlir::enc::WeightType::F32  ? DType::F32
+                : w->type == mlir::enc::WeightType::I8 ? DType::I8
+                                                       : DType::I32;
+  uint32_t id = addValue(name, ValueKind::Weight, dtype, w->shape);
+  weightIds_[name] = id;
+  return id;
+}
+
+llvm::Expected<uint32_t> Generator::packedWeightValue(Operation *user,
+                                                      Value weight) {
+  auto it = weightOps_.find(weight);
+  if (it == weightOps_.end())
+    return opError(user, "expects its weight operand to be an enc.weight "
+                         "(the packed int8 layout is made at compile time)");
+  const WeightInfo &info = it->second;
+  if (info.dtype != DType::I8 || info.shape.size() != 2)
+    return opError(user, "expects an i8 [N, K] weight, got \"" + info.name + "\"");
+  const int64_t N = info.shape[0], K = info.shape[1];
+  if (N < 1 || K < 1 || K > enc_kernels::kQ8MaxK)
+    return opError(user, "weight \"" + info.name + "\" has K = " +
+                             std::to_string(K) + " (int8 kernels need 1 <= K <= " +
+                             std::to_string(enc_kernels::kQ8MaxK) + ")");
+  llvm::StringRef base(info.name);
+  const std::string packed =
+      base.ends_with(".q8") ? info.name + "packed" : info.name + ".q8packed";
+  if (auto p = packedIds_.find(packed); p != packedIds_.end())
+    return p->second;
+  const mlir::enc::WeightTensor *w = weights_.find(info.name);
+  mlir::enc::WeightTensor t;
+  t.type = mlir::enc::WeightType::I8;
+  t.bytes.assign(enc_kernels::packedWeightsQ8Bytes(int(N), int(K)), 0);
+  t.shape = {static_cast<int64_t>(t.bytes.size())};
+  enc_kernels::packWeightsQ8(reinterpret_cast<const int8_t *>(w->bytes.data()),
+                             int(N), int(K), t.bytes.data());
+  weights_.set(packed, std::move(t));
+  weightIds_.erase(packed);
+  uint32_t id = weightValue(packed);
+  packedIds_[packed] = id;
+  return id;
+}
+
+void Generator::planQuantizeFusion(mlir::func::FuncOp func) {
+  func.walk([&](mlir::enc::QuantizeOp q) {
+    if (q.getStaticScale())
+      return;
+    Operation *producer = q.getX().getDefiningOp();
+    if (!producer || fusedQuantize_.count(producer) ||
+        !isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer))
+      return;
+    auto t = cast<RankedTensorType>(q.getX().getType());
+    if (t.getRank() < 1 || t.isDynamicDim(t.getRank() - 1))
+      return;
+    fusedQuantize_[producer] = q;
+    fusedInto_[q] = producer;
+  });
 }
 
 llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
@@ -225,12 +308,24 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     if (auto err = needStatic(out[2], "hidden size"))
       return std::move(err);
     const int64_t V = in[1][0], P = in[2][0], H = out[2];
-    k.symbol = "enc_embedding_f32_" + shapeTag(out) + "_v" + std::to_string(V) +
-               "_p" + std::to_string(P);
-    k.call = "enc_kernels::embedding<" + std::to_string(H) +
-             ">(IN_I(0), IN_F(1), " + std::to_string(V) + ", IN_F(2), " +
-             std::to_string(P) + ", IN_F(3), " + res + ", " + dimExpr(out[0]) +
-             ", " + dimExpr(out[1]) + ", iattr(c, 0, 0), t, n);";
+    const bool q8 = e.isQuantized();
+    k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : "f32_") +
+               shapeTag(out) + "_v" + std::to_string(V) + "_p" +
+               std::to_string(P);
+    if (q8) {
+      usesInt8_ = true;
+      k.call = "enc_kernels::embeddingQ8<" + std::to_string(H) +
+               ">(IN_I(0), IN_I8(1), IN_F(4), " + std::to_string(V) +
+               ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res + ", " +
+               dimExpr(out[0]) + ", " + dimExpr(out[1]) +
+               ", iattr(c, 0, 0), t, n);";
+    } else {
+      k.call = "enc_kernels::embedding<" + std::to_string(H) +
+               ">(IN_I(0), IN_F(1), " + std::to_string(V) + ", IN_F(2), " +
+               std::to_string(P) + ", IN_F(3), " + res + ", " +
+               dimExpr(out[0]) + ", " + dimExpr(out[1]) +
+               ", iattr(c, 0, 0), t, n);";
+    }
     k.iattrs = {static_cast<int64_t>(e.getPositionOffset())};
     return k;
   }
@@ -260,6 +355,50 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
              std::to_string(N) + ", " + epiArg + ">(IN_F(0), IN_F(1), " +
              (bias ? "IN_F(2)" : "nullptr") + ", " + res + ", " + rows(x) +
              ", t, n);";
+    return k;
+  }
+  if (auto q = dyn_cast<QLinearOp>(op)) {
+    auto wt = cast<RankedTensorType>(q.getWeight().getType());
+    if (!wt.hasStaticShape() || wt.getRank() != 2)
+      return opError(op, "expects a static [N, K] weight");
+    const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
+    if (x[r - 1] != enc_kernels::q8RowStride(K))
+      return opError(op, "expects activations of K = " + std::to_string(K));
+    llvm::StringRef epi = q.getEpilogue();
+    std::string epiArg, epiTag;
+    if (epi == "none") {
+      epiArg = "enc_kernels::kQ8EpiNone";
+    } else if (epi == "gelu") {
+      epiArg = "enc_kernels::kQ8EpiGelu";
+      epiTag = "_gelu";
+    } else if (epi == "gelu_tanh") {
+      epiArg = "enc_kernels::kQ8EpiGeluTanh";
+      epiTag = "_gelutanh";
+    } else {
+      return opError(op, "unsupported epilogue \"" + epi + "\"");
+    }
+    const bool bias = static_cast<bool>(q.getBias());
+    usesInt8_ = true;
+    k.symbol = "enc_qlinear_u8s8_" + shapeTag(x, 0, r - 1) + "_k" +
+               std::to_string(K) + "_n" + std::to_string(N) +
+               (bias ? "" : "_nobias") + epiTag;
+    k.call = "enc_kernels::qlinear<" + std::to_string(K) + ", " +
+             std::to_string(N) + ", " + epiArg +
+             ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " +
+             (bias ? "IN_F(4)" : "nullptr") + ", " + res + ", " + rows(x) +
+             ", t, n);";
+    return k;
+  }
+  if (auto q = dyn_cast<QuantizeOp>(op)) {
+    if (auto err = needStatic(x[r - 1], "last dim"))
+      return std::move(err);
+    usesInt8_ = true;
+    k.symbol = "enc_quantize_u8_" + shapeTag(x);
+    k.call = "enc_kernels::quantizeRows<" + std::to_string(x[r - 1]) +
+             ">(IN_F(0), OUT_U8(1), OUT_F(2), " + rows(x) +
+             ", fattr(c, 0, 0.0f), t, n);";
+    if (auto s = q.getStaticScale())
+      k.fattrs = {s->convertToFloat()};
     return k;
   }
   if (auto m = dyn_cast<MatmulOp>(op)) {
@@ -315,10 +454,18 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
   if (auto ln = dyn_cast<LayerNormOp>(op)) {
     if (auto err = needStatic(x[r - 1], "last dim"))
       return std::move(err);
-    k.symbol = "enc_layernorm_f32_" + shapeTag(x);
-    k.call = "enc_kernels::layerNorm<" + std::to_string(x[r - 1]) +
-             ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", " + rows(x) +
-             ", fattr(c, 0, 1e-12f), t, n);";
+    if (fusedQuantize_.count(op)) {
+      usesInt8_ = true;
+      k.symbol = "enc_layernorm_quantize_f32_" + shapeTag(x);
+      k.call = "enc_kernels::layerNormQuantize<" + std::to_string(x[r - 1]) +
+               ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", OUT_U8(4), OUT_F(5), " +
+               rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
+    } else {
+      k.symbol = "enc_layernorm_f32_" + shapeTag(x);
+      k.call = "enc_kernels::layerNorm<" + std::to_string(x[r - 1]) +
+               ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", " + rows(x) +
+               ", fattr(c, 0, 1e-12f), t, n);";
+    }
     k.fattrs = {ln.getEpsilon().convertToFloat()};
     return k;
   }
@@ -451,10 +598,20 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
       return std::move(err);
     if (in[1] != x)
       return opError(op, "expects x and residual of the same shape");
-    k.symbol = "enc_add_layernorm_f32_" + shapeTag(x);
-    k.call = "enc_kernels::addLayerNorm<" + std::to_string(x[r - 1]) +
-             ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res + ", " + rows(x) +
-             ", fattr(c, 0, 1e-12f), t, n);";
+    if (fusedQuantize_.count(op)) {
+      usesInt8_ = true;
+      k.symbol = "enc_add_layernorm_quantize_f32_" + shapeTag(x);
+      k.call = "enc_kernels::addLayerNormQuantize<" +
+               std::to_string(x[r - 1]) +
+               ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res +
+               ", OUT_U8(5), OUT_F(6), " + rows(x) +
+               ", fattr(c, 0, 1e-12f), t, n);";
+    } else {
+      k.symbol = "enc_add_layernorm_f32_" + shapeTag(x);
+      k.call = "enc_kernels::addLayerNorm<" + std::to_string(x[r - 1]) +
+               ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res + ", " +
+               rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
+    }
     k.fattrs = {aln.getEpsilon().convertToFloat()};
     return k;
   }
@@ -462,26 +619,57 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
 }
 
 llvm::Error Generator::addStep(Operation *op) {
+  if (fusedInto_.count(op))
+    return llvm::Error::success(); // computed by its producer's step
   if (op->getNumResults() < 1)
     return opError(op, "expects at least one result");
+  // The step's results: the op's, then those of an enc.quantize fused in.
+  std::vector<Value> results(op->result_begin(), op->result_end());
+  if (Operation *q = fusedQuantize_.lookup(op))
+    results.insert(results.end(), q->result_begin(), q->result_end());
   std::vector<Shape> outShapes;
-  for (Value r : op->getResults()) {
+  std::vector<DType> outTypes;
+  for (Value r : results) {
     auto resType = dyn_cast<RankedTensorType>(r.getType());
-    if (!resType || !resType.getElementType().isF32())
-      return opError(op, "expects ranked f32 tensor results");
-    outShapes.push_back(planShape(resType));
+    if (!resType || resType.getRank() < 1 ||
+        !(resType.getElementType().isF32() ||
+          resType.getElementType().isUnsignedInteger(8)))
+      return opError(op, "expects ranked f32 or ui8 tensor results");
+    Shape shape = planShape(resType);
+    if (resType.getElementType().isUnsignedInteger(8)) {
+      // Quantised rows are stored with the stride the int8 kernels read.
+      if (shape.back() < 0)
+        return opError(op, "expects a static last dim of its ui8 result");
+      shape.back() = enc_kernels::q8RowStride(shape.back());
+      outTypes.push_back(DType::U8);
+    } else {
+      outTypes.push_back(DType::F32);
+    }
+    outShapes.push_back(std::move(shape));
   }
 
   PlanStep step;
   step.op = op->getName().getStringRef().str();
+  if (fusedQuantize_.count(op))
+    step.op += "+enc.quantize";
   std::vector<Shape> inShapes;
-  for (Value v : op->getOperands()) {
-    auto it = ids_.find(v);
-    if (it == ids_.end())
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    uint32_t id;
+    if (auto it = ids_.find(v); it != ids_.end()) {
+      id = it->second;
+    } else if (isa<mlir::enc::QLinearOp>(op) && i == 2) {
+      auto packed = packedWeightValue(op, v);
+      if (!packed)
+        return packed.takeError();
+      id = *packed;
+    } else if (auto w = weightOps_.find(v); w != weightOps_.end()) {
+      id = weightValue(w->second.name);
+    } else {
       return opError(op, "uses a value that is not a function argument, "
                          "weight or result of an earlier enc op");
-    step.operands.push_back(it->second);
-    inShapes.push_back(plan_.values[it->second].shape);
+    }
+    step.operands.push_back(id);
+    inShapes.push_back(plan_.values[id].shape);
   }
   if (inShapes.empty() || inShapes[0].empty())
     return opError(op, "expects a ranked first operand");
@@ -496,16 +684,16 @@ llvm::Error Generator::addStep(Operation *op) {
   // Results: "<op>.<step>", or "<op>.<step>.<i>" for multi-result ops.
   std::string name = op->getName().stripDialect().str() + "." +
                      std::to_string(stepIndex);
-  for (unsigned i = 0; i < op->getNumResults(); ++i) {
+  for (size_t i = 0; i < results.size(); ++i) {
     std::string resName =
-        op->getNumResults() == 1 ? name : name + "." + std::to_string(i);
+        results.size() == 1 ? name : name + "." + std::to_string(i);
     uint32_t resId =
-        addValue(resName, ValueKind::Activation, DType::F32, outShapes[i]);
+        addValue(resName, ValueKind::Activation, outTypes[i], outShapes[i]);
     plan_.values[resId].firstStep = plan_.values[resId].lastStep = stepIndex;
-    ids_[op->getResult(i)] = resId;
+    ids_[results[i]] = resId;
     step.operands.push_back(resId);
   }
-  step.numResults = op->getNumResults();
+  step.numResults = static_cast<uint32_t>(results.size());
 
   auto [it, inserted] = symbolCalls_.emplace(kernel->symbol, kernel->call);
   if (inserted)
@@ -542,6 +730,7 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
     plan_.inputs.push_back(id);
   }
 
+  planQuantizeFusion(func);
   mlir::func::ReturnOp ret;
   for (Operation &op : func.getBody().front()) {
     if (auto w = dyn_cast<mlir::enc::WeightOp>(op)) {
@@ -567,10 +756,16 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
   const int32_t last = static_cast<int32_t>(plan_.steps.size()) - 1;
   static const char *outNames[] = {"hidden", "pooled"};
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (weightOps_.count(v))
+      return opError(ret, "result " + llvm::Twine(i) +
+                              " must be computed by an enc op (not an "
+                              "argument, a weight or an earlier result)");
     auto it = ids_.find(v);
     if (it == ids_.end())
       return opError(ret, "returns an unknown value");
     PlanValue &pv = plan_.values[it->second];
+    if (pv.kind == ValueKind::Activation && pv.dtype != DType::F32)
+      return opError(ret, "result " + llvm::Twine(i) + " must be f32");
     if (pv.kind != ValueKind::Activation)
       return opError(ret, "result " + llvm::Twine(i) +
                               " must be computed by an enc op (not an "
@@ -586,11 +781,16 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
   src << "// Generated by encc (compiler/codegen/cpu): one exported wrapper per\n"
          "// distinct kernel instantiation; see encrt/kernel_abi.h.\n"
          "#include \"encrt/kernel_abi.h\"\n"
-         "#include \"enc_kernels.h\"\n\n"
+         "#include \"enc_kernels.h\"\n"
+      << (usesInt8_ ? "#include \"enc_quant.h\"\n" : "") << "\n"
          "#ifndef ENC_TARGET\n#define ENC_TARGET \"cpu-unknown\"\n#endif\n"
          "#define IN_F(i) static_cast<const float *>(c->buffers[i])\n"
          "#define IN_I(i) static_cast<const int32_t *>(c->buffers[i])\n"
          "#define OUT_F(i) static_cast<float *>(c->buffers[i])\n"
+         "#define IN_U8(i) static_cast<const uint8_t *>(c->buffers[i])\n"
+         "#define IN_I8(i) static_cast<const int8_t *>(c->buffers[i])\n"
+         "#define IN_V(i) static_cast<const void *>(c->buffers[i])\n"
+         "#define OUT_U8(i) static_cast<uint8_t *>(c->buffers[i])\n"
          "#define ENC_KERNEL(name) extern \"C\" "
          "__attribute__((visibility(\"default\"))) void name("
          "const enc_step_ctx *c, int32_t t, int32_t n)\n\n"
@@ -606,6 +806,10 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
          "extern \"C\" __attribute__((visibility(\"default\"))) const enc_code_info "
          "*enc_code_info_export(void) __asm__(\"enc_code_info\");\n"
          "const enc_code_info *enc_code_info_export(void) { return &kCodeInfo; }\n\n";
+  if (usesInt8_)
+    src << "// The int8 GEMM path this object was built with (enc_qgemm.h).\n"
+           "extern \"C\" __attribute__((visibility(\"default\"))) const char "
+           "*enc_q8_path(void) { return enc_kernels::q8PathName(); }\n\n";
   for (const std::string &sym : symbols_)
     src << "ENC_KERNEL(" << sym << ") {\n  " << symbolCalls_[sym] << "\n}\n";
   result.source = src.str();
@@ -717,8 +921,7 @@ llvm::Expected<std::vector<std::string>> nativeFeatures(const std::string &workD
 } // namespace
 
 llvm::Expected<CpuCodegenResult>
-encc::generateCpuCode(mlir::ModuleOp module,
-                      const mlir::enc::WeightStore &weights) {
+encc::generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights) {
   return Generator(weights).run(module);
 }
 
@@ -729,10 +932,15 @@ llvm::Expected<CpuLevel> encc::parseCpuLevel(llvm::StringRef name) {
     return CpuLevel::X86_64_V3;
   if (name == "x86-64-v4")
     return CpuLevel::X86_64_V4;
+  if (name == "x86-64-v3-vnni")
+    return CpuLevel::X86_64_V3_VNNI;
+  if (name == "x86-64-v4-vnni")
+    return CpuLevel::X86_64_V4_VNNI;
   if (name == "native")
     return CpuLevel::Native;
   return makeError("unknown CPU level '" + name +
-                   "' (expected x86-64-v2, x86-64-v3, x86-64-v4 or native)");
+                   "' (expected x86-64-v2, x86-64-v3, x86-64-v3-vnni, "
+                   "x86-64-v4, x86-64-v4-vnni or native)");
 }
 
 std::string encc::cpuLevelName(CpuLevel level) {
@@ -743,6 +951,10 @@ std::string encc::cpuLevelName(CpuLevel level) {
     return "x86-64-v3";
   case CpuLevel::X86_64_V4:
     return "x86-64-v4";
+  case CpuLevel::X86_64_V3_VNNI:
+    return "x86-64-v3-vnni";
+  case CpuLevel::X86_64_V4_VNNI:
+    return "x86-64-v4-vnni";
   case CpuLevel::Native:
     return "native";
   }
@@ -769,7 +981,18 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
                         "-fvisibility=hidden", "-ffp-contract=fast",
                         "-fno-trapping-math", "-fno-math-errno"})
     argv.push_back(a);
-  argv.push_back("-march=" + cpuLevelName(level));
+  switch (level) {
+  case CpuLevel::X86_64_V3_VNNI:
+    argv.push_back("-march=x86-64-v3");
+    argv.push_back("-mavxvnni");
+    break;
+  case CpuLevel::X86_64_V4_VNNI:
+    argv.push_back("-march=x86-64-v4");
+    argv.push_back("-mavx512vnni");
+    break;
+  default:
+    argv.push_back("-march=" + cpuLevelName(level));
+  }
   if (level != CpuLevel::Native)
     argv.push_back("-mtune=generic");
   argv.push_back("-DENC_TARGET=\"" + object.target + "\"");
@@ -791,12 +1014,18 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
     object.features = {"sse4.2", "popcnt"};
     break;
   case CpuLevel::X86_64_V3:
+  case CpuLevel::X86_64_V3_VNNI:
     object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe", "lzcnt"};
+    if (level == CpuLevel::X86_64_V3_VNNI)
+      object.features.push_back("avxvnni");
     break;
   case CpuLevel::X86_64_V4:
+  case CpuLevel::X86_64_V4_VNNI:
     object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe",
                        "lzcnt", "avx512f", "avx512bw", "avx512vl", "avx512dq",
                        "avx512cd"};
+    if (level == CpuLevel::X86_64_V4_VNNI)
+      object.features.push_back("avx512vnni");
     break;
   case CpuLevel::Native: {
     auto f = nativeFeatures(workDir);

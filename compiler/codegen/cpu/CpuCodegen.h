@@ -28,13 +28,29 @@ struct CpuCodegenResult {
 };
 
 /// Plan + kernel source for `@forward` of `module`. Errors name the op and
-/// its location (unsupported op, missing weight, shape mismatch).
+/// its location (unsupported op, missing weight, shape mismatch). Adds the
+/// packed form of every enc.qlinear weight "X" to `weights` as "Xpacked" if X
+/// ends in ".q8", else "X.q8packed" (packWeightsQ8 of enc_qgemm.h: int32
+/// column sums + 16x4 blocks, ISA-independent); the plan refers to that
+/// instead of X, so the artifact carries only the packed form. Weights no
+/// step reads are not in the plan. ui8 activations (enc.quantize) are stored
+/// with rows of q8RowStride(K) bytes; an enc.quantize without static_scale
+/// whose input comes from enc.layernorm / enc.add_layernorm is computed by
+/// that step (op "enc.layernorm+enc.quantize", 3 results).
 llvm::Expected<CpuCodegenResult>
-generateCpuCode(mlir::ModuleOp module, const mlir::enc::WeightStore &weights);
+generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights);
 
-enum class CpuLevel { X86_64_V2, X86_64_V3, X86_64_V4, Native };
+enum class CpuLevel {
+  X86_64_V2,
+  X86_64_V3,
+  X86_64_V4,
+  Native,
+  X86_64_V3_VNNI, ///< -march=x86-64-v3 -mavxvnni (int8: "avxvnni" path)
+  X86_64_V4_VNNI, ///< -march=x86-64-v4 -mavx512vnni (int8: "avx512vnni" path)
+};
 
-/// "x86-64-v2" | "x86-64-v3" | "x86-64-v4" | "native".
+/// "x86-64-v2" | "x86-64-v3" | "x86-64-v3-vnni" | "x86-64-v4" |
+/// "x86-64-v4-vnni" | "native".
 llvm::Expected<CpuLevel> parseCpuLevel(llvm::StringRef name);
 /// The inverse of parseCpuLevel.
 std::string cpuLevelName(CpuLevel level);

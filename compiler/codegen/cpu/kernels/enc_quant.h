@@ -1,0 +1,135 @@
+//===- enc_quant.h - Kernels of the int8 enc ops -------------------*- C++ -*-===//
+//
+// Thin step kernels over enc_qgemm.h (whose GEMM and quantisation formulas
+// they reuse) for the ops of the quantize-linear-int8 pass:
+//  - enc.quantize: rows of x -> u8 rows of stride q8RowStride(K) (padding
+//    bytes = the zero point) + one scale per row; dynamic (per-row max) or a
+//    static calibrated scale.
+//  - layernorm / add_layernorm with the quantisation of their output fused in
+//    (the float result is still written: the residual path needs it).
+//  - enc.qlinear: qlinearQ8Quantized on pre-quantised rows.
+//  - enc.embedding with an int8 word table (one f32 scale per row).
+// Each takes (task, numTasks) and does a disjoint share of its output.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENC_KERNELS_QUANT_H
+#define ENC_KERNELS_QUANT_H
+
+#include "enc_common.h"
+#include "enc_qgemm.h"
+
+namespace enc_kernels {
+
+/// One row with a fixed scale s > 0: q = clamp(rne(x / s) + 128, 0, 255).
+ENC_INLINE void quantizeRowStaticQ8(const float *x, int64_t K, float s,
+                                    uint8_t *q) {
+  const float inv = 1.0f / s;
+  for (int64_t k = 0; k < K; ++k) {
+    const int v = static_cast<int>(std::nearbyint(x[k] * inv)) + 128;
+    q[k] = static_cast<uint8_t>(std::min(255, std::max(0, v)));
+  }
+}
+
+/// Quantises row r of width K into q (stride q8RowStride(K)) and scales[r];
+/// staticScale > 0 selects the static form.
+template <int K>
+ENC_INLINE void quantizeRowTo(const float *x, uint8_t *q, float *scale,
+                              float staticScale) {
+  if (staticScale > 0.0f) {
+    quantizeRowStaticQ8(x, K, staticScale, q);
+    *scale = staticScale;
+  } else {
+    quantizeRowQ8(x, K, q, scale);
+  }
+  for (int64_t k = K; k < q8RowStride(K); ++k)
+    q[k] = static_cast<uint8_t>(kQ8ActZeroPoint);
+}
+
+/// enc.quantize: x [rows, K] -> q [rows, q8RowStride(K)], scales [rows].
+template <int K>
+void quantizeRows(const float *x, uint8_t *q, float *scales, int64_t rows,
+                  float staticScale, int32_t task, int32_t numTasks) {
+  const int64_t ldq = q8RowStride(K);
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r)
+    quantizeRowTo<K>(x + r * K, q + r * ldq, scales + r, staticScale);
+}
+
+/// enc.layernorm + enc.quantize of its result (dynamic scales).
+template <int H>
+void layerNormQuantize(const float *x, const float *gamma, const float *beta,
+                       float *y, uint8_t *q, float *scales, int64_t rows,
+                       float eps, int32_t task, int32_t numTasks) {
+  const int64_t ldq = q8RowStride(H);
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *xr = x + r * H;
+    float *yr = y + r * H;
+    const float mean = rowSum(xr, H) / H;
+    const float sq = rowSumSqDiff(xr, H, mean);
+    const float rstd = 1.0f / std::sqrt(sq / H + eps);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = (xr[h] - mean) * rstd * gamma[h] + beta[h];
+    quantizeRowTo<H>(yr, q + r * ldq, scales + r, 0.0f);
+  }
+}
+
+/// enc.add_layernorm + enc.quantize of its result (dynamic scales).
+template <int H>
+void addLayerNormQuantize(const float *x, const float *residual,
+                          const float *gamma, const float *beta, float *y,
+                          uint8_t *q, float *scales, int64_t rows, float eps,
+                          int32_t task, int32_t numTasks) {
+  const int64_t ldq = q8RowStride(H);
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *xr = x + r * H, *rr = residual + r * H;
+    float *yr = y + r * H;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = xr[h] + rr[h];
+    const float mean = rowSum(yr, H) / H;
+    const float sq = rowSumSqDiff(yr, H, mean);
+    const float rstd = 1.0f / std::sqrt(sq / H + eps);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = (yr[h] - mean) * rstd * gamma[h] + beta[h];
+    quantizeRowTo<H>(yr, q + r * ldq, scales + r, 0.0f);
+  }
+}
+
+/// enc.qlinear: y [rows, N] = epilogue(dequant(xq · Wqᵀ) + b); xq rows of
+/// stride q8RowStride(K), packed from packWeightsQ8, bias may be null.
+template <int K, int N, int Epi>
+void qlinear(const uint8_t *xq, const float *xScale, const void *packed,
+             const float *wScale, const float *bias, float *y, int64_t rows,
+             int32_t task, int32_t numTasks) {
+  qlinearQ8Quantized<Epi>(xq, q8RowStride(K), xScale, rows, K, N, packed,
+                          wScale, bias, nullptr, y, task, numTasks);
+}
+
+/// enc.embedding with an int8 word table: y[b,s,:] = wordQ[id] * wordScale[id]
+/// + pos[s + offset] + type[0]; ids and positions clamped like embedding().
+template <int H>
+void embeddingQ8(const int32_t *ids, const int8_t *wordQ,
+                 const float *wordScale, int64_t V, const float *pos,
+                 int64_t P, const float *type, float *y, int64_t B, int64_t S,
+                 int64_t offset, int32_t task, int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(B * S, task, numTasks, t0, t1);
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t s = t % S;
+    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[t], 0), V - 1);
+    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
+    const int8_t *wr = wordQ + id * H;
+    const float sc = wordScale[id], *pr = pos + p * H;
+    float *yr = y + t * H;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = float(wr[h]) * sc + pr[h] + type[h];
+  }
+}
+
+} // namespace enc_kernels
+
+#endif // ENC_KERNELS_QUANT_H

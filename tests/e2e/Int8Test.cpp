@@ -1,0 +1,273 @@
+//===- Int8Test.cpp - Accuracy gates of `encc compile --quantize=int8` ----===//
+//
+// Tiny random models: the int8 build's hidden states and pooled outputs vs
+// the float64 reference (tests/support/ReferenceEncoder), max abs error
+// within a bound stated per model (about 2-3x what was measured, see below),
+// and measurably above the fp32 build's error (so the int8 path really ran).
+//
+// all-MiniLM-L6-v2 ($ENCC_MINILM_DIR): int8 vs the fp32 build on the 64
+// sentences of tests/reference/minilm_embeddings.json: mean cosine >= 0.99,
+// minimum >= 0.98; the English paraphrase pairs of sentence-pairs.tsv still
+// all outrank the unrelated ones; the int8 artifact is < 30% of the fp32
+// artifact's size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/e2e/E2ETest.h"
+#include "tests/support/RecordedReference.h"
+#include "tests/support/ReferenceEncoder.h"
+#include "tests/support/TinyModel.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+using namespace encc::testing;
+
+namespace {
+
+constexpr int kMaxSeq = 24;
+
+std::string compileInt8(const std::string &modelDir, const std::string &out, int64_t maxSeq,
+                        std::vector<std::string> skip = {}) {
+  encc::CompileOptions opt;
+  opt.modelDir = modelDir;
+  opt.output = out;
+  opt.maxSeq = maxSeq;
+  opt.quantize = "int8";
+  opt.quantizeSkip = std::move(skip);
+  return compile(opt);
+}
+
+//===----------------------------------------------------------------------===//
+// Tiny models vs the float64 reference
+//===----------------------------------------------------------------------===//
+
+struct TinyCase {
+  const char *name;
+  TinyModelSpec spec;
+  double maxAbsHidden; ///< bound on |int8 - ref| over valid hidden rows
+  double maxAbsPooled; ///< bound on |int8 - ref| over pooled outputs
+};
+
+TinyModelSpec tinySpec(const char *type, int hidden, int heads, int layers, const char *act, const char *pooling) {
+  TinyModelSpec s;
+  s.modelType = type;
+  s.hidden = hidden;
+  s.heads = heads;
+  s.layers = layers;
+  s.intermediate = hidden * 2 + 8; // N not a multiple of 16
+  s.act = act;
+  s.pooling = pooling;
+  s.seed = static_cast<uint64_t>(hidden * 17 + layers);
+  return s;
+}
+
+struct Errors {
+  double hidden = 0, pooled = 0;
+};
+
+/// Max abs errors of the artifact vs the reference on a mixed batch.
+Errors errorsVsReference(const std::string &artifact, const TinyModel &model) {
+  const TinyModelSpec &s = model.spec;
+  const std::vector<int64_t> lengths = {kMaxSeq, 1, 7, kMaxSeq - 3, 13};
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> dist(5, s.vocab - 1);
+  std::vector<std::vector<int64_t>> ids(lengths.size(), std::vector<int64_t>(kMaxSeq, 0));
+  std::vector<int32_t> flat, lens(lengths.begin(), lengths.end());
+  for (size_t b = 0; b < lengths.size(); ++b)
+    for (int64_t i = 0; i < lengths[b]; ++i)
+      ids[b][i] = dist(rng);
+  for (auto &row : ids)
+    flat.insert(flat.end(), row.begin(), row.end());
+  ReferenceOutput ref = runReferenceEncoder(model, ids, lengths);
+  encrt::Model m(artifact);
+  encrt::Session session(m);
+  encrt::RunResult out = session.run(flat, lens, kMaxSeq);
+  Errors e;
+  for (size_t b = 0; b < lengths.size(); ++b)
+    for (int64_t t = 0; t < lengths[b]; ++t)
+      for (int k = 0; k < s.hidden; ++k)
+        e.hidden = std::max(e.hidden, std::fabs(out.hidden[(b * kMaxSeq + t) * s.hidden + k] - ref.hidden[b][t][k]));
+  for (size_t b = 0; b < ref.pooled.size(); ++b)
+    for (int k = 0; k < s.hidden; ++k)
+      e.pooled = std::max(e.pooled, std::fabs(out.pooled[b * s.hidden + k] - ref.pooled[b][k]));
+  return e;
+}
+
+void PrintTo(const TinyCase &c, std::ostream *os) { *os << c.name; }
+
+class Int8TinyModels : public ::testing::TestWithParam<TinyCase> {};
+
+TEST_P(Int8TinyModels, ErrorVsReferenceIsBounded) {
+  const TinyCase &c = GetParam();
+  TempDir dir;
+  TinyModel model = writeTinyModel(dir.path() + "/m", c.spec);
+  const std::string fp32 = dir.path() + "/fp32.encm", int8 = dir.path() + "/int8.encm";
+  ASSERT_EQ(compile(model.dir, fp32, kMaxSeq, c.spec.pooling == "none" ? "none" : ""), "");
+  ASSERT_EQ(compileInt8(model.dir, int8, kMaxSeq), "");
+  Errors ef = errorsVsReference(fp32, model), eq = errorsVsReference(int8, model);
+  std::cout << c.name << ": max abs error hidden " << eq.hidden << " (fp32 " << ef.hidden << "), pooled "
+            << eq.pooled << " (fp32 " << ef.pooled << ")\n";
+  EXPECT_LE(eq.hidden, c.maxAbsHidden) << "int8 hidden state vs the float64 reference";
+  EXPECT_LE(eq.pooled, c.maxAbsPooled) << "int8 pooled output vs the float64 reference";
+  // The int8 build must differ from the fp32 one (quantisation happened).
+  EXPECT_GT(eq.hidden, 10 * ef.hidden + 1e-4) << "int8 build as exact as fp32: not quantised?";
+}
+
+// Bounds: about 2-3x the max abs error measured (printed by the test; hidden
+// 0.017 / 0.021 / 0.026 / 0.028, pooled 0.0013 / 0.0018 / - / 0.0021) on
+// LayerNorm outputs of unit variance.
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Int8TinyModels,
+    ::testing::Values(TinyCase{"bert_h64_l2_gelu_mean", tinySpec("bert", 64, 2, 2, "gelu", "mean"), 0.05, 0.004},
+                      TinyCase{"bert_h128_l2_gelunew_cls", tinySpec("bert", 128, 4, 2, "gelu_new", "cls"), 0.05,
+                               0.005},
+                      TinyCase{"bert_h96_l3_gelu_none", tinySpec("bert", 96, 3, 3, "gelu", "none"), 0.06, 0},
+                      TinyCase{"roberta_h64_l2_mean", tinySpec("roberta", 64, 2, 2, "gelu_new", "mean"), 0.06,
+                               0.005}),
+    [](const ::testing::TestParamInfo<TinyCase> &info) { return std::string(info.param.name); });
+
+/// The enc IR after the passes (--emit=mlir).
+std::string emitMlir(encc::CompileOptions opt) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  opt.emit = "mlir";
+  if (llvm::Error err = encc::compileModel(opt, os, [](const std::string &) {}))
+    return "error: " + llvm::toString(std::move(err));
+  return os.str();
+}
+
+size_t occurrences(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1))
+    ++n;
+  return n;
+}
+
+TEST(Int8Compile, SkipPatternsKeepLinearsInFloat) {
+  TinyModelSpec spec = tinySpec("bert", 64, 2, 2, "gelu", "mean");
+  TempDir dir;
+  TinyModel model = writeTinyModel(dir.path() + "/m", spec);
+  encc::CompileOptions opt;
+  opt.modelDir = model.dir;
+  opt.maxSeq = kMaxSeq;
+  opt.quantize = "int8";
+  // Per layer after fuse-qkv: qkv, attention output, intermediate, output.
+  std::string ir = emitMlir(opt);
+  EXPECT_EQ(occurrences(ir, "enc.linear "), 0u) << ir;
+  EXPECT_EQ(occurrences(ir, "enc.qlinear "), 8u) << ir;
+  opt.quantizeSkip = {"encoder.layer.1.*", "*attention.output*"};
+  ir = emitMlir(opt);
+  EXPECT_EQ(occurrences(ir, "enc.linear "), 5u) << ir;
+  EXPECT_EQ(occurrences(ir, "enc.qlinear "), 3u) << ir;
+
+  const std::string all = dir.path() + "/all.encm", some = dir.path() + "/some.encm";
+  ASSERT_EQ(compileInt8(model.dir, all, kMaxSeq), "");
+  ASSERT_EQ(compileInt8(model.dir, some, kMaxSeq, opt.quantizeSkip), "");
+  EXPECT_GT(std::filesystem::file_size(some), std::filesystem::file_size(all));
+  Errors eAll = errorsVsReference(all, model), eSome = errorsVsReference(some, model);
+  EXPECT_LE(eSome.hidden, 0.05);
+  std::cout << "max abs error, all int8: " << eAll.hidden << ", layer 1 and attention outputs f32: " << eSome.hidden
+            << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// all-MiniLM-L6-v2
+//===----------------------------------------------------------------------===//
+
+std::vector<double> row(const std::vector<float> &flat, size_t i, size_t h) {
+  return std::vector<double>(flat.begin() + i * h, flat.begin() + (i + 1) * h);
+}
+
+class Int8MiniLM : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    fp32_ = dir_->path() + "/minilm.encm";
+    int8_ = dir_->path() + "/minilm-int8.encm";
+    error_ = compile(minilmDir(), fp32_);
+    if (error_.empty())
+      error_ = compileInt8(minilmDir(), int8_, 0);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  void SetUp() override { ASSERT_EQ(error_, ""); }
+
+  static TempDir *dir_;
+  static std::string fp32_, int8_, error_;
+};
+TempDir *Int8MiniLM::dir_;
+std::string Int8MiniLM::fp32_, Int8MiniLM::int8_, Int8MiniLM::error_;
+
+TEST_F(Int8MiniLM, EmbeddingsCloseToFp32AndArtifactSmall) {
+  MinilmReference ref = loadMinilmReference();
+  ASSERT_EQ(ref.sentences.size(), 64u);
+  std::vector<std::string> texts;
+  for (auto &s : ref.sentences)
+    texts.push_back(s.text);
+  encrt::Model mf(fp32_), mq(int8_);
+  encrt::Session sf(mf), sq(mq);
+  std::vector<float> ef = sf.embed(texts), eq = sq.embed(texts);
+  double sum = 0, worst = 1;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    double c = cosine(row(eq, i, 384), row(ef, i, 384));
+    sum += c;
+    worst = std::min(worst, c);
+    EXPECT_GE(c, 0.98) << texts[i];
+  }
+  const double mean = sum / texts.size();
+  EXPECT_GE(mean, 0.99);
+  const auto sizeF = std::filesystem::file_size(fp32_), sizeQ = std::filesystem::file_size(int8_);
+  EXPECT_LT(double(sizeQ), 0.30 * double(sizeF)) << "int8 artifact " << sizeQ << " bytes, fp32 " << sizeF;
+  std::cout << "int8 vs fp32 over " << texts.size() << " sentences: mean cosine " << mean << ", min " << worst
+            << "; artifact " << sizeQ / 1e6 << " MB vs " << sizeF / 1e6 << " MB ("
+            << 100.0 * double(sizeQ) / double(sizeF) << "%), int8 code object " << mq.info().cpu_target << "\n";
+}
+
+TEST_F(Int8MiniLM, ParaphraseRankingUnchanged) {
+  std::ifstream in(std::string(ENCC_SHARED_DATA_DIR) + "/sentence-pairs.tsv");
+  ASSERT_TRUE(in) << "cannot open " << ENCC_SHARED_DATA_DIR << "/sentence-pairs.tsv";
+  std::vector<std::string> labels, texts;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    size_t t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+    ASSERT_NE(t2, std::string::npos) << line;
+    labels.push_back(line.substr(0, t1));
+    texts.push_back(line.substr(t1 + 1, t2 - t1 - 1));
+    texts.push_back(line.substr(t2 + 1));
+  }
+  auto scores = [&](const std::string &artifact) {
+    encrt::Model model(artifact);
+    encrt::Session session(model);
+    std::vector<float> emb = session.embed(texts);
+    std::vector<double> s;
+    for (size_t i = 0; i < labels.size(); ++i)
+      s.push_back(cosine(row(emb, 2 * i, 384), row(emb, 2 * i + 1, 384)));
+    return s;
+  };
+  std::vector<double> sf = scores(fp32_), sq = scores(int8_);
+  // Every English paraphrase pair above every unrelated one, in both builds.
+  for (const auto *s : {&sf, &sq}) {
+    double minPara = 2, maxUnrel = -2;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] == "para")
+        minPara = std::min(minPara, (*s)[i]);
+      if (labels[i] == "unrel")
+        maxUnrel = std::max(maxUnrel, (*s)[i]);
+    }
+    EXPECT_GT(minPara, maxUnrel) << (s == &sq ? "int8" : "fp32");
+    std::cout << (s == &sq ? "int8" : "fp32") << ": lowest paraphrase cosine " << minPara << ", highest unrelated "
+              << maxUnrel << "\n";
+  }
+  // And the same order of the English pairs (para vs unrel) pair by pair.
+  for (size_t i = 0; i < labels.size(); ++i)
+    for (size_t j = 0; j < labels.size(); ++j)
+      if (labels[i] == "para" && labels[j] == "unrel")
+        EXPECT_EQ(sf[i] > sf[j], sq[i] > sq[j]) << "pairs " << i << " and " << j;
+}
+
+} // namespace
