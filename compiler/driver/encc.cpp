@@ -62,7 +62,7 @@ passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-
   --print-ir-after NAME print the IR after NAME on stderr (repeatable)
   --print-ir-after-all  print the IR after every pass
   --pass-timing         a table of per-pass times on stderr
-  --pass-statistics     what each pass changed (MLIR statistics) on stderr
+  --pass-statistics     what each pass changed (its counters) on stderr
 
 quantisation:
   --quantize MODE       none (default) | int8: appends quantize-linear-int8 (Linears int8 with
