@@ -8,7 +8,7 @@
 // The micro-kernel that ran is in the context ("q8_path") and each label.
 //
 //===----------------------------------------------------------------------===//
-#include "enc_gemm.h"
+#include "enc_sgemm.h"
 #include "enc_qgemm.h"
 
 #include <benchmark/benchmark.h>
@@ -108,9 +108,11 @@ template <int K, int N> void BM_Fp32Linear(benchmark::State &state) {
   const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
   const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
   const std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f);
+  std::vector<float> packed(packedWeightsF32Floats(N, K)); // as encc packs it
+  packWeightsF32(w.data(), N, K, packed.data());
   float *y = alignedAlloc<float>(size_t(M) * size_t(N));
   for (auto _ : state) {
-    linear<K, N, kEpiNone>(x.data(), w.data(), b.data(), y, M, 0, 1);
+    linear<K, N, kEpiNone>(x.data(), packed.data(), b.data(), y, M, 0, 1);
     benchmark::DoNotOptimize(y);
     benchmark::ClobberMemory();
   }

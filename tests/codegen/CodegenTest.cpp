@@ -558,6 +558,18 @@ TEST_F(SmallGraph, PlanInvariants) {
       EXPECT_EQ(s.iattrs, (std::vector<int64_t>{1}));
       EXPECT_EQ(s.operands.size(), 5u);
     }
+    // Linears read only their weight as packed at compile time
+    // (enc_sgemm.h): 16-column panels, [ceil(N/16), K, 16].
+    if (s.op == "enc.linear") {
+      const PlanValue &w = plan.values[s.operands[1]];
+      EXPECT_EQ(w.kind, ValueKind::Weight);
+      EXPECT_TRUE(llvm::StringRef(w.name).ends_with(".sgemm")) << w.name;
+      ASSERT_EQ(w.shape.size(), 3u) << w.name;
+      EXPECT_EQ(w.shape[2], 16) << w.name;
+      const std::string raw = w.name.substr(0, w.name.size() - 6);
+      for (const PlanValue &v : plan.values)
+        EXPECT_NE(v.name, raw) << "the unpacked weight is in the plan too";
+    }
     if (s.op == "enc.layernorm")
       ASSERT_EQ(s.fattrs.size(), 1u);
   }

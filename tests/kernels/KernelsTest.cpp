@@ -67,49 +67,6 @@ TEST(KernelMath, FastErfAndGelu) {
 // GEMMs
 //===----------------------------------------------------------------------===//
 
-template <int K, int N, int Epi>
-void testLinear(int64_t M, bool withBias, uint32_t seed) {
-  SCOPED_TRACE("linear M=" + std::to_string(M) + " K=" + std::to_string(K) +
-               " N=" + std::to_string(N) + " epi=" + std::to_string(Epi) +
-               " bias=" + std::to_string(withBias));
-  auto x = randomVec(M * K, seed), w = randomVec(int64_t(N) * K, seed + 1),
-       b = randomVec(N, seed + 2);
-  std::vector<double> ref(M * N), scale(M * N);
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double s = withBias ? b[j] : 0.0, a = withBias ? std::fabs(b[j]) : 0.0;
-      for (int64_t k = 0; k < K; ++k) {
-        s += double(x[i * K + k]) * w[j * K + k];
-        a += std::fabs(double(x[i * K + k]) * w[j * K + k]);
-      }
-      ref[i * N + j] = Epi == kEpiNone ? s : geluRef(s, Epi == kEpiGeluTanh);
-      scale[i * N + j] = a; // |gelu'| <= 1.13, covered by the 2e-5 below
-    }
-  // fp32 accumulation in 8 lanes: relative to sum |x_k w_k|.
-  checkKernel(
-      ref,
-      [&](float *y, int32_t t, int32_t n) {
-        linear<K, N, Epi>(x.data(), w.data(), withBias ? b.data() : nullptr,
-                          y, M, t, n);
-      },
-      1e-6, 2e-5, &scale);
-}
-
-TEST(KernelLinear, OddAndModelSizes) {
-  for (int64_t M : {1, 3, 4, 5, 70, 131}) {
-    testLinear<1, 1, kEpiNone>(M, true, 1);
-    testLinear<7, 5, kEpiNone>(M, true, 2);
-    testLinear<13, 17, kEpiNone>(M, false, 3);
-    testLinear<33, 70, kEpiGelu>(M, true, 4);
-    testLinear<9, 11, kEpiGeluTanh>(M, true, 5);
-  }
-  for (int64_t M : {1, 9, 67}) {
-    testLinear<384, 1536, kEpiNone>(M, true, 6);
-    testLinear<1536, 384, kEpiNone>(M, true, 7);
-    testLinear<384, 384, kEpiGelu>(M, false, 8);
-  }
-}
-
 template <int KS>
 void testMatmulNT(int64_t nb, int64_t M, int64_t N, int64_t K, uint32_t seed) {
   SCOPED_TRACE("matmulNT nb=" + std::to_string(nb) + " M=" +

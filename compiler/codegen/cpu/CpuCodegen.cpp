@@ -12,10 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/cpu/CpuCodegen.h"
-// For packWeightsQ8 (ISA-independent); its vector helpers are unused here.
+// For packWeightsQ8 / packWeightsF32 (ISA-independent); their vector helpers
+// are unused here.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 #include "compiler/codegen/cpu/kernels/enc_qgemm.h"
+#include "compiler/codegen/cpu/kernels/enc_sgemm.h"
 #pragma GCC diagnostic pop
 
 #include "ir/EncOps.h"
@@ -140,6 +142,9 @@ private:
   /// The packed form (packWeightsQ8) of the i8 [N, K] weight `name`, added
   /// to the store as "<name>packed" ("X.q8" -> "X.q8packed").
   llvm::Expected<uint32_t> packedWeightValue(Operation *user, Value weight);
+  /// The packed form (packWeightsF32) of the f32 [N, K] weight `name`, added
+  /// to the store as "<name>.sgemm".
+  llvm::Expected<uint32_t> sgemmWeightValue(Operation *user, Value weight);
   /// Marks each dynamic enc.quantize whose input comes from a layernorm or
   /// add_layernorm for fusion into that producer.
   void planQuantizeFusion(mlir::func::FuncOp func);
@@ -260,6 +265,33 @@ llvm::Expected<uint32_t> Generator::packedWeightValue(Operation *user,
   return id;
 }
 
+llvm::Expected<uint32_t> Generator::sgemmWeightValue(Operation *user,
+                                                     Value weight) {
+  auto it = weightOps_.find(weight);
+  if (it == weightOps_.end())
+    return opError(user, "expects its weight operand to be an enc.weight "
+                         "(the packed fp32 layout is made at compile time)");
+  const WeightInfo &info = it->second;
+  if (info.dtype != DType::F32 || info.shape.size() != 2 ||
+      info.shape[0] < 1 || info.shape[1] < 1)
+    return opError(user, "expects an f32 [N, K] weight, got \"" + info.name + "\"");
+  const int64_t N = info.shape[0], K = info.shape[1];
+  const std::string packed = info.name + ".sgemm";
+  if (auto p = packedIds_.find(packed); p != packedIds_.end())
+    return p->second;
+  const mlir::enc::WeightTensor *w = weights_.find(info.name);
+  mlir::enc::WeightTensor t;
+  t.type = mlir::enc::WeightType::F32;
+  t.shape = {enc_kernels::sgemmPanels(N), K, enc_kernels::kSgemmPanel};
+  t.bytes.assign(enc_kernels::packedWeightsF32Floats(N, K) * sizeof(float), 0);
+  enc_kernels::packWeightsF32(w->f32(), N, K, t.f32());
+  weights_.set(packed, std::move(t));
+  weightIds_.erase(packed);
+  uint32_t id = weightValue(packed);
+  packedIds_[packed] = id;
+  return id;
+}
+
 void Generator::planQuantizeFusion(mlir::func::FuncOp func) {
   func.walk([&](mlir::enc::QuantizeOp q) {
     if (q.getStaticScale())
@@ -330,10 +362,12 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     return k;
   }
   if (auto l = dyn_cast<LinearOp>(op)) {
-    const Shape &w = in[1];
-    if (w.size() != 2 || w[0] < 0 || w[1] < 0)
+    auto wt = cast<RankedTensorType>(l.getWeight().getType());
+    if (!wt.hasStaticShape() || wt.getRank() != 2)
       return opError(op, "expects a static [N, K] weight");
-    const int64_t N = w[0], K = w[1];
+    const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
+    if (x[r - 1] != K)
+      return opError(op, "expects activations of K = " + std::to_string(K));
     llvm::StringRef epi = l.getEpilogue();
     std::string epiArg, epiTag;
     if (epi == "none") {
@@ -655,7 +689,12 @@ llvm::Error Generator::addStep(Operation *op) {
   std::vector<Shape> inShapes;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     uint32_t id;
-    if (auto it = ids_.find(v); it != ids_.end()) {
+    if (isa<mlir::enc::LinearOp>(op) && i == 1) {
+      auto packed = sgemmWeightValue(op, v);
+      if (!packed)
+        return packed.takeError();
+      id = *packed;
+    } else if (auto it = ids_.find(v); it != ids_.end()) {
       id = it->second;
     } else if (isa<mlir::enc::QLinearOp>(op) && i == 2) {
       auto packed = packedWeightValue(op, v);

@@ -1,13 +1,10 @@
-//===- enc_gemm.h - fp32 GEMM kernels: linear and batched matmul --*- C++ -*-===//
+//===- enc_gemm.h - fp32 batched matmul kernels (attention) -------*- C++ -*-===//
 //
-// linear: y[M,N] = x[M,K] · W[N,K]ᵀ + b (PyTorch layout, W rows K-contiguous),
-// so every output is a K-contiguous dot product. The micro-kernel computes an
-// R x C tile of such dots with R*C eight-lane accumulators (vectorised over
-// K), reduces them once at the end, and handles any K, M, N.
-//
-// Work split: `linear` cuts the output into (row chunk, column chunk) units
-// and gives each task a contiguous run of units, column chunk outermost so a
-// task reuses its block of W (sized to stay in L2) across row chunks.
+// matmulNT: y = a · bᵀ per batch entry (both operands K-contiguous), so every
+// output is a K-contiguous dot product: the micro-kernel computes an R x C
+// tile of such dots with R*C eight-lane accumulators (vectorised over K),
+// reduces them once at the end, and handles any K, M, N. matmulNN: y = a · b.
+// enc.linear has its own kernel over packed weights (enc_sgemm.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_GEMM_H
@@ -43,81 +40,6 @@ ENC_INLINE void dotTile(const float *x, int64_t ldx, const float *w,
         s += x[r * ldx + kk] * w[c * ldw + kk];
       out[r][c] = s;
     }
-}
-
-enum LinearEpilogue : int { kEpiNone = 0, kEpiGelu = 1, kEpiGeluTanh = 2 };
-
-template <int Epi> ENC_INLINE float applyEpilogue(float v) {
-  if (Epi == kEpiGelu)
-    return gelu<kGeluErf>(v);
-  if (Epi == kEpiGeluTanh)
-    return gelu<kGeluTanh>(v);
-  return v;
-}
-
-/// Rows [i0, i1) x columns [j0, j1) of y = x·Wᵀ + b (b may be null).
-template <int Epi, int TR, int TC>
-ENC_INLINE void linearBlock(const float *x, const float *w, const float *b,
-                            float *y, int64_t K, int64_t N, int64_t i0,
-                            int64_t i1, int64_t j0, int64_t j1) {
-  auto store = [&](int64_t i, int64_t j, float v) {
-    y[i * N + j] = b ? v + b[j] : v;
-  };
-  int64_t i = i0;
-  for (; i + TR <= i1; i += TR) {
-    int64_t j = j0;
-    for (; j + TC <= j1; j += TC) {
-      float t[TR][TC];
-      dotTile<TR, TC>(x + i * K, K, w + j * K, K, K, t);
-      for (int r = 0; r < TR; ++r)
-        for (int c = 0; c < TC; ++c)
-          store(i + r, j + c, t[r][c]);
-    }
-    for (; j < j1; ++j) {
-      float t[TR][1];
-      dotTile<TR, 1>(x + i * K, K, w + j * K, K, K, t);
-      for (int r = 0; r < TR; ++r)
-        store(i + r, j, t[r][0]);
-    }
-  }
-  for (; i < i1; ++i) {
-    int64_t j = j0;
-    for (; j + TC <= j1; j += TC) {
-      float t[1][TC];
-      dotTile<1, TC>(x + i * K, K, w + j * K, K, K, t);
-      for (int c = 0; c < TC; ++c)
-        store(i, j + c, t[0][c]);
-    }
-    for (; j < j1; ++j) {
-      float t[1][1];
-      dotTile<1, 1>(x + i * K, K, w + j * K, K, K, t);
-      store(i, j, t[0][0]);
-    }
-  }
-  if (Epi != kEpiNone) // a separate pass so that it vectorises
-    for (int64_t r = i0; r < i1; ++r)
-      for (int64_t j = j0; j < j1; ++j)
-        y[r * N + j] = applyEpilogue<Epi>(y[r * N + j]);
-}
-
-/// enc.linear: x [M, K], w [N, K], b [N] or null, y [M, N].
-template <int K, int N, int Epi>
-void linear(const float *x, const float *w, const float *b, float *y,
-            int64_t M, int32_t task, int32_t numTasks) {
-  constexpr int64_t kRowChunk = 64;
-  // A column chunk of W is ~96 KiB, a multiple of the tile width.
-  constexpr int64_t kColChunk =
-      std::max<int64_t>(4, std::min<int64_t>(256, (24576 / K) & ~int64_t(3)));
-  const int64_t rowChunks = (M + kRowChunk - 1) / kRowChunk;
-  const int64_t colChunks = (N + kColChunk - 1) / kColChunk;
-  int64_t u0, u1;
-  taskShare(rowChunks * colChunks, task, numTasks, u0, u1);
-  for (int64_t u = u0; u < u1; ++u) {
-    const int64_t cc = u / rowChunks, rc = u % rowChunks;
-    const int64_t i0 = rc * kRowChunk, i1 = std::min(M, i0 + kRowChunk);
-    const int64_t j0 = cc * kColChunk, j1 = std::min<int64_t>(N, j0 + kColChunk);
-    linearBlock<Epi, 4, 3>(x, w, b, y, K, N, i0, i1, j0, j1);
-  }
 }
 
 /// enc.matmul {transpose_b}: a [nb, M, K], b [nb, N, K], y [nb, M, N].

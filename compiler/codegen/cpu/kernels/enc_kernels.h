@@ -16,6 +16,7 @@
 #include "enc_attention.h"
 #include "enc_common.h"
 #include "enc_gemm.h"
+#include "enc_sgemm.h"
 
 namespace enc_kernels {
 

@@ -91,7 +91,7 @@ constexpr int kQ8ActZeroPoint = 128;
 /// Largest K whose u8 x s8 sums cannot overflow int32:
 /// (2^31 - 1) / (255 * 127), rounded down.
 constexpr int64_t kQ8MaxK = 66311;
-/// Epilogues; same values as enc_gemm.h's LinearEpilogue.
+/// Epilogues; same values as enc_sgemm.h's LinearEpilogue.
 enum Q8Epilogue : int { kQ8EpiNone = 0, kQ8EpiGelu = 1, kQ8EpiGeluTanh = 2 };
 
 ENC_INLINE int64_t q8PaddedN(int64_t N) { return (N + 15) & ~int64_t(15); }

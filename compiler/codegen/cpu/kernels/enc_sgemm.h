@@ -1,0 +1,301 @@
+//===- enc_sgemm.h - fp32 linear over compile-time packed weights -*- C++ -*-===//
+//
+// y[M,N] = epilogue(x[M,K] · W[N,K]ᵀ + b) with W packed once by the compiler.
+//
+// Packed weights (packWeightsF32; ISA-independent, so the compiler packs
+// without knowing the target's flags), for Np = N rounded up to 16:
+//    float panel[Np/16][K][16]      panel[p][k][j] = W[16p + j][k]
+// i.e. a panel is 16 output columns x all of K, one 64-byte row per k;
+// padding columns are 0.
+//
+// Micro-kernel (GotoBLAS style, outer products): an MR x (16 * NP) tile of
+// y lives in registers; per k it loads the tile's W row(s) from the panel(s)
+// and broadcasts one x value per row. Variants, chosen at compile time from
+// the predefined macros (each in its own inline namespace):
+//  - "avx512" (__AVX512F__): zmm, 8 rows x 32 columns (2 panels), 16
+//    accumulators.
+//  - "avx2" (__AVX__): ymm FMA (when __FMA__), 6 rows x 16 columns, 12
+//    accumulators.
+//  - "sse": the same code on 8-lane vector extensions, 2 rows x 16 columns.
+// Cache blocking: the K loop is cut into chunks of kSgemmKC so a chunk of a
+// panel stays in L1 while the tile loop walks the rows of a block; the tile
+// is reloaded from y between chunks. Bias initialises the accumulators; GELU
+// is applied to a tile after its last chunk.
+//
+// Work split: the output is cut into (row block, column block) units of
+// equal size (at most kSgemmMC x kSgemmNC, smaller when that gives fewer
+// than 4 units per task), row block outermost; task t of n owns a contiguous
+// run of units (any M >= 1, N >= 1, K >= 1), so every output is written by
+// exactly one task.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENC_KERNELS_SGEMM_H
+#define ENC_KERNELS_SGEMM_H
+
+#include "enc_common.h"
+
+#include <cstddef>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+namespace enc_kernels {
+
+enum LinearEpilogue : int { kEpiNone = 0, kEpiGelu = 1, kEpiGeluTanh = 2 };
+
+/// Output columns per packed panel.
+constexpr int kSgemmPanel = 16;
+
+inline int64_t sgemmPanels(int64_t N) {
+  return (N + kSgemmPanel - 1) / kSgemmPanel;
+}
+
+/// Floats of the packed form of an [N, K] weight.
+inline size_t packedWeightsF32Floats(int64_t N, int64_t K) {
+  return static_cast<size_t>(sgemmPanels(N) * K * kSgemmPanel);
+}
+
+/// Packs w [N, K] (row-major) into `out` (packedWeightsF32Floats(N, K)).
+inline void packWeightsF32(const float *w, int64_t N, int64_t K, float *out) {
+  for (int64_t p = 0; p < sgemmPanels(N); ++p)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < kSgemmPanel; ++j) {
+        const int64_t n = p * kSgemmPanel + j;
+        out[(p * K + k) * kSgemmPanel + j] = n < N ? w[n * K + k] : 0.0f;
+      }
+}
+
+#if defined(__AVX512F__)
+#define ENC_SGEMM_VARIANT sgemm_avx512
+#elif defined(__AVX__)
+#define ENC_SGEMM_VARIANT sgemm_avx2
+#else
+#define ENC_SGEMM_VARIANT sgemm_sse
+#endif
+
+inline namespace ENC_SGEMM_VARIANT {
+
+#if defined(__AVX512F__)
+typedef __m512 svec;
+constexpr int kSvecLanes = 16;
+constexpr int kSgemmMR = 8, kSgemmNP = 2;
+ENC_INLINE svec sLoad(const float *p) { return _mm512_loadu_ps(p); }
+ENC_INLINE void sStore(float *p, svec v) { _mm512_storeu_ps(p, v); }
+ENC_INLINE svec sSplat(float f) { return _mm512_set1_ps(f); }
+ENC_INLINE svec sFma(svec a, svec b, svec c) { return _mm512_fmadd_ps(a, b, c); }
+inline const char *sgemmPathName() { return "avx512"; }
+#else
+typedef v8f svec;
+constexpr int kSvecLanes = 8;
+#if defined(__AVX__)
+constexpr int kSgemmMR = 6, kSgemmNP = 1;
+inline const char *sgemmPathName() { return "avx2"; }
+#else
+constexpr int kSgemmMR = 2, kSgemmNP = 1;
+inline const char *sgemmPathName() { return "sse"; }
+#endif
+ENC_INLINE svec sLoad(const float *p) { return load8(p); }
+ENC_INLINE void sStore(float *p, svec v) { store8(p, v); }
+ENC_INLINE svec sSplat(float f) { return splat8(f); }
+ENC_INLINE svec sFma(svec a, svec b, svec c) {
+#if defined(__FMA__)
+  return (svec)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+  return a * b + c;
+#endif
+}
+#endif
+
+#define ENC_INLINE_LAMBDA __attribute__((always_inline))
+
+/// K values per cache chunk; row block and column block of a work unit.
+constexpr int64_t kSgemmKC = 256;
+constexpr int64_t kSgemmMC = 12 * kSgemmMR;
+constexpr int64_t kSgemmNC = 8 * kSgemmPanel * kSgemmNP;
+
+/// c[MR, 16*NP] = (Acc ? c : bias row or 0) + x[MR, kc] · panels[kc, 16*NP]
+/// for NP panels `pstride` floats apart (w points at the chunk's first k).
+template <int MR, int NP, bool Acc>
+__attribute__((noinline)) void
+sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
+          int64_t kc, const float *bias, float *c, int64_t ldc) {
+  constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
+  // Thin tiles (one or two rows) alternate two accumulator sets over k so
+  // that enough FMA chains are in flight.
+  constexpr int KU = MR <= 2 ? 2 : 1;
+  svec acc[KU][MR][V];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      acc[0][r][v] = Acc    ? sLoad(c + r * ldc + v * kSvecLanes)
+                     : bias ? sLoad(bias + v * kSvecLanes)
+                            : sSplat(0.0f);
+#pragma GCC unroll 2
+      for (int u = 1; u < KU; ++u)
+        acc[u][r][v] = sSplat(0.0f);
+    }
+  auto step = [&](int64_t k, svec(&a)[MR][V]) ENC_INLINE_LAMBDA {
+    svec wv[V];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v)
+      wv[v] = sLoad(w + (v / VP) * pstride + k * kSgemmPanel +
+                    (v % VP) * kSvecLanes);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const svec xb = sSplat(x[r * ldx + k]);
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v)
+        a[r][v] = sFma(xb, wv[v], a[r][v]);
+    }
+  };
+  int64_t k = 0;
+  for (; k + KU <= kc; k += KU)
+#pragma GCC unroll 2
+    for (int u = 0; u < KU; ++u)
+      step(k + u, acc[u]);
+  for (; k < kc; ++k)
+    step(k, acc[0]);
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+#pragma GCC unroll 2
+      for (int u = 1; u < KU; ++u)
+        acc[0][r][v] += acc[u][r][v];
+      sStore(c + r * ldc + v * kSvecLanes, acc[0][r][v]);
+    }
+}
+
+template <int MR, int NP>
+ENC_INLINE void sgemmTileRun(bool acc, const float *x, int64_t ldx,
+                             const float *w, int64_t pstride, int64_t kc,
+                             const float *bias, float *c, int64_t ldc) {
+  if (acc)
+    sgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc);
+  else
+    sgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc);
+}
+
+/// sgemmTile with the row count m in [1, kSgemmMR] chosen at run time.
+template <int NP, int MR = kSgemmMR>
+ENC_INLINE void sgemmTileRows(int64_t m, bool acc, const float *x, int64_t ldx,
+                              const float *w, int64_t pstride, int64_t kc,
+                              const float *bias, float *c, int64_t ldc) {
+  if constexpr (MR > 1) {
+    if (m < MR)
+      return sgemmTileRows<NP, MR - 1>(m, acc, x, ldx, w, pstride, kc, bias,
+                                       c, ldc);
+  }
+  sgemmTileRun<MR, NP>(acc, x, ldx, w, pstride, kc, bias, c, ldc);
+}
+
+template <int Epi> ENC_INLINE float applyEpilogue(float v) {
+  if (Epi == kEpiGelu)
+    return gelu<kGeluErf>(v);
+  if (Epi == kEpiGeluTanh)
+    return gelu<kGeluTanh>(v);
+  return v;
+}
+
+/// One (rows [i0, i1), columns [j0, j1)) unit; j0 a multiple of 16.
+template <int Epi>
+void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
+                int64_t K, int64_t N, int64_t i0, int64_t i1, int64_t j0,
+                int64_t j1) {
+  constexpr int64_t kWide = kSgemmPanel * kSgemmNP;
+  const int64_t pstride = K * kSgemmPanel;
+  for (int64_t k0 = 0; k0 < K; k0 += kSgemmKC) {
+    const int64_t kc = std::min<int64_t>(kSgemmKC, K - k0);
+    const bool acc = k0 > 0, last = k0 + kc == K;
+    for (int64_t j = j0; j < j1; j += kWide) {
+      const int64_t nc = std::min<int64_t>(kWide, j1 - j);
+      const int np = static_cast<int>((nc + kSgemmPanel - 1) / kSgemmPanel);
+      const float *w = packed + (j / kSgemmPanel) * pstride + k0 * kSgemmPanel;
+      // A partial tile (the last columns of N) goes through a padded buffer.
+      alignas(64) float bpad[kWide];
+      const float *bias = acc ? nullptr : b ? b + j : nullptr;
+      if (b && !acc && nc < kWide) {
+        for (int64_t c = 0; c < kWide; ++c)
+          bpad[c] = c < nc ? b[j + c] : 0.0f;
+        bias = bpad;
+      }
+      for (int64_t i = i0; i < i1; i += kSgemmMR) {
+        const int64_t m = std::min<int64_t>(kSgemmMR, i1 - i);
+        const float *xt = x + i * K + k0;
+        float *c = y + i * N + j;
+        int64_t ldc = N;
+        alignas(64) float tmp[kSgemmMR * kWide];
+        if (nc < kWide) {
+          if (acc)
+            for (int64_t r = 0; r < m; ++r)
+              for (int64_t cc = 0; cc < kWide; ++cc)
+                tmp[r * kWide + cc] = cc < nc ? c[r * N + cc] : 0.0f;
+          c = tmp;
+          ldc = kWide;
+        }
+        if (np == kSgemmNP)
+          sgemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
+        else
+          sgemmTileRows<1>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
+        if (last && Epi != kEpiNone)
+          for (int64_t r = 0; r < m; ++r)
+            for (int64_t cc = 0; cc < kWide; ++cc)
+              c[r * ldc + cc] = applyEpilogue<Epi>(c[r * ldc + cc]);
+        if (nc < kWide)
+          for (int64_t r = 0; r < m; ++r)
+            for (int64_t cc = 0; cc < nc; ++cc)
+              y[(i + r) * N + j + cc] = tmp[r * kWide + cc];
+      }
+    }
+  }
+}
+
+/// y [M, N] = epilogue(x [M, K] · Wᵀ + b), W packed by packWeightsF32, b [N]
+/// or null; any M, N, K >= 1.
+template <int Epi>
+void sgemmLinearRun(const float *x, const float *packed, const float *b,
+                    float *y, int64_t M, int64_t K, int64_t N, int32_t task,
+                    int32_t numTasks) {
+  // Blocks of at most kSgemmMC x kSgemmNC; with several tasks, cut finer
+  // (down to 2 tiles a side) until there are >= 4 units per task; then even
+  // out the block sizes so that the units are of equal work.
+  constexpr int64_t kWide = kSgemmPanel * kSgemmNP;
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  int64_t rowBlocks = ceilDiv(M, kSgemmMC), colBlocks = ceilDiv(N, kSgemmNC);
+  while (numTasks > 1 && rowBlocks * colBlocks < 4 * int64_t(numTasks)) {
+    if (N / colBlocks >= 4 * kWide)
+      ++colBlocks;
+    else if (M / rowBlocks >= 4 * kSgemmMR)
+      ++rowBlocks;
+    else
+      break;
+  }
+  const int64_t mc = ceilDiv(ceilDiv(M, rowBlocks), kSgemmMR) * kSgemmMR;
+  const int64_t nc = ceilDiv(ceilDiv(N, colBlocks), kWide) * kWide;
+  rowBlocks = ceilDiv(M, mc);
+  colBlocks = ceilDiv(N, nc);
+  int64_t u0, u1;
+  taskShare(rowBlocks * colBlocks, task, numTasks, u0, u1);
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t rb = u / colBlocks, cb = u % colBlocks;
+    const int64_t i0 = rb * mc, i1 = std::min(M, i0 + mc);
+    const int64_t j0 = cb * nc, j1 = std::min(N, j0 + nc);
+    sgemmBlock<Epi>(x, packed, b, y, K, N, i0, i1, j0, j1);
+  }
+}
+
+/// enc.linear: x [M, K], packed W (packWeightsF32 of [N, K]), b [N] or null,
+/// y [M, N].
+template <int K, int N, int Epi>
+void linear(const float *x, const float *packed, const float *b, float *y,
+            int64_t M, int32_t task, int32_t numTasks) {
+  sgemmLinearRun<Epi>(x, packed, b, y, M, K, N, task, numTasks);
+}
+
+} // inline namespace ENC_SGEMM_VARIANT
+
+} // namespace enc_kernels
+
+#endif // ENC_KERNELS_SGEMM_H
