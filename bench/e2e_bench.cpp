@@ -109,13 +109,19 @@ void loadArtifacts() {
 void BM_Forward(benchmark::State &state, encrt_model *model) {
   encrt_model_info info;
   encrt_model_get_info(model, &info);
+  // range(2) == 1: mixed lengths seq*(b+1)/batch (8 x 128: 16, 32, ..., 128), right-padded.
   const int64_t batch = state.range(0), seq = state.range(1);
+  const bool mixed = state.range(2) != 0;
   std::vector<int32_t> ids(batch * seq), lengths(batch, static_cast<int32_t>(seq));
   for (int64_t i = 0; i < batch * seq; ++i)
     ids[i] = 1000 + static_cast<int32_t>((i * 7919) % 20000);
   for (int64_t b = 0; b < batch; ++b) {
+    if (mixed)
+      lengths[b] = static_cast<int32_t>(std::max<int64_t>(1, seq * (b + 1) / batch));
     ids[b * seq] = 101;
-    ids[b * seq + seq - 1] = 102;
+    ids[b * seq + lengths[b] - 1] = 102;
+    for (int64_t t = lengths[b]; t < seq; ++t)
+      ids[b * seq + t] = 0;
   }
   std::vector<float> hidden(batch * seq * info.hidden_size);
   encrt_session *session = nullptr;
@@ -187,8 +193,10 @@ int main(int argc, char **argv) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 128}, {8, 128}};
   for (const Artifact &a : artifacts())
     benchmark::RegisterBenchmark(("BM_Forward/" + a.label).c_str(), BM_Forward, a.model)
-        ->Args({1, 128})
-        ->Args({8, 128})
+        ->Args({1, 128, 0})
+        ->Args({8, 128, 0})
+        ->Args({8, 128, 1})
+        ->Args({32, 64, 0})
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   benchmark::RegisterBenchmark("BM_Tokenize", BM_Tokenize)->Unit(benchmark::kMicrosecond);
