@@ -58,6 +58,26 @@ ENC_INLINE float rowSumSqDiff(const float *p, int64_t n, float c) {
   return s;
 }
 
+/// One LayerNorm row of width H (biased variance): y = (x - mean) * rstd * gamma + beta.
+/// y may alias x.
+template <int H>
+ENC_INLINE void layerNormRow(const float *x, const float *gamma, const float *beta, float *y, float eps) {
+  const float mean = rowSum(x, H) / H;
+  const float sq = rowSumSqDiff(x, H, mean);
+  const float rstd = 1.0f / std::sqrt(sq / H + eps);
+  for (int64_t h = 0; h < H; ++h)
+    y[h] = (x[h] - mean) * rstd * gamma[h] + beta[h];
+}
+
+/// One row of layernorm(x + residual): the sum goes to y, normalised in place.
+template <int H>
+ENC_INLINE void addLayerNormRow(const float *x, const float *residual, const float *gamma, const float *beta,
+                                float *y, float eps) {
+  for (int64_t h = 0; h < H; ++h)
+    y[h] = x[h] + residual[h];
+  layerNormRow<H>(y, gamma, beta, y, eps);
+}
+
 /// Max of p[0..n) (-inf for n == 0), vectorised in eight lanes.
 ENC_INLINE float rowMax(const float *p, int64_t n) {
   const float ninf = -INFINITY;

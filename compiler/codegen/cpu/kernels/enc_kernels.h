@@ -126,15 +126,8 @@ void layerNorm(const float *x, const float *gamma, const float *beta, float *y,
                int64_t rows, float eps, int32_t task, int32_t numTasks) {
   int64_t r0, r1;
   taskShare(rows, task, numTasks, r0, r1);
-  for (int64_t r = r0; r < r1; ++r) {
-    const float *xr = x + r * H;
-    float *yr = y + r * H;
-    const float mean = rowSum(xr, H) / H;
-    const float sq = rowSumSqDiff(xr, H, mean);
-    const float rstd = 1.0f / std::sqrt(sq / H + eps);
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = (xr[h] - mean) * rstd * gamma[h] + beta[h];
-  }
+  for (int64_t r = r0; r < r1; ++r)
+    layerNormRow<H>(x + r * H, gamma, beta, y + r * H, eps);
 }
 
 /// enc.add_layernorm: y = layernorm(x + residual) over rows of width H; the
@@ -145,17 +138,8 @@ void addLayerNorm(const float *x, const float *residual, const float *gamma,
                   int32_t task, int32_t numTasks) {
   int64_t r0, r1;
   taskShare(rows, task, numTasks, r0, r1);
-  for (int64_t r = r0; r < r1; ++r) {
-    const float *xr = x + r * H, *rr = residual + r * H;
-    float *yr = y + r * H;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = xr[h] + rr[h];
-    const float mean = rowSum(yr, H) / H;
-    const float sq = rowSumSqDiff(yr, H, mean);
-    const float rstd = 1.0f / std::sqrt(sq / H + eps);
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = (yr[h] - mean) * rstd * gamma[h] + beta[h];
-  }
+  for (int64_t r = r0; r < r1; ++r)
+    addLayerNormRow<H>(x + r * H, residual + r * H, gamma, beta, y + r * H, eps);
 }
 
 /// enc.split: x [rows, Parts*N] -> ys[p] [rows, N] = columns [p*N, (p+1)*N).

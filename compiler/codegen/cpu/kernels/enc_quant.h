@@ -65,14 +65,8 @@ void layerNormQuantize(const float *x, const float *gamma, const float *beta,
   int64_t r0, r1;
   taskShare(rows, task, numTasks, r0, r1);
   for (int64_t r = r0; r < r1; ++r) {
-    const float *xr = x + r * H;
-    float *yr = y + r * H;
-    const float mean = rowSum(xr, H) / H;
-    const float sq = rowSumSqDiff(xr, H, mean);
-    const float rstd = 1.0f / std::sqrt(sq / H + eps);
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = (xr[h] - mean) * rstd * gamma[h] + beta[h];
-    quantizeRowTo<H>(yr, q + r * ldq, scales + r, 0.0f);
+    layerNormRow<H>(x + r * H, gamma, beta, y + r * H, eps);
+    quantizeRowTo<H>(y + r * H, q + r * ldq, scales + r, 0.0f);
   }
 }
 
@@ -86,16 +80,8 @@ void addLayerNormQuantize(const float *x, const float *residual,
   int64_t r0, r1;
   taskShare(rows, task, numTasks, r0, r1);
   for (int64_t r = r0; r < r1; ++r) {
-    const float *xr = x + r * H, *rr = residual + r * H;
-    float *yr = y + r * H;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = xr[h] + rr[h];
-    const float mean = rowSum(yr, H) / H;
-    const float sq = rowSumSqDiff(yr, H, mean);
-    const float rstd = 1.0f / std::sqrt(sq / H + eps);
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = (yr[h] - mean) * rstd * gamma[h] + beta[h];
-    quantizeRowTo<H>(yr, q + r * ldq, scales + r, 0.0f);
+    addLayerNormRow<H>(x + r * H, residual + r * H, gamma, beta, y + r * H, eps);
+    quantizeRowTo<H>(y + r * H, q + r * ldq, scales + r, 0.0f);
   }
 }
 
