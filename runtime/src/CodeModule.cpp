@@ -186,7 +186,7 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
   if (!info)
     fail(ENCRT_INVALID_ARTIFACT, p, ": code object ", target,
          " does not export enc_code_info (not built by encc?)");
-  const enc_code_info *ci = info();
+  const enc_code_info_t *ci = info();
   if (!ci)
     fail(ENCRT_INVALID_ARTIFACT, p, ": code object ", target,
          " returned no enc_code_info");

@@ -27,12 +27,9 @@ Range share(int64_t total, int32_t task, int32_t numTasks) {
 
 extern "C" {
 
-// kernel_abi.h's typedef takes the name enc_code_info in C and C++, so the
-// exported function gets its symbol name through an asm label.
-__attribute__((visibility("default"))) const enc_code_info *
-testCodeInfo(void) __asm__("enc_code_info");
-const enc_code_info *testCodeInfo(void) {
-  static const enc_code_info info = {TEST_ABI_VERSION, "cpu-test"};
+__attribute__((visibility("default"))) const enc_code_info_t *
+enc_code_info(void) {
+  static const enc_code_info_t info = {TEST_ABI_VERSION, "cpu-test"};
   return &info;
 }
 

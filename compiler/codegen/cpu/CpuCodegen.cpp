@@ -838,13 +838,10 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
          "  return i < c->num_fattrs ? c->fattrs[i] : d;\n}\n"
          "inline int64_t iattr(const enc_step_ctx *c, int i, int64_t d) {\n"
          "  return i < c->num_iattrs ? c->iattrs[i] : d;\n}\n"
-         "const enc_code_info kCodeInfo = {ENC_KERNEL_ABI_VERSION, ENC_TARGET};\n"
+         "const enc_code_info_t kCodeInfo = {ENC_KERNEL_ABI_VERSION, ENC_TARGET};\n"
          "} // namespace\n\n"
-         "// The function shares its name with the enc_code_info typedef, hence\n"
-         "// the asm label.\n"
-         "extern \"C\" __attribute__((visibility(\"default\"))) const enc_code_info "
-         "*enc_code_info_export(void) __asm__(\"enc_code_info\");\n"
-         "const enc_code_info *enc_code_info_export(void) { return &kCodeInfo; }\n\n";
+         "extern \"C\" __attribute__((visibility(\"default\"))) const enc_code_info_t "
+         "*enc_code_info(void) { return &kCodeInfo; }\n\n";
   if (usesInt8_)
     src << "// The int8 GEMM path this object was built with (enc_qgemm.h).\n"
            "extern \"C\" __attribute__((visibility(\"default\"))) const char "

@@ -36,12 +36,13 @@ typedef struct enc_step_ctx {
 typedef void (*enc_kernel_fn)(const enc_step_ctx *ctx, int32_t task,
                               int32_t num_tasks);
 
-typedef struct enc_code_info {
+typedef struct enc_code_info_t {
   uint32_t abi_version; /* ENC_KERNEL_ABI_VERSION at build time */
   const char *target;   /* CodeObject.target it was built for */
-} enc_code_info;
+} enc_code_info_t;
 
-typedef const enc_code_info *(*enc_code_info_fn)(void);
+/* The exported function: const enc_code_info_t *enc_code_info(void). */
+typedef const enc_code_info_t *(*enc_code_info_fn)(void);
 
 #ifdef __cplusplus
 }
