@@ -110,7 +110,9 @@ ENC_INLINE void taskShare(int64_t total, int32_t task, int32_t numTasks,
 /// exp(x) to about 2 ulp, written so that loops over it vectorise (no libm
 /// call). exp(-inf) = 0, exp(x > 88.7) = +inf, NaN propagates.
 ENC_INLINE float fastExp(float x) {
-  const float clamped = std::min(std::max(x, -87.0f), 88.0f);
+  // NaN is mapped to 0 before the float->int conversion (which would be UB)
+  // and restored at the end.
+  const float clamped = x != x ? 0.0f : std::min(std::max(x, -87.0f), 88.0f);
   const float n = std::nearbyint(clamped * 1.44269504088896341f);
   // Cody-Waite reduction: r = x - n*ln2 in two steps.
   float r = clamped - n * 0.693359375f;

@@ -239,9 +239,10 @@ void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
           sgemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
         else
           sgemmTileRows<1>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
+        // Only the nc real columns: a partial tile's unused lanes hold nothing.
         if (last && Epi != kEpiNone)
           for (int64_t r = 0; r < m; ++r)
-            for (int64_t cc = 0; cc < kWide; ++cc)
+            for (int64_t cc = 0; cc < nc; ++cc)
               c[r * ldc + cc] = applyEpilogue<Epi>(c[r * ldc + cc]);
         if (nc < kWide)
           for (int64_t r = 0; r < m; ++r)
