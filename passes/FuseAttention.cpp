@@ -1,6 +1,7 @@
 //===- FuseAttention.cpp - split heads .. merge heads -> attention --------===//
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
+#include "passes/ApplyFusionPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -102,10 +103,7 @@ struct FuseAttentionPass : enc::impl::FuseAttentionPassBase<FuseAttentionPass> {
     unsigned fused = 0, packed = 0;
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseAttentionBlock>(&getContext(), fused, packed);
-    GreedyRewriteConfig config;
-    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                            config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += fused;
     numPacked += packed;

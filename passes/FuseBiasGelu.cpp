@@ -1,6 +1,7 @@
 //===- FuseBiasGelu.cpp - gelu(linear) -> linear {epilogue} ---------------===//
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
+#include "passes/ApplyFusionPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -50,10 +51,7 @@ struct FuseBiasGeluPass : enc::impl::FuseBiasGeluPassBase<FuseBiasGeluPass> {
     unsigned count = 0;
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseGeluIntoLinear>(&getContext(), count);
-    GreedyRewriteConfig config;
-    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                            config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += count;
     auto *dialect = getContext().getOrLoadDialect<EncDialect>();

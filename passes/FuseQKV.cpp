@@ -2,6 +2,7 @@
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
 #include "ir/WeightStore.h"
+#include "passes/ApplyFusionPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -171,10 +172,7 @@ struct FuseQKVPass : enc::impl::FuseQKVPassBase<FuseQKVPass> {
         getContext().getOrLoadDialect<EncDialect>()->getWeightStore();
     RewritePatternSet patterns(&getContext());
     patterns.add<MergeLinears>(&getContext(), store, fused, created);
-    GreedyRewriteConfig config;
-    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                            config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += fused;
     numWeightsCreated += created;

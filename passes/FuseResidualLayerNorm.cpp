@@ -1,6 +1,7 @@
 //===- FuseResidualLayerNorm.cpp - layernorm(add) -> add_layernorm --------===//
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
+#include "passes/ApplyFusionPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -44,10 +45,7 @@ struct FuseResidualLayerNormPass
     unsigned count = 0;
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseAddIntoLayerNorm>(&getContext(), count);
-    GreedyRewriteConfig config;
-    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                            config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += count;
     auto *dialect = getContext().getOrLoadDialect<EncDialect>();

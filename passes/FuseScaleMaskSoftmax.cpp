@@ -1,6 +1,7 @@
 //===- FuseScaleMaskSoftmax.cpp - softmax(mask(scale)) -> one op ----------===//
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
+#include "passes/ApplyFusionPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -84,10 +85,7 @@ struct FuseScaleMaskSoftmaxPass
     unsigned fused = 0, unscaled = 0;
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseSoftmaxChain>(&getContext(), fused, unscaled);
-    GreedyRewriteConfig config;
-    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                            config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += fused;
     numUnscaled += unscaled;
