@@ -206,13 +206,11 @@ LogicalResult EmbeddingOp::verify() {
   return success();
 }
 
-LogicalResult LinearOp::verify() {
-  Operation *op = getOperation();
-  auto x = rtt(getX()), w = rtt(getWeight()), res = rtt(getResult());
-  if (failed(checkMinRank(op, "x", x, 1)) ||
-      failed(checkRank(op, "weight", w, 2)) ||
-      failed(checkRank(op, "result", res, x.getRank())))
-    return failure();
+/// The shape rules enc.linear and enc.qlinear share: x [..., K], weight
+/// [N, K], result [..., N] with x's leading dims, bias [N].
+static LogicalResult verifyLinearShapes(Operation *op, RankedTensorType x,
+                                        RankedTensorType w,
+                                        RankedTensorType res, Value bias) {
   int64_t r = x.getRank();
   if (failed(checkDim(op, "x dim " + Twine(r - 1), x.getDimSize(r - 1),
                       "weight dim 1", w.getDimSize(1))))
@@ -224,13 +222,25 @@ LogicalResult LinearOp::verify() {
   if (failed(checkDim(op, "result dim " + Twine(r - 1), res.getDimSize(r - 1),
                       "weight dim 0", w.getDimSize(0))))
     return failure();
-  if (Value bias = getBias()) {
+  if (bias) {
     auto b = rtt(bias);
     if (failed(checkRank(op, "bias", b, 1)) ||
         failed(checkDim(op, "bias dim 0", b.getDimSize(0), "weight dim 0",
                         w.getDimSize(0))))
       return failure();
   }
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), w = rtt(getWeight()), res = rtt(getResult());
+  if (failed(checkMinRank(op, "x", x, 1)) ||
+      failed(checkRank(op, "weight", w, 2)) ||
+      failed(checkRank(op, "result", res, x.getRank())))
+    return failure();
+  if (failed(verifyLinearShapes(op, x, w, res, getBias())))
+    return failure();
   return checkOneOf(op, "epilogue", getEpilogue(),
                     {"none", "gelu", "gelu_tanh"});
 }
@@ -265,28 +275,14 @@ LogicalResult QLinearOp::verify() {
       failed(checkRank(op, "w_scale", ws, 1)) ||
       failed(checkRank(op, "result", res, x.getRank())))
     return failure();
-  int64_t r = x.getRank();
-  if (failed(checkDim(op, "x dim " + Twine(r - 1), x.getDimSize(r - 1),
-                      "weight dim 1", w.getDimSize(1))) ||
+  if (failed(verifyLinearShapes(op, x, w, res, getBias())) ||
       failed(checkDim(op, "w_scale dim 0", ws.getDimSize(0), "weight dim 0",
                       w.getDimSize(0))))
     return failure();
-  for (int64_t i = 0; i + 1 < r; ++i)
+  for (int64_t i = 0; i + 1 < x.getRank(); ++i)
     if (failed(checkDim(op, "x_scale dim " + Twine(i), xs.getDimSize(i),
-                        "x dim " + Twine(i), x.getDimSize(i))) ||
-        failed(checkDim(op, "result dim " + Twine(i), res.getDimSize(i),
                         "x dim " + Twine(i), x.getDimSize(i))))
       return failure();
-  if (failed(checkDim(op, "result dim " + Twine(r - 1), res.getDimSize(r - 1),
-                      "weight dim 0", w.getDimSize(0))))
-    return failure();
-  if (Value bias = getBias()) {
-    auto b = rtt(bias);
-    if (failed(checkRank(op, "bias", b, 1)) ||
-        failed(checkDim(op, "bias dim 0", b.getDimSize(0), "weight dim 0",
-                        w.getDimSize(0))))
-      return failure();
-  }
   auto lo = getWScaleMin(), hi = getWScaleMax();
   if (lo.has_value() != hi.has_value())
     return emitOpError()
