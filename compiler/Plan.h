@@ -16,6 +16,7 @@ namespace encc {
 
 constexpr int64_t kDimBatch = -1;
 constexpr int64_t kDimSeq = -2;
+constexpr int64_t kDimTokens = -3; ///< sum(lengths): the batch packed (artifact.fbs)
 
 enum class ValueKind : uint8_t { Input = 0, Weight = 1, Activation = 2, Output = 3 };
 enum class DType : uint8_t { F32 = 0, I32 = 1, F16 = 2, BF16 = 3, I8 = 4, U8 = 5 };
@@ -48,7 +49,14 @@ struct Plan {
 struct CodeObject {
   std::string target;                ///< e.g. "cpu-x86-64-v3"
   std::vector<std::string> features; ///< e.g. {"avx2", "fma"}
-  std::vector<uint8_t> bytes;        ///< the shared object
+  std::vector<uint8_t> bytes;        ///< the shared object (cpu) or fatbin (cuda)
+};
+
+/// A CUDA plan (CudaPlan of artifact.fbs) with its fatbin.
+struct CudaProgram {
+  Plan plan;
+  DType dtype = DType::F16; ///< activations and GEMM weights: F16 or BF16
+  CodeObject fatbin;        ///< target "cuda"
 };
 
 } // namespace encc

@@ -15,7 +15,7 @@
 
 namespace mlir::enc {
 
-enum class WeightType : uint8_t { F32, I8, I32 };
+enum class WeightType : uint8_t { F32, I8, I32, F16, BF16 };
 
 struct WeightTensor {
   WeightType type = WeightType::F32;

@@ -4,6 +4,7 @@
 
 #include "encrt/artifact_generated.h"
 #include "encrt/checksum.h"
+#include "encrt/schema_version.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -16,7 +17,6 @@ using namespace encc;
 namespace {
 
 constexpr uint64_t kAlign = 64;
-constexpr uint32_t kSchemaVersion = 1;
 
 uint64_t alignUp(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
@@ -25,22 +25,27 @@ encm::DType weightDType(mlir::enc::WeightType t) {
   case mlir::enc::WeightType::F32: return encm::DType::F32;
   case mlir::enc::WeightType::I8: return encm::DType::I8;
   case mlir::enc::WeightType::I32: return encm::DType::I32;
+  case mlir::enc::WeightType::F16: return encm::DType::F16;
+  case mlir::enc::WeightType::BF16: return encm::DType::BF16;
   }
   return encm::DType::F32;
 }
 
-/// Where each weight goes inside the weights region, by value id.
+/// Where each weight goes inside the weights region, by value id, for the CPU
+/// plan and the CUDA plan; a weight both use (or two values name) is stored once.
 struct WeightLayout {
-  std::vector<uint64_t> offset; // per value; relative to the region
-  std::vector<const mlir::enc::WeightTensor *> tensor;
+  struct PerPlan {
+    std::vector<uint64_t> offset; // per value; relative to the region
+    std::vector<const mlir::enc::WeightTensor *> tensor;
+  };
+  PerPlan cpu, cuda;
   uint64_t size = 0;
 };
 
-llvm::Expected<WeightLayout> layoutWeights(const Plan &plan, const mlir::enc::WeightStore &store) {
-  WeightLayout layout;
-  layout.offset.assign(plan.values.size(), 0);
-  layout.tensor.assign(plan.values.size(), nullptr);
-  std::map<std::string, uint64_t> placed; // a weight used by two values is stored once
+llvm::Error placeWeights(const Plan &plan, const mlir::enc::WeightStore &store, WeightLayout &layout,
+                         std::map<std::string, uint64_t> &placed, WeightLayout::PerPlan &out) {
+  out.offset.assign(plan.values.size(), 0);
+  out.tensor.assign(plan.values.size(), nullptr);
   for (size_t i = 0; i < plan.values.size(); ++i) {
     const PlanValue &v = plan.values[i];
     if (v.kind != ValueKind::Weight)
@@ -49,26 +54,34 @@ llvm::Expected<WeightLayout> layoutWeights(const Plan &plan, const mlir::enc::We
     if (!t)
       return llvm::createStringError("plan value %zu refers to weight '%s', which is not in the weight store", i,
                                      v.name.c_str());
-    layout.tensor[i] = t;
+    out.tensor[i] = t;
     auto it = placed.find(v.name);
     if (it != placed.end()) {
-      layout.offset[i] = it->second;
+      out.offset[i] = it->second;
       continue;
     }
-    layout.offset[i] = layout.size;
+    out.offset[i] = layout.size;
     placed[v.name] = layout.size;
     layout.size = alignUp(layout.size + t->bytes.size());
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<WeightLayout> layoutWeights(const ArtifactContents &c) {
+  WeightLayout layout;
+  std::map<std::string, uint64_t> placed;
+  static const Plan kNoPlan;
+  if (auto err = placeWeights(c.plan ? *c.plan : kNoPlan, *c.weights, layout, placed, layout.cpu))
+    return std::move(err);
+  if (c.cuda)
+    if (auto err = placeWeights(c.cuda->plan, *c.weights, layout, placed, layout.cuda))
+      return std::move(err);
   return layout;
 }
 
-/// Builds the FlatBuffer for a file whose weights region starts at `weightsOffset`.
-std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &wl, uint64_t weightsOffset,
-                                const std::vector<uint64_t> &codeOffsets) {
-  flatbuffers::FlatBufferBuilder fbb(1 << 20);
-  fbb.ForceDefaults(true); // table size must not depend on offset values
-
-  const Plan &plan = *c.plan;
+template <typename Builder>
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::Value>>>
+buildValues(Builder &fbb, const Plan &plan, const WeightLayout::PerPlan &wl) {
   std::vector<flatbuffers::Offset<encm::Value>> values;
   for (size_t i = 0; i < plan.values.size(); ++i) {
     const PlanValue &v = plan.values[i];
@@ -83,17 +96,59 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
                                              static_cast<encm::ValueKind>(v.kind), dtype, &v.shape, wOff, wBytes,
                                              v.firstStep, v.lastStep));
   }
+  return fbb.CreateVector(values);
+}
+
+template <typename Builder>
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::Step>>> buildSteps(Builder &fbb,
+                                                                                     const Plan &plan) {
   std::vector<flatbuffers::Offset<encm::Step>> steps;
   for (const PlanStep &s : plan.steps)
     steps.push_back(encm::CreateStepDirect(fbb, s.kernel.c_str(), s.op.c_str(), &s.operands, s.numResults,
                                            &s.iattrs, &s.fattrs));
+  return fbb.CreateVector(steps);
+}
+
+/// CPU code objects, then the CUDA fatbin (if any), in file order.
+std::vector<const CodeObject *> allCodeObjects(const ArtifactContents &c) {
+  std::vector<const CodeObject *> all;
+  for (const CodeObject &co : c.codeObjects)
+    all.push_back(&co);
+  if (c.cuda)
+    all.push_back(&c.cuda->fatbin);
+  return all;
+}
+
+/// Builds the FlatBuffer for a file whose weights region starts at `weightsOffset`.
+std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &wl, uint64_t weightsOffset,
+                                const std::vector<uint64_t> &codeOffsets) {
+  flatbuffers::FlatBufferBuilder fbb(1 << 20);
+  fbb.ForceDefaults(true); // table size must not depend on offset values
+
+  static const Plan kNoPlan;
+  const Plan &plan = c.plan ? *c.plan : kNoPlan;
+  auto values = buildValues(fbb, plan, wl.cpu);
+  auto steps = buildSteps(fbb, plan);
+  std::vector<const CodeObject *> all = allCodeObjects(c);
   std::vector<flatbuffers::Offset<encm::CodeObject>> codes;
-  for (size_t i = 0; i < c.codeObjects.size(); ++i) {
-    const CodeObject &co = c.codeObjects[i];
+  for (size_t i = 0; i < all.size(); ++i) {
+    const CodeObject &co = *all[i];
     auto features = fbb.CreateVectorOfStrings(co.features);
     codes.push_back(encm::CreateCodeObject(fbb, fbb.CreateString(co.target), features, codeOffsets[i],
                                            co.bytes.size()));
   }
+  flatbuffers::Offset<encm::CudaPlan> cuda;
+  if (c.cuda) {
+    const Plan &cp = c.cuda->plan;
+    auto cvalues = buildValues(fbb, cp, wl.cuda);
+    auto csteps = buildSteps(fbb, cp);
+    cuda = encm::CreateCudaPlan(fbb, static_cast<encm::DType>(c.cuda->dtype), cvalues, csteps,
+                                fbb.CreateVector(cp.inputs), fbb.CreateVector(cp.outputs),
+                                static_cast<uint32_t>(all.size() - 1));
+  }
+  flatbuffers::Offset<encm::WeightsFill> fill;
+  if (c.randomWeightsSeed)
+    fill = encm::CreateWeightsFill(fbb, *c.randomWeightsSeed);
 
   const TokenizerData &tk = *c.tokenizer;
   auto vocab = fbb.CreateVectorOfStrings(tk.vocab);
@@ -107,9 +162,9 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
       cfg.maxSeq, fbb.CreateString(cfg.hiddenAct), static_cast<float>(cfg.layerNormEps),
       fbb.CreateString(cfg.pooling), cfg.normalize, passes, fbb.CreateString(ENCC_VERSION), fbb.CreateString(c.source));
 
-  auto model = encm::CreateModel(fbb, kSchemaVersion, metadata, fbb.CreateVector(values), fbb.CreateVector(steps),
-                                 fbb.CreateVector(plan.inputs), fbb.CreateVector(plan.outputs), weightsOffset,
-                                 wl.size, fbb.CreateVector(codes), tokenizer);
+  auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
+                                 fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
+                                 tokenizer, fill, cuda);
   encm::FinishModelBuffer(fbb, model);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
@@ -117,20 +172,23 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
 } // namespace
 
 llvm::Expected<std::vector<uint8_t>> encc::serializeArtifact(const ArtifactContents &c) {
-  if (!c.config || !c.tokenizer || !c.plan || !c.weights)
+  if (!c.config || !c.tokenizer || !(c.plan || c.cuda) || !c.weights)
     return llvm::createStringError("serializeArtifact: incomplete contents");
-  auto wl = layoutWeights(*c.plan, *c.weights);
+  auto wl = layoutWeights(c);
   if (!wl)
     return wl.takeError();
+  // Random weights: the region has a size but no bytes in the file.
+  const uint64_t storedWeights = c.randomWeightsSeed ? 0 : wl->size;
+  std::vector<const CodeObject *> all = allCodeObjects(c);
 
   // The table's size does not depend on the offsets it stores (ForceDefaults),
   // so one sizing build fixes the layout.
   auto codeOffsetsFor = [&](uint64_t weightsOffset) {
     std::vector<uint64_t> offs;
-    uint64_t at = alignUp(weightsOffset + wl->size);
-    for (const CodeObject &co : c.codeObjects) {
+    uint64_t at = alignUp(weightsOffset + storedWeights);
+    for (const CodeObject *co : all) {
       offs.push_back(at);
-      at = alignUp(at + co.bytes.size());
+      at = alignUp(at + co->bytes.size());
     }
     return offs;
   };
@@ -141,15 +199,17 @@ llvm::Expected<std::vector<uint8_t>> encc::serializeArtifact(const ArtifactConte
   if (alignUp(table.size()) != weightsOffset)
     return llvm::createStringError("artifact layout is unstable (table size changed with offsets)");
 
-  uint64_t end = codeOffsets.empty() ? alignUp(weightsOffset + wl->size)
-                                     : codeOffsets.back() + c.codeObjects.back().bytes.size();
+  uint64_t end = codeOffsets.empty() ? alignUp(weightsOffset + storedWeights)
+                                     : codeOffsets.back() + all.back()->bytes.size();
   std::vector<uint8_t> file(end + ENCM_TRAILER_SIZE, 0);
   std::memcpy(file.data(), table.data(), table.size());
-  for (size_t i = 0; i < c.plan->values.size(); ++i)
-    if (const mlir::enc::WeightTensor *t = wl->tensor[i])
-      std::memcpy(file.data() + weightsOffset + wl->offset[i], t->bytes.data(), t->bytes.size());
-  for (size_t i = 0; i < c.codeObjects.size(); ++i)
-    std::memcpy(file.data() + codeOffsets[i], c.codeObjects[i].bytes.data(), c.codeObjects[i].bytes.size());
+  if (!c.randomWeightsSeed)
+    for (const WeightLayout::PerPlan *pp : {&wl->cpu, &wl->cuda})
+      for (size_t i = 0; i < pp->tensor.size(); ++i)
+        if (const mlir::enc::WeightTensor *t = pp->tensor[i])
+          std::memcpy(file.data() + weightsOffset + pp->offset[i], t->bytes.data(), t->bytes.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    std::memcpy(file.data() + codeOffsets[i], all[i]->bytes.data(), all[i]->bytes.size());
   uint64_t sum = encm_checksum64(file.data(), end);
   std::memcpy(file.data() + end, ENCM_TRAILER_MAGIC, 8);
   for (int i = 0; i < 8; ++i)

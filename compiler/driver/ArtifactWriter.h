@@ -14,6 +14,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,13 @@ namespace encc {
 struct ArtifactContents {
   const ModelConfig *config = nullptr;
   const TokenizerData *tokenizer = nullptr;
-  const Plan *plan = nullptr;
+  const Plan *plan = nullptr;       ///< the CPU plan; null: CUDA only (then `cuda` is set)
+  const CudaProgram *cuda = nullptr; ///< the CUDA plan + fatbin, or null
   const mlir::enc::WeightStore *weights = nullptr;
-  std::vector<CodeObject> codeObjects; ///< best first
+  std::vector<CodeObject> codeObjects; ///< CPU code objects, best first
+  /// Set: the file stores no weight bytes; the runtime generates them from
+  /// this seed at load (WeightsFill in artifact.fbs).
+  std::optional<uint64_t> randomWeightsSeed;
   std::vector<std::string> passes;
   std::string source; ///< what was compiled, as the user named it
 };

@@ -139,8 +139,9 @@ TEST_F(RuntimeTest, WrongIdentifierAndVersion) {
   auto spec = TestModel::spec(kernels());
   spec.schemaVersion = 7;
   expectLoadError(writeArtifact(spec), kBad,
-                  "schema version 7, this runtime reads version 1 (recompile "
-                  "with a matching encc)");
+                  "schema version 7, this runtime reads version " +
+                      std::to_string(ENCM_SCHEMA_VERSION) +
+                      " (recompile with a matching encc)");
 }
 
 TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {

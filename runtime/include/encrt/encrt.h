@@ -62,6 +62,11 @@ typedef struct encrt_session encrt_session;
 typedef struct encrt_model_options {
   int32_t num_threads;    /* threads of the model's pool; 0 = all cores */
   const char *cpu_target; /* e.g. "cpu-x86-64-v2"; NULL = best this CPU runs */
+  /* "cpu", "cuda" (device 0), "cuda:N", or NULL / "auto": CUDA when the
+     artifact has a CUDA plan and a CUDA device is present, else CPU.
+     Asking for CUDA without a device (or a CUDA plan) is an ENCRT_UNSUPPORTED
+     error ("no CUDA device: ..."), never a silent fallback. */
+  const char *device;
 } encrt_model_options;
 
 ENCRT_API void encrt_model_options_initialize(encrt_model_options *options);
@@ -80,9 +85,12 @@ typedef struct encrt_model_info {
   const char *pooling; /* "none", "cls", "mean" */
   int32_t normalize;
   int32_t has_pooled_output;
-  const char *cpu_target; /* chosen code object */
-  int32_t num_steps;
+  const char *cpu_target; /* chosen CPU code object; "" on CUDA */
+  int32_t num_steps;      /* of the plan that runs */
   uint64_t weight_bytes;
+  const char *device;     /* "cpu" or "cuda:N <GPU name>" */
+  int32_t random_weights; /* 1: weights generated at load (benchmarking only;
+                             outputs are meaningless) */
 } encrt_model_info;
 
 /* Strings stay valid while the model is alive. */
@@ -115,8 +123,9 @@ ENCRT_API void encrt_session_release(encrt_session *session);
 
 /* ids: [batch*seq] row-major, right-padded (ids past lengths[b] are ignored);
    lengths: [batch], 1 <= lengths[b] <= seq <= max_seq.
-   out_hidden: batch*seq*hidden floats or NULL (rows past lengths[b] are what
-   the model computes for padding: do not rely on them);
+   out_hidden: batch*seq*hidden floats or NULL (rows past lengths[b]: 0 for
+   packed plans, whose hidden output is [DIM_TOKENS, H] (every fused build);
+   for padded plans what the model computes for padding: do not rely on them);
    out_pooled: batch*hidden floats or NULL (error if requested and the model
    has no pooled output). */
 ENCRT_API encrt_status *encrt_session_run(encrt_session *session,
