@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -12,6 +13,8 @@ namespace encrt::rt {
 
 namespace {
 
+/// Value.shape's symbolic dims (artifact.fbs).
+constexpr int64_t kDimBatch = -1, kDimSeq = -2, kDimTokens = -3;
 /// Largest single buffer the arena accepts; keeps every offset sum far from
 /// overflow.
 constexpr uint64_t kMaxValueBytes = uint64_t(1) << 48;
@@ -62,15 +65,23 @@ Session::Session(std::shared_ptr<const LoadedModel> model, bool profiling)
   operandPtrs_.assign(total, nullptr);
   if (profiling_)
     profile_.assign(steps.size(), StepProfile{});
+  if (m.outputs() && m.outputs()->size() > 0) {
+    const encm::Value &hidden = *values.Get(m.outputs()->Get(0));
+    packedHidden_ = hidden.shape() && hidden.shape()->size() > 0 &&
+                    hidden.shape()->Get(0) == kDimTokens;
+  }
 }
 
 Session::~Session() { std::free(arena_); }
 
 uint64_t Session::valueBytes(const encm::Value &value, int64_t batch,
-                             int64_t seq) const {
+                             int64_t seq, int64_t tokens) const {
   uint64_t bytes = dtypeSize(value.dtype());
   for (int64_t d : *value.shape()) {
-    uint64_t dim = d == -1 ? uint64_t(batch) : d == -2 ? uint64_t(seq) : uint64_t(d);
+    uint64_t dim = d == kDimBatch    ? uint64_t(batch)
+                   : d == kDimSeq    ? uint64_t(seq)
+                   : d == kDimTokens ? uint64_t(tokens)
+                                     : uint64_t(d);
     if (__builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxValueBytes)
       fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
            " is too large: value ", value.id(), " would exceed ",
@@ -82,9 +93,14 @@ uint64_t Session::valueBytes(const encm::Value &value, int64_t batch,
 void Session::plan(int64_t batch, int64_t seq) {
   if (batch == plannedBatch_ && seq == plannedSeq_)
     return;
+  // Packed values ([DIM_TOKENS, ...]) get room for the most tokens a run of
+  // this shape can hold, batch * seq: one placement serves every mix of
+  // lengths, so runs that differ only in their lengths never re-plan or
+  // allocate.
   const auto &values = *model_->model().values();
   for (size_t k = 0; k < arenaValues_.size(); ++k)
-    requests_[k].bytes = valueBytes(*values.Get(arenaValues_[k]), batch, seq);
+    requests_[k].bytes =
+        valueBytes(*values.Get(arenaValues_[k]), batch, seq, batch * seq);
   uint64_t needed = planArena(requests_, offsets_);
   needed = std::max<uint64_t>(needed, kArenaAlign);
   if (needed > arenaCapacity_) {
@@ -145,14 +161,22 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
   const encm::Model &m = model_->model();
   const int64_t hidden = model_->metadata().hidden_size();
 
-  // Inputs: copies with the padding zeroed.
+  // Inputs: copies with the padding zeroed; the packed layout's offsets.
   ids_.resize(static_cast<size_t>(batch * seq));
   lengths_.assign(lengths, lengths + batch);
+  seqOffsets_.resize(static_cast<size_t>(batch + 1));
+  seqOffsets_[0] = 0;
+  int64_t tokens = 0;
   for (int64_t b = 0; b < batch; ++b) {
     const int32_t *src = ids + b * seq;
     int32_t *dst = ids_.data() + b * seq;
     std::memcpy(dst, src, sizeof(int32_t) * lengths[b]);
     std::fill(dst + lengths[b], dst + seq, 0);
+    tokens += lengths[b];
+    if (tokens > INT32_MAX)
+      fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
+           " holds more than 2^31 - 1 tokens");
+    seqOffsets_[b + 1] = static_cast<int32_t>(tokens);
   }
   plan(batch, seq);
   valuePtrs_[m.inputs()->Get(0)] = ids_.data();
@@ -169,7 +193,8 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
       const auto &values = *m.values();
       for (uint32_t o = ops->size() - step.num_results(); o < ops->size(); ++o) {
         const encm::Value &v = *values.Get(ops->Get(o));
-        resultElements += valueBytes(v, batch, seq) / dtypeSize(v.dtype());
+        resultElements +=
+            valueBytes(v, batch, seq, tokens) / dtypeSize(v.dtype());
       }
     }
     enc_step_ctx ctx;
@@ -181,6 +206,8 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
     ctx.num_iattrs = step.iattrs() ? static_cast<int32_t>(step.iattrs()->size()) : 0;
     ctx.fattrs = step.fattrs() ? step.fattrs()->data() : nullptr;
     ctx.num_fattrs = step.fattrs() ? static_cast<int32_t>(step.fattrs()->size()) : 0;
+    ctx.offsets = seqOffsets_.data();
+    ctx.tokens = tokens;
 
     ThreadPool &pool = model_->pool();
     uint64_t maxTasks = 4 * static_cast<uint64_t>(pool.numThreads());
@@ -201,9 +228,19 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
     }
   }
 
-  if (outHidden)
+  if (outHidden && packedHidden_) {
+    // [tokens, H] -> [batch, seq, H]; padding rows are zero.
+    const float *src = static_cast<const float *>(valuePtrs_[m.outputs()->Get(0)]);
+    for (int64_t b = 0; b < batch; ++b) {
+      float *dst = outHidden + b * seq * hidden;
+      const size_t valid = static_cast<size_t>(lengths_[b] * hidden);
+      std::memcpy(dst, src + int64_t(seqOffsets_[b]) * hidden, sizeof(float) * valid);
+      std::fill(dst + valid, dst + seq * hidden, 0.0f);
+    }
+  } else if (outHidden) {
     std::memcpy(outHidden, valuePtrs_[m.outputs()->Get(0)],
                 sizeof(float) * static_cast<size_t>(batch * seq * hidden));
+  }
   if (outPooled)
     std::memcpy(outPooled, valuePtrs_[m.outputs()->Get(1)],
                 sizeof(float) * static_cast<size_t>(batch * hidden));

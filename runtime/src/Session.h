@@ -1,12 +1,15 @@
 //===- Session.h - Running the plan of a loaded model ---------------------===//
 //
 // A session owns an arena. For each (batch, seq) it places every Activation
-// and Output value (planArena over the live ranges the compiler recorded),
-// growing the arena only when a shape needs more; Input values point at its
-// copies of the caller's ids (padding zeroed) and lengths, Weight values into
-// the mapping. run() validates its arguments, calls every step's kernel for
-// each task on the model's pool, and copies the outputs out. Not thread-safe:
-// one session per thread.
+// and Output value (planArena over the live ranges the compiler recorded;
+// packed [DIM_TOKENS, ...] values sized for batch * seq tokens), growing the
+// arena only when a shape needs more; Input values point at its copies of the
+// caller's ids (padding zeroed) and lengths, Weight values into the mapping.
+// run() validates its arguments, computes the packed offsets (kernel_abi.h),
+// calls every step's kernel for each task on the model's pool, and copies the
+// outputs out; a packed hidden output ([DIM_TOKENS, H]) is scattered into the
+// caller's padded layout with zero padding rows. Not thread-safe: one session
+// per thread.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_SESSION_H
@@ -51,8 +54,8 @@ private:
   void validate(const int32_t *ids, const int32_t *lengths, int64_t batch,
                 int64_t seq, bool wantPooled) const;
   void plan(int64_t batch, int64_t seq);
-  uint64_t valueBytes(const encm::Value &value, int64_t batch,
-                      int64_t seq) const;
+  uint64_t valueBytes(const encm::Value &value, int64_t batch, int64_t seq,
+                      int64_t tokens) const;
 
   std::shared_ptr<const LoadedModel> model_;
   bool profiling_;
@@ -62,6 +65,7 @@ private:
   uint8_t *arena_ = nullptr;
   uint64_t arenaCapacity_ = 0;
   int64_t plannedBatch_ = 0, plannedSeq_ = 0;
+  bool packedHidden_ = false;              ///< hidden output is [DIM_TOKENS, H]
   std::vector<uint32_t> arenaValues_;      ///< Activation/Output value ids
   std::vector<ArenaRequest> requests_;     ///< parallel to arenaValues_
   std::vector<uint64_t> offsets_;          ///< parallel to arenaValues_
@@ -69,6 +73,7 @@ private:
   std::vector<void *> operandPtrs_;        ///< all steps' operands, flat
   std::vector<size_t> operandStart_;       ///< per step, into operandPtrs_
   std::vector<int32_t> ids_, lengths_;     ///< validated copies
+  std::vector<int32_t> seqOffsets_;        ///< [batch + 1] prefix sum of lengths_
 };
 
 } // namespace encrt::rt

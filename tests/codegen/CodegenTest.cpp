@@ -2,7 +2,8 @@
 //
 // Builds small encoder graphs as enc IR text (embedding, layernorm, attention
 // with mask/softmax, FFN with gelu epilogues, pooling, l2norm; and the fused
-// ops: split, attention, scale_mask_softmax, div, add_layernorm), generates and
+// ops: split, attention, scale_mask_softmax, div, add_layernorm; without the
+// unfused attention the plan is packed, [T, ...]), generates and
 // compiles their CPU code, dlopens it, runs the plan with buffers allocated
 // here (dead activations are poisoned with NaN right after their last step,
 // so a wrong lifetime shows up as a wrong result) and compares with a
@@ -348,18 +349,23 @@ void loadObject(const CodeObject &obj, const std::string &dir, Loaded &out) {
   ASSERT_NE(out.handle, nullptr) << dlerror();
 }
 
-int64_t elems(const PlanValue &v, int64_t B, int64_t S) {
+int64_t elems(const PlanValue &v, int64_t B, int64_t S, int64_t T) {
   int64_t n = 1;
   for (int64_t d : v.shape)
-    n *= d == kDimBatch ? B : d == kDimSeq ? S : d;
+    n *= d == kDimBatch ? B : d == kDimSeq ? S : d == kDimTokens ? T : d;
   return n;
 }
 
-/// Runs the plan; returns the outputs in plan order.
+/// Runs the plan; returns the outputs in plan order, per-token outputs of a
+/// packed plan ([kDimTokens, ...]) scattered to [B, S, ...] with zero padding.
 std::vector<std::vector<float>>
 runPlan(const Plan &plan, void *handle, const WeightStore &ws,
         std::vector<int32_t> ids, std::vector<int32_t> lengths, int64_t B,
         int64_t S, int32_t numTasks) {
+  std::vector<int32_t> offsets(B + 1, 0);
+  for (int64_t b = 0; b < B; ++b)
+    offsets[b + 1] = offsets[b] + lengths[b];
+  const int64_t T = offsets[B];
   std::vector<std::vector<float>> storage(plan.values.size());
   std::vector<void *> ptr(plan.values.size(), nullptr);
   for (size_t i = 0; i < plan.values.size(); ++i) {
@@ -367,7 +373,7 @@ runPlan(const Plan &plan, void *handle, const WeightStore &ws,
     if (v.kind == ValueKind::Weight)
       ptr[i] = const_cast<uint8_t *>(ws.find(v.name)->bytes.data());
     else if (v.kind == ValueKind::Activation || v.kind == ValueKind::Output) {
-      storage[i].assign(elems(v, B, S), NAN);
+      storage[i].assign(elems(v, B, S, T), NAN);
       ptr[i] = storage[i].data();
     }
   }
@@ -385,7 +391,8 @@ runPlan(const Plan &plan, void *handle, const WeightStore &ws,
     enc_step_ctx ctx{bufs.data(),        lengths.data(),
                      B,                  S,
                      step.iattrs.data(), int32_t(step.iattrs.size()),
-                     step.fattrs.data(), int32_t(step.fattrs.size())};
+                     step.fattrs.data(), int32_t(step.fattrs.size()),
+                     offsets.data(),     T};
     for (int32_t t = numTasks - 1; t >= 0; --t)
       fn(&ctx, t, numTasks);
     // Poison what dies here: a too-short lifetime becomes a NaN downstream.
@@ -395,8 +402,20 @@ runPlan(const Plan &plan, void *handle, const WeightStore &ws,
         std::fill(storage[i].begin(), storage[i].end(), NAN);
   }
   std::vector<std::vector<float>> outs;
-  for (uint32_t id : plan.outputs)
-    outs.push_back(storage[id]);
+  for (uint32_t id : plan.outputs) {
+    const PlanValue &v = plan.values[id];
+    if (v.shape.empty() || v.shape[0] != kDimTokens) {
+      outs.push_back(storage[id]);
+      continue;
+    }
+    const int64_t row = elems(v, B, S, T) / std::max<int64_t>(T, 1);
+    std::vector<float> padded(B * S * row, 0.0f);
+    for (int64_t b = 0; b < B; ++b)
+      std::copy(storage[id].begin() + offsets[b] * row,
+                storage[id].begin() + offsets[b + 1] * row,
+                padded.begin() + b * S * row);
+    outs.push_back(std::move(padded));
+  }
   return outs;
 }
 
@@ -669,8 +688,10 @@ constexpr float kFusedDivisor = 3.0f;
 /// a = attention(q, k, v); ap = attention(qkv);
 /// m = merge_heads(scale_mask_softmax(split_heads(q) · split_heads(k)ᵀ)
 ///                 · split_heads(v));
-/// returns (add_layernorm(m, div(ap, 3)), a, m).
-std::string fusedModuleText(const FusedCfg &c) {
+/// returns (add_layernorm(m, div(ap, 3)), a, m). Without `unfused` (no
+/// split_heads / matmul / scale_mask_softmax, so the plan is packed) m is a
+/// and the third result is ap.
+std::string fusedModuleText(const FusedCfg &c, bool unfused = true) {
   const std::string H = std::to_string(c.H), H3 = std::to_string(3 * c.H),
                     NH = std::to_string(c.NH), D = std::to_string(c.D()),
                     V = std::to_string(c.V), P = std::to_string(c.P);
@@ -702,23 +723,28 @@ std::string fusedModuleText(const FusedCfg &c) {
   s += "  %ap = enc.attention %qkv, %lengths" + attnAttrs + " : (" + act3 +
        ", " + lens + ") -> " + act + "\n";
   for (const char *t : {"q", "k", "v"})
-    s += std::string("  %") + t + "h = enc.split_heads %" + t +
+    if (unfused)
+      s += std::string("  %") + t + "h = enc.split_heads %" + t +
          " {num_heads = " + NH + " : i64} : " + act + " -> " + heads + "\n";
-  s += "  %s = enc.matmul %qh, %kh {transpose_b} : (" + heads + ", " + heads +
-       ") -> " + scores + "\n";
-  s += "  %p = enc.scale_mask_softmax %s, %lengths {padding = \"right\", "
-       "scale = " + std::string(scale) + " : f32} : (" + scores + ", " + lens +
-       ") -> " + scores + "\n";
-  s += "  %c = enc.matmul %p, %vh : (" + scores + ", " + heads + ") -> " +
-       heads + "\n";
-  s += "  %m = enc.merge_heads %c : " + heads + " -> " + act + "\n";
+  if (unfused) {
+    s += "  %s = enc.matmul %qh, %kh {transpose_b} : (" + heads + ", " + heads +
+         ") -> " + scores + "\n";
+    s += "  %p = enc.scale_mask_softmax %s, %lengths {padding = \"right\", "
+         "scale = " + std::string(scale) + " : f32} : (" + scores + ", " + lens +
+         ") -> " + scores + "\n";
+    s += "  %c = enc.matmul %p, %vh : (" + scores + ", " + heads + ") -> " +
+         heads + "\n";
+    s += "  %m = enc.merge_heads %c : " + heads + " -> " + act + "\n";
+  }
+  const std::string m = unfused ? "%m" : "%a";
   s += "  %d = enc.div %ap {divisor = 3.0 : f32} : " + act + "\n";
   s += "  %g = enc.weight \"ln.g\" : " + tensor(H) + "\n";
   s += "  %b = enc.weight \"ln.b\" : " + tensor(H) + "\n";
-  s += "  %y = enc.add_layernorm %m, %d, %g, %b {epsilon = 1.0e-05 : f32} : (" +
+  s += "  %y = enc.add_layernorm " + m + ", %d, %g, %b {epsilon = 1.0e-05 : f32} : (" +
        act + ", " + act + ", " + tensor(H) + ", " + tensor(H) + ") -> " + act +
        "\n";
-  s += "  return %y, %a, %m : " + act + ", " + act + ", " + act + "\n}\n";
+  s += std::string("  return %y, %a, ") + (unfused ? "%m" : "%ap") + " : " + act + ", " +
+       act + ", " + act + "\n}\n";
   return s;
 }
 
@@ -780,21 +806,33 @@ std::pair<Mat, Mat> fusedReference(const FusedCfg &c, const WeightStore &ws,
   return {y, attn};
 }
 
-void checkFusedGraph(const FusedCfg &c, CpuLevel level) {
+/// `unfused`: the graph with the unfused attention branch (a padded plan);
+/// else without it, a packed plan.
+void checkFusedGraph(const FusedCfg &c, CpuLevel level, bool unfused = true) {
   SCOPED_TRACE("H=" + std::to_string(c.H) + " NH=" + std::to_string(c.NH) +
-               " " + cpuLevelName(level));
+               " " + cpuLevelName(level) + (unfused ? " padded" : " packed"));
   WeightStore ws = fusedWeights(c);
   auto ctx = makeContext();
-  const std::string text = fusedModuleText(c);
+  const std::string text = fusedModuleText(c, unfused);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, ctx.get());
   ASSERT_TRUE(module) << text;
   auto code = generateCpuCode(*module, ws);
   ASSERT_TRUE(bool(code)) << errorText(code.takeError());
   const Plan &plan = code->plan;
   checkPlanInvariants(plan, ws);
+  EXPECT_EQ(code->packed, !unfused);
+  // Packed: every per-token value is [T, ...]; padded: [B, S, ...].
+  const std::vector<int64_t> tokenDims =
+      unfused ? std::vector<int64_t>{kDimBatch, kDimSeq} : std::vector<int64_t>{kDimTokens};
+  for (uint32_t id : plan.outputs) {
+    std::vector<int64_t> want = tokenDims;
+    want.push_back(c.H);
+    EXPECT_EQ(plan.values[id].shape, want) << plan.values[id].name;
+  }
 
   // Symbols, attributes and the three-result split step.
   const std::string H = std::to_string(c.H), NH = std::to_string(c.NH);
+  const std::string tok = unfused ? "BxS" : "T";
   std::set<std::string> symbols;
   for (const PlanStep &st : plan.steps) {
     symbols.insert(st.kernel);
@@ -816,17 +854,21 @@ void checkFusedGraph(const FusedCfg &c, CpuLevel level) {
     if (st.op == "enc.split") {
       EXPECT_EQ(st.numResults, 3u);
       ASSERT_EQ(st.operands.size(), 4u);
-      for (int i = 1; i <= 3; ++i)
-        EXPECT_EQ(plan.values[st.operands[i]].shape,
-                  (std::vector<int64_t>{kDimBatch, kDimSeq, c.H}));
+      for (int i = 1; i <= 3; ++i) {
+        std::vector<int64_t> want = tokenDims;
+        want.push_back(c.H);
+        EXPECT_EQ(plan.values[st.operands[i]].shape, want);
+      }
     }
   }
-  for (std::string sym :
-       {"enc_split_f32_BxSx" + std::to_string(3 * c.H) + "_p3",
-        "enc_attention_f32_BxSx" + H + "_h" + NH,
-        "enc_attention_packed_f32_BxSx" + H + "_h" + NH,
-        "enc_scale_mask_softmax_f32_Bx" + NH + "xSxS",
-        "enc_div_f32_BxSx" + H, "enc_add_layernorm_f32_BxSx" + H})
+  std::vector<std::string> wantSymbols = {
+      "enc_split_f32_" + tok + "x" + std::to_string(3 * c.H) + "_p3",
+      "enc_attention_f32_" + tok + "x" + H + "_h" + NH,
+      "enc_attention_packed_f32_" + tok + "x" + H + "_h" + NH,
+      "enc_div_f32_" + tok + "x" + H, "enc_add_layernorm_f32_" + tok + "x" + H};
+  if (unfused)
+    wantSymbols.push_back("enc_scale_mask_softmax_f32_Bx" + NH + "xSxS");
+  for (const std::string &sym : wantSymbols)
     EXPECT_TRUE(symbols.count(sym)) << sym << " in\n" << code->source;
 
   const std::string dir = tempDir("encc-codegen-fused");
@@ -858,7 +900,12 @@ void checkFusedGraph(const FusedCfg &c, CpuLevel level) {
         valid[i] = int64_t(i / c.H) % run.S < run.lengths[(i / c.H) / run.S];
       expectClose(outs[0], y, valid, "add_layernorm(m, div(attention(qkv)))");
       expectClose(outs[1], attn, valid, "attention(q, k, v)");
-      expectClose(outs[2], attn, valid, "merge_heads(sms(...) . v)");
+      expectClose(outs[2], attn, valid,
+                  unfused ? "merge_heads(sms(...) . v)" : "attention(qkv)");
+      if (!unfused) // packed outputs are scattered with zero padding rows
+        for (size_t i = 0; i < valid.size(); ++i)
+          if (!valid[i])
+            ASSERT_EQ(outs[0][i], 0.0f) << i;
     }
   llvm::sys::fs::remove_directories(dir);
 }
@@ -873,6 +920,14 @@ TEST(CpuCodegenFused, HeadDim32) {
   c.NH = 2;
   checkFusedGraph(c, CpuLevel::X86_64_V3);
   checkFusedGraph(c, CpuLevel::X86_64_V2); // 8-lane vectors as SSE pairs
+}
+
+TEST(CpuCodegenFused, PackedPlan) {
+  checkFusedGraph(FusedCfg{}, CpuLevel::X86_64_V3, /*unfused=*/false);
+  FusedCfg c;
+  c.H = 64;
+  c.NH = 2;
+  checkFusedGraph(c, CpuLevel::X86_64_V3, /*unfused=*/false);
 }
 
 //===----------------------------------------------------------------------===//

@@ -281,6 +281,10 @@ struct PlanRun {
 PlanRun runPlan(const Plan &plan, void *handle, WeightStore &ws,
             std::vector<int32_t> &ids, std::vector<int32_t> &lengths,
             int64_t B, int64_t S, int32_t numTasks) {
+  std::vector<int32_t> offsets(B + 1, 0);
+  for (int64_t b = 0; b < B; ++b)
+    offsets[b + 1] = offsets[b] + lengths[b];
+  const int64_t T = offsets[B];
   PlanRun run;
   run.storage.resize(plan.values.size());
   run.ptr.assign(plan.values.size(), nullptr);
@@ -291,7 +295,7 @@ PlanRun runPlan(const Plan &plan, void *handle, WeightStore &ws,
     } else if (v.kind == ValueKind::Activation || v.kind == ValueKind::Output) {
       int64_t n = dtypeBytes(v.dtype);
       for (int64_t d : v.shape)
-        n *= d == kDimBatch ? B : d == kDimSeq ? S : d;
+        n *= d == kDimBatch ? B : d == kDimSeq ? S : d == kDimTokens ? T : d;
       run.storage[i].assign((n + 3) / 4, NAN);
       run.ptr[i] = run.storage[i].data();
     }
@@ -309,7 +313,8 @@ PlanRun runPlan(const Plan &plan, void *handle, WeightStore &ws,
     enc_step_ctx ctx{bufs.data(),        lengths.data(),
                      B,                  S,
                      step.iattrs.data(), int32_t(step.iattrs.size()),
-                     step.fattrs.data(), int32_t(step.fattrs.size())};
+                     step.fattrs.data(), int32_t(step.fattrs.size()),
+                     offsets.data(),     T};
     for (int32_t task = numTasks - 1; task >= 0; --task)
       fn(&ctx, task, numTasks);
   }
@@ -385,6 +390,7 @@ TEST_P(Int8Codegen, EveryStepMatchesQuantisedDoubleMath) {
   auto code = generateCpuCode(*module, W.store);
   ASSERT_TRUE(bool(code)) << llvm::toString(code.takeError());
   const Plan &plan = code->plan;
+  EXPECT_TRUE(code->packed) << "every op of the graph has a packed kernel";
 
   // The artifact carries the packed weights, never the unpacked int8 ones;
   // both quantize ops after a (add_)layernorm are fused into it.
@@ -430,11 +436,18 @@ TEST_P(Int8Codegen, EveryStepMatchesQuantisedDoubleMath) {
                           Shape{1, 15, {15}, 16}}) {
     SCOPED_TRACE("B=" + std::to_string(sh.B) + " S=" + std::to_string(sh.S) + " tasks=" +
                  std::to_string(sh.tasks));
-    const int64_t R = sh.B * sh.S;
-    std::mt19937 rng(5 + R);
-    std::vector<int32_t> ids(R), lengths = sh.lengths;
+    std::mt19937 rng(5 + sh.B * sh.S);
+    std::vector<int32_t> ids(sh.B * sh.S), lengths = sh.lengths;
     for (auto &id : ids)
       id = std::uniform_int_distribution<int32_t>(0, V - 1)(rng);
+    // The plan's rows: the packed plan holds the valid tokens only (row r is
+    // token padIndex[r] of the padded [B, S] ids), the padded one every slot.
+    std::vector<int64_t> padIndex;
+    for (int64_t b = 0; b < sh.B; ++b)
+      for (int64_t t = 0; t < sh.S; ++t)
+        if (!code->packed || t < lengths[b])
+          padIndex.push_back(b * sh.S + t);
+    const int64_t R = padIndex.size();
     PlanRun run = runPlan(plan, handle, W.store, ids, lengths, sh.B, sh.S, sh.tasks);
     auto buf = [&](size_t step, size_t operand) {
       return run.ptr[plan.steps[step].operands[operand]];
@@ -444,8 +457,8 @@ TEST_P(Int8Codegen, EveryStepMatchesQuantisedDoubleMath) {
     Vec e(R * H);
     for (int64_t r = 0; r < R; ++r)
       for (int64_t j = 0; j < H; ++j)
-        e[r * H + j] = W.q["word"][ids[r] * H + j] * W.s["word"][ids[r]] +
-                       W.f["pos"][(r % sh.S + 1) * H + j] + W.f["type"][j];
+        e[r * H + j] = W.q["word"][ids[padIndex[r]] * H + j] * W.s["word"][ids[padIndex[r]]] +
+                       W.f["pos"][(padIndex[r] % sh.S + 1) * H + j] + W.f["type"][j];
     expectNear(floats(buf(0, 5), R * H), e, 1e-5, "embedding");
     // Step 1: layernorm + quantize (inputs: e, g, b; results x, xq, xs).
     Vec x = layerNorm(floats(buf(1, 0), R * H), R, W.f["ln.g"], W.f["ln.b"]);
@@ -480,7 +493,8 @@ TEST_P(Int8Codegen, EveryStepMatchesQuantisedDoubleMath) {
     Vec ef(R * H);
     for (int64_t r = 0; r < R; ++r)
       for (int64_t j = 0; j < H; ++j)
-        ef[r * H + j] = W.f["word"][ids[r] * H + j] + W.f["pos"][(r % sh.S + 1) * H + j] + W.f["type"][j];
+        ef[r * H + j] = W.f["word"][ids[padIndex[r]] * H + j] +
+                        W.f["pos"][(padIndex[r] % sh.S + 1) * H + j] + W.f["type"][j];
     Vec xf = layerNorm(ef, R, W.f["ln.g"], W.f["ln.b"]);
     Vec h1 = linear(xf, R, H, W.f["f1"], FF, &W.f["f1.b"], kGelu);
     Vec h2 = linear(h1, R, FF, W.f["f2"], H, nullptr, kNone);

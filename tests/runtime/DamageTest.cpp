@@ -8,6 +8,7 @@
 #include "TestUtil.h"
 
 #include "encrt/checksum.h"
+#include "encrt/kernel_abi.h"
 #include "encrt/schema_version.h"
 
 #include <cstring>
@@ -294,7 +295,7 @@ TEST_F(RuntimeTest, KernelAbiMismatch) {
   spec.codes[0].bytes = badAbiKernels();
   expectLoadError(writeArtifact(spec), ENCRT_UNSUPPORTED,
                   "code object cpu-x86-64-v2 has kernel ABI version 99, this "
-                  "runtime speaks version 1");
+                  "runtime speaks version " + std::to_string(ENC_KERNEL_ABI_VERSION));
 }
 
 TEST_F(RuntimeTest, ManyModelsLoadTheirOwnCode) {

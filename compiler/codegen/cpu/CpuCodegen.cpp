@@ -10,6 +10,13 @@
 // symbol serves every step with the same shapes. A multi-result op (enc.split)
 // is one step whose last numResults operands are its results.
 //
+// Packed plans: when every op of @forward has a packed kernel (the fused
+// pipeline; not the unfused attention of --pipeline=none), every per-token
+// value [B, S, ...] is planned as [T, ...] (kDimTokens, the run's real
+// tokens): row-wise kernels get c->tokens rows, and embedding, attention and
+// pool use their packed forms, which read c->offsets. Otherwise the plan is
+// padded, exactly as before.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/cpu/CpuCodegen.h"
 // For packWeightsQ8 / packWeightsF32 (ISA-independent); their vector helpers
@@ -65,10 +72,15 @@ llvm::Error opError(Operation *op, const llvm::Twine &msg) {
 using Shape = std::vector<int64_t>;
 
 /// Plan shape of a tensor type: a dynamic dim 0 is the batch, any other
-/// dynamic dim the sequence.
-Shape planShape(RankedTensorType t) {
+/// dynamic dim the sequence; `packed`: leading [batch, seq] is one token dim.
+Shape planShape(RankedTensorType t, bool packed = false) {
   Shape s;
-  for (int64_t i = 0; i < t.getRank(); ++i) {
+  int64_t i = 0;
+  if (packed && t.getRank() >= 2 && t.isDynamicDim(0) && t.isDynamicDim(1)) {
+    s.push_back(kDimTokens);
+    i = 2;
+  }
+  for (; i < t.getRank(); ++i) {
     int64_t d = t.getDimSize(i);
     s.push_back(mlir::ShapedType::isDynamic(d) ? (i == 0 ? kDimBatch : kDimSeq)
                                                : d);
@@ -81,6 +93,8 @@ std::string dimExpr(int64_t d) {
     return "c->batch";
   if (d == kDimSeq)
     return "c->seq";
+  if (d == kDimTokens)
+    return "c->tokens";
   return "int64_t(" + std::to_string(d) + ")";
 }
 
@@ -104,13 +118,39 @@ std::string shapeTag(const Shape &s, size_t b = 0, size_t e = SIZE_MAX) {
   for (size_t i = b; i < e; ++i) {
     if (!tag.empty())
       tag += "x";
-    tag += s[i] == kDimBatch ? "B" : s[i] == kDimSeq ? "S" : std::to_string(s[i]);
+    tag += s[i] == kDimBatch    ? "B"
+           : s[i] == kDimSeq    ? "S"
+           : s[i] == kDimTokens ? "T"
+                                : std::to_string(s[i]);
   }
   return tag.empty() ? "scalar" : tag;
 }
 
 /// A static template argument: the dim if static, 0 (= run-time) otherwise.
 std::string staticArg(int64_t d) { return std::to_string(d >= 0 ? d : 0); }
+
+/// Whether every compute op of `func` has a packed kernel and every dynamic
+/// tensor is per token ([?, ?, static...]) or per sequence ([?, static...]).
+bool canRunPacked(mlir::func::FuncOp func) {
+  using namespace mlir::enc;
+  for (Operation &op : func.getBody().front()) {
+    if (isa<WeightOp, mlir::func::ReturnOp>(op))
+      continue;
+    if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, AttentionOp,
+             SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, ScaleOp,
+             DivOp, PoolOp, L2NormOp>(op))
+      return false;
+    for (Value r : op.getResults()) {
+      auto t = dyn_cast<RankedTensorType>(r.getType());
+      if (!t || t.getRank() < 1 || !t.isDynamicDim(0))
+        return false;
+      for (int64_t i = 2; i < t.getRank(); ++i)
+        if (t.isDynamicDim(i))
+          return false;
+    }
+  }
+  return true;
+}
 
 struct Kernel {
   std::string symbol;
@@ -121,7 +161,8 @@ struct Kernel {
 
 class Generator {
 public:
-  explicit Generator(mlir::enc::WeightStore &weights) : weights_(weights) {}
+  Generator(mlir::enc::WeightStore &weights, bool allowPacked)
+      : weights_(weights), allowPacked_(allowPacked) {}
 
   llvm::Expected<CpuCodegenResult> run(mlir::ModuleOp module);
 
@@ -161,6 +202,8 @@ private:
 
   mlir::enc::WeightStore &weights_;
   Plan plan_;
+  bool allowPacked_;
+  bool packed_ = false; ///< per-token values are [kDimTokens, ...]
   llvm::DenseMap<Value, uint32_t> ids_;
   llvm::DenseMap<Value, WeightInfo> weightOps_;    ///< enc.weight results
   std::map<std::string, uint32_t> weightIds_;
@@ -335,15 +378,26 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
   Kernel k;
 
   if (auto e = dyn_cast<EmbeddingOp>(op)) {
-    if (auto err = needRank(out, 3, "a result"))
+    if (auto err = needRank(out, packed_ ? 2 : 3, "a result"))
       return std::move(err);
-    if (auto err = needStatic(out[2], "hidden size"))
+    if (auto err = needStatic(out.back(), "hidden size"))
       return std::move(err);
-    const int64_t V = in[1][0], P = in[2][0], H = out[2];
+    const int64_t V = in[1][0], P = in[2][0], H = out.back();
     const bool q8 = e.isQuantized();
     k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : "f32_") +
                shapeTag(out) + "_v" + std::to_string(V) + "_p" +
                std::to_string(P);
+    k.iattrs = {static_cast<int64_t>(e.getPositionOffset())};
+    if (packed_) {
+      usesInt8_ |= q8;
+      k.call = std::string("enc_kernels::") +
+               (q8 ? "embeddingQ8Packed<" : "embeddingPacked<") +
+               std::to_string(H) + ">(IN_I(0), " +
+               (q8 ? "IN_I8(1), IN_F(4), " : "IN_F(1), ") + std::to_string(V) +
+               ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res +
+               ", c->offsets, c->batch, c->seq, iattr(c, 0, 0), t, n);";
+      return k;
+    }
     if (q8) {
       usesInt8_ = true;
       k.call = "enc_kernels::embeddingQ8<" + std::to_string(H) +
@@ -358,7 +412,6 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
                dimExpr(out[0]) + ", " + dimExpr(out[1]) +
                ", iattr(c, 0, 0), t, n);";
     }
-    k.iattrs = {static_cast<int64_t>(e.getPositionOffset())};
     return k;
   }
   if (auto l = dyn_cast<LinearOp>(op)) {
@@ -539,18 +592,23 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     return k;
   }
   if (auto p = dyn_cast<PoolOp>(op)) {
-    if (auto err = needRank(x, 3, "an input"))
+    if (auto err = needRank(x, packed_ ? 2 : 3, "an input"))
       return std::move(err);
-    if (auto err = needStatic(x[2], "hidden size"))
+    if (auto err = needStatic(x.back(), "hidden size"))
       return std::move(err);
     llvm::StringRef mode = p.getMode();
     if (mode != "cls" && mode != "mean")
       return opError(op, "unsupported mode = \"" + mode + "\"");
+    const std::string modeArg =
+        mode == "cls" ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean";
     k.symbol = "enc_pool_" + mode.str() + "_f32_" + shapeTag(x);
-    k.call = "enc_kernels::pool<" + std::to_string(x[2]) + ", " +
-             (mode == "cls" ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean") +
-             ">(IN_F(0), IN_I(1), " + res + ", " + dimExpr(x[0]) + ", " +
-             dimExpr(x[1]) + ", t, n);";
+    if (packed_)
+      k.call = "enc_kernels::poolPacked<" + std::to_string(x.back()) + ", " +
+               modeArg + ">(IN_F(0), c->offsets, " + res + ", c->batch, t, n);";
+    else
+      k.call = "enc_kernels::pool<" + std::to_string(x[2]) + ", " + modeArg +
+               ">(IN_F(0), IN_I(1), " + res + ", " + dimExpr(x[0]) + ", " +
+               dimExpr(x[1]) + ", t, n);";
     return k;
   }
   if (isa<L2NormOp>(op)) {
@@ -587,26 +645,33 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     const size_t numIn = packed ? 1 : 3;
     if (in.size() != numIn + 1)
       return opError(op, "expects q, k, v or qkv, then lengths");
-    if (auto err = needRank(out, 3, "a result"))
+    const size_t rank = packed_ ? 2 : 3;
+    if (auto err = needRank(out, rank, "a result"))
       return std::move(err);
-    const int64_t H = out[2], NH = static_cast<int64_t>(a.getNumHeads());
+    const int64_t H = out.back(), NH = static_cast<int64_t>(a.getNumHeads());
     if (H < 0 || NH <= 0 || H % NH != 0)
       return opError(op, "expects a static hidden size divisible by num_heads");
     for (size_t i = 0; i < numIn; ++i)
-      if (in[i].size() != 3 || in[i][2] != (packed ? 3 * H : H))
-        return opError(op, "expects inputs [B, S, " +
+      if (in[i].size() != rank || in[i].back() != (packed ? 3 * H : H))
+        return opError(op, std::string("expects inputs [") +
+                               (packed_ ? "T, " : "B, S, ") +
                                std::to_string(packed ? 3 * H : H) + "]");
     const std::string Hs = std::to_string(H), lengths = "IN_I(" +
                                                        std::to_string(numIn) + ")";
+    const std::string qkv =
+        packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs + ", 3 * " + Hs
+               : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
     k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") +
                "_f32_" + shapeTag(out) + "_h" + std::to_string(NH);
-    k.call = "enc_kernels::attention<" + std::to_string(NH) + ", " +
-             std::to_string(H / NH) + ">(" +
-             (packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs +
-                           ", 3 * " + Hs
-                     : "IN_F(0), IN_F(1), IN_F(2), " + Hs) +
-             ", " + lengths + ", " + res + ", " + dimExpr(out[0]) + ", " +
-             dimExpr(out[1]) + ", fattr(c, 0, 1.0f), t, n);";
+    const std::string head =
+        std::to_string(NH) + ", " + std::to_string(H / NH) + ">(" + qkv + ", ";
+    if (packed_)
+      k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + res +
+               ", c->batch, fattr(c, 0, 1.0f), t, n);";
+    else
+      k.call = "enc_kernels::attention<" + head + lengths + ", " + res + ", " +
+               dimExpr(out[0]) + ", " + dimExpr(out[1]) +
+               ", fattr(c, 0, 1.0f), t, n);";
     k.fattrs = {a.getScale().convertToFloat()};
     return k;
   }
@@ -669,7 +734,7 @@ llvm::Error Generator::addStep(Operation *op) {
         !(resType.getElementType().isF32() ||
           resType.getElementType().isUnsignedInteger(8)))
       return opError(op, "expects ranked f32 or ui8 tensor results");
-    Shape shape = planShape(resType);
+    Shape shape = planShape(resType, packed_);
     if (resType.getElementType().isUnsignedInteger(8)) {
       // Quantised rows are stored with the stride the int8 kernels read.
       if (shape.back() < 0)
@@ -770,6 +835,7 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
   }
 
   planQuantizeFusion(func);
+  packed_ = allowPacked_ && canRunPacked(func);
   mlir::func::ReturnOp ret;
   for (Operation &op : func.getBody().front()) {
     if (auto w = dyn_cast<mlir::enc::WeightOp>(op)) {
@@ -850,6 +916,7 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
     src << "ENC_KERNEL(" << sym << ") {\n  " << symbolCalls_[sym] << "\n}\n";
   result.source = src.str();
   result.plan = std::move(plan_);
+  result.packed = packed_;
   return result;
 }
 
@@ -957,8 +1024,9 @@ llvm::Expected<std::vector<std::string>> nativeFeatures(const std::string &workD
 } // namespace
 
 llvm::Expected<CpuCodegenResult>
-encc::generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights) {
-  return Generator(weights).run(module);
+encc::generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights,
+                      bool allowPacked) {
+  return Generator(weights, allowPacked).run(module);
 }
 
 llvm::Expected<CpuLevel> encc::parseCpuLevel(llvm::StringRef name) {

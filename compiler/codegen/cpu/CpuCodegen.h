@@ -25,6 +25,9 @@ namespace encc {
 struct CpuCodegenResult {
   Plan plan;
   std::string source; ///< C++ translation unit exporting every step kernel
+  /// Per-token values are [kDimTokens, ...] (artifact.fbs DIM_TOKENS): every
+  /// op had a packed kernel. False: the padded [kDimBatch, kDimSeq, ...] plan.
+  bool packed = false;
 };
 
 /// Plan + kernel source for `@forward` of `module`. Errors name the op and
@@ -36,9 +39,12 @@ struct CpuCodegenResult {
 /// step reads are not in the plan. ui8 activations (enc.quantize) are stored
 /// with rows of q8RowStride(K) bytes; an enc.quantize without static_scale
 /// whose input comes from enc.layernorm / enc.add_layernorm is computed by
-/// that step (op "enc.layernorm+enc.quantize", 3 results).
+/// that step (op "enc.layernorm+enc.quantize", 3 results). The plan is
+/// packed (CpuCodegenResult::packed) when every op of @forward supports it
+/// and `allowPacked` (false: always the padded plan, e.g. to compare both).
 llvm::Expected<CpuCodegenResult>
-generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights);
+generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights,
+                bool allowPacked = true);
 
 enum class CpuLevel {
   X86_64_V2,

@@ -6,6 +6,10 @@
  * (possibly concurrently from its thread pool); each call does its share of
  * the step's work and writes only that share.
  *
+ * A plan whose per-token values have shape [DIM_TOKENS, ...] runs PACKED:
+ * sequence b's rows are [offsets[b], offsets[b+1]) and row-wise kernels
+ * process `tokens` rows; the codegen knows statically which form a step has.
+ *
  * The shared object also exports `enc_code_info`, so the runtime can check
  * that the code object was built for this ABI.
  *
@@ -20,7 +24,7 @@
 extern "C" {
 #endif
 
-#define ENC_KERNEL_ABI_VERSION 1
+#define ENC_KERNEL_ABI_VERSION 2
 
 typedef struct enc_step_ctx {
   void *const *buffers;   /* one pointer per Step.operands entry, same order */
@@ -31,6 +35,10 @@ typedef struct enc_step_ctx {
   int32_t num_iattrs;
   const float *fattrs;    /* Step.fattrs */
   int32_t num_fattrs;
+  /* The packed layout (artifact.fbs DIM_TOKENS), always set by the runtime;
+     padded plans ignore them. */
+  const int32_t *offsets; /* [batch + 1], exclusive prefix sum of lengths */
+  int64_t tokens;         /* offsets[batch] = sum(lengths) */
 } enc_step_ctx;
 
 typedef void (*enc_kernel_fn)(const enc_step_ctx *ctx, int32_t task,

@@ -12,7 +12,8 @@
 // max and sum per row, accumulators rescaled per tile); only keys j < len are
 // read, and the S x S matrix never exists. Padded query rows (s >= len) are
 // computed like valid ones (they attend to the valid keys), exactly as the
-// unfused ops do.
+// unfused ops do. attentionPacked is the same on the packed [tokens, ld]
+// layout (kernel_abi.h): only real query rows exist, so it does no padded work.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_ATTENTION_H
@@ -263,6 +264,47 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
                                  k + b * S * ld + col, v + b * S * ld + col,
                                  ld, y + (b * S + i0) * ldy + col, ldy, nq,
                                  len, scale);
+  }
+}
+
+/// enc.attention on the packed layout: q, k, v point at the first element
+/// of their [tokens, ld] views (ld as in attention()); sequence b's rows are
+/// [offsets[b], offsets[b+1]) for queries, keys and values alike; y is
+/// [tokens, NH*D]. Work units: (b, h, 16-row query tile) over the real
+/// queries only (ceil(len_b / 16) tiles per head), contiguous per task.
+template <int NH, int D>
+void attentionPacked(const float *q, const float *k, const float *v,
+                     int64_t ld, const int32_t *offsets, float *y, int64_t B,
+                     float scale, int32_t task, int32_t numTasks) {
+  constexpr int QV = detail::kAttnRowVectors, QT = 8 * QV;
+  const int64_t ldy = int64_t(NH) * D;
+  auto tilesOf = [&](int64_t b) {
+    return (int64_t(offsets[b + 1]) - offsets[b] + QT - 1) / QT;
+  };
+  int64_t total = 0;
+  for (int64_t b = 0; b < B; ++b)
+    total += NH * tilesOf(b);
+  int64_t u0, u1;
+  taskShare(total, task, numTasks, u0, u1);
+  // Find the sequence holding unit u0, then walk the units in order.
+  int64_t b = 0, first = 0; // first: index of sequence b's first unit
+  while (b < B && first + NH * tilesOf(b) <= u0)
+    first += NH * tilesOf(b++);
+  for (int64_t u = u0; u < u1; ++u) {
+    int64_t tiles = tilesOf(b);
+    while (u >= first + NH * tiles) {
+      first += NH * tiles;
+      tiles = tilesOf(++b);
+    }
+    const int64_t local = u - first, h = local / tiles;
+    const int64_t i0 = (local % tiles) * QT;
+    const int64_t row0 = offsets[b], len = int64_t(offsets[b + 1]) - row0;
+    const int nq = static_cast<int>(std::min<int64_t>(QT, len - i0));
+    const int64_t col = h * D;
+    detail::attentionTile<D, QV>(q + (row0 + i0) * ld + col,
+                                 k + row0 * ld + col, v + row0 * ld + col, ld,
+                                 y + (row0 + i0) * ldy + col, ldy, nq, len,
+                                 scale);
   }
 }
 

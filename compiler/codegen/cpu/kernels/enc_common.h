@@ -107,6 +107,36 @@ ENC_INLINE void taskShare(int64_t total, int32_t task, int32_t numTasks,
   end = total * (task + 1) / numTasks;
 }
 
+/// The packed layout (kernel_abi.h): sequence b owns rows [offsets[b],
+/// offsets[b+1]) of a [tokens, ...] value. sequenceOfRow returns the b with
+/// offsets[b] <= row < offsets[b+1] (binary search; offsets non-decreasing,
+/// offsets[0] = 0, row < offsets[B]).
+ENC_INLINE int64_t sequenceOfRow(const int32_t *offsets, int64_t B, int64_t row) {
+  int64_t lo = 0, hi = B; // invariant: offsets[lo] <= row < offsets[hi]
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    if (offsets[mid] <= row)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// Calls f(row, b, s) for the packed rows [r0, r1): row = offsets[b] + s.
+template <class F>
+ENC_INLINE void forEachPackedRow(const int32_t *offsets, int64_t B, int64_t r0,
+                                 int64_t r1, F &&f) {
+  if (r0 >= r1)
+    return;
+  int64_t b = sequenceOfRow(offsets, B, r0);
+  for (int64_t row = r0; row < r1; ++row) {
+    while (row >= offsets[b + 1])
+      ++b;
+    f(row, b, row - offsets[b]);
+  }
+}
+
 /// exp(x) to about 2 ulp, written so that loops over it vectorise (no libm
 /// call). exp(-inf) = 0, exp(x > 88.7) = +inf, NaN propagates.
 ENC_INLINE float fastExp(float x) {

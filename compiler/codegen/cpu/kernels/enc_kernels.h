@@ -5,8 +5,10 @@
 // the disjoint share [task/numTasks] of its output; the generated code wraps
 // each instantiation in an exported `enc_kernel_fn` (encrt/kernel_abi.h).
 //
-// Layouts: activations row-major [B, S, H] (padded, S = run's seq), heads
-// [B, heads, S, D], weights in HF layout. Padded positions get finite values
+// Layouts: activations row-major [B, S, H] (padded, S = run's seq) or, in
+// packed plans, [tokens, H] (sequence b at rows [offsets[b], offsets[b+1]);
+// row-wise kernels just get `tokens` rows), heads [B, heads, S, D], weights
+// in HF layout. Padded positions get finite values
 // (no NaN/inf can leak into valid rows) and nothing is read out of bounds.
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +40,26 @@ void embedding(const int32_t *ids, const float *word, int64_t V,
     for (int64_t h = 0; h < H; ++h)
       yr[h] = wr[h] + pr[h] + type[h];
   }
+}
+
+/// enc.embedding, packed: row offsets[b] + s of y [tokens, H] gets
+/// word[ids[b, s]] + pos[s + offset] + type[0] for s < lengths[b]; ids stay
+/// padded [B, S]. Clamping as in embedding().
+template <int H>
+void embeddingPacked(const int32_t *ids, const float *word, int64_t V,
+                     const float *pos, int64_t P, const float *type, float *y,
+                     const int32_t *offsets, int64_t B, int64_t S,
+                     int64_t offset, int32_t task, int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(offsets[B], task, numTasks, t0, t1);
+  forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t b, int64_t s) {
+    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[b * S + s], 0), V - 1);
+    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
+    const float *wr = word + id * H, *pr = pos + p * H;
+    float *yr = y + t * H;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = wr[h] + pr[h] + type[h];
+  });
 }
 
 /// enc.add over `count` elements.
@@ -215,6 +237,34 @@ void pool(const float *x, const int32_t *lengths, float *y, int64_t B,
       continue;
     }
     const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = 0.0f;
+    for (int64_t s = 0; s < len; ++s)
+      for (int64_t h = 0; h < H; ++h)
+        yr[h] += xb[s * H + h];
+    const float inv = len > 0 ? 1.0f / static_cast<float>(len) : 0.0f;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] *= inv;
+  }
+}
+
+/// enc.pool, packed: x [tokens, H] (sequence b at rows [offsets[b],
+/// offsets[b+1])) -> y [B, H]; cls = the sequence's first row, mean = the
+/// average of its rows (an empty sequence gives zeros).
+template <int H, int Mode>
+void poolPacked(const float *x, const int32_t *offsets, float *y, int64_t B,
+                int32_t task, int32_t numTasks) {
+  int64_t b0, b1;
+  taskShare(B, task, numTasks, b0, b1);
+  for (int64_t b = b0; b < b1; ++b) {
+    float *yr = y + b * H;
+    const int64_t first = offsets[b], len = offsets[b + 1] - offsets[b];
+    const float *xb = x + first * H;
+    if (Mode == kPoolCls) {
+      for (int64_t h = 0; h < H; ++h)
+        yr[h] = len > 0 ? xb[h] : 0.0f;
+      continue;
+    }
     for (int64_t h = 0; h < H; ++h)
       yr[h] = 0.0f;
     for (int64_t s = 0; s < len; ++s)

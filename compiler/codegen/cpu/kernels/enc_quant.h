@@ -116,6 +116,27 @@ void embeddingQ8(const int32_t *ids, const int8_t *wordQ,
   }
 }
 
+/// embeddingQ8, packed: rows offsets[b] + s of y [tokens, H] (see
+/// embeddingPacked).
+template <int H>
+void embeddingQ8Packed(const int32_t *ids, const int8_t *wordQ,
+                       const float *wordScale, int64_t V, const float *pos,
+                       int64_t P, const float *type, float *y,
+                       const int32_t *offsets, int64_t B, int64_t S,
+                       int64_t offset, int32_t task, int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(offsets[B], task, numTasks, t0, t1);
+  forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t b, int64_t s) {
+    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[b * S + s], 0), V - 1);
+    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
+    const int8_t *wr = wordQ + id * H;
+    const float sc = wordScale[id], *pr = pos + p * H;
+    float *yr = y + t * H;
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = float(wr[h]) * sc + pr[h] + type[h];
+  });
+}
+
 } // namespace enc_kernels
 
 #endif // ENC_KERNELS_QUANT_H

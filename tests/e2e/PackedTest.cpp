@@ -1,0 +1,205 @@
+//===- PackedTest.cpp - Packed (DIM_TOKENS) plans vs padded plans ---------===//
+//
+// The default pipeline gives a packed CPU plan (hidden output [-3, H]); the
+// unfused --pipeline=none plan stays padded ([-1, -2, H]). The same tiny model,
+// after the same passes, built packed and padded (generateCpuCode's
+// allowPacked) agrees on every valid row of the hidden state and on the pooled
+// output: max |packed - padded| / max |padded| <= 1e-5 (the same kernels on the
+// same rows; only the layout differs), for fp32 and int8 and for a batch with
+// lengths {1, S, 3, S-1}; the padded rows of a packed plan's out_hidden are
+// exactly 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/e2e/E2ETest.h"
+#include "tests/support/TinyModel.h"
+
+#include "compiler/codegen/cpu/CpuCodegen.h"
+#include "compiler/driver/ArtifactWriter.h"
+#include "encrt/artifact_generated.h"
+#include "ir/EncDialect.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <fstream>
+#include <iterator>
+#include <random>
+
+using namespace encc::testing;
+
+namespace {
+
+constexpr double kTolerance = 1e-5;
+constexpr int kMaxSeq = 20;
+
+TinyModelSpec tinySpec() {
+  TinyModelSpec s;
+  s.hidden = 64;
+  s.heads = 2;
+  s.layers = 2;
+  s.intermediate = 136;
+  s.pooling = "mean";
+  s.seed = 4242;
+  return s;
+}
+
+/// The shape of the artifact's CPU output `index` (0 hidden, 1 pooled).
+std::vector<int64_t> outputShape(const std::string &artifact, unsigned index) {
+  std::ifstream in(artifact, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(bytes.size(), 16u) << artifact;
+  if (bytes.size() <= 16)
+    return {};
+  const encm::Model *m = encm::GetModel(bytes.data());
+  EXPECT_TRUE(m->outputs() && m->outputs()->size() > index);
+  if (!m->outputs() || m->outputs()->size() <= index)
+    return {};
+  const auto *shape = m->values()->Get(m->outputs()->Get(index))->shape();
+  return std::vector<int64_t>(shape->begin(), shape->end());
+}
+
+std::string compileWith(const std::string &modelDir, const std::string &out, const std::string &pipeline,
+                        const std::string &quantize = "none") {
+  encc::CompileOptions opt;
+  opt.modelDir = modelDir;
+  opt.output = out;
+  opt.maxSeq = kMaxSeq;
+  opt.pipeline = pipeline;
+  opt.quantize = quantize;
+  return compile(opt);
+}
+
+/// The driver's stages with the default pipeline (plus int8 when asked), the
+/// CPU plan packed or padded as `allowPacked` says.
+std::string compileStages(const std::string &modelDir, const std::string &out, bool allowPacked,
+                          const std::string &quantize) {
+  auto ctx = encc::makeContext();
+  encc::ImportOptions io;
+  io.maxSeq = kMaxSeq;
+  auto model = encc::importHFModel(*ctx, modelDir, io);
+  if (!model)
+    return llvm::toString(model.takeError());
+  auto passes = encc::withQuantization(encc::defaultPassNames(), quantize);
+  if (!passes)
+    return llvm::toString(passes.takeError());
+  encc::PipelineOptions po;
+  po.passes = *passes;
+  ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&model->weights);
+  if (auto err = encc::runEncPipeline(*model->module, po))
+    return llvm::toString(std::move(err));
+  auto code = encc::generateCpuCode(*model->module, model->weights, allowPacked);
+  if (!code)
+    return llvm::toString(code.takeError());
+  if (code->packed != allowPacked)
+    return std::string("the plan is ") + (code->packed ? "packed" : "padded") + ", expected the other";
+  auto objects = encc::buildCodeObjects(code->source, encc::defaultCpuLevels(quantize), "", [](const std::string &) {});
+  if (!objects)
+    return llvm::toString(objects.takeError());
+  encc::ArtifactContents contents;
+  contents.codeObjects = std::move(*objects);
+  contents.config = &model->config;
+  contents.tokenizer = &model->tokenizer;
+  contents.plan = &code->plan;
+  contents.weights = &model->weights;
+  contents.passes = po.passes;
+  contents.source = modelDir;
+  if (auto err = encc::writeArtifact(out, contents))
+    return llvm::toString(std::move(err));
+  return "";
+}
+
+struct Batch {
+  std::vector<int32_t> ids, lengths;
+  int64_t seq;
+};
+
+Batch makeBatch(int vocab, std::vector<int32_t> lengths, int64_t seq, uint32_t seed) {
+  Batch b{{}, std::move(lengths), seq};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(5, vocab - 1);
+  b.ids.assign(b.lengths.size() * seq, 0);
+  for (size_t i = 0; i < b.lengths.size(); ++i)
+    for (int t = 0; t < b.lengths[i]; ++t)
+      b.ids[i * seq + t] = dist(rng);
+  return b;
+}
+
+/// Runs `b` on both artifacts' sessions and compares them.
+void comparePackedPadded(encrt::Session &packed, encrt::Session &padded, const Batch &b, int hidden) {
+  std::string lens;
+  for (int32_t l : b.lengths)
+    lens += " " + std::to_string(l);
+  SCOPED_TRACE("lengths" + lens + " at seq " + std::to_string(b.seq));
+  // Poison what the packed run must overwrite: padding rows become exactly 0.
+  std::vector<float> hidPacked(b.lengths.size() * b.seq * hidden, NAN), poolPacked(b.lengths.size() * hidden);
+  encrt::RunResult pad = padded.run(b.ids, b.lengths, b.seq);
+  encrt_status *st = encrt_session_run(packed.get(), b.ids.data(), b.lengths.data(), b.lengths.size(), b.seq,
+                                       hidPacked.data(), poolPacked.data());
+  if (st) {
+    std::string msg = encrt_status_message(st);
+    encrt_status_free(st);
+    FAIL() << msg;
+  }
+  std::vector<double> got, want;
+  for (size_t i = 0; i < b.lengths.size(); ++i)
+    for (int64_t t = 0; t < b.seq; ++t)
+      for (int k = 0; k < hidden; ++k) {
+        const size_t at = (i * b.seq + t) * hidden + k;
+        if (t < b.lengths[i]) {
+          got.push_back(hidPacked[at]);
+          want.push_back(pad.hidden[at]);
+        } else {
+          ASSERT_EQ(hidPacked[at], 0.0f) << "padding row " << t << " of sequence " << i;
+          ASSERT_FALSE(std::signbit(hidPacked[at])) << "padding row " << t << " of sequence " << i;
+        }
+      }
+  EXPECT_LE(maxRelativeError(got, want), kTolerance) << "hidden state, valid rows";
+  got.assign(poolPacked.begin(), poolPacked.end());
+  want.assign(pad.pooled.begin(), pad.pooled.end());
+  EXPECT_LE(maxRelativeError(got, want), kTolerance) << "pooled output";
+}
+
+TEST(PackedPlan, DefaultPipelineIsPackedAndUnfusedIsNot) {
+  TinyModelSpec s = tinySpec();
+  TempDir dir;
+  TinyModel model = writeTinyModel(dir.path() + "/m", s);
+  const int64_t H = s.hidden;
+  const std::string fused = dir.path() + "/fused.encm", none = dir.path() + "/none.encm",
+                    int8 = dir.path() + "/int8.encm";
+  ASSERT_EQ(compileWith(model.dir, fused, ""), "");
+  ASSERT_EQ(compileWith(model.dir, none, "none"), "");
+  ASSERT_EQ(compileWith(model.dir, int8, "", "int8"), "");
+  EXPECT_EQ(outputShape(fused, 0), (std::vector<int64_t>{encc::kDimTokens, H}));
+  EXPECT_EQ(outputShape(fused, 1), (std::vector<int64_t>{encc::kDimBatch, H}));
+  EXPECT_EQ(outputShape(int8, 0), (std::vector<int64_t>{encc::kDimTokens, H}));
+  EXPECT_EQ(outputShape(none, 0), (std::vector<int64_t>{encc::kDimBatch, encc::kDimSeq, H}));
+  EXPECT_EQ(outputShape(none, 1), (std::vector<int64_t>{encc::kDimBatch, H}));
+}
+
+class PackedVsPadded : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(PackedVsPadded, AgreeOnValidRowsAndZeroPadding) {
+  const std::string quantize = GetParam();
+  TinyModelSpec s = tinySpec();
+  TempDir dir;
+  TinyModel model = writeTinyModel(dir.path() + "/m", s);
+  const std::string packedPath = dir.path() + "/packed.encm", paddedPath = dir.path() + "/padded.encm";
+  ASSERT_EQ(compileStages(model.dir, packedPath, true, quantize), "");
+  ASSERT_EQ(compileStages(model.dir, paddedPath, false, quantize), "");
+  ASSERT_EQ(outputShape(packedPath, 0), (std::vector<int64_t>{encc::kDimTokens, s.hidden}));
+  ASSERT_EQ(outputShape(paddedPath, 0), (std::vector<int64_t>{encc::kDimBatch, encc::kDimSeq, s.hidden}));
+
+  encrt::Model packedModel(packedPath), paddedModel(paddedPath);
+  encrt::Session packed(packedModel), padded(paddedModel);
+  const int S = kMaxSeq;
+  // The brief's batch, then shapes that shrink and grow the arena (same
+  // batch and seq, fewer tokens; one token; more tokens).
+  comparePackedPadded(packed, padded, makeBatch(s.vocab, {1, S, 3, S - 1}, S, 1), s.hidden);
+  comparePackedPadded(packed, padded, makeBatch(s.vocab, {1, 2, 3, 1}, S, 2), s.hidden);
+  comparePackedPadded(packed, padded, makeBatch(s.vocab, {1}, 1, 3), s.hidden);
+  comparePackedPadded(packed, padded, makeBatch(s.vocab, {S, S, 7, S, 1, S - 2, S, 9}, S, 4), s.hidden);
+}
+
+INSTANTIATE_TEST_SUITE_P(Quantize, PackedVsPadded, ::testing::Values("none", "int8"));
+
+} // namespace

@@ -1,0 +1,225 @@
+//===- PackedKernelsTest.cpp - Packed-layout kernels vs double loops ------===//
+//
+// The kernels of packed plans (kernel_abi.h: sequence b at rows
+// [offsets[b], offsets[b+1]) of a [tokens, ...] value): attentionPacked (three
+// inputs and fused qkv), embeddingPacked / embeddingQ8Packed and poolPacked
+// against plain double loops written on the packed layout, with lengths
+// including 1, the maximum and an empty sequence, as 1 and 3 tasks (every
+// element written by exactly one task). Tolerances as in the padded tests.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+#include "enc_kernels.h"
+#include "enc_quant.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace enc_kernels;
+using namespace kernel_test;
+
+namespace {
+
+std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lengths) {
+  std::vector<int32_t> off(lengths.size() + 1, 0);
+  for (size_t b = 0; b < lengths.size(); ++b)
+    off[b + 1] = off[b] + lengths[b];
+  return off;
+}
+
+TEST(KernelPacked, SequenceOfRow) {
+  const std::vector<int32_t> lengths = {3, 1, 0, 5, 2};
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  const int64_t B = lengths.size();
+  int64_t want = 0;
+  for (int64_t row = 0; row < off[B]; ++row) {
+    while (row >= off[want + 1])
+      ++want;
+    int64_t b = sequenceOfRow(off.data(), B, row);
+    // An empty sequence may be reported before the one holding the row;
+    // forEachPackedRow skips it. The row must be in [off[b], off[b+1]] then.
+    EXPECT_LE(off[b], row);
+    std::vector<int64_t> seen;
+    forEachPackedRow(off.data(), B, row, row + 1,
+                     [&](int64_t r, int64_t bb, int64_t s) {
+                       EXPECT_EQ(r, row);
+                       EXPECT_EQ(bb, want);
+                       EXPECT_EQ(s, row - off[want]);
+                       seen.push_back(r);
+                     });
+    EXPECT_EQ(seen.size(), 1u);
+  }
+}
+
+/// y[off[b]+i, h*D+d] = sum_{j<len_b} softmax_j(scale <q_i, k_j>) v_j[d],
+/// rows of q/k/v `ld` apart, sequence b at rows off[b]...
+std::vector<double> packedAttentionRef(const float *q, const float *k,
+                                       const float *v, int64_t ld,
+                                       const std::vector<int32_t> &off, int NH,
+                                       int D, float scale) {
+  const int64_t B = off.size() - 1, T = off[B], H = int64_t(NH) * D;
+  std::vector<double> out(T * H, 0.0);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t r0 = off[b], len = off[b + 1] - off[b];
+    std::vector<double> s(len);
+    for (int h = 0; h < NH; ++h)
+      for (int64_t i = 0; i < len; ++i) {
+        const float *qi = q + (r0 + i) * ld + h * D;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < len; ++j) {
+          const float *kj = k + (r0 + j) * ld + h * D;
+          double dot = 0;
+          for (int d = 0; d < D; ++d)
+            dot += double(qi[d]) * kj[d];
+          s[j] = double(scale) * dot;
+          mx = std::max(mx, s[j]);
+        }
+        for (int64_t j = 0; j < len; ++j) {
+          s[j] = std::exp(s[j] - mx);
+          sum += s[j];
+        }
+        double *o = out.data() + (r0 + i) * H + h * D;
+        for (int64_t j = 0; j < len; ++j)
+          for (int d = 0; d < D; ++d)
+            o[d] += s[j] / sum * v[(r0 + j) * ld + h * D + d];
+      }
+  }
+  return out;
+}
+
+template <int NH, int D>
+void testPackedAttention(const std::vector<int32_t> &lengths, float range,
+                         float scale, double atol, uint32_t seed) {
+  std::string trace = "attentionPacked NH=" + std::to_string(NH) +
+                      " D=" + std::to_string(D) + " lengths";
+  for (int32_t l : lengths)
+    trace += " " + std::to_string(l);
+  SCOPED_TRACE(trace);
+  constexpr int64_t H = int64_t(NH) * D;
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  const int64_t B = lengths.size(), T = off[B];
+  auto q = randomVec(T * H, seed, -range, range),
+       k = randomVec(T * H, seed + 1, -range, range),
+       v = randomVec(T * H, seed + 2);
+  const std::vector<double> ref =
+      packedAttentionRef(q.data(), k.data(), v.data(), H, off, NH, D, scale);
+  checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
+    attentionPacked<NH, D>(q.data(), k.data(), v.data(), H, off.data(), y, B,
+                           scale, t, n);
+  }, atol, 1e-5);
+  // Fused qkv [T, 3H], read in place with ld = 3H.
+  std::vector<float> qkv(T * 3 * H);
+  for (int64_t row = 0; row < T; ++row)
+    for (int64_t c = 0; c < H; ++c) {
+      qkv[row * 3 * H + c] = q[row * H + c];
+      qkv[row * 3 * H + H + c] = k[row * H + c];
+      qkv[row * 3 * H + 2 * H + c] = v[row * H + c];
+    }
+  checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
+    attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H,
+                           3 * H, off.data(), y, B, scale, t, n);
+  }, atol, 1e-5);
+}
+
+TEST(KernelPacked, AttentionMixedLengths) {
+  testPackedAttention<2, 32>({1}, 1.0f, 0.17677669f, 1e-5, 10);
+  testPackedAttention<2, 32>({7, 1, 3, 6}, 1.0f, 0.17677669f, 1e-5, 20);
+  testPackedAttention<2, 32>({128, 1, 3, 127, 64, 65, 16, 17}, 1.0f,
+                             0.17677669f, 1e-5, 30);
+  testPackedAttention<3, 64>({33, 1, 3, 32}, 1.0f, 0.125f, 1e-5, 40);
+  // D not a multiple of 8 (scalar accumulation), an empty sequence, and
+  // large scores (running max changes across key tiles).
+  testPackedAttention<3, 12>({70, 0, 1, 9}, 1.0f, 0.3f, 1e-5, 50);
+  testPackedAttention<1, 32>({200, 1, 129}, 3.0f, 1.0f, 1e-4, 60);
+}
+
+/// The packed kernel equals the padded one on every valid row (bitwise: the
+/// same tile code runs on the same numbers).
+TEST(KernelPacked, AttentionEqualsPaddedOnValidRows) {
+  constexpr int NH = 2, D = 32, H = NH * D;
+  const std::vector<int32_t> lengths = {40, 1, 3, 39};
+  const int64_t B = lengths.size(), S = 40;
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  auto padded = randomVec(B * S * 3 * H, 77);
+  std::vector<float> packed(off[B] * 3 * H);
+  for (int64_t b = 0; b < B; ++b)
+    std::memcpy(packed.data() + off[b] * 3 * H, padded.data() + b * S * 3 * H,
+                sizeof(float) * lengths[b] * 3 * H);
+  std::vector<float> yPad(B * S * H), yPack(off[B] * H);
+  attention<NH, D>(padded.data(), padded.data() + H, padded.data() + 2 * H,
+                   3 * H, lengths.data(), yPad.data(), B, S, 0.2f, 0, 1);
+  attentionPacked<NH, D>(packed.data(), packed.data() + H,
+                         packed.data() + 2 * H, 3 * H, off.data(),
+                         yPack.data(), B, 0.2f, 0, 1);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < lengths[b] * H; ++i)
+      ASSERT_EQ(yPack[off[b] * H + i], yPad[b * S * H + i]) << b << " " << i;
+}
+
+TEST(KernelPacked, EmbeddingRowsAndPositions) {
+  constexpr int H = 7;
+  const int64_t V = 11, P = 40, S = 33, offset = 2;
+  const std::vector<int32_t> lengths = {1, 33, 3, 32, 0, 5};
+  const int64_t B = lengths.size();
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  std::vector<int32_t> ids(B * S, -1); // padding ids are never read
+  std::mt19937 rng(5);
+  for (int64_t b = 0; b < B; ++b)
+    for (int32_t s = 0; s < lengths[b]; ++s)
+      ids[b * S + s] = std::uniform_int_distribution<int32_t>(-2, V + 1)(rng);
+  auto word = randomVec(V * H, 70), pos = randomVec(P * H, 71),
+       type = randomVec(2 * H, 72);
+  std::vector<int8_t> wordQ(V * H);
+  std::vector<float> wordScale(V);
+  for (int64_t i = 0; i < V * H; ++i)
+    wordQ[i] = int8_t(int(i * 37 % 255) - 127);
+  for (int64_t i = 0; i < V; ++i)
+    wordScale[i] = 0.01f * float(i + 1);
+  std::vector<double> ref(off[B] * H), refQ(off[B] * H);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < lengths[b]; ++s) {
+      const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
+      const int64_t p = std::min<int64_t>(s + offset, P - 1);
+      for (int h = 0; h < H; ++h) {
+        ref[(off[b] + s) * H + h] =
+            double(word[id * H + h]) + pos[p * H + h] + type[h];
+        refQ[(off[b] + s) * H + h] = double(wordQ[id * H + h]) * wordScale[id] +
+                                     pos[p * H + h] + type[h];
+      }
+    }
+  checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
+    embeddingPacked<H>(ids.data(), word.data(), V, pos.data(), P, type.data(),
+                       y, off.data(), B, S, offset, t, n);
+  }, 1e-6, 1e-6);
+  checkKernel(refQ, [&](float *y, int32_t t, int32_t n) {
+    embeddingQ8Packed<H>(ids.data(), wordQ.data(), wordScale.data(), V,
+                         pos.data(), P, type.data(), y, off.data(), B, S,
+                         offset, t, n);
+  }, 1e-6, 1e-6);
+}
+
+TEST(KernelPacked, PoolClsAndMean) {
+  constexpr int H = 6;
+  const std::vector<int32_t> lengths = {1, 9, 5, 8, 0};
+  const int64_t B = lengths.size();
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  auto x = randomVec(off[B] * H, 60);
+  std::vector<double> rCls(B * H, 0.0), rMean(B * H, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      if (lengths[b] > 0)
+        rCls[b * H + h] = x[off[b] * H + h];
+      for (int64_t s = 0; s < lengths[b]; ++s)
+        rMean[b * H + h] += x[(off[b] + s) * H + h] / double(lengths[b]);
+    }
+  checkKernel(rCls, [&](float *y, int32_t t, int32_t k) {
+    poolPacked<H, kPoolCls>(x.data(), off.data(), y, B, t, k);
+  }, 0, 0);
+  checkKernel(rMean, [&](float *y, int32_t t, int32_t k) {
+    poolPacked<H, kPoolMean>(x.data(), off.data(), y, B, t, k);
+  }, 1e-6, 1e-6);
+}
+
+} // namespace
