@@ -166,9 +166,16 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
     c.normalize = false;
 
   ImportedModel m;
-  if (auto e = loadWeights(dir, c, m.weights))
+  if (opts.randomWeightsSeed) {
+    m.weights = randomWeights(c, *opts.randomWeightsSeed);
+  } else if (auto e = loadWeights(dir, c, m.weights)) {
     return std::move(e);
-  auto tok = readTokenizer(dir, c);
+  }
+  llvm::Expected<TokenizerData> tok = TokenizerData();
+  if (opts.randomWeightsSeed && !fileExists(dir + "/vocab.txt") && !fileExists(dir + "/tokenizer.json"))
+    tok->note = dir + ": no vocab.txt or tokenizer.json; the model runs on token ids only";
+  else
+    tok = readTokenizer(dir, c);
   if (!tok)
     return tok.takeError();
   auto module = buildEncModule(ctx, c, dir);

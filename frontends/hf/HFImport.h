@@ -17,6 +17,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct ImportOptions {
   int64_t maxSeq = 0;  ///< 0 = from the model folder
   std::string pooling; ///< "" = from the model folder; else none|cls|mean
   int normalize = -1;  ///< -1 = from the model folder; 0/1 override
+  /// Set: no model.safetensors is read; every weight is generated from this
+  /// seed (randomWeights) and the vocabulary is optional (benchmarking shapes).
+  std::optional<uint64_t> randomWeightsSeed;
 };
 
 struct ImportedModel {
@@ -100,6 +104,11 @@ ModelWeightNames modelWeightNames(const ModelConfig &config);
 
 /// Every tensor `enc.weight` will name, with the shape the config implies.
 std::vector<WeightSpec> expectedWeights(const ModelConfig &config);
+
+/// Every weight of expectedWeights(config), generated deterministically from
+/// `seed` and the tensor name, BERT-init-like: matrices ~ N(0, 0.02) (a sum of
+/// uniforms), LayerNorm gammas 1, biases and betas 0. F32.
+mlir::enc::WeightStore randomWeights(const ModelConfig &config, uint64_t seed);
 
 /// Builds and verifies the enc module for `config` (weights by name only).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>

@@ -2,12 +2,18 @@
 #include "Artifact.h"
 
 #include "Failure.h"
+#include "cuda/CudaPlanVerify.h"
 #include "encrt/checksum.h"
 #include "encrt/schema_version.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
+#include <thread>
+#include <vector>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +24,8 @@ namespace {
 
 constexpr uint64_t kAlign = 64;
 constexpr int kMaxRank = 8;
+/// Generated weights beyond this are a damaged or hostile artifact.
+constexpr uint64_t kMaxGeneratedWeights = uint64_t(64) << 30;
 
 /// a + b <= limit without overflow.
 bool fitsIn(uint64_t a, uint64_t b, uint64_t limit) {
@@ -67,6 +75,95 @@ size_t dtypeSize(encm::DType dtype) {
   return 0;
 }
 
+namespace {
+
+/// splitmix64's output function: a bijective 64-bit mix.
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// A float in [-0.05, 0.05] from the top 24 bits of `r`.
+inline float smallFloat(uint32_t r) {
+  return static_cast<float>(static_cast<int32_t>(r) >> 8) * (0.05f / 8388608.0f);
+}
+
+inline uint32_t floatBits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+/// IEEE half of a float with |f| <= 0.05: truncated mantissa, half
+/// subnormals flushed to (signed) zero.
+inline uint16_t halfBits(float f) {
+  uint32_t b = floatBits(f);
+  uint32_t sign = (b >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((b >> 23) & 0xFFu) - 127 + 15;
+  if (exp <= 0)
+    return static_cast<uint16_t>(sign);
+  return static_cast<uint16_t>(sign | (uint32_t(exp) << 10) | ((b >> 13) & 0x3FFu));
+}
+
+/// 4096 F16 (or BF16) bit patterns evenly spread over [-0.05, 0.05]: a
+/// 12-bit draw indexes them (cheaper than converting per element).
+struct HalfTables {
+  uint16_t f16[4096], bf16[4096];
+  HalfTables() {
+    for (int i = 0; i < 4096; ++i) {
+      float f = static_cast<float>(i - 2048) * (0.05f / 2048.0f);
+      f16[i] = halfBits(f);
+      bf16[i] = static_cast<uint16_t>(floatBits(f) >> 16);
+    }
+  }
+};
+
+const HalfTables &halfTables() {
+  static const HalfTables tables;
+  return tables;
+}
+
+/// Eight bytes of `dtype` values from one 64-bit draw.
+inline uint64_t randomChunk(uint64_t r, encm::DType dtype, const HalfTables &ht) {
+  switch (dtype) {
+  case encm::DType::F32:
+    return uint64_t(floatBits(smallFloat(uint32_t(r)))) |
+           uint64_t(floatBits(smallFloat(uint32_t(r >> 32)))) << 32;
+  case encm::DType::F16:
+  case encm::DType::BF16: {
+    const uint16_t *t = dtype == encm::DType::F16 ? ht.f16 : ht.bf16;
+    return uint64_t(t[r & 0xFFF]) | uint64_t(t[(r >> 12) & 0xFFF]) << 16 |
+           uint64_t(t[(r >> 24) & 0xFFF]) << 32 | uint64_t(t[(r >> 36) & 0xFFF]) << 48;
+  }
+  case encm::DType::I8: {
+    uint64_t out = r;
+    for (int k = 0; k < 8; ++k)
+      if (((r >> (8 * k)) & 0xFF) == 0x80) // -128 -> -127
+        out += uint64_t(1) << (8 * k);
+    return out;
+  }
+  case encm::DType::I32: // [-128, 127]
+    return uint64_t(uint32_t(static_cast<int32_t>(uint32_t(r)) >> 24)) |
+           uint64_t(uint32_t(static_cast<int32_t>(uint32_t(r >> 32)) >> 24)) << 32;
+  case encm::DType::U8:
+    return r;
+  }
+  return 0;
+}
+
+} // namespace
+
+void fillRandomWeights(uint8_t *dst, uint64_t begin, uint64_t end, encm::DType dtype, uint64_t seed,
+                       uint64_t weightOffset) {
+  const uint64_t key = mix64(seed ^ mix64(weightOffset + 0x9E3779B97F4A7C15ull));
+  const HalfTables &ht = halfTables();
+  for (uint64_t at = begin; at < end; at += 8) {
+    uint64_t chunk = randomChunk(mix64(key + (at / 8 + 1) * 0x9E3779B97F4A7C15ull), dtype, ht);
+    std::memcpy(dst + at, &chunk, std::min<uint64_t>(8, end - at));
+  }
+}
+
 std::unique_ptr<Artifact> Artifact::open(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -96,11 +193,14 @@ std::unique_ptr<Artifact> Artifact::open(const std::string &path) {
   std::unique_ptr<Artifact> artifact(
       new Artifact(path, static_cast<const uint8_t *>(map), size));
   artifact->verify();
+  artifact->generateWeights();
   return artifact;
 }
 
 Artifact::~Artifact() {
   munmap(const_cast<uint8_t *>(data_), size_);
+  if (generated_)
+    munmap(generated_, generatedSize_);
 }
 
 int32_t Artifact::liveEnd(const encm::Value &value) const {
@@ -142,6 +242,7 @@ void Artifact::verify() {
          model_->schema_version(), ", this runtime reads version ",
          ENCM_SCHEMA_VERSION, " (recompile with a matching encc)");
   verifySemantics();
+  verifyCudaPlan(*model_, path_, size_);
 }
 
 void Artifact::verifySemantics() {
@@ -160,25 +261,47 @@ void Artifact::verifySemantics() {
          md->vocab_size(), ", num_layers ", md->num_layers(), ", num_heads ",
          md->num_heads(), ")");
 
-  if (!m.values() || m.values()->size() == 0)
-    fail(bad, p, ": no values");
-  if (!m.steps() || m.steps()->size() == 0)
-    fail(bad, p, ": no steps");
+  // Weights region: stored in the file, or (weights_fill) generated at open,
+  // when the file holds no weight bytes and code objects follow the table.
+  if (m.weights_offset() % kAlign != 0)
+    fail(bad, p, ": weights_offset ", m.weights_offset(),
+         " is not 64-byte aligned");
+  if (m.weights_fill()) {
+    if (m.weights_offset() > body)
+      fail(bad, p, ": weights_offset ", m.weights_offset(),
+           " lies past the end of the data (", body, " bytes)");
+    if (m.weights_size() > kMaxGeneratedWeights)
+      fail(bad, p, ": weights_size ", m.weights_size(), " of generated "
+           "weights exceeds the limit of ", kMaxGeneratedWeights, " bytes");
+  } else if (!fitsIn(m.weights_offset(), m.weights_size(), body)) {
+    fail(bad, p, ": weights region [", m.weights_offset(), ", +",
+         m.weights_size(), ") extends past the end of the data (", body,
+         " bytes)");
+  }
+
+  // A CUDA-only artifact has an empty CPU plan.
+  const bool noValues = !m.values() || m.values()->size() == 0;
+  const bool noSteps = !m.steps() || m.steps()->size() == 0;
+  if (noValues && noSteps && m.cuda()) {
+    if ((m.inputs() && m.inputs()->size() != 0) ||
+        (m.outputs() && m.outputs()->size() != 0))
+      fail(bad, p, ": the CPU plan has no values but lists inputs or outputs");
+    hasCpuPlan_ = false;
+  } else {
+    if (noValues)
+      fail(bad, p, ": no values");
+    if (noSteps)
+      fail(bad, p, ": no steps");
+  }
+  verifyCodeAndTokenizer();
+  if (!hasCpuPlan_)
+    return;
   if (m.steps()->size() > static_cast<uint32_t>(INT32_MAX))
     fail(bad, p, ": too many steps");
   const auto &values = *m.values();
   const auto &steps = *m.steps();
   const uint32_t numValues = values.size();
   const int32_t numSteps = static_cast<int32_t>(steps.size());
-
-  // Weights region.
-  if (m.weights_offset() % kAlign != 0)
-    fail(bad, p, ": weights_offset ", m.weights_offset(),
-         " is not 64-byte aligned");
-  if (!fitsIn(m.weights_offset(), m.weights_size(), body))
-    fail(bad, p, ": weights region [", m.weights_offset(), ", +",
-         m.weights_size(), ") extends past the end of the data (", body,
-         " bytes)");
 
   // Values.
   for (uint32_t i = 0; i < numValues; ++i) {
@@ -201,9 +324,10 @@ void Artifact::verifySemantics() {
            " (at most ", kMaxRank, ")");
     for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d) {
       int64_t dim = shape->Get(d);
-      if (dim < -2)
+      if (dim < -3 || (dim == -3 && d != 0))
         fail(bad, p, ": value ", i, " shape ", shapeString(shape), " dim ", d,
-             " is ", dim, " (expected >= 0, -1 batch or -2 sequence)");
+             " is ", dim, " (expected >= 0, -1 batch, -2 sequence, or -3 "
+             "tokens as the first dim)");
       if (kind == encm::ValueKind::Weight && dim < 0)
         fail(bad, p, ": weight value ", i, " has a dynamic shape ",
              shapeString(shape));
@@ -311,15 +435,27 @@ void Artifact::verifySemantics() {
       fail(bad, p, ": output ", k, " (", what, ") refers to value ", id,
            " (artifact has ", numValues, " values)");
     const encm::Value &v = *values.Get(id);
-    bool shapeOk = k == 0 ? shapeIs(v, {-1, -2, hidden}) : shapeIs(v, {-1, hidden});
+    // hidden: padded [B, S, H], or packed [T, H] (DIM_TOKENS).
+    bool shapeOk = k == 0 ? shapeIs(v, {-1, -2, hidden}) || shapeIs(v, {-3, hidden})
+                          : shapeIs(v, {-1, hidden});
     if (v.kind() != encm::ValueKind::Output || v.dtype() != encm::DType::F32 ||
         !shapeOk)
       fail(bad, p, ": output ", k, " (", what, ", value ", id,
            ") must be an F32 Output of shape ",
-           k == 0 ? "[-1,-2," : "[-1,", hidden, "], found ",
+           k == 0 ? "[-1,-2," : "[-1,", hidden,
+           k == 0 ? "] (or [-3," + std::to_string(hidden) + "], packed)" : "]",
+           ", found ",
            encm::EnumNameDType(v.dtype()), " ", kindName(v.kind()), " ",
            shapeString(v.shape()));
   }
+}
+
+void Artifact::verifyCodeAndTokenizer() {
+  const std::string &p = path_;
+  const encm::Model &m = *model_;
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  uint64_t body = size_ - ENCM_TRAILER_SIZE;
+  const encm::Metadata *md = m.metadata();
 
   // Code objects.
   if (!m.code_objects() || m.code_objects()->size() == 0)
@@ -339,8 +475,9 @@ void Artifact::verifySemantics() {
 
   // Tokenizer (optional).
   if (const encm::Tokenizer *tok = m.tokenizer()) {
+    // An empty vocab (no WordPiece vocabulary): the model runs on ids only.
     if (!tok->vocab() || tok->vocab()->size() == 0)
-      fail(bad, p, ": tokenizer has an empty vocab");
+      return;
     int64_t n = tok->vocab()->size();
     if (n > md->vocab_size())
       fail(bad, p, ": tokenizer vocab has ", n,
@@ -356,6 +493,67 @@ void Artifact::verifySemantics() {
       fail(bad, p, ": tokenizer max_input_chars_per_word ",
            tok->max_input_chars_per_word(), " must be positive");
   }
+}
+
+void Artifact::generateWeights() {
+  const encm::Model &m = *model_;
+  if (!m.weights_fill()) {
+    weights_ = data_ + m.weights_offset();
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  generatedSize_ = std::max<uint64_t>(m.weights_size(), 1);
+  // MAP_POPULATE: the kernel faults the pages in bulk (no MADV_HUGEPAGE:
+  // synchronous compaction made loads take seconds on a fragmented host).
+  void *mem = mmap(nullptr, generatedSize_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    generatedSize_ = 0;
+    fail(ENCRT_OUT_OF_MEMORY, path_, ": cannot allocate ", m.weights_size(),
+         " bytes for the generated weights (", std::strerror(errno), ")");
+  }
+  generated_ = static_cast<uint8_t *>(mem);
+  weights_ = generated_;
+
+  // Pieces of at most 4 MB of every Weight value of both plans (verified to
+  // lie in the region), filled by a few threads.
+  struct Piece {
+    uint64_t offset, begin, end;
+    encm::DType dtype;
+  };
+  std::vector<Piece> pieces;
+  constexpr uint64_t kPiece = uint64_t(4) << 20;
+  auto addValues = [&](const flatbuffers::Vector<flatbuffers::Offset<encm::Value>> *values) {
+    if (!values)
+      return;
+    for (const encm::Value *v : *values)
+      if (v->kind() == encm::ValueKind::Weight)
+        for (uint64_t b = 0; b < v->weight_bytes(); b += kPiece)
+          pieces.push_back({v->weight_offset(), b,
+                            std::min(v->weight_bytes(), b + kPiece), v->dtype()});
+  };
+  addValues(m.values());
+  if (m.cuda())
+    addValues(m.cuda()->values());
+  const uint64_t seed = m.weights_fill()->seed();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
+      const Piece &pc = pieces[i];
+      fillRandomWeights(generated_ + pc.offset, pc.begin, pc.end, pc.dtype, seed,
+                        pc.offset);
+    }
+  };
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  size_t numThreads = std::min<size_t>({hw, 8, (m.weights_size() >> 24) + 1});
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < numThreads; ++t)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &t : threads)
+    t.join();
+  fillMs_ = std::chrono::duration<double, std::milli>(
+                std::chrono::steady_clock::now() - t0).count();
 }
 
 } // namespace encrt::rt

@@ -7,6 +7,10 @@
 // open succeeds every pointer the rest of the runtime derives from the table
 // is in bounds. Immutable; thread-safe.
 //
+// An artifact compiled with --weights=random:SEED (Model.weights_fill) stores
+// no weight bytes: open allocates weights_size bytes and fills every Weight
+// value of both plans from (seed, weight_offset) by dtype (fillRandomWeights).
+//
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_ARTIFACT_H
 #define ENCRT_ARTIFACT_H
@@ -23,6 +27,13 @@ namespace encrt::rt {
 /// Bytes per element of `dtype`, 0 for an unknown value.
 size_t dtypeSize(encm::DType dtype);
 
+/// Fills `bytes` bytes at `dst` (8-byte aligned) deterministically from
+/// (seed, weightOffset): F32/F16/BF16 finite values in [-0.05, 0.05], I8 in
+/// [-127, 127], I32 in [-128, 127], U8 any byte. Counter-based, so any
+/// 8-byte-aligned sub-range [begin, end) can be filled on its own (threads).
+void fillRandomWeights(uint8_t *dst, uint64_t begin, uint64_t end, encm::DType dtype, uint64_t seed,
+                       uint64_t weightOffset);
+
 class Artifact {
 public:
   /// Maps and verifies `path`; throws Failure with a one-line message naming
@@ -37,10 +48,19 @@ public:
   const uint8_t *data() const { return data_; }
   uint64_t size() const { return size_; }
 
-  /// The bytes of a Weight value (in the mapping).
+  /// The bytes of a Weight value (in the mapping, or generated at open).
   const void *weightData(const encm::Value &value) const {
-    return data_ + model_->weights_offset() + value.weight_offset();
+    return weights_ + value.weight_offset();
   }
+  /// False for an artifact compiled for CUDA only (empty CPU plan).
+  bool hasCpuPlan() const { return hasCpuPlan_; }
+  /// True when the weights were generated at open (outputs are meaningless).
+  bool randomWeights() const { return model_->weights_fill() != nullptr; }
+  uint64_t randomWeightsSeed() const {
+    return randomWeights() ? model_->weights_fill()->seed() : 0;
+  }
+  /// Milliseconds open() spent generating random weights (0 otherwise).
+  double weightsFillMs() const { return fillMs_; }
   /// The last step that needs an Activation/Output value (last_step, or
   /// first_step when the value is never read; outputs live to the end).
   int32_t liveEnd(const encm::Value &value) const;
@@ -50,11 +70,18 @@ private:
       : path_(std::move(path)), data_(data), size_(size) {}
   void verify();
   void verifySemantics();
+  void verifyCodeAndTokenizer();
+  void generateWeights();
 
   std::string path_;
   const uint8_t *data_;
   uint64_t size_;
   const encm::Model *model_ = nullptr;
+  const uint8_t *weights_ = nullptr; ///< the weights region (mapped or generated)
+  uint8_t *generated_ = nullptr;     ///< generated weights (anonymous mapping), or null
+  uint64_t generatedSize_ = 0;
+  bool hasCpuPlan_ = true;
+  double fillMs_ = 0;
 };
 
 } // namespace encrt::rt

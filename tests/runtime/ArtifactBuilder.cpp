@@ -22,22 +22,45 @@ struct Layout {
   std::vector<uint64_t> codeOffsets;
 };
 
-std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
-  flatbuffers::FlatBufferBuilder b;
-  b.ForceDefaults(true); // fixed size whatever the offsets are
+std::vector<flatbuffers::Offset<encm::Value>>
+buildValues(flatbuffers::FlatBufferBuilder &b, const std::vector<SpecValue> &in) {
   std::vector<flatbuffers::Offset<encm::Value>> values;
-  for (size_t i = 0; i < s.values.size(); ++i) {
-    const SpecValue &v = s.values[i];
+  for (size_t i = 0; i < in.size(); ++i) {
+    const SpecValue &v = in[i];
     values.push_back(encm::CreateValueDirect(
         b, v.id.value_or(static_cast<uint32_t>(i)), v.name.c_str(), v.kind,
         v.dtype, &v.shape, v.weightOffset, v.weightBytes, v.firstStep,
         v.lastStep));
   }
+  return values;
+}
+
+std::vector<flatbuffers::Offset<encm::Step>>
+buildSteps(flatbuffers::FlatBufferBuilder &b, const std::vector<SpecStep> &in) {
   std::vector<flatbuffers::Offset<encm::Step>> steps;
-  for (const SpecStep &st : s.steps)
+  for (const SpecStep &st : in)
     steps.push_back(encm::CreateStepDirect(b, st.kernel.c_str(), st.op.c_str(),
                                            &st.operands, st.numResults,
                                            &st.iattrs, &st.fattrs));
+  return steps;
+}
+
+std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
+  flatbuffers::FlatBufferBuilder b;
+  b.ForceDefaults(true); // fixed size whatever the offsets are
+  auto values = buildValues(b, s.values);
+  auto steps = buildSteps(b, s.steps);
+  flatbuffers::Offset<encm::WeightsFill> fill = 0;
+  if (s.weightsFillSeed)
+    fill = encm::CreateWeightsFill(b, *s.weightsFillSeed);
+  flatbuffers::Offset<encm::CudaPlan> cuda = 0;
+  if (s.cuda) {
+    auto cv = buildValues(b, s.cuda->values);
+    auto cs = buildSteps(b, s.cuda->steps);
+    cuda = encm::CreateCudaPlanDirect(b, encm::DType::F16, &cv, &cs,
+                                      &s.cuda->inputs, &s.cuda->outputs,
+                                      s.cuda->codeObject);
+  }
   std::vector<flatbuffers::Offset<encm::CodeObject>> codes;
   for (size_t i = 0; i < s.codes.size(); ++i) {
     const SpecCode &c = s.codes[i];
@@ -68,7 +91,7 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   auto model = encm::CreateModelDirect(
       b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
       s.weightsOffset.value_or(layout.weightsOffset),
-      s.weightsSize.value_or(s.weights.size()), &codes, tokenizer);
+      s.weightsSize.value_or(s.weights.size()), &codes, tokenizer, fill, cuda);
   encm::FinishModelBuffer(b, model);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }
@@ -80,7 +103,8 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   layout.codeOffsets.assign(spec.codes.size(), 0);
   size_t tableSize = buildTable(spec, layout).size();
   layout.weightsOffset = alignUp(tableSize);
-  uint64_t end = alignUp(layout.weightsOffset + spec.weights.size());
+  const uint64_t stored = spec.weightsFillSeed ? 0 : spec.weights.size();
+  uint64_t end = alignUp(layout.weightsOffset + stored);
   for (size_t i = 0; i < spec.codes.size(); ++i) {
     layout.codeOffsets[i] = end;
     end = alignUp(end + spec.codes[i].bytes.size());
@@ -90,7 +114,7 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
     throw std::logic_error("ArtifactBuilder: table size changed");
   std::vector<uint8_t> file(end + ENCM_TRAILER_SIZE, 0);
   std::memcpy(file.data(), table.data(), table.size());
-  if (!spec.weights.empty())
+  if (stored != 0)
     std::memcpy(file.data() + layout.weightsOffset, spec.weights.data(),
                 spec.weights.size());
   for (size_t i = 0; i < spec.codes.size(); ++i)

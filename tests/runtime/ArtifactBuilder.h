@@ -48,6 +48,14 @@ struct SpecTokenizer {
   int32_t unkId = 1, clsId = 2, sepId = 3, padId = 0;
 };
 
+/// A CudaPlan (its values, steps, inputs and outputs by id).
+struct SpecCudaPlan {
+  std::vector<SpecValue> values;
+  std::vector<SpecStep> steps;
+  std::vector<uint32_t> inputs, outputs;
+  uint32_t codeObject = 0;
+};
+
 struct ArtifactSpec {
   uint32_t schemaVersion;
   std::string architecture = "bert", pooling = "mean";
@@ -61,6 +69,10 @@ struct ArtifactSpec {
   std::optional<uint64_t> weightsOffset, weightsSize; ///< default: actual
   std::vector<SpecCode> codes;
   std::optional<SpecTokenizer> tokenizer;
+  /// Set: a WeightsFill table with this seed, and `weights` are not written
+  /// (weights_size still defaults to their size).
+  std::optional<uint64_t> weightsFillSeed;
+  std::optional<SpecCudaPlan> cuda;
 };
 
 /// The complete file, trailer included.
