@@ -8,6 +8,7 @@
 #include "Failure.h"
 #include "LoadedModel.h"
 #include "Session.h"
+#include "cuda/CudaSession.h"
 
 #include <new>
 #include <string>
@@ -23,8 +24,10 @@ struct encrt_model {
   std::shared_ptr<LoadedModel> impl;
 };
 
+/// Exactly one of the two backends' sessions.
 struct encrt_session {
-  std::unique_ptr<Session> impl;
+  std::unique_ptr<Session> cpu;
+  std::unique_ptr<encrt::rt::cuda::CudaSession> cuda;
 };
 
 namespace {
@@ -82,6 +85,7 @@ void encrt_model_options_initialize(encrt_model_options *options) {
     return;
   options->num_threads = 0;
   options->cpu_target = nullptr;
+  options->device = nullptr;
 }
 
 encrt_status *encrt_model_load(const char *path,
@@ -104,6 +108,7 @@ encrt_status *encrt_model_load(const char *path,
     if (options) {
       o.numThreads = options->num_threads;
       o.cpuTarget = options->cpu_target;
+      o.device = options->device;
     }
     auto impl = LoadedModel::load(path, o);
     *out_model = new encrt_model{std::move(impl)};
@@ -129,9 +134,11 @@ void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info) 
   out_info->pooling = m.pooling().c_str();
   out_info->normalize = md.normalize() ? 1 : 0;
   out_info->has_pooled_output = m.hasPooledOutput() ? 1 : 0;
-  out_info->cpu_target = m.code().target().c_str();
-  out_info->num_steps = static_cast<int32_t>(m.model().steps()->size());
+  out_info->cpu_target = m.onCuda() ? "" : m.code().target().c_str();
+  out_info->num_steps = m.numSteps();
   out_info->weight_bytes = m.model().weights_size();
+  out_info->device = m.device().c_str();
+  out_info->random_weights = m.artifact().randomWeights() ? 1 : 0;
 }
 
 encrt_status *encrt_model_tokenize(const encrt_model *model, const char *text,
@@ -176,8 +183,12 @@ encrt_status *encrt_session_create(encrt_model *model,
     return nullArgument(where, "model");
   return guard(where, true, [&] {
     bool profiling = options && options->enable_profiling;
-    auto impl = std::make_unique<Session>(model->impl, profiling);
-    *out_session = new encrt_session{std::move(impl)};
+    auto session = std::make_unique<encrt_session>();
+    if (model->impl->onCuda())
+      session->cuda = std::make_unique<encrt::rt::cuda::CudaSession>(model->impl, profiling);
+    else
+      session->cpu = std::make_unique<Session>(model->impl, profiling);
+    *out_session = session.release();
   });
 }
 
@@ -191,7 +202,10 @@ encrt_status *encrt_session_run(encrt_session *session, const int32_t *ids,
   if (!session)
     return nullArgument(where, "session");
   return guard(where, true, [&] {
-    session->impl->run(ids, lengths, batch, seq, out_hidden, out_pooled);
+    if (session->cuda)
+      session->cuda->run(ids, lengths, batch, seq, out_hidden, out_pooled);
+    else
+      session->cpu->run(ids, lengths, batch, seq, out_hidden, out_pooled);
   });
 }
 
@@ -202,14 +216,23 @@ encrt_status *encrt_session_embed(encrt_session *session,
   if (!session)
     return nullArgument(where, "session");
   return guard(where, true, [&] {
-    session->impl->embed(texts, count, out_embeddings);
+    if (session->cuda)
+      session->cuda->embed(texts, count, out_embeddings);
+    else
+      session->cpu->embed(texts, count, out_embeddings);
   });
 }
 
 int64_t encrt_session_profile_count(const encrt_session *session) {
-  if (!session || !session->impl->profiling())
+  if (!session)
     return 0;
-  return static_cast<int64_t>(session->impl->profile().size());
+  if (session->cuda)
+    return session->cuda->profiling()
+               ? static_cast<int64_t>(session->cuda->profile().size())
+               : 0;
+  if (!session->cpu->profiling())
+    return 0;
+  return static_cast<int64_t>(session->cpu->profile().size());
 }
 
 void encrt_session_profile_get(const encrt_session *session, int64_t index,
@@ -219,17 +242,25 @@ void encrt_session_profile_get(const encrt_session *session, int64_t index,
   *out = encrt_step_profile{};
   if (index < 0 || index >= encrt_session_profile_count(session))
     return;
-  const Session &s = *session->impl;
-  const encm::Step &step = *s.model().model().steps()->Get(
-      static_cast<flatbuffers::uoffset_t>(index));
+  const LoadedModel &m = session->cuda ? session->cuda->model()
+                                       : session->cpu->model();
+  const auto &steps = session->cuda ? *m.model().cuda()->steps() : *m.model().steps();
+  const encm::Step &step = *steps.Get(static_cast<flatbuffers::uoffset_t>(index));
   out->kernel = step.kernel()->c_str();
   out->op = step.op() ? step.op()->c_str() : "";
-  out->calls = s.profile()[index].calls;
-  out->total_ms = s.profile()[index].totalMs;
+  if (session->cuda) {
+    out->calls = session->cuda->profile()[index].calls;
+    out->total_ms = session->cuda->profile()[index].totalMs;
+  } else {
+    out->calls = session->cpu->profile()[index].calls;
+    out->total_ms = session->cpu->profile()[index].totalMs;
+  }
 }
 
 uint64_t encrt_session_arena_bytes(const encrt_session *session) {
-  return session ? session->impl->arenaBytes() : 0;
+  if (!session)
+    return 0;
+  return session->cuda ? session->cuda->arenaBytes() : session->cpu->arenaBytes();
 }
 
 const char *encrt_version(void) { return ENCRT_VERSION_STRING; }

@@ -2,21 +2,74 @@
 #include "LoadedModel.h"
 
 #include "Failure.h"
+#include "cuda/CudaHost.h"
+#include "cuda/CudaModel.h"
 
 namespace encrt::rt {
 
+LoadedModel::~LoadedModel() = default;
+
+void LoadedModel::loadBackend(const LoadOptions &options) {
+  using namespace cuda;
+  const DeviceChoice choice = parseDevice(options.device);
+  const Artifact &a = *artifact_;
+  const std::string &p = a.path();
+  const bool hasCpu = a.hasCpuPlan();
+  auto loadCpu = [&] {
+    code_ = CodeModule::load(a, options.cpuTarget);
+    pool_ = std::make_unique<ThreadPool>(options.numThreads);
+    device_ = "cpu";
+  };
+  auto loadCuda = [&](int index) {
+    cuda_ = CudaModel::load(a, index);
+    device_ = cuda_->deviceName();
+  };
+  switch (choice.kind) {
+  case DeviceKind::Cpu:
+    if (!hasCpu)
+      fail(ENCRT_UNSUPPORTED, p, ": the artifact has no CPU plan (compiled "
+           "with --target=cuda only); load it on device \"cuda\" or recompile "
+           "with --target=cuda,cpu");
+    loadCpu();
+    return;
+  case DeviceKind::Cuda:
+    loadCuda(choice.index);
+    return;
+  case DeviceKind::Auto:
+    break;
+  }
+  // Auto: CUDA when the plan and a device are there, else the CPU.
+  std::string why = "the artifact has no CUDA plan (compiled without --target=cuda)";
+  if (a.model().cuda() && CudaModel::probe(0, why)) {
+    try {
+      loadCuda(0);
+      return;
+    } catch (const Failure &f) {
+      if (!hasCpu)
+        throw;
+      why = f.what();
+      cuda_.reset();
+    }
+  }
+  if (!hasCpu)
+    fail(ENCRT_UNSUPPORTED, "no CUDA device: ", why, "; and the artifact has "
+         "no CPU plan (compiled with --target=cuda only) (loading ", p, ")");
+  loadCpu();
+}
+
 std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
                                                const LoadOptions &options) {
+  cuda::parseDevice(options.device); // bad options before any I/O
   std::shared_ptr<LoadedModel> m(new LoadedModel());
   m->artifact_ = Artifact::open(path);
-  m->code_ = CodeModule::load(*m->artifact_, options.cpuTarget);
-  m->pool_ = std::make_unique<ThreadPool>(options.numThreads);
+  // The CUDA backend's checks (to move into Artifact::verifySemantics).
+  m->loadBackend(options);
 
   const encm::Metadata &md = m->metadata();
   m->architecture_ = md.architecture() ? md.architecture()->str() : "";
   m->pooling_ = md.pooling() ? md.pooling()->str() : "none";
 
-  if (const encm::Tokenizer *t = m->model().tokenizer()) {
+  if (const encm::Tokenizer *t = m->model().tokenizer(); t && t->vocab() && t->vocab()->size() != 0) {
     std::vector<std::string> vocab;
     vocab.reserve(t->vocab()->size());
     for (const auto *token : *t->vocab())
@@ -33,6 +86,16 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
     m->tokenizer_ = std::make_unique<WordPieceTokenizer>(std::move(vocab), o);
   }
   return m;
+}
+
+bool LoadedModel::hasPooledOutput() const {
+  const auto *outputs = cuda_ ? model().cuda()->outputs() : model().outputs();
+  return outputs && outputs->size() >= 2;
+}
+
+int32_t LoadedModel::numSteps() const {
+  const auto *steps = cuda_ ? model().cuda()->steps() : model().steps();
+  return steps ? static_cast<int32_t>(steps->size()) : 0;
 }
 
 std::vector<int32_t> LoadedModel::encode(std::string_view text) const {

@@ -1,8 +1,12 @@
 //===- LoadedModel.h - Everything a loaded artifact owns ------------------===//
 //
-// The verified mapping, the loaded code, the thread pool and the tokenizer:
+// The verified mapping, the loaded code (the CPU code object and thread pool,
+// or the CUDA model: device context, weights, kernels), and the tokenizer:
 // immutable after load and shared (shared_ptr) by the C handle and every
 // session, so sessions outlive a released model handle safely.
+//
+// The device option picks the backend: "cpu", "cuda[:N]", or "auto" (CUDA
+// when the artifact has a CUDA plan and the device loads, else CPU).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_LOADEDMODEL_H
@@ -18,9 +22,14 @@
 
 namespace encrt::rt {
 
+namespace cuda {
+class CudaModel;
+}
+
 struct LoadOptions {
   int numThreads = 0;            ///< 0: all cores
   const char *cpuTarget = nullptr; ///< null: best supported
+  const char *device = nullptr;  ///< null/"auto", "cpu", "cuda", "cuda:N"
 };
 
 class LoadedModel {
@@ -28,15 +37,25 @@ public:
   /// Throws Failure.
   static std::shared_ptr<LoadedModel> load(const std::string &path,
                                            const LoadOptions &options);
+  ~LoadedModel();
 
   const Artifact &artifact() const { return *artifact_; }
   const encm::Model &model() const { return artifact_->model(); }
   const encm::Metadata &metadata() const { return *model().metadata(); }
+  /// The CPU code object and pool: only when !onCuda().
   const CodeModule &code() const { return *code_; }
   ThreadPool &pool() const { return *pool_; }
+  /// The CUDA backend's model, or null when running on the CPU.
+  const cuda::CudaModel *cudaModel() const { return cuda_.get(); }
+  bool onCuda() const { return cuda_ != nullptr; }
   /// Null when the artifact carries no tokenizer.
   const WordPieceTokenizer *tokenizer() const { return tokenizer_.get(); }
-  bool hasPooledOutput() const { return model().outputs()->size() >= 2; }
+  /// Of the plan that runs.
+  bool hasPooledOutput() const;
+  /// Steps of the plan that runs.
+  int32_t numSteps() const;
+  /// "cpu" or "cuda:N <GPU name>".
+  const std::string &device() const { return device_; }
 
   /// Stable strings for encrt_model_info.
   const std::string &architecture() const { return architecture_; }
@@ -47,12 +66,15 @@ public:
 
 private:
   LoadedModel() = default;
+  /// Picks and loads the backend (throws Failure).
+  void loadBackend(const LoadOptions &options);
 
   std::unique_ptr<Artifact> artifact_;
   std::unique_ptr<CodeModule> code_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<WordPieceTokenizer> tokenizer_;
-  std::string architecture_, pooling_;
+  std::unique_ptr<cuda::CudaModel> cuda_;
+  std::string architecture_, pooling_, device_;
 };
 
 } // namespace encrt::rt
