@@ -3,6 +3,7 @@
 #include "compiler/driver/CompileDriver.h"
 
 #include "compiler/codegen/cpu/CpuCodegen.h"
+#include "compiler/codegen/cuda/CudaCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
 #include "ir/EncDialect.h"
 #include "passes/Passes.h"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 using namespace encc;
 
@@ -53,6 +55,18 @@ std::vector<std::string> encc::defaultCpuLevels(const std::string &quantize) {
   if (quantize == "int8")
     return {"x86-64-v4-vnni", "x86-64-v3"};
   return {"x86-64-v3"};
+}
+
+llvm::Expected<std::optional<uint64_t>> encc::parseWeightsOption(const std::string &value) {
+  if (value == "file")
+    return std::nullopt;
+  llvm::StringRef seed(value);
+  uint64_t n = 0;
+  if (seed.consume_front("random:") && !seed.empty() && seed.find_first_not_of("0123456789") == llvm::StringRef::npos &&
+      !seed.getAsInteger(10, n))
+    return n;
+  return llvm::createStringError("--weights expects file or random:SEED (SEED a non-negative integer), got '%s'",
+                                 value.c_str());
 }
 
 llvm::Expected<std::vector<std::string>> encc::withQuantization(std::vector<std::string> passes,
@@ -190,8 +204,55 @@ std::unique_ptr<mlir::MLIRContext> encc::makeContext() {
   return ctx;
 }
 
+llvm::Expected<CodeObject> encc::buildFatbin(const std::string &source, const std::vector<std::string> &archs,
+                                              const std::string &saveTemps, const ProgressFn &progress) {
+  Stopwatch sw;
+  std::string workDir = saveTemps;
+  if (workDir.empty()) {
+    llvm::SmallString<128> tmp;
+    if (auto ec = llvm::sys::fs::createUniqueDirectory("encc-cuda", tmp))
+      return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
+    workDir = std::string(tmp);
+  } else {
+    workDir += "/cuda";
+    llvm::sys::fs::create_directories(workDir);
+  }
+  progress("compiling CUDA kernels for " + llvm::join(archs, ",") + " with nvcc ...");
+  auto fatbin = buildCudaFatbin(source, archs, workDir);
+  if (saveTemps.empty())
+    llvm::sys::fs::remove_directories(workDir);
+  if (!fatbin)
+    return fatbin.takeError();
+  progress("  cuda: " + fmt("%.0f KB", fatbin->bytes.size() / 1e3) + " fatbin in " + fmt("%.1f s", sw.seconds()));
+  return fatbin;
+}
+
+llvm::Expected<std::vector<std::string>> encc::parseTargets(const std::string &list) {
+  std::vector<std::string> targets;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(list).split(parts, ',', -1, false);
+  for (llvm::StringRef p : parts) {
+    std::string t = p.trim().str();
+    if (t != "cpu" && t != "cuda")
+      return llvm::createStringError("--target: unknown target '%s' (expected cpu, cuda or cuda,cpu)", t.c_str());
+    if (!contains(targets, t))
+      targets.push_back(t);
+  }
+  if (targets.empty())
+    return llvm::createStringError("--target expects cpu, cuda or cuda,cpu");
+  return targets;
+}
+
 llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out, const ProgressFn &progress) {
   auto ctx = makeContext();
+  const bool wantCpu = contains(opt.targets, "cpu"), wantCuda = contains(opt.targets, "cuda");
+  if (!wantCpu && !wantCuda)
+    return llvm::createStringError("--target: nothing to build (expected cpu and/or cuda)");
+  if (opt.cudaDType != "f16" && opt.cudaDType != "bf16")
+    return llvm::createStringError("--cuda-dtype expects f16 or bf16, got '%s'", opt.cudaDType.c_str());
+  if (wantCuda && opt.emit != "cu" && opt.emit != "mlir")
+    if (auto nvcc = findNvcc(); !nvcc)
+      return nvcc.takeError();
   const std::vector<std::string> cpuLevels = opt.cpuLevels.empty() ? defaultCpuLevels(opt.quantize) : opt.cpuLevels;
   for (const std::string &name : cpuLevels)
     if (auto level = parseCpuLevel(name); !level)
@@ -220,12 +281,19 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   io.maxSeq = opt.maxSeq;
   io.pooling = opt.pooling;
   io.normalize = opt.normalize;
+  io.randomWeightsSeed = opt.randomWeightsSeed;
   auto model = importHFModel(*ctx, opt.modelDir, io);
   if (!model)
     return model.takeError();
+  const std::string weightsKind =
+      opt.randomWeightsSeed ? " of RANDOM weights, seed " + std::to_string(*opt.randomWeightsSeed) +
+                                  ": outputs are meaningless"
+                            : " of weights";
   progress("imported " + model->config.modelType + " (" + std::to_string(model->config.layers) + " layers, hidden " +
            std::to_string(model->config.hidden) + ", " + fmt("%.1f MB", model->weights.totalBytes() / 1e6) +
-           " of weights) in " + fmt("%.2f s", sw.seconds()));
+           weightsKind + ") in " + fmt("%.2f s", sw.seconds()));
+  if (!model->tokenizer.note.empty())
+    progress("note: " + model->tokenizer.note);
 
   sw = Stopwatch();
   ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&model->weights);
@@ -237,32 +305,63 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     return llvm::Error::success();
   }
 
-  auto code = generateCpuCode(*model->module, model->weights);
-  if (!code)
-    return code.takeError();
-  progress("generated CPU code: " + std::to_string(code->plan.steps.size()) + " steps, " +
-           fmt("%.0f KB", code->source.size() / 1e3) + " of C++");
-  if (opt.emit == "cpp") {
-    out << code->source;
-    return llvm::Error::success();
-  }
-
-  auto objects = buildCodeObjects(code->source, cpuLevels, opt.saveTemps, progress);
-  if (!objects)
-    return objects.takeError();
   ArtifactContents contents;
-  contents.codeObjects = std::move(*objects);
+  std::optional<CpuCodegenResult> cpuCode;
+  if (wantCpu) {
+    auto code = generateCpuCode(*model->module, model->weights);
+    if (!code)
+      return code.takeError();
+    progress("generated CPU code: " + std::to_string(code->plan.steps.size()) + " steps, " +
+             fmt("%.0f KB", code->source.size() / 1e3) + " of C++");
+    if (opt.emit == "cpp") {
+      out << code->source;
+      return llvm::Error::success();
+    }
+    cpuCode = std::move(*code);
+  }
+  std::optional<CudaProgram> cuda;
+  if (wantCuda) {
+    CudaCodegenOptions co;
+    co.dtype = opt.cudaDType == "bf16" ? DType::BF16 : DType::F16;
+    auto code = generateCudaCode(*model->module, model->weights, co);
+    if (!code)
+      return code.takeError();
+    progress("generated CUDA code: " + std::to_string(code->plan.steps.size()) + " steps (" + opt.cudaDType +
+             "), " + fmt("%.0f KB", code->source.size() / 1e3) + " of CUDA C++");
+    if (opt.emit == "cu") {
+      out << code->source;
+      return llvm::Error::success();
+    }
+    auto fatbin = buildFatbin(code->source, opt.cudaArchs.empty() ? defaultCudaArchs() : opt.cudaArchs,
+                              opt.saveTemps, progress);
+    if (!fatbin)
+      return fatbin.takeError();
+    cuda = CudaProgram{std::move(code->plan), co.dtype, std::move(*fatbin)};
+    contents.cuda = &*cuda;
+  }
+  if (opt.emit != "artifact")
+    return llvm::createStringError("--emit=%s needs --target=%s", opt.emit.c_str(),
+                                   opt.emit == "cu" ? "cuda" : "cpu");
+
+  if (cpuCode) {
+    auto objects = buildCodeObjects(cpuCode->source, cpuLevels, opt.saveTemps, progress);
+    if (!objects)
+      return objects.takeError();
+    contents.codeObjects = std::move(*objects);
+    contents.plan = &cpuCode->plan;
+  }
   contents.config = &model->config;
   contents.tokenizer = &model->tokenizer;
-  contents.plan = &code->plan;
   contents.weights = &model->weights;
   contents.passes = po.passes;
   contents.source = opt.modelDir;
+  contents.randomWeightsSeed = opt.randomWeightsSeed;
   if (auto err = writeArtifact(opt.output, contents))
     return err;
   uint64_t size = 0;
   llvm::sys::fs::file_size(opt.output, size);
-  progress("wrote " + opt.output + " (" + fmt("%.1f MB", size / 1e6) + ") in " + fmt("%.1f s", total.seconds()) +
+  progress("wrote " + opt.output + " (" + fmt("%.1f MB", size / 1e6) +
+           (opt.randomWeightsSeed ? std::string(", weights generated at load") : std::string()) + ") in " + fmt("%.1f s", total.seconds()) +
            " total");
   return llvm::Error::success();
 }

@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,10 @@ constexpr const char *kQuantizeInt8Pass = "quantize-linear-int8";
 struct CompileOptions {
   std::string modelDir;
   std::string output = "model.encm";
-  std::string emit = "artifact";                      ///< "artifact" | "mlir" | "cpp"
+  std::string emit = "artifact";                      ///< "artifact" | "mlir" | "cpp" | "cu"
+  std::vector<std::string> targets = {"cpu"};         ///< "cpu" and/or "cuda" (--target)
+  std::vector<std::string> cudaArchs;                 ///< empty: defaultCudaArchs()
+  std::string cudaDType = "f16";                      ///< "f16" | "bf16" (--cuda-dtype)
   std::vector<std::string> cpuLevels;                 ///< best first; empty: defaultCpuLevels(quantize)
   int64_t maxSeq = 0;                                 ///< 0: from the model
   std::string pooling;                                ///< "" = from the model folder
@@ -59,7 +63,12 @@ struct CompileOptions {
   std::string quantize = "none";                      ///< "none" | "int8" (appends kQuantizeInt8Pass)
   std::vector<std::string> quantizeSkip;              ///< --quantize-skip patterns
   std::string calibrate;                              ///< --calibrate ranges file ("" = dynamic)
+  std::optional<uint64_t> randomWeightsSeed;          ///< --weights=random:SEED (no weight bytes stored)
 };
+
+/// The value of `--weights`: "file" (model.safetensors) gives nullopt,
+/// "random:SEED" (SEED a decimal uint64) gives SEED; anything else is an error.
+llvm::Expected<std::optional<uint64_t>> parseWeightsOption(const std::string &value);
 
 /// The default pipeline's short pass names, in order.
 const std::vector<std::string> &defaultPassNames();
@@ -90,6 +99,12 @@ llvm::Expected<std::vector<CodeObject>> buildCodeObjects(const std::string &sour
                                                          const std::vector<std::string> &cpuLevels,
                                                          const std::string &saveTemps, const ProgressFn &progress);
 
+/// Builds the CUDA fatbin for `archs` with nvcc (in a temporary directory, or
+/// SAVE_TEMPS/cuda).
+llvm::Expected<CodeObject> buildFatbin(const std::string &source, const std::vector<std::string> &archs,
+                                       const std::string &saveTemps, const ProgressFn &progress);
+/// "cpu", "cuda" or both, comma-separated (--target); unknown names are an error.
+llvm::Expected<std::vector<std::string>> parseTargets(const std::string &list);
 /// A context with the dialects encc uses loaded.
 std::unique_ptr<mlir::MLIRContext> makeContext();
 

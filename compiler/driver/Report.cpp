@@ -276,6 +276,9 @@ int encc::reportCommand(const Args &args) {
     int8Passes = *passes;
     int8Passes.push_back(kQuantizeInt8Pass);
   }
+  auto weights = parseWeightsOption(args.get("weights", "file"));
+  if (!weights)
+    return fail(llvm::toString(weights.takeError()));
   const std::vector<std::string> int8Cpu = args.has("cpu") ? std::vector<std::string>{cpu} : defaultCpuLevels("int8");
   if (auto ec = llvm::sys::fs::create_directories(outDir))
     return fail(outDir + ": cannot create: " + ec.message());
@@ -283,15 +286,21 @@ int encc::reportCommand(const Args &args) {
 
   auto ctx = makeContext();
   const std::string &dir = args.positionals[0];
-  auto model = importHFModel(*ctx, dir, ImportOptions{});
+  ImportOptions io;
+  io.randomWeightsSeed = *weights;
+  auto model = importHFModel(*ctx, dir, io);
   if (!model)
     return fail(llvm::toString(model.takeError()));
+  if (*weights)
+    progress("weights: random (seed " + std::to_string(**weights) + "): latencies are real, outputs meaningless");
   if (seq > model->config.maxSeq)
     return fail("--seq " + std::to_string(seq) + " exceeds the model's maximum sequence " +
                 std::to_string(model->config.maxSeq));
   ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&model->weights);
-  Inputs in = makeInputs(batch, seq, static_cast<int32_t>(model->config.vocab), model->tokenizer.clsId,
-                         model->tokenizer.sepId);
+  // Without a vocabulary (random weights, config.json only) any ids do.
+  const int32_t cls = model->tokenizer.clsId >= 0 ? model->tokenizer.clsId : 1;
+  const int32_t sep = model->tokenizer.sepId >= 0 ? model->tokenizer.sepId : 2;
+  Inputs in = makeInputs(batch, seq, static_cast<int32_t>(model->config.vocab), cls, sep);
 
   llvm::SmallString<128> tmpDir;
   if (auto ec = llvm::sys::fs::createUniqueDirectory("encc-report", tmpDir))
@@ -330,6 +339,7 @@ int encc::reportCommand(const Args &args) {
     contents.weights = &model->weights;
     contents.passes = po.passes;
     contents.source = dir;
+    contents.randomWeightsSeed = *weights;
     std::string path = std::string(tmpDir) + "/row" + std::to_string(k) + ".encm";
     if (auto err = writeArtifact(path, contents))
       return fail(llvm::toString(std::move(err)));

@@ -17,6 +17,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 
 using namespace encc;
@@ -54,7 +56,7 @@ bool openModel(const Args &args, const char *command, ModelPtr &model, SessionPt
   }
   encrt_model_options mo;
   encrt_model_options_initialize(&mo);
-  std::string threads = args.get("threads"), cpu = args.get("cpu-target");
+  std::string threads = args.get("threads"), cpu = args.get("cpu-target"), device = args.get("device");
   if (!threads.empty()) {
     char *end = nullptr;
     long n = std::strtol(threads.c_str(), &end, 10);
@@ -66,6 +68,8 @@ bool openModel(const Args &args, const char *command, ModelPtr &model, SessionPt
   }
   if (!cpu.empty())
     mo.cpu_target = cpu.c_str();
+  if (!device.empty())
+    mo.device = device.c_str();
   encrt_model *m = nullptr;
   if (failed(encrt_model_load(args.positionals[0].c_str(), &mo, &m)))
     return false;
@@ -147,6 +151,33 @@ void printProfile(encrt_session *s) {
                  << " " << llvm::right_justify(num(100 * r.ms / (total > 0 ? total : 1), 1), 6) << "\n";
 }
 
+/// What the C API does not tell about a (loaded, hence verified) artifact.
+struct ArtifactFacts {
+  std::optional<uint64_t> randomSeed; ///< WeightsFill seed
+  size_t vocabTokens = 0;             ///< 0: no tokenizer vocabulary
+};
+
+ArtifactFacts readArtifactFacts(const std::string &path) {
+  ArtifactFacts facts;
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buf || (*buf)->getBufferSize() < ENCM_TRAILER_SIZE)
+    return facts;
+  const auto *data = reinterpret_cast<const uint8_t *>((*buf)->getBufferStart());
+  flatbuffers::Verifier verifier(data, (*buf)->getBufferSize() - ENCM_TRAILER_SIZE);
+  if (!encm::ModelBufferHasIdentifier(data) || !encm::VerifyModelBuffer(verifier))
+    return facts;
+  const encm::Model *m = encm::GetModel(data);
+  if (const encm::WeightsFill *fill = m->weights_fill())
+    facts.randomSeed = fill->seed();
+  if (m->tokenizer() && m->tokenizer()->vocab())
+    facts.vocabTokens = m->tokenizer()->vocab()->size();
+  return facts;
+}
+
+std::string randomWeightsLine(uint64_t seed) {
+  return "weights: random (seed " + std::to_string(seed) + "): outputs are meaningless";
+}
+
 double msSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
@@ -168,6 +199,8 @@ int encc::runCommand(const Args &args) {
   }
   encrt_model_info info;
   encrt_model_get_info(model.get(), &info);
+  std::optional<uint64_t> seed = readArtifactFacts(args.positionals[0]).randomSeed;
+  const bool random = info.random_weights != 0 || seed.has_value();
   int64_t batch = static_cast<int64_t>(seqs.size()), seq = 0;
   for (auto &s : seqs)
     seq = std::max<int64_t>(seq, static_cast<int64_t>(s.size()));
@@ -191,6 +224,7 @@ int encc::runCommand(const Args &args) {
       j.attribute("seq", seq);
       j.attribute("hidden_size", h);
       j.attribute("latency_ms", ms);
+      j.attribute("random_weights", random);
       j.attributeArray("lengths", [&] {
         for (int32_t l : lengths)
           j.value(l);
@@ -217,6 +251,8 @@ int encc::runCommand(const Args &args) {
     llvm::outs() << "\n";
   } else {
     auto &os = llvm::outs();
+    if (random)
+      os << randomWeightsLine(seed.value_or(0)) << "\n";
     os << "last hidden state: [" << batch << ", " << seq << ", " << h << "] (" << num(ms, 2) << " ms)\n";
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t s = 0; s < lengths[b] && s < 4; ++s) {
@@ -257,6 +293,9 @@ int encc::embedCommand(const Args &args) {
   }
   if (texts.empty())
     return fail("'encc embed' needs at least one text: encc embed model.encm \"A sentence.\" [--file lines.txt]");
+  if (readArtifactFacts(args.positionals[0]).vocabTokens == 0)
+    return fail(args.positionals[0] + ": the artifact has no tokenizer vocabulary (compiled without vocab.txt or "
+                                      "tokenizer.json); use 'encc run --ids' with token ids");
   encrt_model_info info;
   encrt_model_get_info(model.get(), &info);
   if (!info.has_pooled_output)
@@ -344,7 +383,10 @@ std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
   std::string s = "[";
   for (flatbuffers::uoffset_t i = 0; shape && i < shape->size(); ++i) {
     int64_t d = shape->Get(i);
-    s += (i ? ", " : "") + (d == -1 ? std::string("batch") : d == -2 ? std::string("seq") : std::to_string(d));
+    s += (i ? ", " : "") + (d == -1   ? std::string("batch")
+                            : d == -2 ? std::string("seq")
+                            : d == -3 ? std::string("tokens")
+                                      : std::to_string(d));
   }
   return s + "]";
 }
@@ -374,15 +416,31 @@ int encc::inspectCommand(const Args &args) {
     return fail(path + ": not a valid .encm FlatBuffer");
   const encm::Model *m = encm::GetModel(data);
   const encm::Metadata *md = m->metadata();
+  const encm::WeightsFill *fill = m->weights_fill();
   if (!md || !m->values() || !m->steps())
     return fail(path + ": artifact lacks metadata, values or steps");
 
-  std::map<std::string, std::pair<int, double>> opCounts;
-  for (const encm::Step *s : *m->steps())
-    opCounts[str(s->op())].first++;
-  uint64_t weightCount = 0;
-  for (const encm::Value *v : *m->values())
-    weightCount += v->kind() == encm::ValueKind::Weight;
+  // The plans the artifact carries: the CPU plan (empty when compiled for CUDA
+  // only) and the CUDA plan.
+  struct PlanView {
+    const char *name;
+    const flatbuffers::Vector<flatbuffers::Offset<encm::Value>> *values;
+    const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *steps;
+    const flatbuffers::Vector<uint32_t> *outputs;
+  };
+  std::vector<PlanView> plans;
+  if (m->steps()->size() != 0)
+    plans.push_back({"cpu", m->values(), m->steps(), m->outputs()});
+  if (const encm::CudaPlan *cp = m->cuda(); cp && cp->values() && cp->steps())
+    plans.push_back({cp->dtype() == encm::DType::BF16 ? "cuda (bf16)" : "cuda (f16)", cp->values(), cp->steps(),
+                     cp->outputs()});
+  std::set<uint64_t> weightOffsets; // a tensor both plans use is stored once
+  for (const PlanView &pv : plans)
+    for (const encm::Value *v : *pv.values)
+      if (v->kind() == encm::ValueKind::Weight)
+        weightOffsets.insert(v->weight_offset());
+  const uint64_t weightCount = weightOffsets.size();
+  const bool pooled = !plans.empty() && plans[0].outputs && plans[0].outputs->size() > 1;
 
   if (args.get("format") == "json") {
     llvm::json::OStream j(llvm::outs(), 2);
@@ -423,6 +481,9 @@ int encc::inspectCommand(const Args &args) {
             });
       });
       j.attribute("weights_bytes", static_cast<int64_t>(m->weights_size()));
+      j.attribute("random_weights", fill != nullptr);
+      if (fill)
+        j.attribute("random_weights_seed", static_cast<int64_t>(fill->seed()));
       j.attribute("vocab_size", static_cast<int64_t>(m->tokenizer() && m->tokenizer()->vocab()
                                                          ? m->tokenizer()->vocab()->size()
                                                          : 0));
@@ -448,6 +509,14 @@ int encc::inspectCommand(const Args &args) {
             });
           });
       });
+      if (const encm::CudaPlan *cp = m->cuda(); cp && cp->steps())
+        j.attributeArray("cuda_steps", [&] {
+          for (const encm::Step *s : *cp->steps())
+            j.object([&] {
+              j.attribute("op", str(s->op()));
+              j.attribute("kernel", str(s->kernel()));
+            });
+        });
     });
     llvm::outs() << "\n";
     return 0;
@@ -460,7 +529,7 @@ int encc::inspectCommand(const Args &args) {
      << ", " << md->num_heads() << " heads, intermediate " << md->intermediate_size() << ", vocab "
      << md->vocab_size() << ", " << str(md->hidden_act()) << "\n";
   os << "input:   ids + lengths, up to " << md->max_seq() << " tokens per sequence\n";
-  os << "output:  last hidden state" << (m->outputs() && m->outputs()->size() > 1 ? ", pooled (" + str(md->pooling()) +
+  os << "output:  last hidden state" << (pooled ? ", pooled (" + str(md->pooling()) +
                                                                                      (md->normalize() ? ", L2-normalised)" : ")")
                                                                                : std::string())
      << "\n";
@@ -477,24 +546,40 @@ int encc::inspectCommand(const Args &args) {
           os << " " << f->str();
       os << ")";
     }
-  os << "\nweights: " << weightCount << " tensors, " << num(m->weights_size() / 1e6, 1) << " MB\n";
-  os << "tokenizer: WordPiece, " << (m->tokenizer() && m->tokenizer()->vocab() ? m->tokenizer()->vocab()->size() : 0)
-     << " tokens" << (m->tokenizer() && m->tokenizer()->do_lower_case() ? ", lowercase" : "") << "\n";
-  os << "plan:    " << m->steps()->size() << " steps, " << m->values()->size() << " values\n";
-  for (auto &kv : opCounts)
-    os << "  " << llvm::left_justify(kv.first, 18) << " x" << kv.second.first << "\n";
+  os << "\nweights: " << weightCount << " tensors, " << num(m->weights_size() / 1e6, 1) << " MB"
+     << (fill ? " (generated at load, not stored)" : "") << "\n";
+  if (fill)
+    os << randomWeightsLine(fill->seed()) << "\n";
+  const size_t vocabTokens = m->tokenizer() && m->tokenizer()->vocab() ? m->tokenizer()->vocab()->size() : 0;
+  if (vocabTokens == 0)
+    os << "tokenizer: none (the model runs on token ids only)\n";
+  else
+    os << "tokenizer: WordPiece, " << vocabTokens << " tokens"
+       << (m->tokenizer()->do_lower_case() ? ", lowercase" : "") << "\n";
+  for (const PlanView &pv : plans) {
+    std::map<std::string, int> opCounts;
+    for (const encm::Step *s : *pv.steps)
+      opCounts[str(s->op())]++;
+    os << "plan:    " << pv.name << ", " << pv.steps->size() << " steps, " << pv.values->size() << " values\n";
+    for (auto &kv : opCounts)
+      os << "  " << llvm::left_justify(kv.first, 18) << " x" << kv.second << "\n";
+  }
   if (args.has("verbose")) {
-    os << "steps:\n";
-    for (flatbuffers::uoffset_t i = 0; i < m->steps()->size(); ++i) {
-      const encm::Step *s = m->steps()->Get(i);
-      os << "  " << llvm::right_justify(std::to_string(i), 4) << "  " << llvm::left_justify(str(s->op()), 16) << " "
-         << str(s->kernel()) << "\n";
+    for (const PlanView &pv : plans) {
+      os << "steps (" << pv.name << "):\n";
+      for (flatbuffers::uoffset_t i = 0; i < pv.steps->size(); ++i) {
+        const encm::Step *s = pv.steps->Get(i);
+        os << "  " << llvm::right_justify(std::to_string(i), 4) << "  " << llvm::left_justify(str(s->op()), 16) << " "
+           << str(s->kernel()) << "\n";
+      }
     }
     os << "tensors:\n";
-    for (const encm::Value *v : *m->values())
-      if (v->kind() == encm::ValueKind::Weight)
-        os << "  " << llvm::left_justify(str(v->name()), 60) << " " << dtypeName(v->dtype()) << " "
-           << shapeString(v->shape()) << "\n";
+    std::set<uint64_t> listed;
+    for (const PlanView &pv : plans)
+      for (const encm::Value *v : *pv.values)
+        if (v->kind() == encm::ValueKind::Weight && listed.insert(v->weight_offset()).second)
+          os << "  " << llvm::left_justify(str(v->name()), 60) << " " << dtypeName(v->dtype()) << " "
+             << shapeString(v->shape()) << "\n";
   }
   return 0;
 }

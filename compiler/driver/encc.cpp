@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/cuda/CudaCodegen.h"
 #include "compiler/driver/Args.h"
 #include "compiler/driver/CompileDriver.h"
 #include "compiler/driver/Report.h"
@@ -42,7 +43,13 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
 
   -o, --output FILE     artifact to write (default: model.encm)
   --emit KIND           artifact (default) | mlir (the enc IR after the passes, weights by name)
-                        | cpp (the generated C++ kernels)
+                        | cpp (the generated C++ kernels) | cu (the generated CUDA kernels)
+  --target LIST         cpu (default) | cuda | cuda,cpu: which plans and code the artifact
+                        carries (cuda: a fatbin built with nvcc, fp16/bf16 weights, GEMMs
+                        through cuBLASLt; the runtime picks CUDA when a GPU is present)
+  --cuda-arch LIST      GPU architectures of the fatbin (default: sm_80,sm_86,sm_89,sm_90,
+                        compute_90; compute_XY embeds PTX for newer GPUs)
+  --cuda-dtype T        f16 (default) | bf16: GPU activations and GEMM weights
   --cpu LEVELS          comma-separated CPU targets, best first: x86-64-v2, x86-64-v3 (default),
                         x86-64-v3-vnni (AVX-VNNI), x86-64-v4 (AVX-512), x86-64-v4-vnni (AVX-512
                         VNNI), native. The runtime picks the first this CPU runs. Default for
@@ -53,6 +60,11 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
   --normalize, --no-normalize
                         L2-normalise the pooled output (default: from modules.json, else on)
   --save-temps DIR      keep the generated C++ and the shared objects in DIR
+  --weights SRC         file (default: model.safetensors) | random:SEED: generate every weight
+                        from SEED (BERT-like init) instead; MODEL_DIR then needs only
+                        config.json, the artifact stores no weight bytes (the runtime
+                        regenerates them at load) and outputs are meaningless: for
+                        benchmarking model shapes only
   -q, --quiet           no progress lines
 
 passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-attention,
@@ -92,6 +104,7 @@ forward, arena bytes and artifact bytes.
   --cpu LEVEL           CPU target to build (default x86-64-v3)
   -o, --output DIR      where report.json and report.svg go (default: .)
   --format FMT          text (default) | json (the JSON also goes to stdout)
+  --weights SRC         file (default) | random:SEED (see 'encc compile --help')
 )";
 
 const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [--ids "..."]... [options]
@@ -101,6 +114,8 @@ const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [-
   --format FMT          text (default) | json (full hidden states of the valid tokens, pooled)
   --threads N           worker threads (default 0: all cores)
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
+  --device D            auto (default: CUDA when the artifact has a CUDA plan and a GPU is
+                        present, else CPU) | cpu | cuda | cuda:N
   --profile             per-step times on stderr
 )";
 
@@ -110,6 +125,8 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
   --format FMT          text (default) | json (embeddings and the cosine matrix)
   --threads N           worker threads (default 0: all cores)
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
+  --device D            auto (default: CUDA when the artifact has a CUDA plan and a GPU is
+                        present, else CPU) | cpu | cuda | cuda:N
   --profile             per-step times on stderr
 )";
 
@@ -133,8 +150,23 @@ int compileCommand(const Args &args) {
   opt.modelDir = args.positionals[0];
   opt.output = args.get("output", opt.output);
   opt.emit = args.get("emit", opt.emit);
-  if (opt.emit != "artifact" && opt.emit != "mlir" && opt.emit != "cpp")
-    return usageError("--emit expects artifact, mlir or cpp, got '" + opt.emit + "'", kCompileUsage);
+  if (opt.emit != "artifact" && opt.emit != "mlir" && opt.emit != "cpp" && opt.emit != "cu")
+    return usageError("--emit expects artifact, mlir, cpp or cu, got '" + opt.emit + "'", kCompileUsage);
+  if (args.has("target")) {
+    auto targets = parseTargets(args.get("target"));
+    if (!targets)
+      return usageError(llvm::toString(targets.takeError()), kCompileUsage);
+    opt.targets = *targets;
+  }
+  if (args.has("cuda-arch")) {
+    auto archs = parseCudaArchs(args.get("cuda-arch"));
+    if (!archs)
+      return usageError(llvm::toString(archs.takeError()), kCompileUsage);
+    opt.cudaArchs = *archs;
+  }
+  opt.cudaDType = args.get("cuda-dtype", opt.cudaDType);
+  if (opt.cudaDType != "f16" && opt.cudaDType != "bf16")
+    return usageError("--cuda-dtype expects f16 or bf16, got '" + opt.cudaDType + "'", kCompileUsage);
   if (args.has("cpu")) {
     opt.cpuLevels.clear();
     const std::string list = args.get("cpu"); // `parts` point into it
@@ -175,6 +207,10 @@ int compileCommand(const Args &args) {
     if (p.empty())
       return usageError("--quantize-skip expects a pattern", kCompileUsage);
   opt.calibrate = args.get("calibrate");
+  auto weights = parseWeightsOption(args.get("weights", "file"));
+  if (!weights)
+    return usageError(llvm::toString(weights.takeError()), kCompileUsage);
+  opt.randomWeightsSeed = *weights;
   bool quiet = args.has("quiet");
   auto progress = [&](const std::string &line) {
     if (!quiet)
@@ -210,14 +246,14 @@ int main(int argc, char **argv) {
   static const Command commands[] = {
       {"compile", kCompileUsage,
        {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after",
-        "quantize", "quantize-skip", "calibrate"},
+        "quantize", "quantize-skip", "calibrate", "weights", "target", "cuda-arch", "cuda-dtype"},
        {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics"},
        compileCommand},
       {"report", kReportUsage,
-       {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize"},
+       {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize", "weights"},
        {"help"}, reportCommand},
-      {"run", kRunUsage, {"ids", "format", "threads", "cpu-target"}, {"profile", "help"}, runCommand},
-      {"embed", kEmbedUsage, {"file", "format", "threads", "cpu-target"}, {"profile", "help"}, embedCommand},
+      {"run", kRunUsage, {"ids", "format", "threads", "cpu-target", "device"}, {"profile", "help"}, runCommand},
+      {"embed", kEmbedUsage, {"file", "format", "threads", "cpu-target", "device"}, {"profile", "help"}, embedCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
   };
   for (const Command &c : commands) {

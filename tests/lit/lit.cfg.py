@@ -32,3 +32,11 @@ tools = [
     ToolSubst("encc", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# `REQUIRES: nvcc`: tests that build CUDA fatbins (the CUDA toolkit is optional).
+import shutil
+if os.environ.get("NVCC") or shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
+    config.available_features.add("nvcc")
+for var in ["NVCC"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]

@@ -1,0 +1,997 @@
+//===- CudaCodegen.cpp - enc IR -> CudaPlan + .cu source ------------------===//
+//
+// Each compute op becomes one or two CudaPlan steps. Kernel steps name an
+// extern "C" __global__ wrapper around one instantiation of a template of
+// cuda/kernels/*.cuh (static dims as template arguments); identical
+// instantiations share a symbol. Linear layers become "cublaslt" GEMM steps
+// (plus a GELU step for the erf form, or a dequantise step for int8).
+// Fusions done here: enc.embedding -> enc.layernorm (one step), a per-token
+// enc.quantize into the (add_)layernorm / embedding step producing its input,
+// enc.pool -> enc.l2norm. The returned hidden state gets a final f32 copy.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/cuda/CudaCodegen.h"
+
+#include "encrt/cuda_kernel_abi.h"
+#include "ir/EncOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+using namespace encc;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+using mlir::Operation;
+using mlir::RankedTensorType;
+using mlir::Value;
+namespace enc = mlir::enc;
+
+namespace {
+
+// Block shapes of the kernel templates (checked again by static_asserts in
+// the generated source, so a drift fails at nvcc time).
+constexpr int64_t kRowsPerBlock = 4, kRowThreads = 128; // enc_cuda_norm.cuh
+constexpr int64_t kElemThreads = 256;                   // enc_cuda_elementwise.cuh
+constexpr int64_t kPoolThreads = 128;                   // enc_cuda_pool.cuh
+int64_t attnRowsPerBlock(int64_t d) { return d <= 64 ? 32 : 16; } // AttnConfig<D>::kBQ
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string locString(mlir::Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return os.str();
+}
+
+llvm::Error opError(Operation *op, const llvm::Twine &msg) {
+  return makeError("cuda codegen: '" + op->getName().getStringRef() + "' at " +
+                   locString(op->getLoc()) + ": " + msg);
+}
+
+using Shape = std::vector<int64_t>;
+
+std::string cType(DType t, DType act) {
+  switch (t) {
+  case DType::F32: return "float";
+  case DType::I32: return "int32_t";
+  case DType::I8: return "int8_t";
+  case DType::U8: return "uint8_t";
+  case DType::F16: return "__half";
+  case DType::BF16: return "__nv_bfloat16";
+  }
+  return cType(act, act);
+}
+
+class Generator {
+public:
+  Generator(enc::WeightStore &weights, DType act)
+      : weights_(weights), act_(act), actC_(cType(act, act)),
+        actTag_(act == DType::F16 ? "f16" : "bf16") {}
+
+  llvm::Expected<CudaCodegenResult> run(mlir::ModuleOp module);
+
+private:
+  struct WeightInfo {
+    std::string name;
+    DType dtype;
+    Shape shape;
+  };
+
+  // Values ------------------------------------------------------------------
+  uint32_t addValue(std::string name, ValueKind kind, DType dtype, Shape shape) {
+    PlanValue v;
+    v.name = std::move(name);
+    v.kind = kind;
+    v.dtype = dtype;
+    v.shape = std::move(shape);
+    plan_.values.push_back(std::move(v));
+    return plan_.values.size() - 1;
+  }
+  /// A result of the step about to be emitted; mapped to `v` unless null.
+  uint32_t result(Value v, const std::string &name, DType dtype, Shape shape) {
+    uint32_t id = addValue(name, ValueKind::Activation, dtype, std::move(shape));
+    plan_.values[id].firstStep = plan_.values[id].lastStep = plan_.steps.size();
+    if (v)
+      ids_[v] = id;
+    return id;
+  }
+  std::string stepName(Operation *op, const char *suffix = "") const {
+    return (op ? op->getName().stripDialect().str() : std::string("output")) + "." +
+           std::to_string(plan_.steps.size()) + suffix;
+  }
+  llvm::Error addWeightOp(enc::WeightOp op);
+  uint32_t storeValue(const std::string &name);
+  /// The plan value of an SSA operand that is an activation or an input.
+  llvm::Expected<uint32_t> activation(Operation *user, Value v, DType want, const char *what);
+  /// An f32 weight operand, as stored (f32).
+  llvm::Expected<uint32_t> f32Weight(Operation *user, Value v, const char *what);
+  /// An f32 weight operand converted to the activation dtype ("X.f16").
+  llvm::Expected<uint32_t> actWeight(Operation *user, Value v, const char *what);
+  /// An i8 weight operand, as stored.
+  llvm::Expected<uint32_t> i8Weight(Operation *user, Value v, const char *what);
+  llvm::Expected<const WeightInfo *> weightInfo(Operation *user, Value v, const char *what);
+
+  // Steps -------------------------------------------------------------------
+  llvm::Error emit(Operation *op, std::string opName, std::string kernel, std::string call,
+                   int64_t launchThreads, std::vector<uint32_t> operands, uint32_t numResults,
+                   std::vector<int64_t> header, std::vector<int64_t> iattrs,
+                   std::vector<float> fattrs);
+  void planFusions(mlir::func::FuncOp func);
+  llvm::Error addOp(Operation *op);
+  llvm::Error addEmbedding(enc::EmbeddingOp op);
+  llvm::Error addLayerNorm(Operation *op);
+  llvm::Error addQuantize(enc::QuantizeOp op);
+  llvm::Error addLinear(enc::LinearOp op);
+  llvm::Error addQLinear(enc::QLinearOp op);
+  llvm::Error addAttention(enc::AttentionOp op);
+  llvm::Error addPool(enc::PoolOp op);
+  llvm::Error addElementwise(Operation *op);
+  llvm::Error addSplit(enc::SplitOp op);
+  /// Static last dim of a per-token result type [?, ?, N].
+  llvm::Expected<int64_t> tokenDim(Operation *op, Value v);
+
+  std::string in(uint32_t slot, const std::string &type) const {
+    return "IN(" + type + ", " + std::to_string(slot) + ")";
+  }
+  std::string out(uint32_t slot, const std::string &type) const {
+    return "OUT(" + type + ", " + std::to_string(slot) + ")";
+  }
+
+  enc::WeightStore &weights_;
+  DType act_;
+  std::string actC_, actTag_;
+  Plan plan_;
+  llvm::DenseMap<Value, uint32_t> ids_;
+  llvm::DenseMap<Value, WeightInfo> weightOps_;
+  std::map<std::string, uint32_t> weightIds_;
+  llvm::DenseMap<Operation *, Operation *> embLayerNorm_; ///< embedding -> its layernorm
+  llvm::DenseMap<Operation *, Operation *> fusedQuant_;   ///< producer -> quantize
+  llvm::DenseMap<Operation *, Operation *> poolNorm_;     ///< pool -> l2norm
+  llvm::DenseSet<Operation *> absorbed_;                  ///< ops computed by another step
+  std::vector<std::string> symbols_;
+  std::map<std::string, std::string> symbolBodies_;
+  std::map<std::string, int64_t> symbolThreads_;
+};
+
+llvm::Error Generator::addWeightOp(enc::WeightOp op) {
+  std::string name = op.getName().str();
+  auto type = cast<RankedTensorType>(op.getType());
+  if (!type.hasStaticShape())
+    return opError(op, "weight \"" + name + "\" must have a static shape");
+  const enc::WeightTensor *w = weights_.find(name);
+  if (!w)
+    return opError(op, "weight \"" + name + "\" is not in the weight store");
+  Shape shape(type.getShape().begin(), type.getShape().end());
+  if (w->shape != shape)
+    return opError(op, "weight \"" + name +
+                           "\" has a different shape in the weight store than in the IR");
+  mlir::Type et = type.getElementType();
+  DType dtype;
+  enc::WeightType want;
+  size_t bytesPer;
+  if (et.isF32()) {
+    dtype = DType::F32, want = enc::WeightType::F32, bytesPer = 4;
+  } else if (et.isInteger(8)) {
+    dtype = DType::I8, want = enc::WeightType::I8, bytesPer = 1;
+  } else if (et.isInteger(32)) {
+    dtype = DType::I32, want = enc::WeightType::I32, bytesPer = 4;
+  } else {
+    return opError(op, "weight \"" + name + "\" has an unsupported element type");
+  }
+  if (w->type != want)
+    return opError(op, "weight \"" + name +
+                           "\" has a different element type in the weight store");
+  if (w->bytes.size() != static_cast<size_t>(w->numElements()) * bytesPer)
+    return opError(op, "weight \"" + name + "\" has " + std::to_string(w->bytes.size()) +
+                           " bytes in the weight store, expected " +
+                           std::to_string(w->numElements() * bytesPer));
+  weightOps_[op.getResult()] = WeightInfo{name, dtype, shape};
+  return llvm::Error::success();
+}
+
+uint32_t Generator::storeValue(const std::string &name) {
+  if (auto it = weightIds_.find(name); it != weightIds_.end())
+    return it->second;
+  const enc::WeightTensor *w = weights_.find(name);
+  DType dtype = DType::F32;
+  switch (w->type) {
+  case enc::WeightType::F32: dtype = DType::F32; break;
+  case enc::WeightType::I8: dtype = DType::I8; break;
+  case enc::WeightType::I32: dtype = DType::I32; break;
+  case enc::WeightType::F16: dtype = DType::F16; break;
+  case enc::WeightType::BF16: dtype = DType::BF16; break;
+  }
+  uint32_t id = addValue(name, ValueKind::Weight, dtype, w->shape);
+  weightIds_[name] = id;
+  return id;
+}
+
+llvm::Expected<const Generator::WeightInfo *>
+Generator::weightInfo(Operation *user, Value v, const char *what) {
+  auto it = weightOps_.find(v);
+  if (it == weightOps_.end())
+    return opError(user, llvm::Twine("expects its ") + what +
+                             " to be an enc.weight (the GPU layout is made at compile time)");
+  return &it->second;
+}
+
+llvm::Expected<uint32_t> Generator::f32Weight(Operation *user, Value v, const char *what) {
+  auto info = weightInfo(user, v, what);
+  if (!info)
+    return info.takeError();
+  if ((*info)->dtype != DType::F32)
+    return opError(user, llvm::Twine("expects an f32 ") + what + ", got \"" +
+                             (*info)->name + "\"");
+  return storeValue((*info)->name);
+}
+
+llvm::Expected<uint32_t> Generator::i8Weight(Operation *user, Value v, const char *what) {
+  auto info = weightInfo(user, v, what);
+  if (!info)
+    return info.takeError();
+  if ((*info)->dtype != DType::I8)
+    return opError(user, llvm::Twine("expects an i8 ") + what + ", got \"" +
+                             (*info)->name + "\"");
+  return storeValue((*info)->name);
+}
+
+llvm::Expected<uint32_t> Generator::actWeight(Operation *user, Value v, const char *what) {
+  auto info = weightInfo(user, v, what);
+  if (!info)
+    return info.takeError();
+  if ((*info)->dtype != DType::F32)
+    return opError(user, llvm::Twine("expects an f32 ") + what + ", got \"" +
+                             (*info)->name + "\"");
+  const std::string name = (*info)->name + "." + actTag_;
+  if (!weights_.find(name)) {
+    const enc::WeightTensor *src = weights_.find((*info)->name);
+    enc::WeightTensor t;
+    t.type = act_ == DType::F16 ? enc::WeightType::F16 : enc::WeightType::BF16;
+    t.shape = src->shape;
+    const int64_t n = src->numElements();
+    t.bytes.resize(n * 2);
+    const float *f = src->f32();
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t bits = act_ == DType::F16 ? floatToHalfBits(f[i]) : floatToBf16Bits(f[i]);
+      std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
+    }
+    weights_.set(name, std::move(t));
+  }
+  return storeValue(name);
+}
+
+llvm::Expected<uint32_t> Generator::activation(Operation *user, Value v, DType want,
+                                               const char *what) {
+  auto it = ids_.find(v);
+  if (it == ids_.end())
+    return opError(user, llvm::Twine("expects its ") + what +
+                             " to be a result of an earlier enc op or an argument");
+  const PlanValue &pv = plan_.values[it->second];
+  if (pv.dtype != want)
+    return opError(user, llvm::Twine("internal error: ") + what + " has the wrong plan dtype");
+  return it->second;
+}
+
+llvm::Expected<int64_t> Generator::tokenDim(Operation *op, Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || t.getRank() != 3 || !t.isDynamicDim(0) || !t.isDynamicDim(1) ||
+      t.isDynamicDim(2) || t.getDimSize(2) < 1)
+    return opError(op, "expects per-token tensors [?, ?, N] with a static N");
+  return t.getDimSize(2);
+}
+
+llvm::Error Generator::emit(Operation *op, std::string opName, std::string kernel,
+                            std::string body, int64_t launchThreads,
+                            std::vector<uint32_t> operands, uint32_t numResults,
+                            std::vector<int64_t> header, std::vector<int64_t> iattrs,
+                            std::vector<float> fattrs) {
+  if (operands.size() > ENC_CUDA_MAX_BUFFERS || iattrs.size() > ENC_CUDA_MAX_IATTRS ||
+      fattrs.size() > ENC_CUDA_MAX_FATTRS || header.size() != ENC_CUDA_LAUNCH_HEADER)
+    return opError(op, "internal error: step " + kernel + " exceeds the CUDA kernel ABI");
+  const uint32_t index = plan_.steps.size();
+  for (size_t i = 0; i + numResults < operands.size(); ++i) {
+    PlanValue &v = plan_.values[operands[i]];
+    if (v.kind == ValueKind::Activation || v.kind == ValueKind::Output)
+      v.lastStep = index;
+  }
+  if (!body.empty()) {
+    auto [it, inserted] = symbolBodies_.emplace(kernel, body);
+    if (inserted) {
+      symbols_.push_back(kernel);
+      symbolThreads_[kernel] = launchThreads;
+    } else if (it->second != body) {
+      return opError(op, "internal error: kernel symbol " + kernel +
+                             " names two different instantiations");
+    }
+  }
+  PlanStep step;
+  step.kernel = std::move(kernel);
+  step.op = std::move(opName);
+  step.operands = std::move(operands);
+  step.numResults = numResults;
+  step.iattrs = std::move(header);
+  step.iattrs.insert(step.iattrs.end(), iattrs.begin(), iattrs.end());
+  step.fattrs = std::move(fattrs);
+  plan_.steps.push_back(std::move(step));
+  return llvm::Error::success();
+}
+
+void Generator::planFusions(mlir::func::FuncOp func) {
+  func.walk([&](Operation *op) {
+    if (auto e = dyn_cast<enc::EmbeddingOp>(op)) {
+      if (e.getResult().hasOneUse())
+        if (auto ln = dyn_cast<enc::LayerNormOp>(*e.getResult().user_begin()))
+          if (ln.getX() == e.getResult()) {
+            embLayerNorm_[op] = ln;
+            absorbed_.insert(ln);
+          }
+      return;
+    }
+    if (auto q = dyn_cast<enc::QuantizeOp>(op)) {
+      Operation *producer = q.getX().getDefiningOp();
+      if (!producer || !isa<enc::LayerNormOp, enc::AddLayerNormOp>(producer) ||
+          fusedQuant_.count(producer))
+        return;
+      // An int8 word table + LayerNorm + quantise would need 9 operands
+      // (ENC_CUDA_MAX_BUFFERS is 8): that quantise stays its own step.
+      for (auto [emb, ln] : embLayerNorm_)
+        if (ln == producer && cast<enc::EmbeddingOp>(emb).isQuantized())
+          return;
+      fusedQuant_[producer] = q;
+      absorbed_.insert(q);
+      return;
+    }
+    if (auto p = dyn_cast<enc::PoolOp>(op)) {
+      if (p.getResult().hasOneUse())
+        if (auto n = dyn_cast<enc::L2NormOp>(*p.getResult().user_begin())) {
+          poolNorm_[op] = n;
+          absorbed_.insert(n);
+        }
+    }
+  });
+}
+
+llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
+  auto H = tokenDim(op, op.getResult());
+  if (!H)
+    return H.takeError();
+  auto ids = activation(op, op.getIds(), DType::I32, "ids");
+  if (!ids)
+    return ids.takeError();
+  std::vector<uint32_t> operands = {*ids};
+  const bool q8 = op.isQuantized();
+  std::string wt = actC_;
+  if (q8) {
+    auto w = i8Weight(op, op.getWord(), "int8 word table");
+    auto s = w ? f32Weight(op, op.getWordScale(), "word_scale") : w.takeError();
+    if (!s)
+      return s.takeError();
+    operands.push_back(*w);
+    operands.push_back(*s);
+    wt = "int8_t";
+  } else {
+    auto w = actWeight(op, op.getWord(), "word table");
+    if (!w)
+      return w.takeError();
+    operands.push_back(*w);
+  }
+  auto pos = actWeight(op, op.getPos(), "position table");
+  auto type = pos ? actWeight(op, op.getTokenType(), "token type table") : pos.takeError();
+  if (!type)
+    return type.takeError();
+  operands.push_back(*pos);
+  operands.push_back(*type);
+  for (uint32_t id : {operands[1], *pos, *type})
+    if (plan_.values[id].shape.size() != 2 || plan_.values[id].shape[1] != *H)
+      return opError(op, "expects embedding tables [rows, " + std::to_string(*H) + "]");
+
+  auto lnOp = llvm::dyn_cast_or_null<enc::LayerNormOp>(embLayerNorm_.lookup(op));
+  float eps = 0.0f;
+  std::string opName = "enc.embedding";
+  Value resultValue = op.getResult();
+  if (lnOp) {
+    auto g = f32Weight(lnOp, lnOp.getGamma(), "gamma");
+    auto b = g ? f32Weight(lnOp, lnOp.getBeta(), "beta") : g.takeError();
+    if (!b)
+      return b.takeError();
+    operands.push_back(*g);
+    operands.push_back(*b);
+    eps = lnOp.getEpsilon().convertToFloat();
+    opName += "+enc.layernorm";
+    resultValue = lnOp.getResult();
+  }
+  auto quant = lnOp ? llvm::dyn_cast_or_null<enc::QuantizeOp>(fusedQuant_.lookup(lnOp)) : enc::QuantizeOp();
+  const uint32_t numIn = operands.size();
+  operands.push_back(result(resultValue, stepName(op), act_, {kDimTokens, *H}));
+  float staticScale = 0.0f;
+  if (quant) {
+    opName += "+enc.quantize";
+    operands.push_back(result(quant.getValues(), stepName(op, ".q"), DType::I8, {kDimTokens, *H}));
+    operands.push_back(result(quant.getScales(), stepName(op, ".qs"), DType::F32, {kDimTokens}));
+    if (auto s = quant.getStaticScale())
+      staticScale = s->convertToFloat();
+  }
+
+  uint32_t slot = 1;
+  std::string wordArg = in(slot++, wt);
+  std::string scaleArg = q8 ? in(slot++, "float") : "nullptr";
+  std::string posArg = in(slot++, actC_), typeArg = in(slot++, actC_);
+  std::string gArg = lnOp ? in(slot++, "float") : "nullptr";
+  std::string bArg = lnOp ? in(slot++, "float") : "nullptr";
+  const std::string symbol = "enc_cuda_embedding_" + actTag_ + (q8 ? "_q8word" : "") + "_h" +
+                             std::to_string(*H) + (lnOp ? "_ln" : "") + (quant ? "_q8" : "");
+  const std::string body =
+      "enc_cuda::embedding<" + actC_ + ", " + wt + ", " + std::to_string(*H) + ", " +
+      (lnOp ? "true" : "false") + ", " + (quant ? "true" : "false") + ">(a, " +
+      in(0, "int32_t") + ", " + wordArg + ", " + scaleArg + ", " + posArg + ", " + typeArg +
+      ", " + gArg + ", " + bArg + ", " + out(numIn, actC_) + ", " +
+      (quant ? out(numIn + 1, "int8_t") + ", " + out(numIn + 2, "float") : "nullptr, nullptr") +
+      ", a.iattrs[0], a.fattrs[0], a.fattrs[1]);";
+  const uint32_t numResults = operands.size() - numIn;
+  return emit(op, opName, symbol, body, kRowThreads, std::move(operands), numResults,
+              cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, kRowsPerBlock, 0),
+              {static_cast<int64_t>(op.getPositionOffset())}, {eps, staticScale});
+}
+
+llvm::Error Generator::addLayerNorm(Operation *op) {
+  const bool residual = isa<enc::AddLayerNormOp>(op);
+  Value x, res, gamma, beta;
+  float eps;
+  if (auto ln = dyn_cast<enc::LayerNormOp>(op)) {
+    x = ln.getX(), gamma = ln.getGamma(), beta = ln.getBeta();
+    eps = ln.getEpsilon().convertToFloat();
+  } else {
+    auto aln = cast<enc::AddLayerNormOp>(op);
+    x = aln.getX(), res = aln.getResidual(), gamma = aln.getGamma(), beta = aln.getBeta();
+    eps = aln.getEpsilon().convertToFloat();
+  }
+  auto H = tokenDim(op, op->getResult(0));
+  if (!H)
+    return H.takeError();
+  std::vector<uint32_t> operands;
+  auto xi = activation(op, x, act_, "input");
+  if (!xi)
+    return xi.takeError();
+  operands.push_back(*xi);
+  if (residual) {
+    auto ri = activation(op, res, act_, "residual");
+    if (!ri)
+      return ri.takeError();
+    operands.push_back(*ri);
+  }
+  for (uint32_t id : operands)
+    if (plan_.values[id].shape != Shape{kDimTokens, *H})
+      return opError(op, "expects inputs [tokens, " + std::to_string(*H) + "]");
+  auto g = f32Weight(op, gamma, "gamma");
+  auto b = g ? f32Weight(op, beta, "beta") : g.takeError();
+  if (!b)
+    return b.takeError();
+  operands.push_back(*g);
+  operands.push_back(*b);
+  const uint32_t numIn = operands.size();
+  std::string opName = op->getName().getStringRef().str();
+  operands.push_back(result(op->getResult(0), stepName(op), act_, {kDimTokens, *H}));
+  auto quant = llvm::dyn_cast_or_null<enc::QuantizeOp>(fusedQuant_.lookup(op));
+  float staticScale = 0.0f;
+  if (quant) {
+    opName += "+enc.quantize";
+    operands.push_back(result(quant.getValues(), stepName(op, ".q"), DType::I8, {kDimTokens, *H}));
+    operands.push_back(result(quant.getScales(), stepName(op, ".qs"), DType::F32, {kDimTokens}));
+    if (auto s = quant.getStaticScale())
+      staticScale = s->convertToFloat();
+  }
+  const std::string symbol = std::string("enc_cuda_") + (residual ? "add_" : "") +
+                             "layernorm_" + actTag_ + "_h" + std::to_string(*H) +
+                             (quant ? "_q8" : "");
+  const uint32_t gs = residual ? 2 : 1;
+  const std::string body =
+      "enc_cuda::layerNorm<" + actC_ + ", " + std::to_string(*H) + ", " +
+      (residual ? "true" : "false") + ", " + (quant ? "true" : "false") + ">(a, " +
+      in(0, actC_) + ", " + (residual ? in(1, actC_) : "nullptr") + ", " + in(gs, "float") +
+      ", " + in(gs + 1, "float") + ", " + out(numIn, actC_) + ", " +
+      (quant ? out(numIn + 1, "int8_t") + ", " + out(numIn + 2, "float") : "nullptr, nullptr") +
+      ", a.fattrs[0], a.fattrs[1]);";
+  const uint32_t numResults = operands.size() - numIn;
+  return emit(op, opName, symbol, body, kRowThreads, std::move(operands), numResults,
+              cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, kRowsPerBlock, 0), {},
+              {eps, staticScale});
+}
+
+llvm::Error Generator::addQuantize(enc::QuantizeOp op) {
+  auto K = tokenDim(op, op.getX());
+  if (!K)
+    return K.takeError();
+  auto xi = activation(op, op.getX(), act_, "input");
+  if (!xi)
+    return xi.takeError();
+  float staticScale = 0.0f;
+  if (auto s = op.getStaticScale())
+    staticScale = s->convertToFloat();
+  std::vector<uint32_t> operands = {*xi};
+  operands.push_back(result(op.getValues(), stepName(op, ".q"), DType::I8, {kDimTokens, *K}));
+  operands.push_back(result(op.getScales(), stepName(op, ".qs"), DType::F32, {kDimTokens}));
+  const std::string symbol = "enc_cuda_quantize_" + actTag_ + "_k" + std::to_string(*K);
+  const std::string body = "enc_cuda::quantize<" + actC_ + ", " + std::to_string(*K) +
+                           ">(a, " + in(0, actC_) + ", " + out(1, "int8_t") + ", " +
+                           out(2, "float") + ", a.fattrs[0]);";
+  return emit(op, "enc.quantize", symbol, body, kRowThreads, std::move(operands), 2,
+              cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, kRowsPerBlock, 0), {},
+              {staticScale});
+}
+
+llvm::Error Generator::addLinear(enc::LinearOp op) {
+  auto N = tokenDim(op, op.getResult());
+  auto K = N ? tokenDim(op, op.getX()) : N.takeError();
+  if (!K)
+    return K.takeError();
+  auto x = activation(op, op.getX(), act_, "input");
+  auto w = x ? actWeight(op, op.getWeight(), "weight") : x.takeError();
+  if (!w)
+    return w.takeError();
+  if (plan_.values[*w].shape != Shape{*N, *K})
+    return opError(op, "expects a weight [" + std::to_string(*N) + ", " + std::to_string(*K) + "]");
+  std::vector<uint32_t> operands = {*x, *w};
+  const bool bias = static_cast<bool>(op.getBias());
+  if (bias) {
+    auto b = actWeight(op, op.getBias(), "bias");
+    if (!b)
+      return b.takeError();
+    operands.push_back(*b);
+  }
+  llvm::StringRef epi = op.getEpilogue();
+  if (epi != "none" && epi != "gelu" && epi != "gelu_tanh")
+    return opError(op, "unsupported epilogue \"" + epi + "\"");
+  // cuBLASLt: 0 none, 1 bias, 2 bias + GELU (tanh form). Anything else runs
+  // its activation as a separate step.
+  int64_t gemmEpi = bias ? 1 : 0;
+  bool actStep = epi != "none";
+  if (bias && epi == "gelu_tanh")
+    gemmEpi = 2, actStep = false;
+  Value gemmResult = actStep ? Value() : op.getResult();
+  uint32_t y = result(gemmResult, stepName(op, actStep ? ".gemm" : ""), act_, {kDimTokens, *N});
+  operands.push_back(y);
+  if (auto err = emit(op, "enc.linear", ENC_CUDA_GEMM_KERNEL, "", 0, std::move(operands), 1,
+                      cudaLaunchHeader(ENC_CUDA_GRID_GEMM, 0, 0, 0, 0), {*N, *K, gemmEpi}, {}))
+    return err;
+  if (!actStep)
+    return llvm::Error::success();
+  const bool tanh = epi == "gelu_tanh";
+  std::vector<uint32_t> actOperands = {
+      y, result(op.getResult(), stepName(op), act_, {kDimTokens, *N})};
+  const std::string symbol = std::string("enc_cuda_gelu") + (tanh ? "_tanh_" : "_") + actTag_ +
+                             "_n" + std::to_string(*N);
+  const std::string body = "enc_cuda::activation<" + actC_ + ", " + std::to_string(*N) + ", " +
+                           (tanh ? "enc_cuda::kEpiGeluTanh" : "enc_cuda::kEpiGelu") + ">(a, " +
+                           in(0, actC_) + ", " + out(1, actC_) + ");";
+  return emit(op, "enc.linear", symbol, body, kElemThreads, std::move(actOperands), 1,
+              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, *N), {},
+              {});
+}
+
+llvm::Error Generator::addQLinear(enc::QLinearOp op) {
+  auto N = tokenDim(op, op.getResult());
+  if (!N)
+    return N.takeError();
+  auto x = activation(op, op.getX(), DType::I8, "quantised input");
+  auto xs = x ? activation(op, op.getXScale(), DType::F32, "input scales") : x.takeError();
+  auto w = xs ? i8Weight(op, op.getWeight(), "weight") : xs.takeError();
+  auto ws = w ? f32Weight(op, op.getWScale(), "weight scales") : w.takeError();
+  if (!ws)
+    return ws.takeError();
+  const Shape &wShape = plan_.values[*w].shape;
+  const int64_t K = wShape.size() == 2 ? wShape[1] : -1;
+  if (wShape.size() != 2 || wShape[0] != *N || plan_.values[*x].shape != Shape{kDimTokens, K})
+    return opError(op, "expects a weight [" + std::to_string(*N) + ", K] matching the input");
+  if (K % 4 != 0)
+    return opError(op, "the int8 GEMM needs K % 4 == 0, got K = " + std::to_string(K));
+  if (plan_.values[*ws].shape != Shape{*N})
+    return opError(op, "expects weight scales [" + std::to_string(*N) + "]");
+  llvm::StringRef epi = op.getEpilogue();
+  if (epi != "none" && epi != "gelu" && epi != "gelu_tanh")
+    return opError(op, "unsupported epilogue \"" + epi + "\"");
+  uint32_t acc = result(Value(), stepName(op, ".acc"), DType::I32, {kDimTokens, *N});
+  if (auto err = emit(op, "enc.qlinear", ENC_CUDA_GEMM_KERNEL, "", 0, {*x, *w, acc}, 1,
+                      cudaLaunchHeader(ENC_CUDA_GRID_GEMM, 0, 0, 0, 0), {*N, K, 0}, {}))
+    return err;
+  std::vector<uint32_t> operands = {acc, *xs, *ws};
+  const bool bias = static_cast<bool>(op.getBias());
+  if (bias) {
+    auto b = f32Weight(op, op.getBias(), "bias");
+    if (!b)
+      return b.takeError();
+    operands.push_back(*b);
+  }
+  const uint32_t outSlot = operands.size();
+  operands.push_back(result(op.getResult(), stepName(op), act_, {kDimTokens, *N}));
+  const std::string epiArg = epi == "gelu"        ? "enc_cuda::kEpiGelu"
+                             : epi == "gelu_tanh" ? "enc_cuda::kEpiGeluTanh"
+                                                  : "enc_cuda::kEpiNone";
+  const std::string symbol = "enc_cuda_dequantize_" + actTag_ + "_n" + std::to_string(*N) +
+                             (bias ? "" : "_nobias") +
+                             (epi == "none" ? "" : "_" + epi.str());
+  const std::string body = "enc_cuda::dequantize<" + actC_ + ", " + std::to_string(*N) + ", " +
+                           epiArg + ", " + (bias ? "true" : "false") + ">(a, " +
+                           in(0, "int32_t") + ", " + in(1, "float") + ", " + in(2, "float") +
+                           ", " + (bias ? in(3, "float") : "nullptr") + ", " +
+                           out(outSlot, actC_) + ");";
+  return emit(op, "enc.qlinear", symbol, body, kElemThreads, std::move(operands), 1,
+              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, *N), {},
+              {});
+}
+
+llvm::Error Generator::addAttention(enc::AttentionOp op) {
+  if (op.getPadding() != "right")
+    return opError(op, "unsupported padding = \"" + op.getPadding() +
+                           "\" (only \"right\" is implemented)");
+  auto H = tokenDim(op, op.getResult());
+  if (!H)
+    return H.takeError();
+  const int64_t NH = static_cast<int64_t>(op.getNumHeads());
+  if (NH < 1 || *H % NH != 0)
+    return opError(op, "expects a hidden size divisible by num_heads");
+  const int64_t D = *H / NH;
+  if (D % 4 != 0 || D > 128)
+    return opError(op, "the CUDA attention kernel needs a head dim that is a multiple of 4 "
+                       "and <= 128, got " + std::to_string(D));
+  const bool packed = op.isPacked();
+  std::vector<uint32_t> operands;
+  for (Value v : op.getInputs()) {
+    auto id = activation(op, v, act_, "q/k/v input");
+    if (!id)
+      return id.takeError();
+    if (plan_.values[*id].shape != Shape{kDimTokens, packed ? 3 * *H : *H})
+      return opError(op, "expects inputs [tokens, " + std::to_string(packed ? 3 * *H : *H) + "]");
+    operands.push_back(*id);
+  }
+  const uint32_t numIn = operands.size();
+  operands.push_back(result(op.getResult(), stepName(op), act_, {kDimTokens, *H}));
+  const int64_t bq = attnRowsPerBlock(D), threads = 4 * bq, ld = packed ? 3 * *H : *H;
+  const std::string Hs = std::to_string(*H);
+  const std::string symbol = std::string("enc_cuda_attention") + (packed ? "_packed_" : "_") +
+                             actTag_ + "_h" + std::to_string(NH) + "_d" + std::to_string(D);
+  const std::string body =
+      "static_assert(enc_cuda::AttnConfig<" + std::to_string(D) + ">::kThreads == " +
+      std::to_string(threads) + ", \"launch header\");\n  enc_cuda::attention<" + actC_ + ", " +
+      std::to_string(D) + ", " + std::to_string(NH) + ", " + std::to_string(ld) + ">(a, " +
+      (packed ? in(0, actC_) + ", " + in(0, actC_) + " + " + Hs + ", " + in(0, actC_) +
+                    " + 2 * " + Hs
+              : in(0, actC_) + ", " + in(1, actC_) + ", " + in(2, actC_)) +
+      ", " + out(numIn, actC_) + ", a.fattrs[0]);";
+  return emit(op, "enc.attention", symbol, body, threads, std::move(operands), 1,
+              cudaLaunchHeader(ENC_CUDA_GRID_SEQ_HEAD_TILE, threads, 0, bq, NH), {},
+              {op.getScale().convertToFloat()});
+}
+
+llvm::Error Generator::addPool(enc::PoolOp op) {
+  llvm::StringRef mode = op.getMode();
+  if (mode != "cls" && mode != "mean")
+    return opError(op, "unsupported mode = \"" + mode + "\"");
+  auto H = tokenDim(op, op.getX());
+  if (!H)
+    return H.takeError();
+  auto x = activation(op, op.getX(), act_, "input");
+  if (!x)
+    return x.takeError();
+  auto norm = llvm::dyn_cast_or_null<enc::L2NormOp>(poolNorm_.lookup(op));
+  Value resultValue = norm ? norm.getResult() : op.getResult();
+  std::vector<uint32_t> operands = {*x,
+                                    result(resultValue, stepName(op), DType::F32, {kDimBatch, *H})};
+  const std::string symbol = "enc_cuda_pool_" + mode.str() + (norm ? "_l2norm_" : "_") +
+                             actTag_ + "_h" + std::to_string(*H);
+  const std::string body = "enc_cuda::pool<" + actC_ + ", " + std::to_string(*H) + ", " +
+                           (mode == "cls" ? "enc_cuda::kPoolCls" : "enc_cuda::kPoolMean") +
+                           ", " + (norm ? "true" : "false") + ">(a, " + in(0, actC_) + ", " +
+                           out(1, "float") + ");";
+  return emit(op, norm ? "enc.pool+enc.l2norm" : "enc.pool", symbol, body, kPoolThreads,
+              std::move(operands), 1,
+              cudaLaunchHeader(ENC_CUDA_GRID_BATCH, kPoolThreads, 0, 1, 0), {}, {});
+}
+
+llvm::Error Generator::addSplit(enc::SplitOp op) {
+  const int64_t parts = static_cast<int64_t>(op.getParts());
+  if (parts < 1 || parts + 1 > ENC_CUDA_MAX_BUFFERS ||
+      static_cast<int64_t>(op->getNumResults()) != parts)
+    return opError(op, "expects 1 to " + std::to_string(ENC_CUDA_MAX_BUFFERS - 1) +
+                           " parts, one result each");
+  auto N = tokenDim(op, op->getResult(0));
+  if (!N)
+    return N.takeError();
+  auto x = activation(op, op.getX(), act_, "input");
+  if (!x)
+    return x.takeError();
+  if (plan_.values[*x].shape != Shape{kDimTokens, parts * *N})
+    return opError(op, "expects an input [tokens, parts x N]");
+  std::vector<uint32_t> operands = {*x};
+  for (int64_t i = 0; i < parts; ++i)
+    operands.push_back(result(op->getResult(i), stepName(op, ("." + std::to_string(i)).c_str()),
+                              act_, {kDimTokens, *N}));
+  const std::string symbol = "enc_cuda_split_" + actTag_ + "_n" + std::to_string(*N) + "_p" +
+                             std::to_string(parts);
+  const std::string body = "enc_cuda::split<" + actC_ + ", " + std::to_string(*N) + ", " +
+                           std::to_string(parts) + ">(a, " + in(0, actC_) + ", a.buffers + 1);";
+  return emit(op, "enc.split", symbol, body, kElemThreads, std::move(operands),
+              static_cast<uint32_t>(parts),
+              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, parts * *N),
+              {}, {});
+}
+
+llvm::Error Generator::addElementwise(Operation *op) {
+  // enc.add, enc.scale, enc.div, enc.gelu on per-token activations; enc.l2norm
+  // on pooled rows (when not fused into enc.pool).
+  if (auto n = dyn_cast<enc::L2NormOp>(op)) {
+    auto x = activation(op, n.getX(), DType::F32, "input");
+    if (!x)
+      return x.takeError();
+    const Shape shape = plan_.values[*x].shape;
+    if (shape.size() != 2 || shape[0] != kDimBatch || shape[1] < 1)
+      return opError(op, "expects pooled rows [batch, H] (the output of enc.pool)");
+    std::vector<uint32_t> operands = {*x, result(n.getResult(), stepName(op), DType::F32, shape)};
+    const std::string symbol = "enc_cuda_l2norm_h" + std::to_string(shape[1]);
+    const std::string body = "enc_cuda::l2Norm<" + std::to_string(shape[1]) + ">(a, " +
+                             in(0, "float") + ", " + out(1, "float") + ");";
+    return emit(op, "enc.l2norm", symbol, body, kPoolThreads, std::move(operands), 1,
+                cudaLaunchHeader(ENC_CUDA_GRID_BATCH, kPoolThreads, 0, 1, 0), {}, {});
+  }
+  auto N = tokenDim(op, op->getResult(0));
+  if (!N)
+    return N.takeError();
+  std::vector<uint32_t> operands;
+  for (Value v : op->getOperands()) {
+    auto id = activation(op, v, act_, "input");
+    if (!id)
+      return id.takeError();
+    if (plan_.values[*id].shape != Shape{kDimTokens, *N})
+      return opError(op, "expects per-token inputs of the result's shape (no broadcasting)");
+    operands.push_back(*id);
+  }
+  operands.push_back(result(op->getResult(0), stepName(op), act_, {kDimTokens, *N}));
+  const std::string n = std::to_string(*N);
+  std::string symbol, body;
+  std::vector<float> fattrs;
+  if (isa<enc::AddOp>(op)) {
+    symbol = "enc_cuda_add_" + actTag_ + "_n" + n;
+    body = "enc_cuda::add<" + actC_ + ", " + n + ">(a, " + in(0, actC_) + ", " + in(1, actC_) +
+           ", " + out(2, actC_) + ");";
+  } else if (isa<enc::ScaleOp, enc::DivOp>(op)) {
+    float factor = 1.0f;
+    if (auto s = dyn_cast<enc::ScaleOp>(op))
+      factor = s.getFactor().convertToFloat();
+    else
+      factor = 1.0f / cast<enc::DivOp>(op).getDivisor().convertToFloat();
+    fattrs = {factor};
+    symbol = "enc_cuda_scale_" + actTag_ + "_n" + n;
+    body = "enc_cuda::scale<" + actC_ + ", " + n + ">(a, " + in(0, actC_) + ", " +
+           out(1, actC_) + ", a.fattrs[0]);";
+  } else if (auto g = dyn_cast<enc::GeluOp>(op)) {
+    llvm::StringRef ap = g.getApproximate();
+    if (ap != "none" && ap != "tanh")
+      return opError(op, "unsupported approximate = \"" + ap + "\"");
+    const bool tanh = ap == "tanh";
+    symbol = std::string("enc_cuda_gelu") + (tanh ? "_tanh_" : "_") + actTag_ + "_n" + n;
+    body = "enc_cuda::activation<" + actC_ + ", " + n + ", " +
+           (tanh ? "enc_cuda::kEpiGeluTanh" : "enc_cuda::kEpiGelu") + ">(a, " + in(0, actC_) +
+           ", " + out(1, actC_) + ");";
+  } else {
+    return opError(op, "unsupported op (the CUDA codegen has no kernel for it)");
+  }
+  const uint32_t numResults = 1;
+  return emit(op, op->getName().getStringRef().str(), symbol, body, kElemThreads,
+              std::move(operands), numResults,
+              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, *N), {},
+              fattrs);
+}
+
+llvm::Error Generator::addOp(Operation *op) {
+  if (absorbed_.count(op))
+    return llvm::Error::success();
+  if (isa<enc::MatmulOp, enc::SplitHeadsOp, enc::MergeHeadsOp, enc::MaskOp, enc::SoftmaxOp,
+          enc::ScaleMaskSoftmaxOp>(op))
+    return makeError("--target=cuda needs the fused pipeline: " +
+                     op->getName().getStringRef() + " at " + locString(op->getLoc()) +
+                     " has no CUDA kernel");
+  if (auto e = dyn_cast<enc::EmbeddingOp>(op))
+    return addEmbedding(e);
+  if (isa<enc::LayerNormOp, enc::AddLayerNormOp>(op))
+    return addLayerNorm(op);
+  if (auto q = dyn_cast<enc::QuantizeOp>(op))
+    return addQuantize(q);
+  if (auto l = dyn_cast<enc::LinearOp>(op))
+    return addLinear(l);
+  if (auto q = dyn_cast<enc::QLinearOp>(op))
+    return addQLinear(q);
+  if (auto a = dyn_cast<enc::AttentionOp>(op))
+    return addAttention(a);
+  if (auto p = dyn_cast<enc::PoolOp>(op))
+    return addPool(p);
+  if (auto s = dyn_cast<enc::SplitOp>(op))
+    return addSplit(s);
+  return addElementwise(op);
+}
+
+llvm::Expected<CudaCodegenResult> Generator::run(mlir::ModuleOp module) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!func)
+    return makeError("cuda codegen: the module has no func.func @forward");
+  if (func.getBody().getBlocks().size() != 1)
+    return makeError("cuda codegen: @forward must have exactly one block");
+  if (func.getNumArguments() != 2)
+    return makeError("cuda codegen: @forward must take (ids, lengths), got " +
+                     llvm::Twine(func.getNumArguments()) + " arguments");
+  const char *argNames[2] = {"ids", "lengths"};
+  for (unsigned i = 0; i < 2; ++i) {
+    Value a = func.getArgument(i);
+    auto t = dyn_cast<RankedTensorType>(a.getType());
+    if (!t || !t.getElementType().isInteger(32) || t.getRank() != 2 - i)
+      return makeError(llvm::Twine("cuda codegen: @forward argument ") + llvm::Twine(i) + " (" +
+                       argNames[i] + ") must be a " +
+                       (i == 0 ? "tensor<?x?xi32>" : "tensor<?xi32>"));
+    uint32_t id = addValue(argNames[i], ValueKind::Input, DType::I32,
+                           i == 0 ? Shape{kDimBatch, kDimSeq} : Shape{kDimBatch});
+    ids_[a] = id;
+    plan_.inputs.push_back(id);
+  }
+
+  planFusions(func);
+  mlir::func::ReturnOp ret;
+  for (Operation &op : func.getBody().front()) {
+    if (auto w = dyn_cast<enc::WeightOp>(op)) {
+      if (auto err = addWeightOp(w))
+        return err;
+      continue;
+    }
+    if (auto r = dyn_cast<mlir::func::ReturnOp>(op)) {
+      ret = r;
+      continue;
+    }
+    if (!op.getDialect() ||
+        op.getDialect()->getNamespace() != enc::EncDialect::getDialectNamespace())
+      return opError(&op, "unsupported op (the CUDA codegen handles enc ops only)");
+    if (auto err = addOp(&op))
+      return err;
+  }
+  if (!ret)
+    return makeError("cuda codegen: @forward has no func.return");
+  if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)
+    return opError(ret, "expects (hidden) or (hidden, pooled) results");
+  if (plan_.steps.empty())
+    return makeError("cuda codegen: @forward has no compute op");
+
+  // hidden: the per-token activation, copied to f32 by a last step.
+  Value hiddenValue = ret.getOperand(0);
+  auto hidden = ids_.find(hiddenValue);
+  if (hidden == ids_.end() || plan_.values[hidden->second].kind != ValueKind::Activation ||
+      plan_.values[hidden->second].dtype != act_ ||
+      plan_.values[hidden->second].shape.size() != 2)
+    return opError(ret, "result 0 must be the per-token hidden state computed by an enc op");
+  const int64_t H = plan_.values[hidden->second].shape[1];
+  {
+    std::vector<uint32_t> operands = {hidden->second};
+    operands.push_back(result(Value(), "hidden", DType::F32, {kDimTokens, H}));
+    const std::string symbol = "enc_cuda_to_f32_" + actTag_ + "_n" + std::to_string(H);
+    const std::string body = "enc_cuda::toFloat<" + actC_ + ", " + std::to_string(H) +
+                             ">(a, " + in(0, actC_) + ", " + out(1, "float") + ");";
+    if (auto err = emit(ret, "output", symbol, body, kElemThreads, operands, 1,
+                        cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, H),
+                        {}, {}))
+      return err;
+    plan_.values[operands[1]].kind = ValueKind::Output;
+    plan_.outputs.push_back(operands[1]);
+  }
+  const int32_t last = static_cast<int32_t>(plan_.steps.size()) - 1;
+  if (ret.getNumOperands() == 2) {
+    auto pooled = ids_.find(ret.getOperand(1));
+    if (pooled == ids_.end() || plan_.values[pooled->second].kind != ValueKind::Activation ||
+        plan_.values[pooled->second].dtype != DType::F32 ||
+        plan_.values[pooled->second].shape != Shape{kDimBatch, H})
+      return opError(ret, "result 1 must be the pooled f32 [batch, H] computed by enc.pool");
+    PlanValue &pv = plan_.values[pooled->second];
+    pv.kind = ValueKind::Output;
+    pv.name = "pooled";
+    pv.lastStep = last;
+    plan_.outputs.push_back(pooled->second);
+  }
+  plan_.values[plan_.outputs[0]].lastStep = last;
+
+  std::ostringstream src;
+  src << "// Generated by encc (compiler/codegen/cuda): one extern \"C\" __global__\n"
+         "// kernel per distinct instantiation; see encrt/cuda_kernel_abi.h.\n"
+         "#include \"encrt/cuda_kernel_abi.h\"\n"
+         "#include \"enc_cuda_kernels.cuh\"\n\n"
+         "#define IN(T, i) static_cast<const T *>(a.buffers[i])\n"
+         "#define OUT(T, i) static_cast<T *>(a.buffers[i])\n\n"
+         "static_assert(ENC_CUDA_ABI_VERSION == 1, \"cuda kernel ABI\");\n"
+         "static_assert(enc_cuda::kRowsPerBlock == "
+      << kRowsPerBlock << " && enc_cuda::kRowThreads == " << kRowThreads
+      << ", \"launch header\");\n"
+         "static_assert(enc_cuda::kElemThreads == "
+      << kElemThreads << " && enc_cuda::kPoolThreads == " << kPoolThreads
+      << ", \"launch header\");\n\n";
+  for (const std::string &sym : symbols_)
+    src << "extern \"C\" __global__ void __launch_bounds__(" << symbolThreads_[sym] << ") "
+        << sym << "(enc_cuda_args a) {\n  " << symbolBodies_[sym] << "\n}\n";
+  CudaCodegenResult result;
+  result.source = src.str();
+  result.plan = std::move(plan_);
+  return result;
+}
+
+} // namespace
+
+std::vector<int64_t> encc::cudaLaunchHeader(int64_t gridKind, int64_t threads,
+                                            int64_t dynamicSmem, int64_t p0, int64_t p1) {
+  return {gridKind, threads, dynamicSmem, p0, p1};
+}
+
+llvm::Expected<CudaCodegenResult> encc::generateCudaCode(mlir::ModuleOp module,
+                                                         mlir::enc::WeightStore &weights,
+                                                         const CudaCodegenOptions &options) {
+  if (options.dtype != DType::F16 && options.dtype != DType::BF16)
+    return makeError("cuda codegen: the activation dtype must be F16 or BF16");
+  return Generator(weights, options.dtype).run(module);
+}
+
+uint16_t encc::floatToHalfBits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u)
+    return sign | 0x7e00u; // NaN
+  if (ax >= 0x477ff000u)   // >= 65520 rounds to infinity
+    return sign | 0x7c00u;
+  if (ax < 0x38800000u) { // below 2^-14: a subnormal half (or zero)
+    float af;
+    std::memcpy(&af, &ax, 4);
+    return sign | static_cast<uint16_t>(std::nearbyint(af * 16777216.0f)); // x 2^24
+  }
+  const uint32_t exp = (ax >> 23) - 127 + 15, mant = ax & 0x7fffffu;
+  uint32_t h = (exp << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+    ++h;
+  return sign | static_cast<uint16_t>(h);
+}
+
+uint16_t encc::floatToBf16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u); // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float encc::halfBitsToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    v = mant ? std::nanf("") : INFINITY;
+  } else {
+    v = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits |= sign;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+
+float encc::bf16BitsToFloat(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float v;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
