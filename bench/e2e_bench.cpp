@@ -9,8 +9,19 @@
 // the worker threads (default: all cores).
 // BM_Forward/<label>/B/S runs batch B of full-length sequences of S tokens;
 // BM_Tokenize times the WordPiece tokenizer on a typical sentence (first
-// artifact). With two or more artifacts a table of time ratios vs the first
-// follows the results (median of the repetitions when there are some).
+// artifact that has a vocabulary). With two or more artifacts a table of time
+// ratios vs the first follows the results (median of the repetitions when
+// there are some).
+// Load time and memory (issue 5): before the benchmarks, each artifact is
+// loaded ENCC_BENCH_LOADS times (default 7; load + release, median and min
+// printed), then once more for good; the resident-set growth of that load and
+// of its first forward (batch 1 x 128) and the process's peak RSS so far
+// (VmHWM; getrusage ru_maxrss as the fallback) are printed per artifact.
+// BM_Load/<label> times encrt_model_load + release under Google Benchmark as
+// well (its peak_rss_MB counter: the same peak). Artifacts
+// compiled with --weights=random:SEED (e.g. BERT-base from
+// bench/models/bert-base-uncased-shaped) are timed like any other; their
+// load includes generating the weights.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,18 +30,77 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace {
 
 struct Artifact {
   std::string label, path;
   encrt_model *model = nullptr;
+  bool hasTokenizer = false;
 };
+
+/// Current resident set size in MB (/proc/self/statm), 0 if unavailable.
+double rssMB() {
+  std::FILE *f = std::fopen("/proc/self/statm", "r");
+  if (!f)
+    return 0;
+  long pages = 0, resident = 0;
+  int n = std::fscanf(f, "%ld %ld", &pages, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e6 : 0;
+}
+
+/// Peak resident set size of this process so far in MB: VmHWM of
+/// /proc/self/status; getrusage's ru_maxrss (KB) where that is missing. (On
+/// Linux ru_maxrss also counts the peak of the process image before exec, so
+/// it reports a Python parent's gigabytes when compare.py starts us.)
+double peakRssMB() {
+  if (std::FILE *f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long kb = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+        break;
+    std::fclose(f);
+    if (kb >= 0)
+      return kb / 1e3;
+  }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1e3;
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// One forward of batch 1 x min(128, max_seq) tokens; false on error.
+bool firstRun(encrt_model *model) {
+  encrt_model_info info;
+  encrt_model_get_info(model, &info);
+  const int64_t seq = std::min<int64_t>(128, info.max_seq);
+  std::vector<int32_t> ids(seq, 1000), lengths(1, static_cast<int32_t>(seq));
+  std::vector<float> hidden(seq * info.hidden_size);
+  encrt_session *session = nullptr;
+  encrt_status *st = encrt_session_create(model, nullptr, &session);
+  if (!st)
+    st = encrt_session_run(session, ids.data(), lengths.data(), 1, seq, hidden.data(), nullptr);
+  if (st) {
+    std::fprintf(stderr, "encc_bench: first run: %s\n", encrt_status_message(st));
+    encrt_status_free(st);
+  }
+  encrt_session_release(session);
+  return st == nullptr;
+}
 
 std::vector<Artifact> &artifacts() {
   static std::vector<Artifact> all;
@@ -86,11 +156,44 @@ void loadArtifacts() {
   encrt_model_options_initialize(&opt);
   if (const char *t = std::getenv("ENCC_BENCH_THREADS"))
     opt.num_threads = std::atoi(t);
+  int loads = 7;
+  if (const char *n = std::getenv("ENCC_BENCH_LOADS"))
+    loads = std::max(1, std::atoi(n));
   for (Artifact &a : artifacts()) {
+    // Load time: `loads` times load + release; the median and the fastest.
+    std::vector<double> ms;
+    for (int i = 0; i < loads; ++i) {
+      encrt_model *m = nullptr;
+      auto t0 = std::chrono::steady_clock::now();
+      if (encrt_status *st = encrt_model_load(a.path.c_str(), &opt, &m)) {
+        std::fprintf(stderr, "encc_bench: %s\n", encrt_status_message(st));
+        std::exit(2);
+      }
+      ms.push_back(msSince(t0));
+      encrt_model_release(m);
+    }
+    std::sort(ms.begin(), ms.end());
+    // Memory: RSS growth of the load we keep and of its first forward.
+    const double rss0 = rssMB();
     if (encrt_status *st = encrt_model_load(a.path.c_str(), &opt, &a.model)) {
       std::fprintf(stderr, "encc_bench: %s\n", encrt_status_message(st));
       std::exit(2);
     }
+    const double rssLoaded = rssMB();
+    if (!firstRun(a.model))
+      std::exit(2);
+    const double rssRun = rssMB();
+    std::fprintf(stderr,
+                 "encc_bench: %-6s load %.2f ms (median of %d; min %.2f), RSS +%.1f MB after load, "
+                 "+%.1f MB after load + first forward (1 x 128), process peak RSS %.1f MB\n",
+                 a.label.c_str(), ms[ms.size() / 2], loads, ms.front(), rssLoaded - rss0, rssRun - rss0,
+                 peakRssMB());
+    int64_t count = 0;
+    int32_t tmp[8];
+    if (encrt_status *st = encrt_model_tokenize(a.model, "hello", tmp, 8, &count))
+      encrt_status_free(st);
+    else
+      a.hasTokenizer = true;
     encrt_model_info info;
     encrt_model_get_info(a.model, &info);
     std::FILE *f = std::fopen(a.path.c_str(), "rb");
@@ -100,9 +203,12 @@ void loadArtifacts() {
       size = std::ftell(f);
       std::fclose(f);
     }
-    std::fprintf(stderr, "encc_bench: %-6s %s: %.1f MB, code object %s (int8 GEMM path if any: %s), %d threads\n",
-                 a.label.c_str(), a.path.c_str(), size / 1e6, info.cpu_target, q8Path(info.cpu_target),
-                 opt.num_threads);
+    std::fprintf(stderr,
+                 "encc_bench: %-6s %s: %.1f MB file, %.1f MB of weights%s, code object %s (int8 GEMM path if "
+                 "any: %s), %d threads\n",
+                 a.label.c_str(), a.path.c_str(), size / 1e6, info.weight_bytes / 1e6,
+                 info.random_weights ? " (random, generated at load)" : "", info.cpu_target,
+                 q8Path(info.cpu_target), opt.num_threads);
   }
 }
 
@@ -142,13 +248,30 @@ void BM_Forward(benchmark::State &state, encrt_model *model) {
   encrt_session_release(session);
 }
 
-void BM_Tokenize(benchmark::State &state) {
+void BM_Load(benchmark::State &state, const std::string &path) {
+  encrt_model_options opt;
+  encrt_model_options_initialize(&opt);
+  if (const char *t = std::getenv("ENCC_BENCH_THREADS"))
+    opt.num_threads = std::atoi(t);
+  for (auto _ : state) {
+    encrt_model *m = nullptr;
+    if (encrt_status *st = encrt_model_load(path.c_str(), &opt, &m)) {
+      state.SkipWithError(encrt_status_message(st));
+      encrt_status_free(st);
+      break;
+    }
+    encrt_model_release(m);
+  }
+  state.counters["peak_rss_MB"] = peakRssMB();
+}
+
+void BM_Tokenize(benchmark::State &state, encrt_model *model) {
   const char *text = "The quick brown fox jumps over the lazy dog, and then naïvely asks: "
                      "how many word-pieces does tokenisation produce?";
   std::vector<int32_t> ids(512);
   int64_t count = 0;
   for (auto _ : state) {
-    if (encrt_status *s = encrt_model_tokenize(artifacts().front().model, text, ids.data(), 512, &count)) {
+    if (encrt_status *s = encrt_model_tokenize(model, text, ids.data(), 512, &count)) {
       state.SkipWithError(encrt_status_message(s));
       encrt_status_free(s);
       break;
@@ -199,7 +322,16 @@ int main(int argc, char **argv) {
         ->Args({32, 64, 0})
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_Tokenize", BM_Tokenize)->Unit(benchmark::kMicrosecond);
+  for (const Artifact &a : artifacts())
+    benchmark::RegisterBenchmark(("BM_Load/" + a.label).c_str(), BM_Load, a.path)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->MinTime(0.5);
+  for (const Artifact &a : artifacts())
+    if (a.hasTokenizer) {
+      benchmark::RegisterBenchmark("BM_Tokenize", BM_Tokenize, a.model)->Unit(benchmark::kMicrosecond);
+      break;
+    }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
@@ -223,6 +355,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  std::printf("process peak RSS (VmHWM): %.1f MB\n", peakRssMB());
   benchmark::Shutdown();
   for (Artifact &a : artifacts())
     encrt_model_release(a.model);

@@ -1,7 +1,9 @@
-"""encc vs ONNX Runtime, CTranslate2 and PyTorch on all-MiniLM-L6-v2, one run, same machine.
+"""encc vs ONNX Runtime, CTranslate2 and PyTorch on all-MiniLM-L6-v2 (or a BERT-base-shaped
+model), one run, same machine.
 
 usage: python compare.py --model-dir DIR --encc-build DIR --fp32 A.encm --int8 B.encm
-                         [--cache DIR] [--threads 1,2] [--runs 20] [--out DIR] [--quick]
+                         [--model-name NAME] [--tag TAG] [--cache DIR] [--threads 1,2]
+                         [--runs 20] [--out DIR]
 Run through bench/peers/compare.sh, which builds encc, compiles the two artifacts and
 sets up the Python environment (onnxruntime, onnx, transformers, ctranslate2, torch).
 
@@ -11,7 +13,9 @@ count, 3 warm-up runs and the median of --runs timed runs (PyTorch: Debian's bui
 twice: through its C API from this very timing loop (ctypes on libencrt.so; the ratio
 base) and with build/bin/encc_bench (Google Benchmark, JSON output) for the shapes it
 registers. Outputs: the last hidden state of every valid token is compared with encc
-fp32 (cosine per token; min reported, fp32 peers must reach 0.999).
+fp32 (cosine per token; min reported, fp32 peers must reach 0.999). Next to encc's
+times: the model's FLOPs for the shape (valid tokens only: 2·tokens·(4H² + 2HI) per layer
+for the Linears plus 4·H·Σ len² for attention) and the GFLOP/s encc achieves.
 """
 import argparse
 import ctypes
@@ -25,8 +29,23 @@ import time
 
 import numpy as np
 
-HIDDEN, HEADS = 384, 12
 FP32_MIN_COSINE = 0.999
+
+
+def model_dims(model_dir):
+    """hidden, heads, layers, intermediate from the folder's config.json."""
+    with open(os.path.join(model_dir, "config.json")) as f:
+        c = json.load(f)
+    return c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"], c["intermediate_size"]
+
+
+def model_flops(dims, lengths):
+    """Multiply-adds x 2 of one forward over the valid tokens (no padding work)."""
+    hidden, _, layers, inter = dims
+    tokens = sum(lengths)
+    linear = 2 * tokens * (4 * hidden * hidden + 2 * hidden * inter)
+    attention = 4 * hidden * sum(n * n for n in lengths)  # QK^T and PV
+    return layers * (linear + attention)
 
 
 # --- inputs -------------------------------------------------------------------------------
@@ -89,7 +108,8 @@ def token_cosines(ref, out, lengths):
 # --- encc through its C API ---------------------------------------------------------------
 
 class EnccModelOptions(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int32), ("cpu_target", ctypes.c_char_p)]
+    _fields_ = [("num_threads", ctypes.c_int32), ("cpu_target", ctypes.c_char_p),
+                ("device", ctypes.c_char_p)]
 
 
 class EnccModelInfo(ctypes.Structure):
@@ -98,7 +118,8 @@ class EnccModelInfo(ctypes.Structure):
                 ("max_seq", ctypes.c_int32), ("vocab_size", ctypes.c_int32),
                 ("pooling", ctypes.c_char_p), ("normalize", ctypes.c_int32),
                 ("has_pooled_output", ctypes.c_int32), ("cpu_target", ctypes.c_char_p),
-                ("num_steps", ctypes.c_int32), ("weight_bytes", ctypes.c_uint64)]
+                ("num_steps", ctypes.c_int32), ("weight_bytes", ctypes.c_uint64),
+                ("device", ctypes.c_char_p), ("random_weights", ctypes.c_int32)]
 
 
 class Encc:
@@ -175,11 +196,12 @@ def has_vnni():
     return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
-def prepare_onnx(model_dir, cache, log):
+def prepare_onnx(model_dir, name, cache, log):
     """Exports (once, cached) and optimises/quantises: returns paths and settings."""
     import onnxruntime as ort
     os.makedirs(cache, exist_ok=True)
-    raw = os.path.join(cache, "all-MiniLM-L6-v2.onnx")
+    hidden, heads = model_dims(model_dir)[:2]
+    raw = os.path.join(cache, f"{name}.onnx")
     if not os.path.exists(raw):
         import torch
         from transformers import BertModel
@@ -194,13 +216,13 @@ def prepare_onnx(model_dir, cache, log):
             opset_version=14)
         os.replace(raw + ".partial", raw)
     tag = ort.__version__
-    opt_path = os.path.join(cache, f"all-MiniLM-L6-v2.opt-ort{tag}.onnx")
+    opt_path = os.path.join(cache, f"{name}.opt-ort{tag}.onnx")
     fused = None
     stats_path = opt_path + ".fused.json"
     if not os.path.exists(opt_path):
         from onnxruntime.transformers.optimizer import optimize_model
-        log("ORT transformer optimiser (model_type bert, num_heads 12, hidden 384)")
-        opt = optimize_model(raw, model_type="bert", num_heads=HEADS, hidden_size=HIDDEN)
+        log(f"ORT transformer optimiser (model_type bert, num_heads {heads}, hidden {hidden})")
+        opt = optimize_model(raw, model_type="bert", num_heads=heads, hidden_size=hidden)
         fused = opt.get_fused_operator_statistics()
         opt.save_model_to_file(opt_path + ".partial.onnx")
         os.replace(opt_path + ".partial.onnx", opt_path)
@@ -211,7 +233,7 @@ def prepare_onnx(model_dir, cache, log):
             fused = json.load(f)
     vnni = has_vnni()
     reduce_range = not vnni  # ORT: 7-bit weights on AVX2/AVX-512 without VNNI (u8s8 overflow)
-    q_path = os.path.join(cache, f"all-MiniLM-L6-v2.int8-ort{tag}-rr{int(reduce_range)}.onnx")
+    q_path = os.path.join(cache, f"{name}.int8-ort{tag}-rr{int(reduce_range)}.onnx")
     if not os.path.exists(q_path):
         import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -249,10 +271,10 @@ def ort_runner(path, threads):
 
 # --- CTranslate2 --------------------------------------------------------------------------
 
-def prepare_ct2(model_dir, cache, log):
+def prepare_ct2(model_dir, name, cache, log):
     import ctranslate2
     from ctranslate2.converters import TransformersConverter
-    out = os.path.join(cache, f"all-MiniLM-L6-v2.ct2-{ctranslate2.__version__}")
+    out = os.path.join(cache, f"{name}.ct2-{ctranslate2.__version__}")
     if not os.path.exists(os.path.join(out, "model.bin")):
         class Converter(TransformersConverter):
             # CTranslate2 >= 4.6 passes dtype= (transformers >= 4.56); older
@@ -336,7 +358,7 @@ def print_table(rows, peers, base_of):
             print(f"  {p:<18} min {min(vals):.5f}")
 
 
-def plot(rows, peers, path):
+def plot(rows, peers, path, title):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -358,7 +380,7 @@ def plot(rows, peers, path):
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("median latency, ms (log scale, lower is better)")
-    ax.set_title("all-MiniLM-L6-v2 on this machine: encc vs peers, one run")
+    ax.set_title(f"{title} on this machine: encc vs peers, one run")
     ax.legend(fontsize=8, ncol=2)
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.tight_layout()
@@ -369,6 +391,8 @@ def plot(rows, peers, path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model-dir", required=True)
+    ap.add_argument("--model-name", default="all-MiniLM-L6-v2", help="names the cached exports and the plot")
+    ap.add_argument("--tag", default="", help="suffix of results-TAG.json / compare-TAG.svg (default: none)")
     ap.add_argument("--encc-build", required=True)
     ap.add_argument("--fp32", required=True)
     ap.add_argument("--int8", required=True)
@@ -400,6 +424,9 @@ def main():
             "nproc": os.cpu_count(), "runs": args.runs, "warmup": 3, "inputs": inputs_path,
             "versions": {}, "notes": []}
 
+    if args.runs < 20:
+        meta["notes"].append(f"{args.runs} timed runs per case (fewer than the usual 20: "
+                             f"{args.model_name} costs more per run); medians are noisier")
     # Peers: name -> (precision, factory(threads) -> make(shape) -> fn)
     peers = {}
     lib = ctypes.CDLL(os.path.join(args.encc_build, "lib", "libencrt.so"))
@@ -407,7 +434,7 @@ def main():
     peers["encc int8"] = ("int8", lambda t: Encc(lib, args.int8, t).runner)
     if "ort" not in skip:
         try:
-            opt_path, q_path, ort_settings = prepare_onnx(args.model_dir, args.cache, log)
+            opt_path, q_path, ort_settings = prepare_onnx(args.model_dir, args.model_name, args.cache, log)
             meta["onnxruntime"] = ort_settings
             meta["versions"]["onnxruntime"] = ort_settings["onnxruntime"]
             peers["ORT fp32 opt"] = ("fp32", lambda t: ort_runner(opt_path, t))
@@ -417,7 +444,7 @@ def main():
     if "ct2" not in skip:
         try:
             import ctranslate2
-            ct2_path = prepare_ct2(args.model_dir, args.cache, log)
+            ct2_path = prepare_ct2(args.model_dir, args.model_name, args.cache, log)
             meta["versions"]["ctranslate2"] = ctranslate2.__version__
             peers["CT2 fp32"] = ("fp32", lambda t: ct2_runner(ct2_path, "float32", t))
             peers["CT2 int8"] = ("int8", lambda t: ct2_runner(ct2_path, "int8", t))
@@ -515,6 +542,21 @@ def main():
             if peers.get(p, ("",))[0] == "fp32" and c.get("cos_min") is not None and c["cos_min"] < FP32_MIN_COSINE:
                 failures.append(f"{p} {r['shape']} t{r['threads']}: cosine {c['cos_min']:.5f} < {FP32_MIN_COSINE}")
     print_table(row_list, order, base_of)
+    dims = model_dims(args.model_dir)
+    meta["model"] = {"name": args.model_name, "hidden": dims[0], "heads": dims[1], "layers": dims[2],
+                     "intermediate": dims[3]}
+    print(f"encc throughput ({args.model_name}; FLOPs of the valid tokens, no padding work):")
+    for r in row_list:
+        shape = next(s for s in shapes if s["name"] == r["shape"])
+        gflop = model_flops(dims, shape["lengths"]) / 1e9
+        r["gflop"] = gflop
+        cells = []
+        for p in ("encc fp32", "encc int8"):
+            ms = r["peers"].get(p, {}).get("median_ms")
+            if ms:
+                r["peers"][p]["gflops"] = gflop / (ms / 1e3)
+                cells.append(f"{p} {ms:.1f} ms = {gflop / (ms / 1e3):.0f} GFLOP/s")
+        print(f"  {r['shape']:<16} t{r['threads']}: {gflop:.2f} GFLOP; " + ", ".join(cells))
     print("encc, batch 8: padded to 128 / mixed lengths 16-128 (issue 5 wants >= 1.5):")
     for t in threads:
         for p in ("encc fp32", "encc int8"):
@@ -529,12 +571,14 @@ def main():
     meta["accuracy_failures"] = failures
     meta["total_s"] = time.perf_counter() - t_start
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
+    suffix = f"-{args.tag}" if args.tag else ""
+    results = os.path.join(args.out, f"results{suffix}.json")
+    with open(results, "w") as f:
         json.dump({"meta": meta, "columns": order, "rows": row_list}, f, indent=1)
-    err = plot(row_list, order, os.path.join(args.out, "compare.svg"))
+    err = plot(row_list, order, os.path.join(args.out, f"compare{suffix}.svg"), args.model_name)
     if err:
         print("note:", err)
-    print(f"wrote {os.path.join(args.out, 'results.json')} and compare.svg in {meta['total_s']:.0f} s")
+    print(f"wrote {results} and compare{suffix}.svg in {meta['total_s']:.0f} s")
     if failures:
         print("ACCURACY FAILURES (fp32 cosine < 0.999):\n  " + "\n  ".join(failures))
         return 1

@@ -5,7 +5,15 @@
 # encc, checks every peer's output against encc's, writes bench/peers/results.json and
 # bench/peers/compare.svg.
 #
-#   bench/peers/compare.sh [compare.py options, e.g. --threads 2 --runs 30 --skip torch]
+#   bench/peers/compare.sh [--model minilm|bert-base] [compare.py options, e.g. --threads 2 --runs 30 --skip torch]
+#
+# --model bert-base: the same table for a BERT-base-shaped model (bench/models/
+# bert-base-uncased-shaped/config.json) with torch's random init (torch.manual_seed(0)),
+# created once under $ENCC_CACHE/models/bert-base-random (model.safetensors, config.json and
+# MiniLM's vocab.txt: the same 30522-token uncased vocabulary), so encc compiles it as a normal
+# model folder with real weights and the cosine checks apply. BERT-base costs ~8x MiniLM per
+# token: it runs --runs 8 unless given (PyTorch: b1_s128 within its time budget), and writes
+# results-bert-base.json / compare-bert-base.svg.
 #
 # The peers are never product dependencies: they go into a venv of their own
 # ($ENCC_CACHE/peers-venv, over Debian's python3-torch: PyPI's default torch wheel pulls
@@ -14,6 +22,17 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/../../scripts/lib.sh"
+
+model=minilm
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --model) [ $# -ge 2 ] || die "--model needs a value (minilm or bert-base)"; model="$2"; shift 2 ;;
+    --model=*) model="${1#--model=}"; shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+case "$model" in minilm|bert-base) ;; *) die "--model expects minilm or bert-base, got '$model'" ;; esac
 
 # Debian packages for the peers' Python: its torch and venv support.
 peer_debs=(python3-venv python3-torch)
@@ -58,18 +77,42 @@ fi
 [ -x "$ENCC_BUILD/bin/encc" ] && [ -x "$ENCC_BUILD/bin/encc_bench" ] && [ -f "$ENCC_BUILD/lib/libencrt.so" ] \
   || die "$ENCC_BUILD lacks bin/encc, bin/encc_bench or lib/libencrt.so (build first, or unset ENCC_PEERS_NO_BUILD)"
 if [ -n "${ENCC_MINILM_DIR:-}" ]; then
-  model_dir="$ENCC_MINILM_DIR"
-  [ -f "$model_dir/model.safetensors" ] || die "ENCC_MINILM_DIR=$model_dir has no model.safetensors"
+  minilm_dir="$ENCC_MINILM_DIR"
+  [ -f "$minilm_dir/model.safetensors" ] || die "ENCC_MINILM_DIR=$minilm_dir has no model.safetensors"
 else
-  model_dir="$(fetch_minilm)"
+  minilm_dir="$(fetch_minilm)"
+fi
+extra=()
+if [ "$model" = bert-base ]; then
+  name=bert-base-random
+  model_dir="$ENCC_CACHE/models/$name"
+  if [ ! -f "$model_dir/model.safetensors" ]; then
+    log "creating $model_dir (BertModel with torch's random init, seed 0)"
+    rm -rf "$model_dir.partial" && mkdir -p "$model_dir.partial"
+    "$venv/bin/python" - "$here/../models/bert-base-uncased-shaped/config.json" "$model_dir.partial" <<'PY' \
+      || die "could not create the BERT-base model"
+import sys, torch
+from transformers import BertConfig, BertModel
+torch.manual_seed(0)
+model = BertModel(BertConfig.from_json_file(sys.argv[1])).eval()
+model.save_pretrained(sys.argv[2], safe_serialization=True)
+PY
+    cp "$minilm_dir/vocab.txt" "$model_dir.partial/" || die "no vocab.txt in $minilm_dir"
+    rm -rf "$model_dir" && mv "$model_dir.partial" "$model_dir"
+  fi
+  extra=(--tag bert-base --runs 8)
+else
+  name=all-MiniLM-L6-v2
+  model_dir="$minilm_dir"
 fi
 art="$ENCC_BUILD/bench/peers"
 mkdir -p "$art"
-log "encc compile (fp32, int8)"
-"$ENCC_BUILD/bin/encc" compile "$model_dir" -o "$art/all-MiniLM-L6-v2.encm" -q
-"$ENCC_BUILD/bin/encc" compile "$model_dir" -o "$art/all-MiniLM-L6-v2-int8.encm" --quantize=int8 -q
+log "encc compile $name (fp32, int8)"
+"$ENCC_BUILD/bin/encc" compile "$model_dir" -o "$art/$name.encm" -q
+"$ENCC_BUILD/bin/encc" compile "$model_dir" -o "$art/$name-int8.encm" --quantize=int8 -q
 
 log "running the comparison"
-exec "$venv/bin/python" "$here/compare.py" --model-dir "$model_dir" --encc-build "$ENCC_BUILD" \
-  --fp32 "$art/all-MiniLM-L6-v2.encm" --int8 "$art/all-MiniLM-L6-v2-int8.encm" \
-  --cache "$ENCC_CACHE/peers" --out "$here" "$@"
+# Later options win: a --runs in the user's arguments overrides the model's default.
+exec "$venv/bin/python" "$here/compare.py" --model-dir "$model_dir" --model-name "$name" \
+  --encc-build "$ENCC_BUILD" --fp32 "$art/$name.encm" --int8 "$art/$name-int8.encm" \
+  --cache "$ENCC_CACHE/peers" --out "$here" "${extra[@]}" "${args[@]}"
