@@ -2,7 +2,7 @@
 # bench/gpu/check.sh - the CUDA backend on a GPU machine (CUDA driver, CMake, a
 # C++ compiler; no MLIR, no flatc, no internet). Needs bench/gpu/artifacts/
 # from prepare.sh. Builds only libencrt + gpu_check, then
-#   (a) tests/cuda/attention_check.cu with nvcc (skipped when absent),
+#   (a) tests/cuda/attention_check.cu and kernels_check.cu with nvcc (skipped when absent),
 #   (b) every "both"/"compare" line of artifacts/checks.txt: CUDA vs CPU,
 #   (c) every "time" line: median encrt_session_run latency,
 # and prints the timing table last. Exit status: non-zero if a check failed.
@@ -54,17 +54,16 @@ PY
   done
 fi
 
-log "(a) attention kernel vs float64 reference"
-if [ -f "$root/tests/cuda/attention_check.cu" ] && [ -f "$root/tests/cuda/compile_attention_check.sh" ]; then
-  sh "$root/tests/cuda/compile_attention_check.sh" "$root/tests/cuda" "$root" "$build/attention_check"
+log "(a) generated kernels vs float64 references (tests/cuda/*_check.cu)"
+for name in attention_check kernels_check; do
+  if [ ! -f "$root/tests/cuda/$name.cu" ]; then echo "SKIPPED: tests/cuda/$name.cu not present"; continue; fi
+  sh "$root/tests/cuda/compile_gpu_check.sh" "$root/tests/cuda" "$root" "$build/$name" "$name"
   rc=$?
   if [ $rc -eq 77 ]; then echo "SKIPPED: no nvcc"
-  elif [ $rc -ne 0 ]; then echo "FAIL: attention_check did not compile"; failed=1
-  else timeout 120 "$build/attention_check" || { echo "FAIL: attention_check"; failed=1; }
+  elif [ $rc -ne 0 ]; then echo "FAIL: $name did not compile"; failed=1
+  else timeout 120 "$build/$name" || { echo "FAIL: $name"; failed=1; }
   fi
-else
-  echo "SKIPPED: tests/cuda/attention_check.cu not present"
-fi
+done
 
 log "(b) CUDA vs CPU outputs"
 cd "$art"
