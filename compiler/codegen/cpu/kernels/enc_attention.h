@@ -6,20 +6,30 @@
 // attention: softmax(scale * q·kᵀ, keys j < len) · v per (sequence, head),
 // reading q/k/v in place from the merged [B, S, ld] layout (head h at columns
 // [h*D, (h+1)*D)) and writing the merged [B, S, NH*D] output. A unit of work
-// is one (sequence, head, tile of 16 query rows); the rows are the lanes of
-// two score vectors, so q·kᵀ needs no horizontal sums. Keys are visited in
-// tiles of 64 (copied to contiguous buffers) with an online softmax (running
-// max and sum per row, accumulators rescaled per tile); only keys j < len are
-// read, and the S x S matrix never exists. Padded query rows (s >= len) are
-// computed like valid ones (they attend to the valid keys), exactly as the
-// unfused ops do. attentionPacked is the same on the packed [tokens, ld]
-// layout (kernel_abi.h): only real query rows exist, so it does no padded work.
+// is one (sequence, head, tile of 32 query rows); the rows are the lanes of
+// the score vectors (8 lanes, or 16 with AVX-512), so q·kᵀ needs no
+// horizontal sums and the softmax is lane-wise. Per key tile of up to 128
+// keys (copied to contiguous buffers, and kept for the next unit of the same
+// head when the sequence fits in one tile): scores by a register-blocked
+// q·kᵀ (query tile transposed once per unit), tile max taken on the way, an
+// online softmax in base 2 (running max and sum per row, accumulators
+// rescaled per tile), then P·V as a register-blocked GEMM into the row
+// accumulators. Only keys j < len are read, and the S x S matrix never
+// exists. Padded query rows (s >= len) are computed like valid ones (they
+// attend to the valid keys), exactly as the unfused ops do. attentionPacked
+// is the same on the packed [tokens, ld] layout (kernel_abi.h): only real
+// query rows exist, so it does no padded work; both share the tile code, so
+// they agree bitwise on the valid rows.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_ATTENTION_H
 #define ENC_KERNELS_ATTENTION_H
 
 #include "enc_common.h"
+
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
 
 namespace enc_kernels {
 
@@ -78,162 +88,301 @@ inline void scaleMaskSoftmax(const float *x, const int32_t *lengths, float *y,
 
 namespace detail {
 
-constexpr int kAttnRowVectors = 2; // query rows per unit = 8 x this
-constexpr int kAttnKeyTile = 64;   // keys per online-softmax step
+// The attention vectors: 16 lanes (zmm) where AVX-512 is enabled, else the
+// eight of v8f. Query rows are the lanes, so every softmax step is
+// lane-wise and a row's result does not depend on the other rows of its
+// tile (the packed and padded kernels agree bitwise).
+#ifdef __AVX512F__
+typedef float attn_vf __attribute__((vector_size(64)));
+typedef int32_t attn_vi __attribute__((vector_size(64)));
+constexpr int kAttnLanes = 16;
+constexpr int kAttnAccumulators = 16; // of 32 registers (24 spill: GCC
+                                      // keeps the broadcasts in registers)
+#else
+typedef v8f attn_vf;
+typedef v8i attn_vi;
+constexpr int kAttnLanes = 8;
+constexpr int kAttnAccumulators = 12; // of 16 vector registers
+#endif
+constexpr int kAttnRows = 32;     // query rows per unit
+constexpr int kAttnKeyTile = 128; // keys per online-softmax step
 
-/// acc[r] = acc[r] * alpha[r] + sum_j p[j][r] * v[j] for rows r < nq, where
-/// p is [nk][QT] (row r at p[j*QT + r]) and v rows are D floats `ld` apart.
+ENC_INLINE attn_vf attnLoad(const float *p) {
+  attn_vf v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+ENC_INLINE void attnStore(float *p, attn_vf v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+ENC_INLINE attn_vf attnSplat(float f) { return attn_vf{} + f; }
+ENC_INLINE attn_vf attnMax(attn_vf a, attn_vf b) { return a > b ? a : b; }
+
+/// 2^t for t <= 0 (every exponential of the attention softmax is taken in
+/// base 2: the scores are pre-multiplied by log2(e)). Cephes exp2f
+/// polynomial on [-0.5, 0.5] (about 1 ulp); t < -125 gives 2^-125, which is
+/// 0 next to the row maximum's 1; NaN propagates.
+ENC_INLINE attn_vf attnExp2(attn_vf t) {
+  const attn_vf lo = attnSplat(-125.0f);
+#if defined(__AVX512F__)
+  const attn_vf c = _mm512_max_ps(lo, t); // NaN stays NaN (second operand)
+#elif defined(__AVX__)
+  const attn_vf c = _mm256_max_ps(lo, t);
+#else
+  const attn_vf c = lo > t ? lo : t;
+#endif
+  const attn_vf magic = attnSplat(12582912.0f); // 1.5 * 2^23: round to nearest
+  const attn_vf big = c + magic;
+  const attn_vf f = c - (big - magic); // in [-0.5, 0.5]
+  attn_vf p = attnSplat(1.535336188319500e-4f);
+  p = p * f + 1.339887440266574e-3f;
+  p = p * f + 9.618437357674640e-3f;
+  p = p * f + 5.550332471162809e-2f;
+  p = p * f + 2.402264791363012e-1f;
+  p = p * f + 6.931472028550421e-1f;
+  p = p * f + 1.0f;
+  // The low mantissa bits of `big` hold round(c) (>= -125): 2^round(c).
+  attn_vi bits;
+  std::memcpy(&bits, &big, sizeof(bits));
+  bits = (bits + 127) << 23;
+  attn_vf s;
+  std::memcpy(&s, &bits, sizeof(s));
+  return p * s;
+}
+
+/// qT[d*QT + r] = s * q[r*ld + d] for rows r < nq, 0 for the others.
+template <int D, int QT>
+ENC_INLINE void attnTransposeQ(const float *q, int64_t ld, int nq, float s,
+                               float *qT) {
+#ifdef __AVX__
+  if constexpr (D % 8 == 0 && QT % 8 == 0) {
+    const __m256 sv = _mm256_set1_ps(s);
+    for (int r0 = 0; r0 < QT; r0 += 8)
+      for (int d0 = 0; d0 < D; d0 += 8) {
+        __m256 x[8];
+        for (int i = 0; i < 8; ++i)
+          x[i] = r0 + i < nq ? _mm256_loadu_ps(q + (r0 + i) * ld + d0)
+                             : _mm256_setzero_ps();
+        // 8x8 transpose: unpack pairs, then quads, then 128-bit halves.
+        __m256 t[8], u[8];
+        for (int i = 0; i < 8; i += 2) {
+          t[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
+          t[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
+        }
+        for (int i = 0; i < 8; i += 4) {
+          u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+          u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+          u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+          u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+        }
+        for (int i = 0; i < 4; ++i) {
+          const __m256 lo = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+          const __m256 hi = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+          _mm256_storeu_ps(qT + (d0 + i) * QT + r0, _mm256_mul_ps(lo, sv));
+          _mm256_storeu_ps(qT + (d0 + i + 4) * QT + r0, _mm256_mul_ps(hi, sv));
+        }
+      }
+    return;
+  }
+#endif
+  for (int d = 0; d < D; ++d)
+    for (int r = 0; r < QT; ++r)
+      qT[d * QT + r] = r < nq ? q[r * ld + d] * s : 0.0f;
+}
+
+/// Per-call working memory of the attention kernels. kbuf/vbuf hold the
+/// key/value rows of one key tile, contiguous; when a sequence fits in one
+/// tile they are kept for the next unit of the same (sequence, head).
+template <int D> struct AttnScratch {
+  static constexpr int QT = kAttnRows, KT = kAttnKeyTile;
+  alignas(64) float kbuf[KT * D];
+  alignas(64) float vbuf[KT * D];
+  alignas(64) float qT[D * QT]; // qT[d*QT + r] = scale * q[r][d]; r >= nq: 0
+  alignas(64) float p[KT * QT]; // scores, then probabilities: p[j*QT + r]
+  alignas(64) float acc[QT][D];
+  alignas(64) float alpha[QT];
+  alignas(64) float tmax[QT]; // the tile's maximum score per query row
+  const float *packedK = nullptr; // k of the rows in kbuf/vbuf, if reusable
+  int64_t packedLen = 0;
+};
+
+/// p[j*QT + r] = sum_d qT[d*QT + r] * kt[j*D + d] for keys j < nk: query
+/// rows are the lanes of QV vectors, KB keys per step (KB*QV accumulators).
+/// tmax[r] = max_j p[j*QT + r] (nk >= 1).
+template <int D>
+ENC_INLINE void attnScores(const float *qT, const float *kt, float *p,
+                           float *tmax, int nk) {
+  constexpr int QT = kAttnRows, L = kAttnLanes, QV = QT / L;
+  constexpr int KB = std::max(1, kAttnAccumulators / QV);
+  attn_vf mx[QV];
+  for (int w = 0; w < QV; ++w)
+    mx[w] = attnSplat(-INFINITY);
+  int j = 0;
+  for (; j + KB <= nk; j += KB) {
+    const float *k0 = kt + j * D;
+    attn_vf s[KB][QV];
+    for (int c = 0; c < KB; ++c)
+      for (int w = 0; w < QV; ++w)
+        s[c][w] = attnSplat(0.0f);
+    for (int d = 0; d < D; ++d)
+      for (int w = 0; w < QV; ++w) {
+        const attn_vf qd = attnLoad(qT + d * QT + L * w);
+        for (int c = 0; c < KB; ++c)
+          s[c][w] += qd * k0[c * D + d];
+      }
+    for (int c = 0; c < KB; ++c)
+      for (int w = 0; w < QV; ++w) {
+        attnStore(p + (j + c) * QT + L * w, s[c][w]);
+        mx[w] = attnMax(mx[w], s[c][w]);
+      }
+  }
+  for (; j < nk; ++j) {
+    const float *kj = kt + j * D;
+    attn_vf s[QV];
+    for (int w = 0; w < QV; ++w)
+      s[w] = attnSplat(0.0f);
+    for (int d = 0; d < D; ++d)
+      for (int w = 0; w < QV; ++w)
+        s[w] += attnLoad(qT + d * QT + L * w) * kj[d];
+    for (int w = 0; w < QV; ++w) {
+      attnStore(p + j * QT + L * w, s[w]);
+      mx[w] = attnMax(mx[w], s[w]);
+    }
+  }
+  for (int w = 0; w < QV; ++w)
+    attnStore(tmax + L * w, mx[w]);
+}
+
+/// Rows [r0, r0+RB), columns [d0, d0+L*NV) of
+/// acc[r] = acc[r] * alpha[r] + sum_{j < nk} p[j*QT + r] * v[j*D + .]:
+/// RB x NV accumulators in registers. The arithmetic of a row does not
+/// depend on RB.
+template <int D, int QT, int RB, int NV>
+ENC_INLINE void attnPVBlock(float (&acc)[QT][D], const float *p,
+                            const float *alpha, const float *v, int nk,
+                            int r0, int d0) {
+  constexpr int L = kAttnLanes;
+  attn_vf a[RB][NV];
+  for (int r = 0; r < RB; ++r)
+    for (int i = 0; i < NV; ++i)
+      a[r][i] = attnLoad(&acc[r0 + r][d0 + L * i]) * alpha[r0 + r];
+  for (int j = 0; j < nk; ++j) {
+    const float *vj = v + j * D + d0;
+    const float *pj = p + j * QT + r0;
+    for (int i = 0; i < NV; ++i) {
+      const attn_vf vv = attnLoad(vj + L * i);
+      for (int r = 0; r < RB; ++r)
+        a[r][i] += pj[r] * vv;
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int i = 0; i < NV; ++i)
+      attnStore(&acc[r0 + r][d0 + L * i], a[r][i]);
+}
+
+/// acc[r] = acc[r] * alpha[r] + sum_j p[j*QT + r] * v[j] for rows r < nq
+/// (v rows contiguous, D floats each).
 template <int D, int QT>
 ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const float *p,
-                               const float *alpha, const float *v, int64_t ld,
-                               int nk, int nq) {
-  if constexpr (D % 8 == 0) {
-    // Two rows x up to 32 columns per pass: 8 accumulators in registers,
-    // each v vector loaded once for both rows.
-    constexpr int DC = D % 32 == 0 ? 32 : D % 16 == 0 ? 16 : 8;
-    constexpr int NV = DC / 8;
-    int r = 0;
-    for (; r + 2 <= nq; r += 2)
-      for (int d0 = 0; d0 < D; d0 += DC) {
-        v8f a0[NV], a1[NV];
-        for (int i = 0; i < NV; ++i) {
-          a0[i] = load8(&acc[r][d0 + 8 * i]) * alpha[r];
-          a1[i] = load8(&acc[r + 1][d0 + 8 * i]) * alpha[r + 1];
-        }
-        for (int j = 0; j < nk; ++j) {
-          const float *vj = v + j * ld + d0;
-          const float p0 = p[j * QT + r], p1 = p[j * QT + r + 1];
-          for (int i = 0; i < NV; ++i) {
-            const v8f vv = load8(vj + 8 * i);
-            a0[i] += p0 * vv;
-            a1[i] += p1 * vv;
-          }
-        }
-        for (int i = 0; i < NV; ++i) {
-          store8(&acc[r][d0 + 8 * i], a0[i]);
-          store8(&acc[r + 1][d0 + 8 * i], a1[i]);
-        }
-      }
-    if (r < nq)
-      for (int d0 = 0; d0 < D; d0 += DC) {
-        v8f a0[NV];
-        for (int i = 0; i < NV; ++i)
-          a0[i] = load8(&acc[r][d0 + 8 * i]) * alpha[r];
-        for (int j = 0; j < nk; ++j) {
-          const float *vj = v + j * ld + d0;
-          const float p0 = p[j * QT + r];
-          for (int i = 0; i < NV; ++i)
-            a0[i] += p0 * load8(vj + 8 * i);
-        }
-        for (int i = 0; i < NV; ++i)
-          store8(&acc[r][d0 + 8 * i], a0[i]);
-      }
+                               const float *alpha, const float *v, int nk,
+                               int nq) {
+  constexpr int L = kAttnLanes;
+  if constexpr (D % L == 0) {
+    constexpr int DC = D % (4 * L) == 0 ? 4 * L : D % (2 * L) == 0 ? 2 * L : L;
+    constexpr int NV = DC / L;
+    constexpr int RB = std::max(1, kAttnAccumulators / NV);
+    for (int d0 = 0; d0 < D; d0 += DC) {
+      int r = 0;
+      for (; r + RB <= nq; r += RB)
+        attnPVBlock<D, QT, RB, NV>(acc, p, alpha, v, nk, r, d0);
+      // The last rows in smaller blocks (one row alone would wait on the
+      // FMA latency).
+      if constexpr (RB > 2)
+        for (; r + 2 <= nq; r += 2)
+          attnPVBlock<D, QT, 2, NV>(acc, p, alpha, v, nk, r, d0);
+      for (; r < nq; ++r)
+        attnPVBlock<D, QT, 1, NV>(acc, p, alpha, v, nk, r, d0);
+    }
   } else {
     for (int r = 0; r < nq; ++r)
       for (int d = 0; d < D; ++d) {
         float a = acc[r][d] * alpha[r];
         for (int j = 0; j < nk; ++j)
-          a += p[j * QT + r] * v[j * ld + d];
+          a += p[j * QT + r] * v[j * D + d];
         acc[r][d] = a;
       }
   }
 }
 
-/// One unit: nq (<= 8*QV) query rows at q (rows `ld` apart) against keys and
-/// values [0, len) at k and v; output rows at y, `ldy` apart. Query row r is
-/// lane r % 8 of score vector r / 8.
-template <int D, int QV>
-void attentionTile(const float *q, const float *k, const float *v, int64_t ld,
-                   float *y, int64_t ldy, int nq, int64_t len, float scale) {
-  constexpr int QT = 8 * QV, KT = kAttnKeyTile;
-  constexpr int KB = 8 / QV; // keys per scores step: KB*QV accumulators
-  alignas(32) float qT[D * QT]; // qT[d*QT + r] = scale * q[r][d]; r >= nq: 0
-  for (int d = 0; d < D; ++d)
-    for (int r = 0; r < QT; ++r)
-      qT[d * QT + r] = r < nq ? q[r * ld + d] * scale : 0.0f;
-  alignas(32) float acc[QT][D];
-  for (int r = 0; r < QT; ++r)
+/// One unit: nq (<= kAttnRows) query rows i0.. at q (rows `ld` apart)
+/// against keys and values [0, len) at k and v; output rows at y, `ldy`
+/// apart. Query row r is lane r % L of score vector r / L.
+template <int D>
+void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
+                   const float *k, const float *v, int64_t ld, float *y,
+                   int64_t ldy, int nq, int64_t len, float scale) {
+  const float *qHead = q - i0 * ld; // the head's first query row
+  constexpr int QT = kAttnRows, KT = kAttnKeyTile, L = kAttnLanes;
+  constexpr int QV = QT / L;
+  attnTransposeQ<D, QT>(q, ld, nq, scale * 1.44269504088896341f, ws.qT);
+  for (int r = 0; r < nq; ++r)
     for (int d = 0; d < D; ++d)
-      acc[r][d] = 0.0f;
-  alignas(32) float p[KT * QT]; // scores, then probabilities: p[j*QT + r]
-  alignas(32) float alpha[QT];
-  v8f m[QV], l[QV];
+      ws.acc[r][d] = 0.0f;
+  attn_vf m[QV], l[QV];
   for (int w = 0; w < QV; ++w) {
-    m[w] = splat8(-INFINITY);
-    l[w] = splat8(0.0f);
+    m[w] = attnSplat(-INFINITY);
+    l[w] = attnSplat(0.0f);
   }
 
-  // The key tile's k and v rows, copied to contiguous buffers: rows `ld`
-  // apart (ld = 3H for packed qkv) would map k and v onto few cache sets.
-  alignas(32) float kbuf[KT * D], vbuf[KT * D];
   for (int64_t j0 = 0; j0 < len; j0 += KT) {
     const int nk = static_cast<int>(std::min<int64_t>(KT, len - j0));
-    for (int jj = 0; jj < nk; ++jj) {
-      std::memcpy(kbuf + jj * D, k + (j0 + jj) * ld, sizeof(float) * D);
-      std::memcpy(vbuf + jj * D, v + (j0 + jj) * ld, sizeof(float) * D);
-    }
-    const float *kt = kbuf;
-    // Scores of KB keys at a time: QV qT loads, KB broadcasts and KB*QV
-    // FMAs per d.
-    int j = 0;
-    for (; j + KB <= nk; j += KB) {
-      const float *k0 = kt + j * D;
-      v8f s[KB][QV];
-      for (int c = 0; c < KB; ++c)
-        for (int w = 0; w < QV; ++w)
-          s[c][w] = splat8(0.0f);
-      for (int d = 0; d < D; ++d) {
-        v8f qd[QV];
-        for (int w = 0; w < QV; ++w)
-          qd[w] = load8(qT + d * QT + 8 * w);
-        for (int c = 0; c < KB; ++c) {
-          const float kv = k0[c * D + d];
-          for (int w = 0; w < QV; ++w)
-            s[c][w] += qd[w] * kv;
+    // Copy the tile's k and v rows to contiguous buffers (rows `ld` apart,
+    // ld = 3H for packed qkv, would map onto few cache sets), unless they
+    // are there from the previous unit.
+    if (!(len <= KT && ws.packedK == k && ws.packedLen == len)) {
+      for (int jj = 0; jj < nk; ++jj) {
+        const int64_t row = (j0 + jj) * ld;
+        std::memcpy(ws.kbuf + jj * D, k + row, sizeof(float) * D);
+        std::memcpy(ws.vbuf + jj * D, v + row, sizeof(float) * D);
+        // The next head's queries, keys and values (usually the next
+        // units' work; prefetches never fault, so rows past the end are
+        // harmless).
+        for (int c = 0; c < D; c += 16) {
+          __builtin_prefetch(qHead + row + D + c);
+          __builtin_prefetch(k + row + D + c);
+          __builtin_prefetch(v + row + D + c);
         }
       }
-      for (int c = 0; c < KB; ++c)
-        for (int w = 0; w < QV; ++w)
-          store8(p + (j + c) * QT + 8 * w, s[c][w]);
+      ws.packedK = len <= KT ? k : nullptr;
+      ws.packedLen = len;
     }
-    for (; j < nk; ++j) {
-      const float *kj = kt + j * D;
-      v8f s[QV];
-      for (int w = 0; w < QV; ++w)
-        s[w] = splat8(0.0f);
-      for (int d = 0; d < D; ++d)
-        for (int w = 0; w < QV; ++w)
-          s[w] += load8(qT + d * QT + 8 * w) * kj[d];
-      for (int w = 0; w < QV; ++w)
-        store8(p + j * QT + 8 * w, s[w]);
-    }
+    attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
     // Online softmax, vectorised over the query rows.
     for (int w = 0; w < QV; ++w) {
-      float *pw = p + 8 * w;
-      v8f tmax = load8(pw);
-      for (j = 1; j < nk; ++j)
-        tmax = max8(tmax, load8(pw + j * QT));
-      const v8f mNew = max8(m[w], tmax);
-      const v8f a = fastExp8(m[w] - mNew); // 0 on the first tile (m = -inf)
-      v8f sum = splat8(0.0f);
-      for (j = 0; j < nk; ++j) {
-        const v8f e = fastExp8(load8(pw + j * QT) - mNew);
-        store8(pw + j * QT, e);
+      float *pw = ws.p + L * w;
+      const attn_vf mNew = attnMax(m[w], attnLoad(ws.tmax + L * w));
+      // alpha = 2^(m - mNew): the rescale of the earlier tiles' sums (2^-125
+      // on the first tile, where m = -inf and there is nothing to rescale).
+      const attn_vf a = attnExp2(m[w] - mNew);
+      attn_vf sum = attnSplat(0.0f);
+      for (int j = 0; j < nk; ++j) {
+        const attn_vf e = attnExp2(attnLoad(pw + j * QT) - mNew);
+        attnStore(pw + j * QT, e);
         sum += e;
       }
       l[w] = l[w] * a + sum;
       m[w] = mNew;
-      store8(alpha + 8 * w, a);
+      attnStore(ws.alpha + L * w, a);
     }
-    attnAccumulate<D, QT>(acc, p, alpha, vbuf, D, nk, nq);
+    attnAccumulate<D, QT>(ws.acc, ws.p, ws.alpha, ws.vbuf, nk, nq);
   }
   alignas(32) float lv[QT];
   for (int w = 0; w < QV; ++w)
-    store8(lv + 8 * w, l[w]);
+    attnStore(lv + L * w, l[w]);
   for (int r = 0; r < nq; ++r) {
     const float inv = lv[r] > 0.0f ? 1.0f / lv[r] : 0.0f; // len == 0: zeros
     for (int d = 0; d < D; ++d)
-      y[r * ldy + d] = acc[r][d] * inv;
+      y[r * ldy + d] = ws.acc[r][d] * inv;
   }
 }
 
@@ -244,39 +393,40 @@ void attentionTile(const float *q, const float *k, const float *v, int64_t ld,
 /// ld = 3*NH*D, k = q + NH*D, v = q + 2*NH*D); y is [B, S, NH*D].
 /// y[b,s,h*D+d] = sum_{j < len_b} softmax_j(scale * <q_s, k_j>) v[j][d]
 /// (len_b = lengths[b] clamped to [0, S]; len_b == 0 gives zeros). Work
-/// units: (b, h, 16-row query tile), contiguous per task.
+/// units: (b, h, 32-row query tile), contiguous per task.
 template <int NH, int D>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
                const int32_t *lengths, float *y, int64_t B, int64_t S,
                float scale, int32_t task, int32_t numTasks) {
-  constexpr int QV = detail::kAttnRowVectors, QT = 8 * QV;
+  constexpr int QT = detail::kAttnRows;
   const int64_t tiles = (S + QT - 1) / QT;
   const int64_t ldy = int64_t(NH) * D;
   int64_t u0, u1;
   taskShare(B * NH * tiles, task, numTasks, u0, u1);
+  detail::AttnScratch<D> ws;
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t b = u / (NH * tiles), h = (u / tiles) % NH;
     const int64_t i0 = (u % tiles) * QT;
     const int nq = static_cast<int>(std::min<int64_t>(QT, S - i0));
     const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
     const int64_t col = h * D;
-    detail::attentionTile<D, QV>(q + (b * S + i0) * ld + col,
-                                 k + b * S * ld + col, v + b * S * ld + col,
-                                 ld, y + (b * S + i0) * ldy + col, ldy, nq,
-                                 len, scale);
+    detail::attentionTile<D>(ws, q + (b * S + i0) * ld + col, i0,
+                             k + b * S * ld + col, v + b * S * ld + col, ld,
+                             y + (b * S + i0) * ldy + col, ldy, nq, len,
+                             scale);
   }
 }
 
 /// enc.attention on the packed layout: q, k, v point at the first element
 /// of their [tokens, ld] views (ld as in attention()); sequence b's rows are
 /// [offsets[b], offsets[b+1]) for queries, keys and values alike; y is
-/// [tokens, NH*D]. Work units: (b, h, 16-row query tile) over the real
-/// queries only (ceil(len_b / 16) tiles per head), contiguous per task.
+/// [tokens, NH*D]. Work units: (b, h, 32-row query tile) over the real
+/// queries only (ceil(len_b / 32) tiles per head), contiguous per task.
 template <int NH, int D>
 void attentionPacked(const float *q, const float *k, const float *v,
                      int64_t ld, const int32_t *offsets, float *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks) {
-  constexpr int QV = detail::kAttnRowVectors, QT = 8 * QV;
+  constexpr int QT = detail::kAttnRows;
   const int64_t ldy = int64_t(NH) * D;
   auto tilesOf = [&](int64_t b) {
     return (int64_t(offsets[b + 1]) - offsets[b] + QT - 1) / QT;
@@ -286,6 +436,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
     total += NH * tilesOf(b);
   int64_t u0, u1;
   taskShare(total, task, numTasks, u0, u1);
+  detail::AttnScratch<D> ws;
   // Find the sequence holding unit u0, then walk the units in order.
   int64_t b = 0, first = 0; // first: index of sequence b's first unit
   while (b < B && first + NH * tilesOf(b) <= u0)
@@ -301,10 +452,10 @@ void attentionPacked(const float *q, const float *k, const float *v,
     const int64_t row0 = offsets[b], len = int64_t(offsets[b + 1]) - row0;
     const int nq = static_cast<int>(std::min<int64_t>(QT, len - i0));
     const int64_t col = h * D;
-    detail::attentionTile<D, QV>(q + (row0 + i0) * ld + col,
-                                 k + row0 * ld + col, v + row0 * ld + col, ld,
-                                 y + (row0 + i0) * ldy + col, ldy, nq, len,
-                                 scale);
+    detail::attentionTile<D>(ws, q + (row0 + i0) * ld + col, i0,
+                             k + row0 * ld + col, v + row0 * ld + col, ld,
+                             y + (row0 + i0) * ldy + col, ldy, nq, len,
+                             scale);
   }
 }
 
