@@ -2,6 +2,7 @@
 #include "Artifact.h"
 
 #include "Failure.h"
+#include "VerifyUtil.h"
 #include "cuda/CudaPlanVerify.h"
 #include "encrt/checksum.h"
 #include "encrt/schema_version.h"
@@ -23,43 +24,8 @@ namespace encrt::rt {
 namespace {
 
 constexpr uint64_t kAlign = 64;
-constexpr int kMaxRank = 8;
 /// Generated weights beyond this are a damaged or hostile artifact.
 constexpr uint64_t kMaxGeneratedWeights = uint64_t(64) << 30;
-
-/// a + b <= limit without overflow.
-bool fitsIn(uint64_t a, uint64_t b, uint64_t limit) {
-  return a <= limit && b <= limit - a;
-}
-
-const char *kindName(encm::ValueKind kind) {
-  switch (kind) {
-  case encm::ValueKind::Input: return "Input";
-  case encm::ValueKind::Weight: return "Weight";
-  case encm::ValueKind::Activation: return "Activation";
-  case encm::ValueKind::Output: return "Output";
-  }
-  return "unknown";
-}
-
-std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
-  std::string s = "[";
-  if (shape)
-    for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i)
-      s += (i ? "," : "") + std::to_string(shape->Get(i));
-  return s + "]";
-}
-
-bool shapeIs(const encm::Value &v, std::initializer_list<int64_t> dims) {
-  const auto *shape = v.shape();
-  if (!shape || shape->size() != dims.size())
-    return false;
-  flatbuffers::uoffset_t i = 0;
-  for (int64_t d : dims)
-    if (shape->Get(i++) != d)
-      return false;
-  return true;
-}
 
 } // namespace
 
@@ -204,10 +170,7 @@ Artifact::~Artifact() {
 }
 
 int32_t Artifact::liveEnd(const encm::Value &value) const {
-  if (value.kind() == encm::ValueKind::Output)
-    return static_cast<int32_t>(model_->steps()->size()) - 1;
-  return value.last_step() >= value.first_step() ? value.last_step()
-                                                 : value.first_step();
+  return rt::liveEnd(value, static_cast<int32_t>(model_->steps()->size()));
 }
 
 void Artifact::verify() {
@@ -303,67 +266,9 @@ void Artifact::verifySemantics() {
   const uint32_t numValues = values.size();
   const int32_t numSteps = static_cast<int32_t>(steps.size());
 
-  // Values.
-  for (uint32_t i = 0; i < numValues; ++i) {
-    const encm::Value &v = *values.Get(i);
-    if (v.id() != i)
-      fail(bad, p, ": value ", i, " has id ", v.id(), " (ids must equal "
-           "the value's index)");
-    auto kind = v.kind();
-    if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > 3)
-      fail(bad, p, ": value ", i, " has unknown kind ", static_cast<int>(kind));
-    size_t elem = dtypeSize(v.dtype());
-    if (elem == 0)
-      fail(bad, p, ": value ", i, " has unknown dtype ",
-           static_cast<int>(v.dtype()));
-    const auto *shape = v.shape();
-    if (!shape)
-      fail(bad, p, ": value ", i, " has no shape");
-    if (shape->size() > kMaxRank)
-      fail(bad, p, ": value ", i, " has rank ", shape->size(),
-           " (at most ", kMaxRank, ")");
-    for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d) {
-      int64_t dim = shape->Get(d);
-      if (dim < -3 || (dim == -3 && d != 0))
-        fail(bad, p, ": value ", i, " shape ", shapeString(shape), " dim ", d,
-             " is ", dim, " (expected >= 0, -1 batch, -2 sequence, or -3 "
-             "tokens as the first dim)");
-      if (kind == encm::ValueKind::Weight && dim < 0)
-        fail(bad, p, ": weight value ", i, " has a dynamic shape ",
-             shapeString(shape));
-    }
-    if (kind == encm::ValueKind::Weight) {
-      // product(shape) * dtype size, with overflow checks.
-      uint64_t bytes = elem;
-      for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d)
-        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(shape->Get(d)),
-                                   &bytes))
-          fail(bad, p, ": weight value ", i, " shape ", shapeString(shape),
-               " is too large");
-      if (bytes != v.weight_bytes())
-        fail(bad, p, ": weight value ", i, " has weight_bytes ",
-             v.weight_bytes(), ", its shape ", shapeString(shape), " needs ",
-             bytes);
-      if (v.weight_offset() % kAlign != 0)
-        fail(bad, p, ": weight value ", i, " weight_offset ",
-             v.weight_offset(), " is not 64-byte aligned");
-      if (!fitsIn(v.weight_offset(), v.weight_bytes(), m.weights_size()))
-        fail(bad, p, ": weight value ", i, " [", v.weight_offset(), ", +",
-             v.weight_bytes(), ") lies outside the weights region (",
-             m.weights_size(), " bytes)");
-    }
-    if (kind == encm::ValueKind::Activation ||
-        kind == encm::ValueKind::Output) {
-      if (v.first_step() < 0 || v.first_step() >= numSteps)
-        fail(bad, p, ": value ", i, " first_step ", v.first_step(),
-             " is out of range (artifact has ", numSteps, " steps)");
-      if (v.last_step() != -1 &&
-          (v.last_step() < v.first_step() || v.last_step() >= numSteps))
-        fail(bad, p, ": value ", i, " last_step ", v.last_step(),
-             " is out of range [first_step ", v.first_step(), ", ",
-             numSteps - 1, "]");
-    }
-  }
+  const PlanWording wording{p + ":", "artifact", /*tokensFirstDimOnly=*/true,
+                            /*namesResultKind=*/true};
+  verifyPlanValues(values, numSteps, m.weights_size(), wording);
 
   // Steps.
   for (int32_t s = 0; s < numSteps; ++s) {
@@ -378,23 +283,7 @@ void Artifact::verifySemantics() {
     if ((step.iattrs() && step.iattrs()->size() > INT32_MAX) ||
         (step.fattrs() && step.fattrs()->size() > INT32_MAX))
       fail(bad, p, ": step ", s, " has too many attributes");
-    for (uint32_t o = 0; o < numOps; ++o) {
-      uint32_t id = ops->Get(o);
-      if (id >= numValues)
-        fail(bad, p, ": step ", s, " operand ", o, " refers to value ", id,
-             " (artifact has ", numValues, " values)");
-      const encm::Value &v = *values.Get(id);
-      bool isResult = o >= numOps - step.num_results();
-      bool inArena = v.kind() == encm::ValueKind::Activation ||
-                     v.kind() == encm::ValueKind::Output;
-      if (isResult && !inArena)
-        fail(bad, p, ": step ", s, " writes value ", id, " of kind ",
-             kindName(v.kind()), " (results must be Activation or Output)");
-      if (inArena && (s < v.first_step() || s > liveEnd(v)))
-        fail(bad, p, ": step ", s, " uses value ", id,
-             " outside its live range [", v.first_step(), ", ", liveEnd(v),
-             "]");
-    }
+    verifyStepOperands(step, s, values, numSteps, wording);
   }
 
   // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1]].

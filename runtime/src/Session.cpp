@@ -2,6 +2,7 @@
 #include "Session.h"
 
 #include "Failure.h"
+#include "Inputs.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,7 +21,6 @@ constexpr int64_t kDimBatch = -1, kDimSeq = -2, kDimTokens = -3;
 constexpr uint64_t kMaxValueBytes = uint64_t(1) << 48;
 /// Result elements per task below which a step is not worth splitting.
 constexpr uint64_t kElementsPerTask = 4096;
-constexpr int64_t kEmbedChunk = 32;
 
 struct KernelJob {
   enc_kernel_fn fn;
@@ -122,42 +122,10 @@ void Session::plan(int64_t batch, int64_t seq) {
   plannedSeq_ = seq;
 }
 
-void Session::validate(const int32_t *ids, const int32_t *lengths,
-                       int64_t batch, int64_t seq, bool wantPooled) const {
-  const encm::Metadata &md = model_->metadata();
-  if (!ids || !lengths)
-    fail(ENCRT_INVALID_ARGUMENT, !ids ? "ids" : "lengths", " is NULL");
-  if (batch < 1)
-    fail(ENCRT_INVALID_ARGUMENT, "batch is ", batch, " (expected >= 1)");
-  if (seq < 1)
-    fail(ENCRT_INVALID_ARGUMENT, "sequence length is ", seq,
-         " (expected >= 1)");
-  if (seq > md.max_seq())
-    fail(ENCRT_INVALID_ARGUMENT, "sequence length ", seq,
-         " exceeds the compiled maximum ", md.max_seq());
-  int64_t elements;
-  if (__builtin_mul_overflow(batch, seq, &elements) ||
-      elements > (int64_t(1) << 40))
-    fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
-         " is too large");
-  if (wantPooled && !model_->hasPooledOutput())
-    fail(ENCRT_INVALID_ARGUMENT, "the model has no pooled output (pooling \"",
-         model_->pooling(), "\"); pass NULL for the pooled output");
-  for (int64_t b = 0; b < batch; ++b) {
-    if (lengths[b] < 1 || lengths[b] > seq)
-      fail(ENCRT_INVALID_ARGUMENT, "lengths[", b, "] is ", lengths[b],
-           " (expected 1..", seq, ", the padded sequence length)");
-    const int32_t *row = ids + b * seq;
-    for (int32_t s = 0; s < lengths[b]; ++s)
-      if (row[s] < 0 || row[s] >= md.vocab_size())
-        fail(ENCRT_INVALID_ARGUMENT, "ids[", b, "][", s, "] is ", row[s],
-             ", outside the vocabulary [0, ", md.vocab_size(), ")");
-  }
-}
-
 void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
                   int64_t seq, float *outHidden, float *outPooled) {
-  validate(ids, lengths, batch, seq, outPooled != nullptr);
+  validateRunInputs(*model_, ids, lengths, batch, seq, outPooled != nullptr,
+                    {/*maxElements=*/int64_t(1) << 40});
   const encm::Model &m = model_->model();
   const int64_t hidden = model_->metadata().hidden_size();
 
@@ -230,13 +198,8 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
 
   if (outHidden && packedHidden_) {
     // [tokens, H] -> [batch, seq, H]; padding rows are zero.
-    const float *src = static_cast<const float *>(valuePtrs_[m.outputs()->Get(0)]);
-    for (int64_t b = 0; b < batch; ++b) {
-      float *dst = outHidden + b * seq * hidden;
-      const size_t valid = static_cast<size_t>(lengths_[b] * hidden);
-      std::memcpy(dst, src + int64_t(seqOffsets_[b]) * hidden, sizeof(float) * valid);
-      std::fill(dst + valid, dst + seq * hidden, 0.0f);
-    }
+    unpackRows(static_cast<const float *>(valuePtrs_[m.outputs()->Get(0)]),
+               lengths_.data(), seqOffsets_.data(), batch, seq, hidden, outHidden);
   } else if (outHidden) {
     std::memcpy(outHidden, valuePtrs_[m.outputs()->Get(0)],
                 sizeof(float) * static_cast<size_t>(batch * seq * hidden));
@@ -248,39 +211,11 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
 
 void Session::embed(const char *const *texts, int64_t count,
                     float *outEmbeddings) {
-  if (count < 0)
-    fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
-  if (count == 0)
-    return;
-  if (!texts || !outEmbeddings)
-    fail(ENCRT_INVALID_ARGUMENT, !texts ? "texts" : "out_embeddings",
-         " is NULL");
-  if (!model_->hasPooledOutput())
-    fail(ENCRT_UNSUPPORTED, model_->artifact().path(),
-         ": the model has no pooled output (pooling \"", model_->pooling(),
-         "\"); embed needs one (use encrt_session_run for hidden states)");
-  const int64_t hidden = model_->metadata().hidden_size();
-  std::vector<std::vector<int32_t>> encoded;
-  std::vector<int32_t> ids, lengths;
-  for (int64_t first = 0; first < count; first += kEmbedChunk) {
-    int64_t n = std::min(kEmbedChunk, count - first);
-    encoded.clear();
-    int64_t seq = 1;
-    for (int64_t i = 0; i < n; ++i) {
-      if (!texts[first + i])
-        fail(ENCRT_INVALID_ARGUMENT, "texts[", first + i, "] is NULL");
-      encoded.push_back(model_->encode(texts[first + i]));
-      seq = std::max<int64_t>(seq, encoded.back().size());
-    }
-    ids.assign(static_cast<size_t>(n * seq), 0);
-    lengths.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      std::copy(encoded[i].begin(), encoded[i].end(), ids.begin() + i * seq);
-      lengths[i] = static_cast<int32_t>(encoded[i].size());
-    }
-    run(ids.data(), lengths.data(), n, seq, nullptr,
-        outEmbeddings + first * hidden);
-  }
+  embedInChunks(*model_, texts, count, outEmbeddings,
+                [this](const int32_t *ids, const int32_t *lengths, int64_t n,
+                       int64_t seq, float *outPooled) {
+                  run(ids, lengths, n, seq, nullptr, outPooled);
+                });
 }
 
 } // namespace encrt::rt

@@ -51,8 +51,6 @@ public:
   uint64_t arenaBytes() const { return arenaCapacity_; }
 
 private:
-  void validate(const int32_t *ids, const int32_t *lengths, int64_t batch,
-                int64_t seq, bool wantPooled) const;
   void plan(int64_t batch, int64_t seq);
   uint64_t valueBytes(const encm::Value &value, int64_t batch, int64_t seq,
                       int64_t tokens) const;

@@ -44,6 +44,7 @@
 #include <sstream>
 
 using namespace encc;
+using encc::codegen::makeError;
 using llvm::cast;
 using llvm::dyn_cast;
 using llvm::isa;
@@ -53,20 +54,8 @@ using mlir::Value;
 
 namespace {
 
-llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
-
-std::string locString(mlir::Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return os.str();
-}
-
 llvm::Error opError(Operation *op, const llvm::Twine &msg) {
-  return makeError("cpu codegen: '" + op->getName().getStringRef() + "' at " +
-                   locString(op->getLoc()) + ": " + msg);
+  return codegen::opErrorIn("cpu codegen", op, msg);
 }
 
 using Shape = std::vector<int64_t>;
@@ -168,13 +157,7 @@ public:
 
 private:
   uint32_t addValue(std::string name, ValueKind kind, DType dtype, Shape shape) {
-    PlanValue v;
-    v.name = std::move(name);
-    v.kind = kind;
-    v.dtype = dtype;
-    v.shape = std::move(shape);
-    plan_.values.push_back(std::move(v));
-    return plan_.values.size() - 1;
+    return codegen::addPlanValue(plan_, std::move(name), kind, dtype, std::move(shape));
   }
   llvm::Error addWeight(mlir::enc::WeightOp op);
   /// The plan value of weight `name` (created on first use, so weights no
@@ -813,22 +796,14 @@ llvm::Error Generator::addStep(Operation *op) {
 }
 
 llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
-  auto func = module.lookupSymbol<mlir::func::FuncOp>("forward");
-  if (!func)
-    return makeError("cpu codegen: the module has no func.func @forward");
-  if (func.getBody().getBlocks().size() != 1)
-    return makeError("cpu codegen: @forward must have exactly one block");
-  if (func.getNumArguments() != 2)
-    return makeError("cpu codegen: @forward must take (ids, lengths), got " +
-                     llvm::Twine(func.getNumArguments()) + " arguments");
+  auto forward = codegen::forwardFunction(module, "cpu codegen");
+  if (!forward)
+    return forward.takeError();
+  mlir::func::FuncOp func = *forward;
   const char *argNames[2] = {"ids", "lengths"};
   for (unsigned i = 0; i < 2; ++i) {
     Value a = func.getArgument(i);
-    auto t = dyn_cast<RankedTensorType>(a.getType());
-    if (!t || !t.getElementType().isInteger(32) || t.getRank() != 2 - i)
-      return makeError(llvm::Twine("cpu codegen: @forward argument ") +
-                       llvm::Twine(i) + " (" + argNames[i] + ") must be a " +
-                       (i == 0 ? "tensor<?x?xi32>" : "tensor<?xi32>"));
+    auto t = cast<RankedTensorType>(a.getType());
     uint32_t id = addValue(argNames[i], ValueKind::Input, DType::I32, planShape(t));
     ids_[a] = id;
     plan_.inputs.push_back(id);
@@ -924,34 +899,6 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
 // Building the shared object
 //===----------------------------------------------------------------------===//
 
-llvm::Error writeFile(const std::string &path, llvm::StringRef text) {
-  if (auto ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
-    return makeError("cannot create the directory of " + path + ": " + ec.message());
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return makeError("cannot write " + path + ": " + ec.message());
-  os << text;
-  os.close();
-  if (os.has_error())
-    return makeError("cannot write " + path + ": " + os.error().message());
-  return llvm::Error::success();
-}
-
-std::string firstLines(const std::string &path, int maxLines) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
-    return "";
-  llvm::SmallVector<llvm::StringRef> lines;
-  (*buf)->getBuffer().split(lines, '\n', maxLines + 1, false);
-  std::string out;
-  for (int i = 0; i < static_cast<int>(lines.size()) && i < maxLines; ++i)
-    out += "\n  " + lines[i].str();
-  if (static_cast<int>(lines.size()) > maxLines)
-    out += "\n  ...";
-  return out;
-}
-
 /// Runs argv (argv[0] resolved through PATH unless it holds a '/'), with
 /// stdout and stderr redirected to files.
 llvm::Error runTool(std::vector<std::string> argv, const std::string &outPath,
@@ -964,20 +911,7 @@ llvm::Error runTool(std::vector<std::string> argv, const std::string &outPath,
                        "' in PATH (set CXX to override)");
     program = *found;
   }
-  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
-  std::optional<llvm::StringRef> redirects[3] = {
-      std::nullopt, llvm::StringRef(outPath), llvm::StringRef(errPath)};
-  std::string errMsg;
-  bool failed = false;
-  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, 0,
-                                     0, &errMsg, &failed);
-  if (failed || rc != 0) {
-    std::string cmd = llvm::join(argv, " ");
-    return makeError("command failed (" +
-                     (failed ? errMsg : "exit code " + std::to_string(rc)) +
-                     "): " + cmd + firstLines(errPath, 20));
-  }
-  return llvm::Error::success();
+  return codegen::runCapturing(program, argv, outPath, errPath, "command");
 }
 
 std::vector<std::string> compilerCommand() {
@@ -1068,14 +1002,9 @@ std::string encc::cpuLevelName(CpuLevel level) {
 llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
                                                     CpuLevel level,
                                                     const std::string &workDir) {
-  if (auto ec = llvm::sys::fs::create_directories(workDir))
-    return makeError("cannot create work directory " + workDir + ": " + ec.message());
-  for (const EmbeddedFile &f : embeddedKernelFiles())
-    if (auto e = writeFile(workDir + "/" + f.path, f.text))
-      return std::move(e);
   const std::string src = workDir + "/model_kernels.cpp";
   const std::string so = workDir + "/model_kernels.so";
-  if (auto e = writeFile(src, source))
+  if (auto e = codegen::writeWorkDir(workDir, embeddedKernelFiles(), src, source))
     return std::move(e);
 
   CodeObject object;

@@ -11,6 +11,7 @@
 #define ENCC_COMPILER_CODEGEN_CPU_CPUCODEGEN_H
 
 #include "compiler/Plan.h"
+#include "compiler/codegen/CodegenUtil.h"
 #include "ir/WeightStore.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -68,11 +69,6 @@ llvm::Expected<CodeObject> buildCpuCodeObject(const std::string &source,
                                               CpuLevel level,
                                               const std::string &workDir);
 
-/// One header embedded into the compiler at build time.
-struct EmbeddedFile {
-  const char *path; ///< relative to the work dir, e.g. "encrt/kernel_abi.h"
-  const char *text;
-};
 /// The kernel headers and encrt/kernel_abi.h (generated EmbeddedKernels.cpp).
 const std::vector<EmbeddedFile> &embeddedKernelFiles();
 

@@ -26,6 +26,8 @@
 #include <sstream>
 
 using namespace encc;
+using encc::codegen::locString;
+using encc::codegen::makeError;
 using llvm::cast;
 using llvm::dyn_cast;
 using llvm::isa;
@@ -43,20 +45,8 @@ constexpr int64_t kElemThreads = 256;                   // enc_cuda_elementwise.
 constexpr int64_t kPoolThreads = 128;                   // enc_cuda_pool.cuh
 int64_t attnRowsPerBlock(int64_t d) { return d <= 64 ? 32 : 16; } // AttnConfig<D>::kBQ
 
-llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
-
-std::string locString(mlir::Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return os.str();
-}
-
 llvm::Error opError(Operation *op, const llvm::Twine &msg) {
-  return makeError("cuda codegen: '" + op->getName().getStringRef() + "' at " +
-                   locString(op->getLoc()) + ": " + msg);
+  return codegen::opErrorIn("cuda codegen", op, msg);
 }
 
 using Shape = std::vector<int64_t>;
@@ -90,13 +80,7 @@ private:
 
   // Values ------------------------------------------------------------------
   uint32_t addValue(std::string name, ValueKind kind, DType dtype, Shape shape) {
-    PlanValue v;
-    v.name = std::move(name);
-    v.kind = kind;
-    v.dtype = dtype;
-    v.shape = std::move(shape);
-    plan_.values.push_back(std::move(v));
-    return plan_.values.size() - 1;
+    return codegen::addPlanValue(plan_, std::move(name), kind, dtype, std::move(shape));
   }
   /// A result of the step about to be emitted; mapped to `v` unless null.
   uint32_t result(Value v, const std::string &name, DType dtype, Shape shape) {
@@ -121,6 +105,9 @@ private:
   /// An i8 weight operand, as stored.
   llvm::Expected<uint32_t> i8Weight(Operation *user, Value v, const char *what);
   llvm::Expected<const WeightInfo *> weightInfo(Operation *user, Value v, const char *what);
+  /// weightInfo, checked to be stored as `want` (F32 or I8).
+  llvm::Expected<const WeightInfo *> typedWeight(Operation *user, Value v, const char *what,
+                                                 DType want);
 
   // Steps -------------------------------------------------------------------
   llvm::Error emit(Operation *op, std::string opName, std::string kernel, std::string call,
@@ -140,6 +127,19 @@ private:
   llvm::Error addSplit(enc::SplitOp op);
   /// Static last dim of a per-token result type [?, ?, N].
   llvm::Expected<int64_t> tokenDim(Operation *op, Value v);
+  /// Appends the f32 gamma and beta weights of a layernorm to `operands`.
+  llvm::Error addGammaBeta(Operation *user, Value gamma, Value beta,
+                           std::vector<uint32_t> &operands);
+  /// With a fused `quant`: appends its [tokens, H] i8 values and [tokens]
+  /// scales as results of the step of `op`, names it in `opName` and returns
+  /// its static scale (0 when none or no quant).
+  float addFusedQuant(enc::QuantizeOp quant, Operation *op, int64_t H,
+                      std::vector<uint32_t> &operands, std::string &opName);
+  /// The kernel's quantised outputs (slots numIn + 1, + 2) or two nullptrs.
+  std::string quantOuts(bool quant, uint32_t numIn) const {
+    return quant ? out(numIn + 1, "int8_t") + ", " + out(numIn + 2, "float")
+                 : "nullptr, nullptr";
+  }
 
   std::string in(uint32_t slot, const std::string &type) const {
     return "IN(" + type + ", " + std::to_string(slot) + ")";
@@ -226,33 +226,36 @@ Generator::weightInfo(Operation *user, Value v, const char *what) {
   return &it->second;
 }
 
-llvm::Expected<uint32_t> Generator::f32Weight(Operation *user, Value v, const char *what) {
+llvm::Expected<const Generator::WeightInfo *>
+Generator::typedWeight(Operation *user, Value v, const char *what, DType want) {
   auto info = weightInfo(user, v, what);
   if (!info)
     return info.takeError();
-  if ((*info)->dtype != DType::F32)
-    return opError(user, llvm::Twine("expects an f32 ") + what + ", got \"" +
-                             (*info)->name + "\"");
+  if ((*info)->dtype != want)
+    return opError(user, llvm::Twine("expects an ") +
+                             (want == DType::I8 ? "i8 " : "f32 ") + what +
+                             ", got \"" + (*info)->name + "\"");
+  return *info;
+}
+
+llvm::Expected<uint32_t> Generator::f32Weight(Operation *user, Value v, const char *what) {
+  auto info = typedWeight(user, v, what, DType::F32);
+  if (!info)
+    return info.takeError();
   return storeValue((*info)->name);
 }
 
 llvm::Expected<uint32_t> Generator::i8Weight(Operation *user, Value v, const char *what) {
-  auto info = weightInfo(user, v, what);
+  auto info = typedWeight(user, v, what, DType::I8);
   if (!info)
     return info.takeError();
-  if ((*info)->dtype != DType::I8)
-    return opError(user, llvm::Twine("expects an i8 ") + what + ", got \"" +
-                             (*info)->name + "\"");
   return storeValue((*info)->name);
 }
 
 llvm::Expected<uint32_t> Generator::actWeight(Operation *user, Value v, const char *what) {
-  auto info = weightInfo(user, v, what);
+  auto info = typedWeight(user, v, what, DType::F32);
   if (!info)
     return info.takeError();
-  if ((*info)->dtype != DType::F32)
-    return opError(user, llvm::Twine("expects an f32 ") + what + ", got \"" +
-                             (*info)->name + "\"");
   const std::string name = (*info)->name + "." + actTag_;
   if (!weights_.find(name)) {
     const enc::WeightTensor *src = weights_.find((*info)->name);
@@ -289,6 +292,28 @@ llvm::Expected<int64_t> Generator::tokenDim(Operation *op, Value v) {
       t.isDynamicDim(2) || t.getDimSize(2) < 1)
     return opError(op, "expects per-token tensors [?, ?, N] with a static N");
   return t.getDimSize(2);
+}
+
+llvm::Error Generator::addGammaBeta(Operation *user, Value gamma, Value beta,
+                                    std::vector<uint32_t> &operands) {
+  auto g = f32Weight(user, gamma, "gamma");
+  auto b = g ? f32Weight(user, beta, "beta") : g.takeError();
+  if (!b)
+    return b.takeError();
+  operands.push_back(*g);
+  operands.push_back(*b);
+  return llvm::Error::success();
+}
+
+float Generator::addFusedQuant(enc::QuantizeOp quant, Operation *op, int64_t H,
+                               std::vector<uint32_t> &operands, std::string &opName) {
+  if (!quant)
+    return 0.0f;
+  opName += "+enc.quantize";
+  operands.push_back(result(quant.getValues(), stepName(op, ".q"), DType::I8, {kDimTokens, H}));
+  operands.push_back(result(quant.getScales(), stepName(op, ".qs"), DType::F32, {kDimTokens}));
+  auto s = quant.getStaticScale();
+  return s ? s->convertToFloat() : 0.0f;
 }
 
 llvm::Error Generator::emit(Operation *op, std::string opName, std::string kernel,
@@ -401,12 +426,8 @@ llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
   std::string opName = "enc.embedding";
   Value resultValue = op.getResult();
   if (lnOp) {
-    auto g = f32Weight(lnOp, lnOp.getGamma(), "gamma");
-    auto b = g ? f32Weight(lnOp, lnOp.getBeta(), "beta") : g.takeError();
-    if (!b)
-      return b.takeError();
-    operands.push_back(*g);
-    operands.push_back(*b);
+    if (auto e = addGammaBeta(lnOp, lnOp.getGamma(), lnOp.getBeta(), operands))
+      return e;
     eps = lnOp.getEpsilon().convertToFloat();
     opName += "+enc.layernorm";
     resultValue = lnOp.getResult();
@@ -414,14 +435,7 @@ llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
   auto quant = lnOp ? llvm::dyn_cast_or_null<enc::QuantizeOp>(fusedQuant_.lookup(lnOp)) : enc::QuantizeOp();
   const uint32_t numIn = operands.size();
   operands.push_back(result(resultValue, stepName(op), act_, {kDimTokens, *H}));
-  float staticScale = 0.0f;
-  if (quant) {
-    opName += "+enc.quantize";
-    operands.push_back(result(quant.getValues(), stepName(op, ".q"), DType::I8, {kDimTokens, *H}));
-    operands.push_back(result(quant.getScales(), stepName(op, ".qs"), DType::F32, {kDimTokens}));
-    if (auto s = quant.getStaticScale())
-      staticScale = s->convertToFloat();
-  }
+  const float staticScale = addFusedQuant(quant, op, *H, operands, opName);
 
   uint32_t slot = 1;
   std::string wordArg = in(slot++, wt);
@@ -436,7 +450,7 @@ llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
       (lnOp ? "true" : "false") + ", " + (quant ? "true" : "false") + ">(a, " +
       in(0, "int32_t") + ", " + wordArg + ", " + scaleArg + ", " + posArg + ", " + typeArg +
       ", " + gArg + ", " + bArg + ", " + out(numIn, actC_) + ", " +
-      (quant ? out(numIn + 1, "int8_t") + ", " + out(numIn + 2, "float") : "nullptr, nullptr") +
+      quantOuts(bool(quant), numIn) +
       ", a.iattrs[0], a.fattrs[0], a.fattrs[1]);";
   const uint32_t numResults = operands.size() - numIn;
   return emit(op, opName, symbol, body, kRowThreads, std::move(operands), numResults,
@@ -473,24 +487,13 @@ llvm::Error Generator::addLayerNorm(Operation *op) {
   for (uint32_t id : operands)
     if (plan_.values[id].shape != Shape{kDimTokens, *H})
       return opError(op, "expects inputs [tokens, " + std::to_string(*H) + "]");
-  auto g = f32Weight(op, gamma, "gamma");
-  auto b = g ? f32Weight(op, beta, "beta") : g.takeError();
-  if (!b)
-    return b.takeError();
-  operands.push_back(*g);
-  operands.push_back(*b);
+  if (auto e = addGammaBeta(op, gamma, beta, operands))
+    return e;
   const uint32_t numIn = operands.size();
   std::string opName = op->getName().getStringRef().str();
   operands.push_back(result(op->getResult(0), stepName(op), act_, {kDimTokens, *H}));
   auto quant = llvm::dyn_cast_or_null<enc::QuantizeOp>(fusedQuant_.lookup(op));
-  float staticScale = 0.0f;
-  if (quant) {
-    opName += "+enc.quantize";
-    operands.push_back(result(quant.getValues(), stepName(op, ".q"), DType::I8, {kDimTokens, *H}));
-    operands.push_back(result(quant.getScales(), stepName(op, ".qs"), DType::F32, {kDimTokens}));
-    if (auto s = quant.getStaticScale())
-      staticScale = s->convertToFloat();
-  }
+  const float staticScale = addFusedQuant(quant, op, *H, operands, opName);
   const std::string symbol = std::string("enc_cuda_") + (residual ? "add_" : "") +
                              "layernorm_" + actTag_ + "_h" + std::to_string(*H) +
                              (quant ? "_q8" : "");
@@ -500,7 +503,7 @@ llvm::Error Generator::addLayerNorm(Operation *op) {
       (residual ? "true" : "false") + ", " + (quant ? "true" : "false") + ">(a, " +
       in(0, actC_) + ", " + (residual ? in(1, actC_) : "nullptr") + ", " + in(gs, "float") +
       ", " + in(gs + 1, "float") + ", " + out(numIn, actC_) + ", " +
-      (quant ? out(numIn + 1, "int8_t") + ", " + out(numIn + 2, "float") : "nullptr, nullptr") +
+      quantOuts(bool(quant), numIn) +
       ", a.fattrs[0], a.fattrs[1]);";
   const uint32_t numResults = operands.size() - numIn;
   return emit(op, opName, symbol, body, kRowThreads, std::move(operands), numResults,
@@ -820,22 +823,13 @@ llvm::Error Generator::addOp(Operation *op) {
 }
 
 llvm::Expected<CudaCodegenResult> Generator::run(mlir::ModuleOp module) {
-  auto func = module.lookupSymbol<mlir::func::FuncOp>("forward");
-  if (!func)
-    return makeError("cuda codegen: the module has no func.func @forward");
-  if (func.getBody().getBlocks().size() != 1)
-    return makeError("cuda codegen: @forward must have exactly one block");
-  if (func.getNumArguments() != 2)
-    return makeError("cuda codegen: @forward must take (ids, lengths), got " +
-                     llvm::Twine(func.getNumArguments()) + " arguments");
+  auto forward = codegen::forwardFunction(module, "cuda codegen");
+  if (!forward)
+    return forward.takeError();
+  mlir::func::FuncOp func = *forward;
   const char *argNames[2] = {"ids", "lengths"};
   for (unsigned i = 0; i < 2; ++i) {
     Value a = func.getArgument(i);
-    auto t = dyn_cast<RankedTensorType>(a.getType());
-    if (!t || !t.getElementType().isInteger(32) || t.getRank() != 2 - i)
-      return makeError(llvm::Twine("cuda codegen: @forward argument ") + llvm::Twine(i) + " (" +
-                       argNames[i] + ") must be a " +
-                       (i == 0 ? "tensor<?x?xi32>" : "tensor<?xi32>"));
     uint32_t id = addValue(argNames[i], ValueKind::Input, DType::I32,
                            i == 0 ? Shape{kDimBatch, kDimSeq} : Shape{kDimBatch});
     ids_[a] = id;

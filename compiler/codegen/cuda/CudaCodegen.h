@@ -14,6 +14,7 @@
 #define ENCC_COMPILER_CODEGEN_CUDA_CUDACODEGEN_H
 
 #include "compiler/Plan.h"
+#include "compiler/codegen/CodegenUtil.h"
 #include "ir/WeightStore.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -71,13 +72,8 @@ llvm::Expected<CodeObject> buildCudaFatbin(const std::string &source,
                                            const std::vector<std::string> &archs,
                                            const std::string &workDir);
 
-/// One header embedded into the compiler at build time.
-struct CudaEmbeddedFile {
-  const char *path; ///< relative to the work dir, e.g. "encrt/cuda_kernel_abi.h"
-  const char *text;
-};
 /// cuda/kernels/*.cuh and encrt/cuda_kernel_abi.h (generated at build time).
-const std::vector<CudaEmbeddedFile> &embeddedCudaKernelFiles();
+const std::vector<EmbeddedFile> &embeddedCudaKernelFiles();
 
 /// Launch-header helpers (exposed for tests).
 std::vector<int64_t> cudaLaunchHeader(int64_t gridKind, int64_t threads, int64_t dynamicSmem,

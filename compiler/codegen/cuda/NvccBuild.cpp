@@ -21,40 +21,9 @@
 #include <sstream>
 
 using namespace encc;
+using encc::codegen::makeError;
 
 namespace {
-
-llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
-
-llvm::Error writeFile(const std::string &path, llvm::StringRef text) {
-  if (auto ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
-    return makeError("cannot create the directory of " + path + ": " + ec.message());
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return makeError("cannot write " + path + ": " + ec.message());
-  os << text;
-  os.close();
-  if (os.has_error())
-    return makeError("cannot write " + path + ": " + os.error().message());
-  return llvm::Error::success();
-}
-
-std::string firstLines(const std::string &path, int maxLines) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
-    return "";
-  llvm::SmallVector<llvm::StringRef> lines;
-  (*buf)->getBuffer().split(lines, '\n', maxLines + 1, false);
-  std::string out;
-  for (int i = 0; i < static_cast<int>(lines.size()) && i < maxLines; ++i)
-    out += "\n  " + lines[i].str();
-  if (static_cast<int>(lines.size()) > maxLines)
-    out += "\n  ...";
-  return out;
-}
 
 bool isExecutable(const std::string &path) {
   return llvm::sys::fs::exists(path) && llvm::sys::fs::can_execute(path) &&
@@ -127,15 +96,10 @@ llvm::Expected<CodeObject> encc::buildCudaFatbin(const std::string &source,
   auto nvcc = findNvcc();
   if (!nvcc)
     return nvcc.takeError();
-  if (auto ec = llvm::sys::fs::create_directories(workDir))
-    return makeError("cannot create work directory " + workDir + ": " + ec.message());
-  for (const CudaEmbeddedFile &f : embeddedCudaKernelFiles())
-    if (auto e = writeFile(workDir + "/" + f.path, f.text))
-      return e;
   const std::string src = workDir + "/model_kernels.cu";
   const std::string fatbin = workDir + "/model_kernels.fatbin";
-  if (auto e = writeFile(src, source))
-    return e;
+  if (auto e = codegen::writeWorkDir(workDir, embeddedCudaKernelFiles(), src, source))
+    return std::move(e);
 
   std::vector<std::string> argv = {*nvcc,         "-fatbin", "-O3",     "-std=c++17",
                                    "--threads",   "2",       "-Werror", "all-warnings"};
@@ -156,17 +120,9 @@ llvm::Expected<CodeObject> encc::buildCudaFatbin(const std::string &source,
   argv.push_back("-o");
   argv.push_back(fatbin);
 
-  const std::string outPath = workDir + "/nvcc.out", errPath = workDir + "/nvcc.log";
-  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
-  std::optional<llvm::StringRef> redirects[3] = {std::nullopt, llvm::StringRef(outPath),
-                                                 llvm::StringRef(errPath)};
-  std::string errMsg;
-  bool failed = false;
-  int rc = llvm::sys::ExecuteAndWait(*nvcc, args, std::nullopt, redirects, 0, 0, &errMsg,
-                                     &failed);
-  if (failed || rc != 0)
-    return makeError("nvcc failed (" + (failed ? errMsg : "exit code " + std::to_string(rc)) +
-                     "): " + llvm::join(argv, " ") + firstLines(errPath, 20));
+  if (auto e = codegen::runCapturing(*nvcc, argv, workDir + "/nvcc.out",
+                                     workDir + "/nvcc.log", "nvcc"))
+    return std::move(e);
 
   auto buf = llvm::MemoryBuffer::getFile(fatbin, /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);

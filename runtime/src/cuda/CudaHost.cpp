@@ -109,16 +109,4 @@ int64_t computeOffsets(const int32_t *lengths, int64_t batch, int32_t *offsets) 
   return total;
 }
 
-void unpackRows(const float *packed, const int32_t *lengths,
-                const int32_t *offsets, int64_t batch, int64_t seq,
-                int64_t hidden, float *padded) {
-  for (int64_t b = 0; b < batch; ++b) {
-    float *dst = padded + b * seq * hidden;
-    const int64_t n = lengths[b];
-    std::memcpy(dst, packed + int64_t(offsets[b]) * hidden,
-                sizeof(float) * static_cast<size_t>(n * hidden));
-    std::fill(dst + n * hidden, dst + seq * hidden, 0.0f);
-  }
-}
-
 } // namespace encrt::rt::cuda

@@ -9,6 +9,8 @@
 #ifndef ENCRT_CUDA_CUDAHOST_H
 #define ENCRT_CUDA_CUDAHOST_H
 
+#include "Inputs.h"
+
 #include <cstdint>
 
 namespace encrt::rt::cuda {
@@ -41,12 +43,7 @@ LaunchShape launchShape(const int64_t *header, int64_t batch, int64_t seq,
 /// entries); returns the token count offsets[batch].
 int64_t computeOffsets(const int32_t *lengths, int64_t batch, int32_t *offsets);
 
-/// Scatters packed rows [tokens, hidden] (sequence b at rows
-/// [offsets[b], offsets[b] + lengths[b])) to padded [batch, seq, hidden],
-/// zero past lengths[b].
-void unpackRows(const float *packed, const int32_t *lengths,
-                const int32_t *offsets, int64_t batch, int64_t seq,
-                int64_t hidden, float *padded);
+// unpackRows (packed [tokens, hidden] -> padded rows): Inputs.h.
 
 /// A symbolic shape dim resolved: -1 batch, -2 seq, -3 tokens, else itself.
 inline int64_t resolveDim(int64_t d, int64_t batch, int64_t seq, int64_t tokens) {

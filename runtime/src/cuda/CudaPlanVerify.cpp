@@ -3,6 +3,7 @@
 
 #include "Artifact.h"
 #include "Failure.h"
+#include "VerifyUtil.h"
 #include "encrt/cuda_kernel_abi.h"
 #include "encrt/checksum.h"
 #include "encrt/schema_version.h"
@@ -10,41 +11,6 @@
 #include <cstring>
 
 namespace encrt::rt {
-
-namespace {
-
-constexpr int kMaxRank = 8;
-
-bool fitsIn(uint64_t a, uint64_t b, uint64_t limit) {
-  return a <= limit && b <= limit - a;
-}
-
-std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
-  std::string s = "[";
-  if (shape)
-    for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i)
-      s += (i ? "," : "") + std::to_string(shape->Get(i));
-  return s + "]";
-}
-
-bool shapeIs(const encm::Value &v, std::initializer_list<int64_t> dims) {
-  const auto *shape = v.shape();
-  if (!shape || shape->size() != dims.size())
-    return false;
-  flatbuffers::uoffset_t i = 0;
-  for (int64_t d : dims)
-    if (shape->Get(i++) != d)
-      return false;
-  return true;
-}
-
-int32_t liveEnd(const encm::Value &v, int32_t numSteps) {
-  if (v.kind() == encm::ValueKind::Output)
-    return numSteps - 1;
-  return v.last_step() >= v.first_step() ? v.last_step() : v.first_step();
-}
-
-} // namespace
 
 void verifyCudaPlan(const encm::Model &m, const std::string &path,
                     uint64_t fileSize) {
@@ -70,63 +36,9 @@ void verifyCudaPlan(const encm::Model &m, const std::string &path,
   const uint32_t numValues = values.size();
   const int32_t numSteps = static_cast<int32_t>(steps.size());
 
-  for (uint32_t i = 0; i < numValues; ++i) {
-    const encm::Value &v = *values.Get(i);
-    if (v.id() != i)
-      fail(bad, p, " value ", i, " has id ", v.id(),
-           " (ids must equal the value's index)");
-    auto kind = v.kind();
-    if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > 3)
-      fail(bad, p, " value ", i, " has unknown kind ", static_cast<int>(kind));
-    size_t elem = dtypeSize(v.dtype());
-    if (elem == 0)
-      fail(bad, p, " value ", i, " has unknown dtype ",
-           static_cast<int>(v.dtype()));
-    const auto *shape = v.shape();
-    if (!shape)
-      fail(bad, p, " value ", i, " has no shape");
-    if (shape->size() > kMaxRank)
-      fail(bad, p, " value ", i, " has rank ", shape->size(), " (at most ",
-           kMaxRank, ")");
-    for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d) {
-      int64_t dim = shape->Get(d);
-      if (dim < -3)
-        fail(bad, p, " value ", i, " shape ", shapeString(shape), " dim ", d,
-             " is ", dim, " (expected >= 0, -1 batch, -2 sequence or -3 tokens)");
-      if (kind == encm::ValueKind::Weight && dim < 0)
-        fail(bad, p, " weight value ", i, " has a dynamic shape ",
-             shapeString(shape));
-    }
-    if (kind == encm::ValueKind::Weight) {
-      uint64_t bytes = elem;
-      for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d)
-        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(shape->Get(d)),
-                                   &bytes))
-          fail(bad, p, " weight value ", i, " shape ", shapeString(shape),
-               " is too large");
-      if (bytes != v.weight_bytes())
-        fail(bad, p, " weight value ", i, " has weight_bytes ",
-             v.weight_bytes(), ", its shape ", shapeString(shape), " needs ",
-             bytes);
-      if (v.weight_offset() % 64 != 0)
-        fail(bad, p, " weight value ", i, " weight_offset ", v.weight_offset(),
-             " is not 64-byte aligned");
-      if (!fitsIn(v.weight_offset(), v.weight_bytes(), m.weights_size()))
-        fail(bad, p, " weight value ", i, " [", v.weight_offset(), ", +",
-             v.weight_bytes(), ") lies outside the weights region (",
-             m.weights_size(), " bytes)");
-    }
-    if (kind == encm::ValueKind::Activation || kind == encm::ValueKind::Output) {
-      if (v.first_step() < 0 || v.first_step() >= numSteps)
-        fail(bad, p, " value ", i, " first_step ", v.first_step(),
-             " is out of range (the plan has ", numSteps, " steps)");
-      if (v.last_step() != -1 &&
-          (v.last_step() < v.first_step() || v.last_step() >= numSteps))
-        fail(bad, p, " value ", i, " last_step ", v.last_step(),
-             " is out of range [first_step ", v.first_step(), ", ",
-             numSteps - 1, "]");
-    }
-  }
+  const PlanWording wording{p, "the plan", /*tokensFirstDimOnly=*/false,
+                            /*namesResultKind=*/false};
+  verifyPlanValues(values, numSteps, m.weights_size(), wording);
 
   for (int32_t s = 0; s < numSteps; ++s) {
     const encm::Step &step = *steps.Get(s);
@@ -150,23 +62,7 @@ void verifyCudaPlan(const encm::Model &m, const std::string &path,
     if (numF > ENC_CUDA_MAX_FATTRS)
       fail(bad, p, " step ", s, " has ", numF, " fattrs (at most ",
            ENC_CUDA_MAX_FATTRS, ")");
-    for (uint32_t o = 0; o < numOps; ++o) {
-      uint32_t id = ops->Get(o);
-      if (id >= numValues)
-        fail(bad, p, " step ", s, " operand ", o, " refers to value ", id,
-             " (the plan has ", numValues, " values)");
-      const encm::Value &v = *values.Get(id);
-      bool isResult = o >= numOps - step.num_results();
-      bool inArena = v.kind() == encm::ValueKind::Activation ||
-                     v.kind() == encm::ValueKind::Output;
-      if (isResult && !inArena)
-        fail(bad, p, " step ", s, " writes value ", id,
-             " which is not an Activation or Output");
-      if (inArena && (s < v.first_step() || s > liveEnd(v, numSteps)))
-        fail(bad, p, " step ", s, " uses value ", id,
-             " outside its live range [", v.first_step(), ", ",
-             liveEnd(v, numSteps), "]");
-    }
+    verifyStepOperands(step, s, values, numSteps, wording);
     const int64_t *ia = step.iattrs()->data();
     const int64_t kind = ia[0];
     bool isGemm = step.kernel()->string_view() == ENC_CUDA_GEMM_KERNEL;

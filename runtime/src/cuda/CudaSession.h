@@ -81,8 +81,6 @@ private:
              hostBytes = 0;
   };
 
-  void validate(const int32_t *ids, const int32_t *lengths, int64_t batch,
-                int64_t seq, bool wantPooled) const;
   uint64_t valueBytes(const encm::Value &value, const Key &k) const;
   void plan(const Key &k);
   void enqueue(const Key &k, bool timed);

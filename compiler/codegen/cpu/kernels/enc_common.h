@@ -137,6 +137,28 @@ ENC_INLINE void forEachPackedRow(const int32_t *offsets, int64_t B, int64_t r0,
   }
 }
 
+/// One row of enc.embedding: yr = word[id] (times wordScale[id] for an int8
+/// table; unused for f32) + pos[s + offset] + type[0], with the id clamped
+/// into [0, V) and the position into [0, P).
+template <int H, class W>
+ENC_INLINE void embeddingRow(int64_t id, const W *word, const float *wordScale,
+                             int64_t V, const float *pos, int64_t P,
+                             const float *type, int64_t s, int64_t offset,
+                             float *yr) {
+  id = std::min<int64_t>(std::max<int64_t>(id, 0), V - 1);
+  const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
+  const W *wr = word + id * H;
+  const float *pr = pos + p * H;
+  if constexpr (sizeof(W) == 1) { // int8 word table
+    const float sc = wordScale[id];
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = float(wr[h]) * sc + pr[h] + type[h];
+  } else {
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = wr[h] + pr[h] + type[h];
+  }
+}
+
 /// exp(x) to about 2 ulp, written so that loops over it vectorise (no libm
 /// call). exp(-inf) = 0, exp(x > 88.7) = +inf, NaN propagates.
 ENC_INLINE float fastExp(float x) {

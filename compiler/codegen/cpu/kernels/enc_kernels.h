@@ -31,15 +31,8 @@ void embedding(const int32_t *ids, const float *word, int64_t V,
                int32_t numTasks) {
   int64_t t0, t1;
   taskShare(B * S, task, numTasks, t0, t1);
-  for (int64_t t = t0; t < t1; ++t) {
-    const int64_t s = t % S;
-    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[t], 0), V - 1);
-    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
-    const float *wr = word + id * H, *pr = pos + p * H;
-    float *yr = y + t * H;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = wr[h] + pr[h] + type[h];
-  }
+  for (int64_t t = t0; t < t1; ++t)
+    embeddingRow<H>(ids[t], word, nullptr, V, pos, P, type, t % S, offset, y + t * H);
 }
 
 /// enc.embedding, packed: row offsets[b] + s of y [tokens, H] gets
@@ -53,12 +46,7 @@ void embeddingPacked(const int32_t *ids, const float *word, int64_t V,
   int64_t t0, t1;
   taskShare(offsets[B], task, numTasks, t0, t1);
   forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t b, int64_t s) {
-    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[b * S + s], 0), V - 1);
-    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
-    const float *wr = word + id * H, *pr = pos + p * H;
-    float *yr = y + t * H;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = wr[h] + pr[h] + type[h];
+    embeddingRow<H>(ids[b * S + s], word, nullptr, V, pos, P, type, s, offset, y + t * H);
   });
 }
 
@@ -221,6 +209,27 @@ void mergeHeads(const float *x, float *y, int64_t B, int64_t S, int32_t task,
 
 enum PoolMode : int { kPoolCls = 0, kPoolMean = 1 };
 
+namespace detail {
+/// One pooled row from the `len` rows of xb [len, H]: cls = the first row
+/// (zeros unless hasRow), mean = their average (zeros when len <= 0).
+template <int H, int Mode>
+ENC_INLINE void poolRow(const float *xb, int64_t len, bool hasRow, float *yr) {
+  if (Mode == kPoolCls) {
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = hasRow ? xb[h] : 0.0f;
+    return;
+  }
+  for (int64_t h = 0; h < H; ++h)
+    yr[h] = 0.0f;
+  for (int64_t s = 0; s < len; ++s)
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] += xb[s * H + h];
+  const float inv = len > 0 ? 1.0f / static_cast<float>(len) : 0.0f;
+  for (int64_t h = 0; h < H; ++h)
+    yr[h] *= inv;
+}
+} // namespace detail
+
 /// enc.pool: x [B, S, H] -> y [B, H]; cls = token 0, mean = average of the
 /// first lengths[b] tokens (clamped to [0, S]; no valid token -> zeros).
 template <int H, int Mode>
@@ -231,20 +240,9 @@ void pool(const float *x, const int32_t *lengths, float *y, int64_t B,
   for (int64_t b = b0; b < b1; ++b) {
     float *yr = y + b * H;
     const float *xb = x + b * S * H;
-    if (Mode == kPoolCls) {
-      for (int64_t h = 0; h < H; ++h)
-        yr[h] = S > 0 ? xb[h] : 0.0f;
-      continue;
-    }
-    const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = 0.0f;
-    for (int64_t s = 0; s < len; ++s)
-      for (int64_t h = 0; h < H; ++h)
-        yr[h] += xb[s * H + h];
-    const float inv = len > 0 ? 1.0f / static_cast<float>(len) : 0.0f;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] *= inv;
+    const int64_t len =
+        Mode == kPoolCls ? 0 : std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
+    detail::poolRow<H, Mode>(xb, len, S > 0, yr);
   }
 }
 
@@ -260,19 +258,7 @@ void poolPacked(const float *x, const int32_t *offsets, float *y, int64_t B,
     float *yr = y + b * H;
     const int64_t first = offsets[b], len = offsets[b + 1] - offsets[b];
     const float *xb = x + first * H;
-    if (Mode == kPoolCls) {
-      for (int64_t h = 0; h < H; ++h)
-        yr[h] = len > 0 ? xb[h] : 0.0f;
-      continue;
-    }
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = 0.0f;
-    for (int64_t s = 0; s < len; ++s)
-      for (int64_t h = 0; h < H; ++h)
-        yr[h] += xb[s * H + h];
-    const float inv = len > 0 ? 1.0f / static_cast<float>(len) : 0.0f;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] *= inv;
+    detail::poolRow<H, Mode>(xb, len, len > 0, yr);
   }
 }
 

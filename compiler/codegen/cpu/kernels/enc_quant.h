@@ -104,16 +104,8 @@ void embeddingQ8(const int32_t *ids, const int8_t *wordQ,
                  int64_t offset, int32_t task, int32_t numTasks) {
   int64_t t0, t1;
   taskShare(B * S, task, numTasks, t0, t1);
-  for (int64_t t = t0; t < t1; ++t) {
-    const int64_t s = t % S;
-    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[t], 0), V - 1);
-    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
-    const int8_t *wr = wordQ + id * H;
-    const float sc = wordScale[id], *pr = pos + p * H;
-    float *yr = y + t * H;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = float(wr[h]) * sc + pr[h] + type[h];
-  }
+  for (int64_t t = t0; t < t1; ++t)
+    embeddingRow<H>(ids[t], wordQ, wordScale, V, pos, P, type, t % S, offset, y + t * H);
 }
 
 /// embeddingQ8, packed: rows offsets[b] + s of y [tokens, H] (see
@@ -127,13 +119,8 @@ void embeddingQ8Packed(const int32_t *ids, const int8_t *wordQ,
   int64_t t0, t1;
   taskShare(offsets[B], task, numTasks, t0, t1);
   forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t b, int64_t s) {
-    const int64_t id = std::min<int64_t>(std::max<int64_t>(ids[b * S + s], 0), V - 1);
-    const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
-    const int8_t *wr = wordQ + id * H;
-    const float sc = wordScale[id], *pr = pos + p * H;
-    float *yr = y + t * H;
-    for (int64_t h = 0; h < H; ++h)
-      yr[h] = float(wr[h]) * sc + pr[h] + type[h];
+    embeddingRow<H>(ids[b * S + s], wordQ, wordScale, V, pos, P, type, s, offset,
+                    y + t * H);
   });
 }
 

@@ -1,0 +1,121 @@
+//===- CodegenUtil.cpp - Helpers shared by the CPU and CUDA generators ----===//
+#include "compiler/codegen/CodegenUtil.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+
+namespace encc::codegen {
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string locString(mlir::Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return os.str();
+}
+
+llvm::Error opErrorIn(llvm::StringRef who, mlir::Operation *op,
+                      const llvm::Twine &msg) {
+  return makeError(who + ": '" + op->getName().getStringRef() + "' at " +
+                   locString(op->getLoc()) + ": " + msg);
+}
+
+uint32_t addPlanValue(Plan &plan, std::string name, ValueKind kind, DType dtype,
+                      std::vector<int64_t> shape) {
+  PlanValue v;
+  v.name = std::move(name);
+  v.kind = kind;
+  v.dtype = dtype;
+  v.shape = std::move(shape);
+  plan.values.push_back(std::move(v));
+  return plan.values.size() - 1;
+}
+
+llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
+                                                   llvm::StringRef who) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!func)
+    return makeError(who + ": the module has no func.func @forward");
+  if (func.getBody().getBlocks().size() != 1)
+    return makeError(who + ": @forward must have exactly one block");
+  if (func.getNumArguments() != 2)
+    return makeError(who + ": @forward must take (ids, lengths), got " +
+                     llvm::Twine(func.getNumArguments()) + " arguments");
+  const char *argNames[2] = {"ids", "lengths"};
+  for (unsigned i = 0; i < 2; ++i) {
+    auto t = llvm::dyn_cast<mlir::RankedTensorType>(func.getArgument(i).getType());
+    if (!t || !t.getElementType().isInteger(32) || t.getRank() != 2 - i)
+      return makeError(who + ": @forward argument " + llvm::Twine(i) + " (" +
+                       argNames[i] + ") must be a " +
+                       (i == 0 ? "tensor<?x?xi32>" : "tensor<?xi32>"));
+  }
+  return func;
+}
+
+llvm::Error writeFile(const std::string &path, llvm::StringRef text) {
+  if (auto ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
+    return makeError("cannot create the directory of " + path + ": " + ec.message());
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return makeError("cannot write " + path + ": " + ec.message());
+  os << text;
+  os.close();
+  if (os.has_error())
+    return makeError("cannot write " + path + ": " + os.error().message());
+  return llvm::Error::success();
+}
+
+llvm::Error writeWorkDir(const std::string &workDir,
+                         const std::vector<EmbeddedFile> &files,
+                         const std::string &srcPath, llvm::StringRef source) {
+  if (auto ec = llvm::sys::fs::create_directories(workDir))
+    return makeError("cannot create work directory " + workDir + ": " + ec.message());
+  for (const EmbeddedFile &f : files)
+    if (auto e = writeFile(workDir + "/" + f.path, f.text))
+      return e;
+  return writeFile(srcPath, source);
+}
+
+std::string firstLines(const std::string &path, int maxLines) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    return "";
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buf)->getBuffer().split(lines, '\n', maxLines + 1, false);
+  std::string out;
+  for (int i = 0; i < static_cast<int>(lines.size()) && i < maxLines; ++i)
+    out += "\n  " + lines[i].str();
+  if (static_cast<int>(lines.size()) > maxLines)
+    out += "\n  ...";
+  return out;
+}
+
+llvm::Error runCapturing(llvm::StringRef program,
+                         const std::vector<std::string> &argv,
+                         const std::string &outPath, const std::string &errPath,
+                         llvm::StringRef what) {
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::optional<llvm::StringRef> redirects[3] = {
+      std::nullopt, llvm::StringRef(outPath), llvm::StringRef(errPath)};
+  std::string errMsg;
+  bool failed = false;
+  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, 0,
+                                     0, &errMsg, &failed);
+  if (failed || rc != 0)
+    return makeError(what + " failed (" +
+                     (failed ? errMsg : "exit code " + std::to_string(rc)) +
+                     "): " + llvm::join(argv, " ") + firstLines(errPath, 20));
+  return llvm::Error::success();
+}
+
+} // namespace encc::codegen

@@ -1,0 +1,76 @@
+//===- CodegenUtil.h - Helpers shared by the CPU and CUDA code generators -===//
+//
+// Error construction, writing files into a work directory and running an
+// external compiler (c++, nvcc) with its output captured in files.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_COMPILER_CODEGEN_CODEGENUTIL_H
+#define ENCC_COMPILER_CODEGEN_CODEGENUTIL_H
+
+#include "compiler/Plan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace encc {
+
+/// One file embedded into the compiler at build time (EmbedFiles.cmake).
+struct EmbeddedFile {
+  const char *path; ///< relative to the work dir, e.g. "encrt/kernel_abi.h"
+  const char *text;
+};
+
+} // namespace encc
+
+namespace encc::codegen {
+
+/// A StringError with `msg`.
+llvm::Error makeError(const llvm::Twine &msg);
+
+/// `loc` as MLIR prints it.
+std::string locString(mlir::Location loc);
+
+/// "<who>: '<op name>' at <loc>: <msg>", e.g. who = "cpu codegen".
+llvm::Error opErrorIn(llvm::StringRef who, mlir::Operation *op,
+                      const llvm::Twine &msg);
+
+/// Appends a value to `plan`; returns its id.
+uint32_t addPlanValue(Plan &plan, std::string name, ValueKind kind, DType dtype,
+                      std::vector<int64_t> shape);
+
+/// The module's func.func @forward, checked to have one block and the
+/// arguments (ids: tensor<?x?xi32>, lengths: tensor<?xi32>); errors start
+/// with "<who>: ".
+llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
+                                                   llvm::StringRef who);
+
+/// Writes `text` to `path`, creating its directory.
+llvm::Error writeFile(const std::string &path, llvm::StringRef text);
+
+/// The first `maxLines` lines of a file, each on a new line indented by two
+/// spaces ("\n  ..." when there are more); "" when it cannot be read.
+std::string firstLines(const std::string &path, int maxLines);
+
+/// Creates `workDir`, writes `files` into it and `source` to `srcPath`.
+llvm::Error writeWorkDir(const std::string &workDir,
+                         const std::vector<EmbeddedFile> &files,
+                         const std::string &srcPath, llvm::StringRef source);
+
+/// Runs `program` with `argv` (argv[0] names it), stdout and stderr
+/// redirected to `outPath` and `errPath`. On failure: "<what> failed (<why>):
+/// <argv joined><the first 20 lines of errPath>".
+llvm::Error runCapturing(llvm::StringRef program,
+                         const std::vector<std::string> &argv,
+                         const std::string &outPath, const std::string &errPath,
+                         llvm::StringRef what);
+
+} // namespace encc::codegen
+
+#endif // ENCC_COMPILER_CODEGEN_CODEGENUTIL_H

@@ -1,0 +1,53 @@
+//===- Inputs.h - Argument checks and embed batching shared by sessions ---===//
+//
+// Session (CPU) and cuda::CudaSession accept the same run() arguments, embed
+// texts the same way (tokenise, pad each chunk of texts to its longest
+// sequence, run the chunk for its pooled output) and scatter a packed hidden
+// output into the caller's padded layout.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCRT_INPUTS_H
+#define ENCRT_INPUTS_H
+
+#include "LoadedModel.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace encrt::rt {
+
+/// A backend's bounds on one run.
+struct RunLimits {
+  /// batch * seq above this is ENCRT_OUT_OF_MEMORY ("is too large").
+  int64_t maxElements;
+  /// batch above this is rejected, naming `backend` ("CUDA backend's").
+  int64_t maxBatch = INT64_MAX;
+  const char *backend = "";
+};
+
+/// Throws Failure (the encrt_session_run rules) unless ids/lengths describe
+/// `batch` rows of `seq` padded ids of `model`, and a pooled output is only
+/// requested from a model that has one.
+void validateRunInputs(const LoadedModel &model, const int32_t *ids,
+                       const int32_t *lengths, int64_t batch, int64_t seq,
+                       bool wantPooled, const RunLimits &limits);
+
+/// The pooled-output run of one padded chunk: ids [n, seq], lengths [n].
+using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *lengths,
+                                       int64_t n, int64_t seq, float *outPooled)>;
+
+/// encrt_session_embed: checks the arguments, then tokenises `texts` in chunks
+/// and calls `run` for each (writing count x hidden floats to outEmbeddings).
+void embedInChunks(const LoadedModel &model, const char *const *texts,
+                   int64_t count, float *outEmbeddings, const PooledRunFn &run);
+
+/// Scatters packed rows [tokens, hidden] (sequence b at rows
+/// [offsets[b], offsets[b] + lengths[b])) to padded [batch, seq, hidden],
+/// zero past lengths[b].
+void unpackRows(const float *packed, const int32_t *lengths,
+                const int32_t *offsets, int64_t batch, int64_t seq,
+                int64_t hidden, float *padded);
+
+} // namespace encrt::rt
+
+#endif // ENCRT_INPUTS_H
