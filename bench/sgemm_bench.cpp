@@ -1,15 +1,24 @@
 //===- sgemm_bench.cpp - fp32 linear: packed micro-kernel vs dot tiles ----===//
 //
-// Single task (task 0 of 1), MiniLM Linear shapes (K x N = 384x384 for
-// q/k/v/out, 384x1536 FFN up, 1536x384 FFN down) at M = 1, 128, 1024 rows:
-//   BM_Sgemm:   enc_sgemm.h's linear over weights packed by packWeightsF32;
+// Linear shapes of MiniLM (K x N = 384x384 q/k/v/out, 384x1152 fused qkv,
+// 384x1536 FFN up, 1536x384 FFN down) and BERT-base (768x768, 768x2304,
+// 768x3072, 3072x768) at M = 1, 128, 1024 rows:
+//   BM_Sgemm:   enc_sgemm.h's linear over weights packed by packWeightsF32,
+//               args M, blk (the blocking, benchBlocking: 0 = the header's,
+//               1 = the previous one, so the ratio is measured in one run)
+//               and thr: 1 = task 0 of 1 (CPU time); 2 = the runtime's
+//               min(8, M*N/4096) tasks grabbed by two threads (wall time),
+//               cycling through copies of the weights larger than L3 so
+//               that they stream from DRAM as in a whole model;
 //   BM_DotTile: the previous enc.linear kernel (4x3 dot-product tiles over
 //               the [N, K] layout), kept here only as the baseline.
-// Counters: GFLOP/s (2*M*N*K per call) and of_peak, the share of this core's
+// Counters: GFLOP/s (2*M*N*K per call) and of_peak, the share of ONE core's
 // fp32 FMA peak measured once in main() (12 independent ymm and zmm FMA
-// chains, the better of the two; CPU time like the benchmarks).
+// chains, the better of the two; CPU time like the benchmarks); main() also
+// prints the peak of both cores at once.
 //
-//   sgemm_bench [--benchmark_filter=Sgemm] [--benchmark_repetitions=5]
+//   sgemm_bench [--benchmark_filter='Sgemm<768, 2304>.*thr:2']
+//               [--benchmark_repetitions=5]
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,10 +30,13 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <ctime>
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <random>
+#include <thread>
 #include <vector>
 
 using namespace enc_kernels;
@@ -80,17 +92,125 @@ void setCounters(benchmark::State &state, int64_t M, int64_t N, int64_t K) {
         flops / 1e9 / gPeak, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// Blockings compared in one process (arg "blk"): 0 = the header's
+/// sgemmBlocking (K in equal chunks of <= 1536); 1 = the previous fixed one
+/// (KC 256); 2, 3, 4 = K chunks of <= 384, <= 768, all of K; 5 = blk 0 with
+/// column blocks walked column-major and cut before rows.
+SgemmBlocking benchBlocking(int v, int64_t M, int64_t K, int64_t N) {
+  auto evenKC = [K](int64_t mx) {
+    const int64_t chunks = (K + mx - 1) / mx;
+    return ((K + chunks - 1) / chunks + 15) / 16 * 16;
+  };
+  const int64_t mc = 12 * kSgemmMR, nc = 8 * kSgemmPanel * kSgemmNP;
+  SgemmBlocking bl = sgemmBlocking(M, K, N);
+  switch (v) {
+  case 1:
+    return {256, mc, nc};
+  case 2:
+    return {evenKC(384), mc, nc};
+  case 3:
+    return {evenKC(768), mc, nc};
+  case 4:
+    return {K, mc, nc};
+  case 5:
+    bl.minNc = kSgemmPanel * kSgemmNP;
+    bl.colMajor = true;
+    return bl;
+  default:
+    return bl;
+  }
+}
+
+/// Two threads (the caller and one spinning worker) share `numTasks` tasks,
+/// grabbed dynamically like the runtime's pool.
+class SpinPair {
+public:
+  SpinPair() : worker_([this] { loop(); }) {}
+  ~SpinPair() {
+    stop_.store(true);
+    gen_.fetch_add(1);
+    worker_.join();
+  }
+  template <class F> void run(int numTasks, F &&f) {
+    fn_ = [&f](int t) { f(t); };
+    tasks_ = numTasks;
+    next_.store(0);
+    done_.store(0);
+    const uint64_t g = gen_.fetch_add(1, std::memory_order_release) + 1;
+    grab();
+    // The worker acknowledges the round only after leaving grab(), so the
+    // next round's reset cannot race with it.
+    while (done_.load(std::memory_order_acquire) < numTasks ||
+           ack_.load(std::memory_order_acquire) != g)
+      ;
+  }
+
+private:
+  void grab() {
+    for (int t; (t = next_.fetch_add(1)) < tasks_;) {
+      fn_(t);
+      done_.fetch_add(1, std::memory_order_release);
+    }
+  }
+  void loop() {
+    uint64_t seen = 0;
+    for (;;) {
+      uint64_t g;
+      while ((g = gen_.load(std::memory_order_acquire)) == seen)
+        ;
+      seen = g;
+      if (stop_.load())
+        return;
+      grab();
+      ack_.store(g, std::memory_order_release);
+    }
+  }
+  std::function<void(int)> fn_;
+  int tasks_ = 0;
+  std::atomic<int> next_{0}, done_{0};
+  std::atomic<uint64_t> gen_{0}, ack_{0};
+  std::atomic<bool> stop_{false};
+  std::thread worker_;
+};
+
+/// Args: M, blk (benchBlocking), threads (1: task 0 of 1; 2: the runtime's
+/// min(8, M*N/4096) tasks on two threads, wall time).
 template <int K, int N> void BM_Sgemm(benchmark::State &state) {
   const int64_t M = state.range(0);
+  const int blk = static_cast<int>(state.range(1));
+  const int threads = static_cast<int>(state.range(2));
   const auto x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
   const auto w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
   const auto b = randomFloats(N, 3, -0.1f, 0.1f);
-  std::vector<float> packed(packedWeightsF32Floats(N, K)), y(size_t(M) * N);
-  packWeightsF32(w.data(), N, K, packed.data());
-  for (auto _ : state) {
-    linear<K, N, kEpiNone>(x.data(), packed.data(), b.data(), y.data(), M, 0,
-                           1);
-    benchmark::ClobberMemory();
+  // thr 2 cycles through copies of the weights (>= 96 MiB in all, 3 x L3)
+  // so that they come from DRAM as in a whole model.
+  const size_t pf = packedWeightsF32Floats(N, K);
+  const size_t copies =
+      threads == 1 ? 1 : std::max<size_t>(1, (96u << 20) / (pf * 4) + 1);
+  std::vector<float> packed(pf * copies), y(size_t(M) * N);
+  for (size_t c = 0; c < copies; ++c)
+    packWeightsF32(w.data(), N, K, packed.data() + c * pf);
+  size_t copy = 0;
+  const SgemmBlocking bl = benchBlocking(blk, M, K, N);
+  if (threads == 1) {
+    for (auto _ : state) {
+      sgemmLinearRunWith<kEpiNone>(x.data(), packed.data(), b.data(),
+                                   y.data(), M, K, N, 0, 1, bl);
+      benchmark::ClobberMemory();
+    }
+  } else {
+    const int tasks = static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>(8, M * N / 4096)));
+    SpinPair pair;
+    for (auto _ : state) {
+      const float *pw = packed.data() + copy * pf;
+      copy = (copy + 1) % copies;
+      pair.run(tasks, [&](int t) {
+        sgemmLinearRunWith<kEpiNone>(x.data(), pw, b.data(), y.data(), M, K,
+                                     N, t, tasks, bl);
+      });
+      benchmark::ClobberMemory();
+    }
   }
   setCounters(state, M, N, K);
   state.SetLabel(sgemmPathName());
@@ -111,11 +231,15 @@ template <int K, int N> void BM_DotTile(benchmark::State &state) {
 
 #define ENC_SGEMM_BENCHES(K, N)                                                \
   BENCHMARK_TEMPLATE(BM_Sgemm, K, N)                                           \
-      ->ArgName("M")                                                           \
-      ->Arg(1)                                                                 \
-      ->Arg(128)                                                               \
-      ->Arg(1024)                                                              \
+      ->ArgNames({"M", "blk", "thr"})                                          \
+      ->ArgsProduct({{1, 128, 1024}, {0, 1, 2, 3, 4, 5}, {1}})                 \
       ->Unit(benchmark::kMicrosecond);                                         \
+  BENCHMARK_TEMPLATE(BM_Sgemm, K, N)                                           \
+      ->ArgNames({"M", "blk", "thr"})                                          \
+      ->ArgsProduct({{128, 1024}, {0, 1, 2, 3, 4, 5}, {2}})                    \
+      ->UseRealTime()                                                          \
+      ->Unit(benchmark::kMicrosecond);
+#define ENC_DOT_BENCHES(K, N)                                                  \
   BENCHMARK_TEMPLATE(BM_DotTile, K, N)                                         \
       ->ArgName("M")                                                           \
       ->Arg(1)                                                                 \
@@ -123,9 +247,20 @@ template <int K, int N> void BM_DotTile(benchmark::State &state) {
       ->Arg(1024)                                                              \
       ->Unit(benchmark::kMicrosecond);
 
+// MiniLM (hidden 384, FFN 1536).
 ENC_SGEMM_BENCHES(384, 384)
+ENC_SGEMM_BENCHES(384, 1152)
 ENC_SGEMM_BENCHES(384, 1536)
 ENC_SGEMM_BENCHES(1536, 384)
+// BERT-base (hidden 768, FFN 3072).
+ENC_SGEMM_BENCHES(768, 768)
+ENC_SGEMM_BENCHES(768, 2304)
+ENC_SGEMM_BENCHES(768, 3072)
+ENC_SGEMM_BENCHES(3072, 768)
+// The previous kernel, on MiniLM's shapes only.
+ENC_DOT_BENCHES(384, 384)
+ENC_DOT_BENCHES(384, 1536)
+ENC_DOT_BENCHES(1536, 384)
 
 /// CPU time of this thread, like the benchmarks' counters (the machine may
 /// be shared, so wall time would understate the peak).
@@ -135,11 +270,21 @@ double threadCpuSeconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
+constexpr int kFmaPeakAcc = 12;
+constexpr int64_t kFmaPeakIters = 200000, kFmaPeakInner = 128;
+#if defined(__AVX512F__)
+constexpr double kFmaPeakFlops =
+    2.0 * 16 * kFmaPeakAcc * double(kFmaPeakIters * kFmaPeakInner);
+#else
+constexpr double kFmaPeakFlops =
+    2.0 * 8 * kFmaPeakAcc * double(kFmaPeakIters * kFmaPeakInner);
+#endif
+
 /// GFLOP/s of 12 independent FMA chains on V (2 * lanes flops each).
 template <class V, class Fma>
 double fmaPeak(V a, V b, Fma fma, int lanes) {
-  constexpr int kAcc = 12;
-  constexpr int64_t kIters = 200000, kInner = 128;
+  constexpr int kAcc = kFmaPeakAcc;
+  constexpr int64_t kIters = kFmaPeakIters, kInner = kFmaPeakInner;
   V acc[kAcc];
   for (int i = 0; i < kAcc; ++i)
     acc[i] = a;
@@ -161,6 +306,26 @@ double fmaPeak(V a, V b, Fma fma, int lanes) {
   return 2.0 * lanes * kAcc * double(kIters * kInner) / s / 1e9;
 }
 
+double wallSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+double zmmOrYmmPeak() {
+#if defined(__AVX512F__)
+  return fmaPeak(
+      _mm512_set1_ps(0.5f), _mm512_set1_ps(0.999f),
+      [](__m512 c, __m512 a, __m512 b) { return _mm512_fmadd_ps(a, b, c); },
+      16);
+#else
+  return fmaPeak(
+      _mm256_set1_ps(0.5f), _mm256_set1_ps(0.999f),
+      [](__m256 c, __m256 a, __m256 b) { return _mm256_fmadd_ps(a, b, c); },
+      8);
+#endif
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -177,6 +342,19 @@ int main(int argc, char **argv) {
   gPeak = std::max(gPeak, zmm);
   std::printf(", zmm %.1f GFLOP/s", zmm);
 #endif
+  {
+    // Both cores at once (the runtime's case): each thread's CPU-time rate
+    // and the pair's wall-time rate (2 x the single-thread FLOPs / wall),
+    // which a shared or throttled machine holds below 2 x peak.
+    double rates[2] = {0.0, 0.0};
+    const double t0 = wallSeconds();
+    std::thread other([&] { rates[1] = zmmOrYmmPeak(); });
+    rates[0] = zmmOrYmmPeak();
+    other.join();
+    const double wall = wallSeconds() - t0;
+    std::printf("; 2 threads at once: %.1f + %.1f GFLOP/s (wall %.1f)",
+                rates[0], rates[1], 2.0 * kFmaPeakFlops / wall / 1e9);
+  }
   std::printf("; sgemm path %s\n", sgemmPathName());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))

@@ -141,9 +141,15 @@ template <int K, int N> void BM_Fp32Linear(benchmark::State &state) {
       ->Arg(1024)                                                              \
       ->Unit(benchmark::kMicrosecond);
 
+// MiniLM (hidden 384, FFN 1536).
 ENC_GEMM_BENCHES(384, 384)
 ENC_GEMM_BENCHES(384, 1536)
 ENC_GEMM_BENCHES(1536, 384)
+// BERT-base (hidden 768, FFN 3072).
+ENC_GEMM_BENCHES(768, 768)
+ENC_GEMM_BENCHES(768, 2304)
+ENC_GEMM_BENCHES(768, 3072)
+ENC_GEMM_BENCHES(3072, 768)
 
 //===----------------------------------------------------------------------===//
 // Peaks: 12 independent register-resident accumulators; kOps per instruction

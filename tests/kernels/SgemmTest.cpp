@@ -116,6 +116,22 @@ TEST(KernelSgemm, EveryEpilogueOnModelShapes) {
     }
 }
 
+// K past the largest chunk (kSgemmKCMax): the tiles are reloaded and
+// accumulated across chunks, equal (3072) and uneven (1700, 4700) ones, with
+// the epilogue applied only after the last.
+TEST(KernelSgemm, SeveralKChunks) {
+  if (!cpuCanRun())
+    GTEST_SKIP() << "this CPU cannot run the " << sgemmPathName() << " kernel";
+  uint32_t seed = 400;
+  for (int64_t K : {kSgemmKCMax + 1, int64_t(1700), int64_t(3072), int64_t(4700)})
+    for (int64_t M : {1, 7, 130})
+      for (int epi : {kEpiNone, kEpiGelu}) {
+        testLinear(M, 50, K, epi, epi == kEpiGelu, seed++);
+        if (HasFatalFailure())
+          return;
+      }
+}
+
 TEST(KernelSgemm, LinearWrapperMatchesRun) {
   if (!cpuCanRun())
     GTEST_SKIP() << "this CPU cannot run the " << sgemmPathName() << " kernel";
