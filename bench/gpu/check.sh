@@ -55,6 +55,11 @@ PY
 fi
 
 log "(a) generated kernels vs float64 references (tests/cuda/*_check.cu)"
+# Build them for this GPU only (saves minutes of nvcc): compute capability from nvidia-smi.
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+case "$cap" in
+  [0-9][0-9]|[0-9][0-9][0-9]) export GENCODE="-gencode arch=compute_$cap,code=sm_$cap"; echo "building for sm_$cap" ;;
+esac
 for name in attention_check kernels_check; do
   if [ ! -f "$root/tests/cuda/$name.cu" ]; then echo "SKIPPED: tests/cuda/$name.cu not present"; continue; fi
   sh "$root/tests/cuda/compile_gpu_check.sh" "$root/tests/cuda" "$root" "$build/$name" "$name"
