@@ -13,6 +13,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -165,6 +166,30 @@ llvm::Error encc::runEncPipeline(mlir::ModuleOp module, const PipelineOptions &o
   return llvm::Error::success();
 }
 
+namespace {
+
+/// Runs build(workDir) in SAVE_TEMPS/SUBDIR (kept), or in a fresh temporary
+/// directory that is removed afterwards.
+llvm::Expected<CodeObject> buildInWorkDir(const std::string &saveTemps, const std::string &subdir,
+                                          llvm::function_ref<llvm::Expected<CodeObject>(const std::string &)> build) {
+  std::string workDir = saveTemps;
+  if (workDir.empty()) {
+    llvm::SmallString<128> tmp;
+    if (auto ec = llvm::sys::fs::createUniqueDirectory("encc", tmp))
+      return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
+    workDir = std::string(tmp);
+  } else {
+    workDir += "/" + subdir;
+    llvm::sys::fs::create_directories(workDir);
+  }
+  auto object = build(workDir);
+  if (saveTemps.empty())
+    llvm::sys::fs::remove_directories(workDir);
+  return object;
+}
+
+} // namespace
+
 llvm::Expected<std::vector<CodeObject>> encc::buildCodeObjects(const std::string &source,
                                                                const std::vector<std::string> &cpuLevels,
                                                                const std::string &saveTemps,
@@ -175,20 +200,10 @@ llvm::Expected<std::vector<CodeObject>> encc::buildCodeObjects(const std::string
     if (!level)
       return level.takeError();
     Stopwatch sw;
-    std::string workDir = saveTemps;
-    if (workDir.empty()) {
-      llvm::SmallString<128> tmp;
-      if (auto ec = llvm::sys::fs::createUniqueDirectory("encc", tmp))
-        return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
-      workDir = std::string(tmp);
-    } else {
-      workDir += "/" + name;
-      llvm::sys::fs::create_directories(workDir);
-    }
     progress("compiling kernels for " + name + " ...");
-    auto object = buildCpuCodeObject(source, *level, workDir);
-    if (saveTemps.empty())
-      llvm::sys::fs::remove_directories(workDir);
+    auto object = buildInWorkDir(saveTemps, name, [&](const std::string &workDir) {
+      return buildCpuCodeObject(source, *level, workDir);
+    });
     if (!object)
       return object.takeError();
     progress("  " + object->target + ": " + fmt("%.0f KB", object->bytes.size() / 1e3) + " in " +
@@ -207,20 +222,10 @@ std::unique_ptr<mlir::MLIRContext> encc::makeContext() {
 llvm::Expected<CodeObject> encc::buildFatbin(const std::string &source, const std::vector<std::string> &archs,
                                               const std::string &saveTemps, const ProgressFn &progress) {
   Stopwatch sw;
-  std::string workDir = saveTemps;
-  if (workDir.empty()) {
-    llvm::SmallString<128> tmp;
-    if (auto ec = llvm::sys::fs::createUniqueDirectory("encc-cuda", tmp))
-      return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
-    workDir = std::string(tmp);
-  } else {
-    workDir += "/cuda";
-    llvm::sys::fs::create_directories(workDir);
-  }
   progress("compiling CUDA kernels for " + llvm::join(archs, ",") + " with nvcc ...");
-  auto fatbin = buildCudaFatbin(source, archs, workDir);
-  if (saveTemps.empty())
-    llvm::sys::fs::remove_directories(workDir);
+  auto fatbin = buildInWorkDir(saveTemps, "cuda", [&](const std::string &workDir) {
+    return buildCudaFatbin(source, archs, workDir);
+  });
   if (!fatbin)
     return fatbin.takeError();
   progress("  cuda: " + fmt("%.0f KB", fatbin->bytes.size() / 1e3) + " fatbin in " + fmt("%.1f s", sw.seconds()));

@@ -441,6 +441,24 @@ ENC_INLINE Q8Split q8Split(int64_t M, int64_t N, int32_t numTasks) {
   return s;
 }
 
+/// Calls f(rowChunk, i0, i1, b0, b1) for each unit of task `task` of
+/// `numTasks`: rows [i0, i1) of row chunk `rowChunk`, 16-channel blocks
+/// [b0, b1). Units of one row chunk are consecutive.
+template <typename F>
+ENC_INLINE void forEachQ8Unit(int64_t M, int64_t N, int32_t task,
+                              int32_t numTasks, F &&f) {
+  const Q8Split s = q8Split(M, N, numTasks);
+  int64_t u0, u1;
+  taskShare(s.rowChunks * s.colChunks, task, numTasks, u0, u1);
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t rc = u / s.colChunks, cc = u % s.colChunks;
+    const int64_t i0 = rc * kQ8RowChunk, i1 = std::min(M, i0 + kQ8RowChunk);
+    const int64_t b0 = cc * s.colChunkBlocks,
+                  b1 = std::min(s.blocks, b0 + s.colChunkBlocks);
+    f(rc, i0, i1, b0, b1);
+  }
+}
+
 /// Rows [i0, i1) x blocks [b0, b1): computes int32 tiles and hands each to
 /// store(i, rows, n0, n1, tile, ldTile) for output columns [n0, n1). xq
 /// points at row i0.
@@ -470,16 +488,10 @@ ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
 inline void qgemmS32Q8(const uint8_t *xq, int64_t ldx, int64_t M, int K, int N,
                        const void *packed, int32_t *acc, bool subtractZeroPoint,
                        int32_t task, int32_t numTasks) {
-  const Q8Split s = q8Split(M, N, numTasks);
   const int32_t *colSum = packedColSumsQ8(packed);
   const int8_t *blocks = packedBlocksQ8(packed, N);
-  int64_t u0, u1;
-  taskShare(s.rowChunks * s.colChunks, task, numTasks, u0, u1);
-  for (int64_t u = u0; u < u1; ++u) {
-    const int64_t rc = u / s.colChunks, cc = u % s.colChunks;
-    const int64_t i0 = rc * kQ8RowChunk, i1 = std::min(M, i0 + kQ8RowChunk);
-    const int64_t b0 = cc * s.colChunkBlocks,
-                  b1 = std::min(s.blocks, b0 + s.colChunkBlocks);
+  forEachQ8Unit(M, N, task, numTasks, [&](int64_t, int64_t i0, int64_t i1,
+                                          int64_t b0, int64_t b1) {
     q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
              [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
                  int64_t ldt) {
@@ -489,7 +501,7 @@ inline void qgemmS32Q8(const uint8_t *xq, int64_t ldx, int64_t M, int K, int N,
                        t[rr * ldt + (n - n0)] -
                        (subtractZeroPoint ? 128 * colSum[n] : 0);
              });
-  }
+  });
 }
 
 /// Dequantise + bias + activation + residual of one int32 tile.
@@ -528,23 +540,17 @@ void qlinearQ8Quantized(const uint8_t *xq, int64_t ldx, const float *xScale,
                         const float *wScale, const float *bias,
                         const float *residual, float *y, int32_t task,
                         int32_t numTasks) {
-  const Q8Split s = q8Split(M, N, numTasks);
   const int32_t *colSum = packedColSumsQ8(packed);
   const int8_t *blocks = packedBlocksQ8(packed, N);
-  int64_t u0, u1;
-  taskShare(s.rowChunks * s.colChunks, task, numTasks, u0, u1);
-  for (int64_t u = u0; u < u1; ++u) {
-    const int64_t rc = u / s.colChunks, cc = u % s.colChunks;
-    const int64_t i0 = rc * kQ8RowChunk, i1 = std::min(M, i0 + kQ8RowChunk);
-    const int64_t b0 = cc * s.colChunkBlocks,
-                  b1 = std::min(s.blocks, b0 + s.colChunkBlocks);
+  forEachQ8Unit(M, N, task, numTasks, [&](int64_t, int64_t i0, int64_t i1,
+                                          int64_t b0, int64_t b1) {
     q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
              [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
                  int64_t ldt) {
                q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum,
                                wScale, bias, residual, y);
              });
-  }
+  });
 }
 
 /// Scratch bytes one task of qlinearQ8 needs (64-byte alignment
@@ -560,17 +566,14 @@ template <int Epi>
 void qlinearQ8(const float *x, int64_t M, int K, int N, const void *packed,
                const float *wScale, const float *bias, const float *residual,
                float *y, void *scratch, int32_t task, int32_t numTasks) {
-  const Q8Split s = q8Split(M, N, numTasks);
   const int32_t *colSum = packedColSumsQ8(packed);
   const int8_t *blocks = packedBlocksQ8(packed, N);
   const int64_t ldq = q8RowStride(K);
   float *xScale = static_cast<float *>(scratch);
   uint8_t *xq = static_cast<uint8_t *>(scratch) + 4 * kQ8RowChunk;
-  int64_t u0, u1, quantised = -1;
-  taskShare(s.rowChunks * s.colChunks, task, numTasks, u0, u1);
-  for (int64_t u = u0; u < u1; ++u) {
-    const int64_t rc = u / s.colChunks, cc = u % s.colChunks;
-    const int64_t i0 = rc * kQ8RowChunk, i1 = std::min(M, i0 + kQ8RowChunk);
+  int64_t quantised = -1;
+  forEachQ8Unit(M, N, task, numTasks, [&](int64_t rc, int64_t i0, int64_t i1,
+                                          int64_t b0, int64_t b1) {
     if (rc != quantised) {
       for (int64_t i = i0; i < i1; ++i) {
         uint8_t *row = xq + (i - i0) * ldq;
@@ -580,15 +583,13 @@ void qlinearQ8(const float *x, int64_t M, int K, int N, const void *packed,
       }
       quantised = rc;
     }
-    const int64_t b0 = cc * s.colChunkBlocks,
-                  b1 = std::min(s.blocks, b0 + s.colChunkBlocks);
     q8Blocks(xq, ldq, i0, i1, blocks, N, K, b0, b1,
              [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
                  int64_t ldt) {
                q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + (i - i0),
                                colSum, wScale, bias, residual, y);
              });
-  }
+  });
 }
 
 } // namespace ENC_Q8_VARIANT
