@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/HFImport.h"
 #include "ir/EncOps.h"
+#include "tests/support/ProcessTempDir.h"
 #include "tests/support/TinyModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,8 +29,7 @@ using encc::testing::TinyModelSpec;
 namespace {
 
 std::string freshDir(const std::string &name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("encc_frontend_import_" + std::to_string(::getpid())) / name;
+  fs::path dir = encc::testing::processTempDir("encc_frontend_import") / name;
   fs::remove_all(dir);
   return dir.string();
 }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/SafeTensors.h"
+#include "tests/support/ProcessTempDir.h"
 #include "tests/support/Safetensors.h"
 
 #include <gtest/gtest.h>
@@ -19,10 +20,7 @@ using namespace encc;
 namespace {
 
 std::string tempPath(const std::string &name) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("encc_frontend_st_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  return (encc::testing::processTempDir("encc_frontend_st") / name).string();
 }
 
 /// Writes: 8-byte LE `headerLen` (default: the real length), header, data.
