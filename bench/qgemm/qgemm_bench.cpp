@@ -63,8 +63,11 @@ void setGemmCounters(benchmark::State &state, int64_t M, int64_t N, int64_t K,
 //===----------------------------------------------------------------------===//
 
 /// int8 qlinear with float input (per-row quantisation included) or, with
-/// prequant, on already-quantised rows (the fused-producer case).
-template <int K, int N, bool Prequant>
+/// prequant, on already-quantised rows (the fused-producer case). Epi and
+/// Residual pick the epilogue as the model's Linears use it (the FFN up
+/// projection: GELU; the output projections: + residual).
+template <int K, int N, bool Prequant, int Epi = kQ8EpiNone,
+          bool Residual = false>
 void BM_QLinear(benchmark::State &state) {
   const int64_t M = state.range(0);
   const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
@@ -84,13 +87,20 @@ void BM_QLinear(benchmark::State &state) {
   for (int64_t m = 0; m < M; ++m)
     quantizeRowQ8(x.data() + m * K, K, xq + m * ldq, &xs[m]);
   float *y = alignedAlloc<float>(size_t(M) * size_t(N));
+  const std::vector<float> res =
+      randomFloats(Residual ? size_t(M) * N : 0, 4, -1.0f, 1.0f);
+  const float *residual = Residual ? res.data() : nullptr;
+  const float *bias = b.data();
+  // Run-time pointers, as the model code gets them from its plan (a known
+  // null residual would let the compiler drop the residual path).
+  asm volatile("" : "+r"(residual), "+r"(bias));
   for (auto _ : state) {
     if (Prequant)
-      qlinearQ8Quantized<kQ8EpiNone>(xq, ldq, xs.data(), M, K, N, packed,
-                                     ws.data(), b.data(), nullptr, y, 0, 1);
+      qlinearQ8Quantized<Epi>(xq, ldq, xs.data(), M, K, N, packed, ws.data(),
+                              bias, residual, y, 0, 1);
     else
-      qlinearQ8<kQ8EpiNone>(x.data(), M, K, N, packed, ws.data(), b.data(),
-                            nullptr, y, scratch, 0, 1);
+      qlinearQ8<Epi>(x.data(), M, K, N, packed, ws.data(), bias, residual, y,
+                     scratch, 0, 1);
     benchmark::DoNotOptimize(y);
     benchmark::ClobberMemory();
   }
@@ -150,6 +160,16 @@ ENC_GEMM_BENCHES(768, 768)
 ENC_GEMM_BENCHES(768, 2304)
 ENC_GEMM_BENCHES(768, 3072)
 ENC_GEMM_BENCHES(3072, 768)
+
+// The epilogues the models use, M = 128: GELU on the FFN up projection,
+// + residual on the down projection (a slow epilogue shows up here against
+// the plain rows above; a masked-load regression once doubled the first).
+BENCHMARK_TEMPLATE(BM_QLinear, 384, 1536, true, kQ8EpiGelu)
+    ->ArgName("M")->Arg(128)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_QLinear, 768, 3072, true, kQ8EpiGelu)
+    ->ArgName("M")->Arg(128)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_QLinear, 3072, 768, true, kQ8EpiNone, true)
+    ->ArgName("M")->Arg(128)->Unit(benchmark::kMicrosecond);
 
 //===----------------------------------------------------------------------===//
 // Peaks: 12 independent register-resident accumulators; kOps per instruction

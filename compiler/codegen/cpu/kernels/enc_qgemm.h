@@ -504,6 +504,37 @@ inline void qgemmS32Q8(const uint8_t *xq, int64_t ldx, int64_t M, int K, int N,
   });
 }
 
+/// Dequantise + bias + activation + residual of one int32 tile, for a known
+/// presence of bias and residual: with null pointers tested inside the loop,
+/// GCC if-converts them into masked loads from address 0 + offset, which
+/// take a fault-suppression assist on every vector (measured: the GELU
+/// qlinear of BERT-base ran 2x slower than its FLOPs allow).
+template <int Epi, bool HasBias, bool HasResidual>
+ENC_INLINE void q8EpilogueRows(const int32_t *t, int64_t ldt, int64_t i, int r,
+                               int64_t n0, int64_t n1, int64_t N,
+                               const float *xScale, const int32_t *colSum,
+                               const float *wScale, const float *bias,
+                               const float *residual, float *y) {
+  for (int rr = 0; rr < r; ++rr) {
+    const float sm = xScale[rr];
+    const int32_t *a = t + rr * ldt - n0;
+    float *yr = y + (i + rr) * N;
+    const float *res = HasResidual ? residual + (i + rr) * N : nullptr;
+    for (int64_t n = n0; n < n1; ++n) {
+      float v = float(a[n] - 128 * colSum[n]) * (sm * wScale[n]);
+      if constexpr (HasBias)
+        v += bias[n];
+      if constexpr (Epi == kQ8EpiGelu)
+        v = gelu<kGeluErf>(v);
+      else if constexpr (Epi == kQ8EpiGeluTanh)
+        v = gelu<kGeluTanh>(v);
+      if constexpr (HasResidual)
+        v += res[n];
+      yr[n] = v;
+    }
+  }
+}
+
 /// Dequantise + bias + activation + residual of one int32 tile.
 template <int Epi>
 ENC_INLINE void q8Epilogue(const int32_t *t, int64_t ldt, int64_t i, int r,
@@ -511,23 +542,18 @@ ENC_INLINE void q8Epilogue(const int32_t *t, int64_t ldt, int64_t i, int r,
                            const float *xScale, const int32_t *colSum,
                            const float *wScale, const float *bias,
                            const float *residual, float *y) {
-  for (int rr = 0; rr < r; ++rr) {
-    const float sm = xScale[rr];
-    const int32_t *a = t + rr * ldt - n0;
-    float *yr = y + (i + rr) * N;
-    for (int64_t n = n0; n < n1; ++n) {
-      float v = float(a[n] - 128 * colSum[n]) * (sm * wScale[n]);
-      if (bias)
-        v += bias[n];
-      if (Epi == kQ8EpiGelu)
-        v = gelu<kGeluErf>(v);
-      else if (Epi == kQ8EpiGeluTanh)
-        v = gelu<kGeluTanh>(v);
-      if (residual)
-        v += residual[(i + rr) * N + n];
-      yr[n] = v;
-    }
-  }
+  if (bias && residual)
+    q8EpilogueRows<Epi, true, true>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+                                    wScale, bias, residual, y);
+  else if (bias)
+    q8EpilogueRows<Epi, true, false>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+                                     wScale, bias, residual, y);
+  else if (residual)
+    q8EpilogueRows<Epi, false, true>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+                                     wScale, bias, residual, y);
+  else
+    q8EpilogueRows<Epi, false, false>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+                                      wScale, bias, residual, y);
 }
 
 /// qlinear on pre-quantised activations: xq [M, ldx] u8 (ldx >=
