@@ -55,7 +55,7 @@ const std::vector<std::string> &encc::knownPassNames() { return mlir::enc::known
 std::vector<std::string> encc::defaultCpuLevels(const std::string &quantize) {
   if (quantize == "int8")
     return {"x86-64-v4-vnni", "x86-64-v3"};
-  return {"x86-64-v3"};
+  return {"x86-64-v4", "x86-64-v3"};
 }
 
 llvm::Expected<std::optional<uint64_t>> encc::parseWeightsOption(const std::string &value) {

@@ -76,9 +76,9 @@ const std::vector<std::string> &defaultPassNames();
 /// Every pass name the pipeline options accept (default + opt-in passes).
 const std::vector<std::string> &knownPassNames();
 
-/// CPU levels when --cpu is not given: x86-64-v3 for fp32 builds;
-/// x86-64-v4-vnni then x86-64-v3 for int8 builds (the runtime runs the first
-/// this CPU supports).
+/// CPU levels when --cpu is not given: x86-64-v4 then x86-64-v3 for fp32
+/// builds; x86-64-v4-vnni then x86-64-v3 for int8 builds (the runtime runs the
+/// first this CPU supports).
 std::vector<std::string> defaultCpuLevels(const std::string &quantize);
 
 /// `passes` plus the int8 pass at the end when `quantize` is "int8" (and it is

@@ -262,7 +262,12 @@ int encc::reportCommand(const Args &args) {
       !parseInt(args, "runs", 1, 100000, runs) || !parseInt(args, "threads", 0, 1024, threads))
     return 1;
   std::string outDir = args.get("output", ".");
-  std::string cpu = args.get("cpu", "x86-64-v3");
+  // Built like `encc compile` builds (the runtime picks the first level this
+  // CPU runs), unless --cpu names one level for every row.
+  const std::vector<std::string> fp32Cpu =
+      args.has("cpu") ? std::vector<std::string>{args.get("cpu")} : defaultCpuLevels("none");
+  const std::vector<std::string> int8Cpu = args.has("cpu") ? fp32Cpu : defaultCpuLevels("int8");
+  const std::string cpu = llvm::join(fp32Cpu, ",");
   auto passes = resolvePipeline(args.get("pipeline"), {});
   if (!passes)
     return fail(llvm::toString(passes.takeError()));
@@ -279,7 +284,6 @@ int encc::reportCommand(const Args &args) {
   auto weights = parseWeightsOption(args.get("weights", "file"));
   if (!weights)
     return fail(llvm::toString(weights.takeError()));
-  const std::vector<std::string> int8Cpu = args.has("cpu") ? std::vector<std::string>{cpu} : defaultCpuLevels("int8");
   if (auto ec = llvm::sys::fs::create_directories(outDir))
     return fail(outDir + ": cannot create: " + ec.message());
   auto progress = [](const std::string &line) { llvm::errs() << "encc: " << line << "\n"; };
@@ -327,7 +331,7 @@ int encc::reportCommand(const Args &args) {
     if (!code)
       return fail(llvm::toString(code.takeError()));
     row.launches = static_cast<int64_t>(code->plan.steps.size());
-    auto objects = buildCodeObjects(code->source, int8Row ? int8Cpu : std::vector<std::string>{cpu}, "",
+    auto objects = buildCodeObjects(code->source, int8Row ? int8Cpu : fp32Cpu, "",
                                     [](const std::string &) {});
     if (!objects)
       return fail(llvm::toString(objects.takeError()));

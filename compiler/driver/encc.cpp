@@ -50,10 +50,10 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
   --cuda-arch LIST      GPU architectures of the fatbin (default: sm_80,sm_86,sm_89,sm_90,
                         compute_90; compute_XY embeds PTX for newer GPUs)
   --cuda-dtype T        f16 (default) | bf16: GPU activations and GEMM weights
-  --cpu LEVELS          comma-separated CPU targets, best first: x86-64-v2, x86-64-v3 (default),
+  --cpu LEVELS          comma-separated CPU targets, best first: x86-64-v2, x86-64-v3,
                         x86-64-v3-vnni (AVX-VNNI), x86-64-v4 (AVX-512), x86-64-v4-vnni (AVX-512
-                        VNNI), native. The runtime picks the first this CPU runs. Default for
-                        --quantize=int8: x86-64-v4-vnni,x86-64-v3.
+                        VNNI), native. The runtime picks the first this CPU runs. Default:
+                        x86-64-v4,x86-64-v3; with --quantize=int8: x86-64-v4-vnni,x86-64-v3.
   --max-seq N           longest sequence the artifact accepts (default: the model's
                         sentence-transformers max_seq_length, else max_position_embeddings)
   --pooling MODE        cls | mean | none (default: from modules.json / 1_Pooling, else mean)
@@ -101,7 +101,8 @@ forward, arena bytes and artifact bytes.
   --pipeline LIST       the passes to measure, in order (default: the default pipeline)
   --quantize MODE       int8 (default): one more row, the whole pipeline + quantize-linear-int8
                         (built for x86-64-v4-vnni,x86-64-v3 unless --cpu is given); none: omit it
-  --cpu LEVEL           CPU target to build (default x86-64-v3)
+  --cpu LEVEL           one CPU target for every row (default: as encc compile builds,
+                        x86-64-v4,x86-64-v3 for the fp32 rows; the runtime picks)
   -o, --output DIR      where report.json and report.svg go (default: .)
   --format FMT          text (default) | json (the JSON also goes to stdout)
   --weights SRC         file (default) | random:SEED (see 'encc compile --help')
