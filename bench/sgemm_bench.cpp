@@ -5,7 +5,8 @@
 // 768x3072, 3072x768) at M = 1, 128, 1024 rows:
 //   BM_Sgemm:   enc_sgemm.h's linear over weights packed by packWeightsF32,
 //               args M, blk (the blocking, benchBlocking: 0 = the header's,
-//               1 = the previous one, so the ratio is measured in one run)
+//               1 = KC 256, 2-4 other KC, 5 = columns first everywhere,
+//               6 = rows first everywhere; ratios measured in one run)
 //               and thr: 1 = task 0 of 1 (CPU time); 2 = the runtime's
 //               min(8, M*N/4096) tasks grabbed by two threads (wall time),
 //               cycling through copies of the weights larger than L3 so
@@ -112,10 +113,12 @@ SgemmBlocking benchBlocking(int v, int64_t M, int64_t K, int64_t N) {
     return {evenKC(768), mc, nc};
   case 4:
     return {K, mc, nc};
-  case 5:
+  case 5: // columns first, on every shape
     bl.minNc = kSgemmPanel * kSgemmNP;
     bl.colMajor = true;
     return bl;
+  case 6: // rows first, on every shape (the header's before its shape rule)
+    return {bl.kc, bl.mc, bl.nc};
   default:
     return bl;
   }
@@ -232,11 +235,11 @@ template <int K, int N> void BM_DotTile(benchmark::State &state) {
 #define ENC_SGEMM_BENCHES(K, N)                                                \
   BENCHMARK_TEMPLATE(BM_Sgemm, K, N)                                           \
       ->ArgNames({"M", "blk", "thr"})                                          \
-      ->ArgsProduct({{1, 128, 1024}, {0, 1, 2, 3, 4, 5}, {1}})                 \
+      ->ArgsProduct({{1, 128, 1024}, {0, 1, 2, 3, 4, 5, 6}, {1}})                 \
       ->Unit(benchmark::kMicrosecond);                                         \
   BENCHMARK_TEMPLATE(BM_Sgemm, K, N)                                           \
       ->ArgNames({"M", "blk", "thr"})                                          \
-      ->ArgsProduct({{128, 1024}, {0, 1, 2, 3, 4, 5}, {2}})                    \
+      ->ArgsProduct({{128, 1024}, {0, 1, 2, 3, 4, 5, 6}, {2}})                    \
       ->UseRealTime()                                                          \
       ->Unit(benchmark::kMicrosecond);
 #define ENC_DOT_BENCHES(K, N)                                                  \

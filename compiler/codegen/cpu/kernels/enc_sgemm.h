@@ -129,11 +129,22 @@ struct SgemmBlocking {
 /// kSgemmKCMax as possible (fewer passes that reload and store the output
 /// tiles; a 32-column panel chunk then streams from L2, which Zen 4 keeps up
 /// with: +6..12 % on BERT-base's linears at 2 threads, see sgemm_bench).
+/// Few rows and a wide weight (M <= 256, N >= 3K: MiniLM's QKV and FFN-up
+/// Linears at batch 1): the tasks split the columns first, column blocks
+/// walked row block by row block, so each weight panel streams from memory
+/// into one core only: +7..9 % on those shapes at 2 threads (sgemm_bench
+/// blk 5 vs 0); the same split loses 1-7 % on narrow weights and at
+/// M = 1024, so it stays off there.
 constexpr int64_t kSgemmKCMax = 1536;
-inline SgemmBlocking sgemmBlocking(int64_t /*M*/, int64_t K, int64_t /*N*/) {
+inline SgemmBlocking sgemmBlocking(int64_t M, int64_t K, int64_t N) {
   const int64_t chunks = (K + kSgemmKCMax - 1) / kSgemmKCMax;
   const int64_t kc = ((K + chunks - 1) / chunks + 15) / 16 * 16;
-  return {kc, kSgemmMC, kSgemmNC};
+  SgemmBlocking bl{kc, kSgemmMC, kSgemmNC};
+  if (M <= 256 && N >= 3 * K) {
+    bl.minNc = kSgemmPanel * kSgemmNP;
+    bl.colMajor = true;
+  }
+  return bl;
 }
 
 /// c[MR, 16*NP] = (Acc ? c : bias row or 0) + x[MR, kc] · panels[kc, 16*NP]
