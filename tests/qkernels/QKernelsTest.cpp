@@ -290,9 +290,10 @@ TEST(QKernels, Int32BitExactOddShapes) {
     for (int N : {1, 15, 33, 384})
       for (int K : {1, 5, 384, 1536})
         checkInt32(M, N, K, seed += 7);
-  // Several row chunks, all tile remainders.
+  // Several row chunks, all tile remainders; 128 rows (batch 1 x 128).
   checkInt32(130, 50, 37, 999);
   checkInt32(67, 129, 12, 1000);
+  checkInt32(128, 40, 20, 1001);
 }
 
 TEST(QKernels, AdversarialNoSaturation) {
