@@ -509,30 +509,50 @@ inline void qgemmS32Q8(const uint8_t *xq, int64_t ldx, int64_t M, int K, int N,
 /// GCC if-converts them into masked loads from address 0 + offset, which
 /// take a fault-suppression assist on every vector (measured: the GELU
 /// qlinear of BERT-base ran 2x slower than its FLOPs allow).
-template <int Epi, bool HasBias, bool HasResidual>
+template <int Epi, bool HasBias, bool HasResidual, int Width>
 ENC_INLINE void q8EpilogueRows(const int32_t *t, int64_t ldt, int64_t i, int r,
                                int64_t n0, int64_t n1, int64_t N,
                                const float *xScale, const int32_t *colSum,
                                const float *wScale, const float *bias,
                                const float *residual, float *y) {
+  // Width > 0: a full tile, n1 - n0 == Width known at compile time, so the
+  // column loop vectorises without remainder code.
+  const int64_t width = Width > 0 ? Width : n1 - n0;
+  const int32_t *cs = colSum + n0;
+  const float *ws = wScale + n0;
+  const float *bs = HasBias ? bias + n0 : nullptr;
   for (int rr = 0; rr < r; ++rr) {
     const float sm = xScale[rr];
-    const int32_t *a = t + rr * ldt - n0;
-    float *yr = y + (i + rr) * N;
-    const float *res = HasResidual ? residual + (i + rr) * N : nullptr;
-    for (int64_t n = n0; n < n1; ++n) {
-      float v = float(a[n] - 128 * colSum[n]) * (sm * wScale[n]);
+    const int32_t *a = t + rr * ldt;
+    float *yr = y + (i + rr) * N + n0;
+    const float *res = HasResidual ? residual + (i + rr) * N + n0 : nullptr;
+    for (int64_t j = 0; j < width; ++j) {
+      float v = float(a[j] - 128 * cs[j]) * (sm * ws[j]);
       if constexpr (HasBias)
-        v += bias[n];
+        v += bs[j];
       if constexpr (Epi == kQ8EpiGelu)
         v = gelu<kGeluErf>(v);
       else if constexpr (Epi == kQ8EpiGeluTanh)
         v = gelu<kGeluTanh>(v);
       if constexpr (HasResidual)
-        v += res[n];
-      yr[n] = v;
+        v += res[j];
+      yr[j] = v;
     }
   }
+}
+
+template <int Epi, bool HasBias, bool HasResidual>
+ENC_INLINE void q8EpilogueWidth(const int32_t *t, int64_t ldt, int64_t i,
+                                int r, int64_t n0, int64_t n1, int64_t N,
+                                const float *xScale, const int32_t *colSum,
+                                const float *wScale, const float *bias,
+                                const float *residual, float *y) {
+  if (n1 - n0 == kQ8TileC * 16)
+    q8EpilogueRows<Epi, HasBias, HasResidual, kQ8TileC * 16>(
+        t, ldt, i, r, n0, n1, N, xScale, colSum, wScale, bias, residual, y);
+  else
+    q8EpilogueRows<Epi, HasBias, HasResidual, 0>(
+        t, ldt, i, r, n0, n1, N, xScale, colSum, wScale, bias, residual, y);
 }
 
 /// Dequantise + bias + activation + residual of one int32 tile.
@@ -543,16 +563,16 @@ ENC_INLINE void q8Epilogue(const int32_t *t, int64_t ldt, int64_t i, int r,
                            const float *wScale, const float *bias,
                            const float *residual, float *y) {
   if (bias && residual)
-    q8EpilogueRows<Epi, true, true>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+    q8EpilogueWidth<Epi, true, true>(t, ldt, i, r, n0, n1, N, xScale, colSum,
                                     wScale, bias, residual, y);
   else if (bias)
-    q8EpilogueRows<Epi, true, false>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+    q8EpilogueWidth<Epi, true, false>(t, ldt, i, r, n0, n1, N, xScale, colSum,
                                      wScale, bias, residual, y);
   else if (residual)
-    q8EpilogueRows<Epi, false, true>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+    q8EpilogueWidth<Epi, false, true>(t, ldt, i, r, n0, n1, N, xScale, colSum,
                                      wScale, bias, residual, y);
   else
-    q8EpilogueRows<Epi, false, false>(t, ldt, i, r, n0, n1, N, xScale, colSum,
+    q8EpilogueWidth<Epi, false, false>(t, ldt, i, r, n0, n1, N, xScale, colSum,
                                       wScale, bias, residual, y);
 }
 
