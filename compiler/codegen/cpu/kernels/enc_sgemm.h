@@ -273,10 +273,16 @@ void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
         else
           sgemmTileRows<1>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
         // Only the nc real columns: a partial tile's unused lanes hold nothing.
-        if (last && Epi != kEpiNone)
-          for (int64_t r = 0; r < m; ++r)
-            for (int64_t cc = 0; cc < nc; ++cc)
-              c[r * ldc + cc] = applyEpilogue<Epi>(c[r * ldc + cc]);
+        if (last && Epi != kEpiNone) {
+          if (nc == kWide) // fixed width: vectorised without remainder code
+            for (int64_t r = 0; r < m; ++r)
+              for (int64_t cc = 0; cc < kWide; ++cc)
+                c[r * ldc + cc] = applyEpilogue<Epi>(c[r * ldc + cc]);
+          else
+            for (int64_t r = 0; r < m; ++r)
+              for (int64_t cc = 0; cc < nc; ++cc)
+                c[r * ldc + cc] = applyEpilogue<Epi>(c[r * ldc + cc]);
+        }
         if (nc < kWide)
           for (int64_t r = 0; r < m; ++r)
             for (int64_t cc = 0; cc < nc; ++cc)
