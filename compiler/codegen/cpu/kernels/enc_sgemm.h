@@ -132,9 +132,9 @@ struct SgemmBlocking {
 /// Few rows and a wide weight (M <= 256, N >= 3K: MiniLM's QKV and FFN-up
 /// Linears at batch 1): the tasks split the columns first, column blocks
 /// walked row block by row block, so each weight panel streams from memory
-/// into one core only: +7..9 % on those shapes at 2 threads (sgemm_bench
-/// blk 5 vs 0); the same split loses 1-7 % on narrow weights and at
-/// M = 1024, so it stays off there.
+/// into one core only: +7..10 % on those shapes at 2 threads (sgemm_bench
+/// blk 0 vs 6); the same split loses 1-7 % on narrow weights and at
+/// M = 1024 (blk 5 vs 6), so it stays off there.
 constexpr int64_t kSgemmKCMax = 1536;
 inline SgemmBlocking sgemmBlocking(int64_t M, int64_t K, int64_t N) {
   const int64_t chunks = (K + kSgemmKCMax - 1) / kSgemmKCMax;
