@@ -116,8 +116,20 @@ std::string num(double v, int prec = 4) {
   return buf;
 }
 
-/// Per-kernel totals over the session's runs, most expensive first.
-void printProfile(encrt_session *s) {
+/// The session's accumulated per-step times (ms), in plan order.
+std::vector<double> profileSnapshot(encrt_session *s) {
+  std::vector<double> ms(static_cast<size_t>(encrt_session_profile_count(s)));
+  for (size_t i = 0; i < ms.size(); ++i) {
+    encrt_step_profile p;
+    encrt_session_profile_get(s, static_cast<int64_t>(i), &p);
+    ms[i] = p.total_ms;
+  }
+  return ms;
+}
+
+/// Per-kernel times per run over the runs since `before` (a profileSnapshot;
+/// empty: since the session began), most expensive first.
+void printProfile(encrt_session *s, const std::vector<double> &before, int64_t runs) {
   int64_t n = encrt_session_profile_count(s);
   if (n == 0)
     return;
@@ -131,18 +143,20 @@ void printProfile(encrt_session *s) {
   for (int64_t i = 0; i < n; ++i) {
     encrt_step_profile p;
     encrt_session_profile_get(s, i, &p);
+    const double ms = (p.total_ms - (size_t(i) < before.size() ? before[i] : 0.0)) / double(runs);
     Row &r = byKernel[p.kernel];
     r.op = p.op;
     r.kernel = p.kernel;
     r.steps += 1;
-    r.ms += p.total_ms;
-    total += p.total_ms;
+    r.ms += ms;
+    total += ms;
   }
   std::vector<Row> rows;
   for (auto &kv : byKernel)
     rows.push_back(kv.second);
   std::sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) { return a.ms > b.ms; });
-  llvm::errs() << "profile: " << n << " steps, " << num(total, 3) << " ms in kernels\n";
+  llvm::errs() << "profile: " << n << " steps, " << num(total, 3) << " ms in kernels"
+               << (runs > 1 ? " per run (mean of " + std::to_string(runs) + " runs)" : std::string()) << "\n";
   llvm::errs() << "  " << llvm::left_justify("op", 16) << " " << llvm::left_justify("kernel", 44) << " steps"
                << "        ms      %\n";
   for (const Row &r : rows)
@@ -209,13 +223,36 @@ int encc::runCommand(const Args &args) {
     lengths[b] = static_cast<int32_t>(seqs[b].size());
     std::copy(seqs[b].begin(), seqs[b].end(), ids.begin() + b * seq);
   }
+  int64_t runs = 1;
+  if (args.has("runs")) {
+    const std::string v = args.get("runs");
+    char *end = nullptr;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || n < 1 || n > 1000000)
+      return fail("--runs expects a number of timed runs from 1 to 1000000, got '" + v + "'");
+    runs = n;
+  }
   int64_t h = info.hidden_size;
   std::vector<float> hidden(batch * seq * h), pooled(info.has_pooled_output ? batch * h : 0);
-  auto t0 = std::chrono::steady_clock::now();
-  if (failed(encrt_session_run(session.get(), ids.data(), lengths.data(), batch, seq, hidden.data(),
-                               pooled.empty() ? nullptr : pooled.data())))
+  auto runOnce = [&] {
+    return !failed(encrt_session_run(session.get(), ids.data(), lengths.data(), batch, seq, hidden.data(),
+                                     pooled.empty() ? nullptr : pooled.data()));
+  };
+  // --runs N > 1: one untimed warm-up run (first-touch of the arena, caches),
+  // then N timed runs; the latency is their median, the profile their mean.
+  if (runs > 1 && !runOnce())
     return 1;
-  double ms = msSince(t0);
+  const std::vector<double> before = runs > 1 ? profileSnapshot(session.get()) : std::vector<double>{};
+  std::vector<double> times;
+  for (int64_t r = 0; r < runs; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (!runOnce())
+      return 1;
+    times.push_back(msSince(t0));
+  }
+  std::sort(times.begin(), times.end());
+  auto quantile = [&](double q) { return times[static_cast<size_t>(q * double(times.size() - 1) + 0.5)]; };
+  const double ms = quantile(0.5);
 
   if (args.get("format") == "json") {
     llvm::json::OStream j(llvm::outs());
@@ -224,6 +261,11 @@ int encc::runCommand(const Args &args) {
       j.attribute("seq", seq);
       j.attribute("hidden_size", h);
       j.attribute("latency_ms", ms);
+      if (runs > 1) {
+        j.attribute("runs", runs);
+        j.attribute("latency_p10_ms", quantile(0.1));
+        j.attribute("latency_p90_ms", quantile(0.9));
+      }
       j.attribute("random_weights", random);
       j.attributeArray("lengths", [&] {
         for (int32_t l : lengths)
@@ -253,7 +295,11 @@ int encc::runCommand(const Args &args) {
     auto &os = llvm::outs();
     if (random)
       os << randomWeightsLine(seed.value_or(0)) << "\n";
-    os << "last hidden state: [" << batch << ", " << seq << ", " << h << "] (" << num(ms, 2) << " ms)\n";
+    os << "last hidden state: [" << batch << ", " << seq << ", " << h << "] (" << num(ms, 2) << " ms";
+    if (runs > 1)
+      os << ": median of " << runs << " runs after a warm-up, p10 " << num(quantile(0.1), 2) << ", p90 "
+         << num(quantile(0.9), 2);
+    os << ")\n";
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t s = 0; s < lengths[b] && s < 4; ++s) {
         os << "  [" << b << ", " << s << ", :8] ";
@@ -273,7 +319,7 @@ int encc::runCommand(const Args &args) {
     }
   }
   if (args.has("profile"))
-    printProfile(session.get());
+    printProfile(session.get(), before, runs);
   return 0;
 }
 

@@ -117,6 +117,8 @@ const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [-
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
   --device D            auto (default: CUDA when the artifact has a CUDA plan and a GPU is
                         present, else CPU) | cpu | cuda | cuda:N
+  --runs N              time N runs after one warm-up run: the median latency with p10/p90,
+                        and with --profile the mean per-step times (default 1: one cold run)
   --profile             per-step times on stderr
 )";
 
@@ -253,7 +255,7 @@ int main(int argc, char **argv) {
       {"report", kReportUsage,
        {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize", "weights"},
        {"help"}, reportCommand},
-      {"run", kRunUsage, {"ids", "format", "threads", "cpu-target", "device"}, {"profile", "help"}, runCommand},
+      {"run", kRunUsage, {"ids", "format", "threads", "cpu-target", "device", "runs"}, {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage, {"file", "format", "threads", "cpu-target", "device"}, {"profile", "help"}, embedCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
   };
