@@ -100,32 +100,10 @@ std::vector<double> attentionRef(const float *q, const float *k,
                                  const std::vector<int32_t> &lengths,
                                  int64_t S, int NH, int D, float scale) {
   const int64_t B = lengths.size(), H = int64_t(NH) * D;
-  std::vector<double> out(B * S * H, 0.0), s(S);
-  for (int64_t b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h)
-      for (int64_t i = 0; i < S; ++i) {
-        const int64_t len = lengths[b];
-        const float *qi = q + (b * S + i) * ld + h * D;
-        double mx = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < len; ++j) {
-          const float *kj = k + (b * S + j) * ld + h * D;
-          double dot = 0;
-          for (int d = 0; d < D; ++d)
-            dot += double(qi[d]) * kj[d];
-          s[j] = double(scale) * dot;
-          mx = std::max(mx, s[j]);
-        }
-        for (int64_t j = 0; j < len; ++j) {
-          s[j] = std::exp(s[j] - mx);
-          sum += s[j];
-        }
-        double *o = out.data() + (b * S + i) * H + h * D;
-        for (int64_t j = 0; j < len; ++j) {
-          const float *vj = v + (b * S + j) * ld + h * D;
-          for (int d = 0; d < D; ++d)
-            o[d] += s[j] / sum * vj[d];
-        }
-      }
+  std::vector<double> out(B * S * H, 0.0);
+  for (int64_t b = 0; b < B; ++b) // every query row, keys j < lengths[b]
+    refAttendSequence(q, k, v, ld, b * S, S, lengths[b], NH, D, scale,
+                      out.data() + b * S * H);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -85,6 +86,41 @@ inline void checkKernel(const std::vector<double> &ref, const TaskFn &fn,
           << " tasks";
     }
   }
+}
+
+/// Attention of one sequence in double: for query rows row0 + i (i <
+/// queries) and every head h, out row i, columns h*D..h*D+D-1 += the
+/// softmax over keys j < keys of scale <q_i, k_j> times v_j; q/k/v rows `ld`
+/// floats apart starting at row row0, out rows NH*D doubles apart.
+inline void refAttendSequence(const float *q, const float *k, const float *v,
+                              int64_t ld, int64_t row0, int64_t queries,
+                              int64_t keys, int NH, int D, float scale,
+                              double *out) {
+  const int64_t H = int64_t(NH) * D;
+  std::vector<double> s(keys);
+  for (int h = 0; h < NH; ++h)
+    for (int64_t i = 0; i < queries; ++i) {
+      const float *qi = q + (row0 + i) * ld + h * D;
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        const float *kj = k + (row0 + j) * ld + h * D;
+        double dot = 0;
+        for (int d = 0; d < D; ++d)
+          dot += double(qi[d]) * kj[d];
+        s[j] = double(scale) * dot;
+        mx = std::max(mx, s[j]);
+      }
+      for (int64_t j = 0; j < keys; ++j) {
+        s[j] = std::exp(s[j] - mx);
+        sum += s[j];
+      }
+      double *o = out + i * H + h * D;
+      for (int64_t j = 0; j < keys; ++j) {
+        const float *vj = v + (row0 + j) * ld + h * D;
+        for (int d = 0; d < D; ++d)
+          o[d] += s[j] / sum * vj[d];
+      }
+    }
 }
 
 } // namespace kernel_test

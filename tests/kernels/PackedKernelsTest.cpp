@@ -62,29 +62,9 @@ std::vector<double> packedAttentionRef(const float *q, const float *k,
   const int64_t B = off.size() - 1, T = off[B], H = int64_t(NH) * D;
   std::vector<double> out(T * H, 0.0);
   for (int64_t b = 0; b < B; ++b) {
-    const int64_t r0 = off[b], len = off[b + 1] - off[b];
-    std::vector<double> s(len);
-    for (int h = 0; h < NH; ++h)
-      for (int64_t i = 0; i < len; ++i) {
-        const float *qi = q + (r0 + i) * ld + h * D;
-        double mx = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < len; ++j) {
-          const float *kj = k + (r0 + j) * ld + h * D;
-          double dot = 0;
-          for (int d = 0; d < D; ++d)
-            dot += double(qi[d]) * kj[d];
-          s[j] = double(scale) * dot;
-          mx = std::max(mx, s[j]);
-        }
-        for (int64_t j = 0; j < len; ++j) {
-          s[j] = std::exp(s[j] - mx);
-          sum += s[j];
-        }
-        double *o = out.data() + (r0 + i) * H + h * D;
-        for (int64_t j = 0; j < len; ++j)
-          for (int d = 0; d < D; ++d)
-            o[d] += s[j] / sum * v[(r0 + j) * ld + h * D + d];
-      }
+    const int64_t len = off[b + 1] - off[b];
+    refAttendSequence(q, k, v, ld, off[b], len, len, NH, D, scale,
+                      out.data() + off[b] * H);
   }
   return out;
 }
