@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <thread>
@@ -390,7 +389,6 @@ void Artifact::generateWeights() {
     weights_ = data_ + m.weights_offset();
     return;
   }
-  auto t0 = std::chrono::steady_clock::now();
   generatedSize_ = std::max<uint64_t>(m.weights_size(), 1);
   // MAP_POPULATE: the kernel faults the pages in bulk (no MADV_HUGEPAGE:
   // synchronous compaction made loads take seconds on a fragmented host).
@@ -441,8 +439,6 @@ void Artifact::generateWeights() {
   work();
   for (std::thread &t : threads)
     t.join();
-  fillMs_ = std::chrono::duration<double, std::milli>(
-                std::chrono::steady_clock::now() - t0).count();
 }
 
 } // namespace encrt::rt

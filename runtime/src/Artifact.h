@@ -59,8 +59,6 @@ public:
   uint64_t randomWeightsSeed() const {
     return randomWeights() ? model_->weights_fill()->seed() : 0;
   }
-  /// Milliseconds open() spent generating random weights (0 otherwise).
-  double weightsFillMs() const { return fillMs_; }
   /// The last step that needs an Activation/Output value (last_step, or
   /// first_step when the value is never read; outputs live to the end).
   int32_t liveEnd(const encm::Value &value) const;
@@ -81,7 +79,6 @@ private:
   uint8_t *generated_ = nullptr;     ///< generated weights (anonymous mapping), or null
   uint64_t generatedSize_ = 0;
   bool hasCpuPlan_ = true;
-  double fillMs_ = 0;
 };
 
 } // namespace encrt::rt

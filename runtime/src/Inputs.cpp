@@ -86,6 +86,19 @@ void embedInChunks(const LoadedModel &model, const char *const *texts,
   }
 }
 
+int64_t computeOffsets(const int32_t *lengths, int64_t batch, int32_t *offsets) {
+  int64_t total = 0;
+  offsets[0] = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    total += lengths[b];
+    if (total > INT32_MAX)
+      fail(ENCRT_INVALID_ARGUMENT, "the batch holds more than ", INT32_MAX,
+           " tokens");
+    offsets[b + 1] = static_cast<int32_t>(total);
+  }
+  return total;
+}
+
 void unpackRows(const float *packed, const int32_t *lengths,
                 const int32_t *offsets, int64_t batch, int64_t seq,
                 int64_t hidden, float *padded) {

@@ -41,6 +41,21 @@ using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *length
 void embedInChunks(const LoadedModel &model, const char *const *texts,
                    int64_t count, float *outEmbeddings, const PooledRunFn &run);
 
+/// Value.shape's symbolic dims (artifact.fbs).
+constexpr int64_t kDimBatch = -1, kDimSeq = -2, kDimTokens = -3;
+
+/// A shape dim resolved for one run: kDimBatch -> batch, kDimSeq -> seq,
+/// kDimTokens -> tokens, any other value is itself.
+inline int64_t resolveDim(int64_t d, int64_t batch, int64_t seq,
+                          int64_t tokens) {
+  return d == kDimBatch ? batch : d == kDimSeq ? seq : d == kDimTokens ? tokens : d;
+}
+
+/// offsets[0] = 0, offsets[b + 1] = offsets[b] + lengths[b] (batch + 1
+/// entries); returns the token count offsets[batch]. Throws Failure
+/// (ENCRT_INVALID_ARGUMENT) past 2^31 - 1 tokens.
+int64_t computeOffsets(const int32_t *lengths, int64_t batch, int32_t *offsets);
+
 /// Scatters packed rows [tokens, hidden] (sequence b at rows
 /// [offsets[b], offsets[b] + lengths[b])) to padded [batch, seq, hidden],
 /// zero past lengths[b].

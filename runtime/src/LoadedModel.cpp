@@ -9,9 +9,9 @@ namespace encrt::rt {
 
 LoadedModel::~LoadedModel() = default;
 
-void LoadedModel::loadBackend(const LoadOptions &options) {
+void LoadedModel::loadBackend(const LoadOptions &options,
+                              const cuda::DeviceChoice &choice) {
   using namespace cuda;
-  const DeviceChoice choice = parseDevice(options.device);
   const Artifact &a = *artifact_;
   const std::string &p = a.path();
   const bool hasCpu = a.hasCpuPlan();
@@ -59,11 +59,10 @@ void LoadedModel::loadBackend(const LoadOptions &options) {
 
 std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
                                                const LoadOptions &options) {
-  cuda::parseDevice(options.device); // bad options before any I/O
+  const cuda::DeviceChoice choice = cuda::parseDevice(options.device); // bad options before any I/O
   std::shared_ptr<LoadedModel> m(new LoadedModel());
   m->artifact_ = Artifact::open(path);
-  // The CUDA backend's checks (to move into Artifact::verifySemantics).
-  m->loadBackend(options);
+  m->loadBackend(options, choice);
 
   const encm::Metadata &md = m->metadata();
   m->architecture_ = md.architecture() ? md.architecture()->str() : "";

@@ -24,6 +24,7 @@ namespace encrt::rt {
 
 namespace cuda {
 class CudaModel;
+struct DeviceChoice;
 }
 
 struct LoadOptions {
@@ -66,8 +67,9 @@ public:
 
 private:
   LoadedModel() = default;
-  /// Picks and loads the backend (throws Failure).
-  void loadBackend(const LoadOptions &options);
+  /// Picks and loads the backend for `choice` (options.device, parsed by
+  /// load() before any I/O); throws Failure.
+  void loadBackend(const LoadOptions &options, const cuda::DeviceChoice &choice);
 
   std::unique_ptr<Artifact> artifact_;
   std::unique_ptr<CodeModule> code_;

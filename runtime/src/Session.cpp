@@ -14,8 +14,6 @@ namespace encrt::rt {
 
 namespace {
 
-/// Value.shape's symbolic dims (artifact.fbs).
-constexpr int64_t kDimBatch = -1, kDimSeq = -2, kDimTokens = -3;
 /// Largest single buffer the arena accepts; keeps every offset sum far from
 /// overflow.
 constexpr uint64_t kMaxValueBytes = uint64_t(1) << 48;
@@ -78,10 +76,7 @@ uint64_t Session::valueBytes(const encm::Value &value, int64_t batch,
                              int64_t seq, int64_t tokens) const {
   uint64_t bytes = dtypeSize(value.dtype());
   for (int64_t d : *value.shape()) {
-    uint64_t dim = d == kDimBatch    ? uint64_t(batch)
-                   : d == kDimSeq    ? uint64_t(seq)
-                   : d == kDimTokens ? uint64_t(tokens)
-                                     : uint64_t(d);
+    const uint64_t dim = uint64_t(resolveDim(d, batch, seq, tokens));
     if (__builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxValueBytes)
       fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
            " is too large: value ", value.id(), " would exceed ",
@@ -132,20 +127,14 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
   // Inputs: copies with the padding zeroed; the packed layout's offsets.
   ids_.resize(static_cast<size_t>(batch * seq));
   lengths_.assign(lengths, lengths + batch);
-  seqOffsets_.resize(static_cast<size_t>(batch + 1));
-  seqOffsets_[0] = 0;
-  int64_t tokens = 0;
   for (int64_t b = 0; b < batch; ++b) {
     const int32_t *src = ids + b * seq;
     int32_t *dst = ids_.data() + b * seq;
     std::memcpy(dst, src, sizeof(int32_t) * lengths[b]);
     std::fill(dst + lengths[b], dst + seq, 0);
-    tokens += lengths[b];
-    if (tokens > INT32_MAX)
-      fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
-           " holds more than 2^31 - 1 tokens");
-    seqOffsets_[b + 1] = static_cast<int32_t>(tokens);
   }
+  seqOffsets_.resize(static_cast<size_t>(batch + 1));
+  const int64_t tokens = computeOffsets(lengths, batch, seqOffsets_.data());
   plan(batch, seq);
   valuePtrs_[m.inputs()->Get(0)] = ids_.data();
   valuePtrs_[m.inputs()->Get(1)] = lengths_.data();

@@ -39,16 +39,8 @@ struct LaunchShape {
 LaunchShape launchShape(const int64_t *header, int64_t batch, int64_t seq,
                         int64_t tokens);
 
-/// offsets[0] = 0, offsets[b + 1] = offsets[b] + lengths[b] (batch + 1
-/// entries); returns the token count offsets[batch].
-int64_t computeOffsets(const int32_t *lengths, int64_t batch, int32_t *offsets);
-
-// unpackRows (packed [tokens, hidden] -> padded rows): Inputs.h.
-
-/// A symbolic shape dim resolved: -1 batch, -2 seq, -3 tokens, else itself.
-inline int64_t resolveDim(int64_t d, int64_t batch, int64_t seq, int64_t tokens) {
-  return d == -1 ? batch : d == -2 ? seq : d == -3 ? tokens : d;
-}
+// computeOffsets, resolveDim and unpackRows (shared with the CPU session):
+// Inputs.h.
 
 } // namespace encrt::rt::cuda
 

@@ -122,7 +122,6 @@ std::unique_ptr<CudaModel> CudaModel::load(const Artifact &artifact,
     deviceOffset[offset] = total;
     total = alignUp(total + std::max<uint64_t>(reg.first, 1));
   }
-  m->weightBytes_ = total;
   if (total > 0) {
     d.check(d.cuMemAlloc_v2(&m->weightBase_, total), "cuMemAlloc_v2",
             std::to_string(total) + " bytes of weights");

@@ -50,7 +50,6 @@ public:
   CUfunction function(size_t step) const { return functions_[step]; }
   /// The device address of Weight value `id` (0 for other values).
   CUdeviceptr weight(uint32_t id) const { return weights_[id]; }
-  uint64_t weightBytes() const { return weightBytes_; }
 
 private:
   CudaModel() = default;
@@ -63,7 +62,6 @@ private:
   bool retained_ = false;
   CUmodule module_ = nullptr;
   CUdeviceptr weightBase_ = 0;
-  uint64_t weightBytes_ = 0;
   cublasLtHandle_t ltHandle_ = nullptr;
   std::vector<CUfunction> functions_;
   std::vector<CUdeviceptr> weights_;

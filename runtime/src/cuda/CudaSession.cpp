@@ -3,6 +3,7 @@
 
 #include "Failure.h"
 #include "Inputs.h"
+#include "VerifyUtil.h"
 #include "cuda/CudaHost.h"
 #include "cuda/CudaModel.h"
 #include "encrt/cuda_kernel_abi.h"
@@ -47,11 +48,8 @@ CudaSession::CudaSession(std::shared_ptr<const LoadedModel> model, bool profilin
     case encm::ValueKind::Weight: valuePtrs_[i] = cm_->weight(i); break;
     case encm::ValueKind::Activation:
     case encm::ValueKind::Output: {
-      int32_t end = v.kind() == encm::ValueKind::Output ? numSteps - 1
-                    : v.last_step() >= v.first_step()   ? v.last_step()
-                                                        : v.first_step();
       arenaValues_.push_back(i);
-      requests_.push_back({0, v.first_step(), end});
+      requests_.push_back({0, v.first_step(), liveEnd(v, numSteps)});
       break;
     }
     case encm::ValueKind::Input: break;
@@ -83,8 +81,7 @@ CudaSession::~CudaSession() {
   }
   if (stream_)
     d_->cuStreamSynchronize(stream_);
-  for (CachedGraph &g : graphs_)
-    d_->cuGraphExecDestroy(g.exec);
+  clearGraphs();
   for (Gemm &g : gemms_)
     destroyGemm(g);
   for (CUevent e : events_)
@@ -260,11 +257,16 @@ void CudaSession::runGemm(uint32_t s, const Key &k) {
                             : p.dtype() == encm::DType::BF16 ? kCudaR16BF
                                                              : kCudaR16F;
   const cudaDataType_t cd = int8 ? kCudaR32I : ab;
-  const std::string what = "step " + std::to_string(s) + ": N=" +
-                           std::to_string(n) + " K=" + std::to_string(kk) +
-                           " T=" + std::to_string(rows) + (int8 ? " int8" : "");
+  // The error context, built only where a call is checked outside the
+  // per-run path (descriptor set-up) or has failed.
+  auto describe = [&] {
+    return "step " + std::to_string(s) + ": N=" + std::to_string(n) +
+           " K=" + std::to_string(kk) + " T=" + std::to_string(rows) +
+           (int8 ? " int8" : "");
+  };
   Gemm &g = gemms_[s];
   if (g.rows != rows) {
+    const std::string what = describe();
     destroyGemm(g);
     lt.check(lt.cublasLtMatmulDescCreate(&g.desc, int8 ? kCublasCompute32I : kCublasCompute32F,
                                          int8 ? kCudaR32I : kCudaR32F),
@@ -313,11 +315,11 @@ void CudaSession::runGemm(uint32_t s, const Key &k) {
   const void *w = reinterpret_cast<const void *>(valuePtrs_[ops.Get(1)]);
   const void *xp = reinterpret_cast<const void *>(valuePtrs_[ops.Get(0)]);
   void *y = reinterpret_cast<void *>(valuePtrs_[ops.Get(ops.size() - 1)]);
-  lt.check(lt.cublasLtMatmul(cm_->ltHandle(), g.desc, alpha, w, g.a, xp, g.b,
-                             beta, y, g.c, y, g.c, &g.algo,
-                             reinterpret_cast<void *>(workspace_),
-                             workspaceBytes_, stream_),
-           "cublasLtMatmul", what);
+  const cublasStatus_t st = lt.cublasLtMatmul(
+      cm_->ltHandle(), g.desc, alpha, w, g.a, xp, g.b, beta, y, g.c, y, g.c,
+      &g.algo, reinterpret_cast<void *>(workspace_), workspaceBytes_, stream_);
+  if (st != kCublasStatusSuccess)
+    lt.check(st, "cublasLtMatmul", describe());
 }
 
 void CudaSession::enqueue(const Key &k, bool timed) {
@@ -441,7 +443,7 @@ void CudaSession::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
   const encm::CudaPlan &p = cm_->plan();
   if (outHidden) {
     const auto *packed = reinterpret_cast<const float *>(host_ + io.hidden);
-    if (p.values()->Get(p.outputs()->Get(0))->shape()->Get(0) == -3)
+    if (p.values()->Get(p.outputs()->Get(0))->shape()->Get(0) == kDimTokens)
       unpackRows(packed, lengths, hostOffsets_.data(), batch, seq, hidden, outHidden);
     else
       std::memcpy(outHidden, packed, sizeof(float) * static_cast<size_t>(batch * seq * hidden));
