@@ -285,7 +285,13 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     return llvm::createStringError("--target: nothing to build (expected cpu and/or cuda)");
   if (opt.cudaDType != "f16" && opt.cudaDType != "bf16")
     return llvm::createStringError("--cuda-dtype expects f16 or bf16, got '%s'", opt.cudaDType.c_str());
-  if (wantCuda && opt.emit != "cu" && opt.emit != "mlir")
+  if (opt.emit != "artifact" && opt.emit != "mlir" && opt.emit != "cpp" && opt.emit != "cu")
+    return llvm::createStringError("--emit expects artifact, mlir, cpp or cu, got '%s'", opt.emit.c_str());
+  // Before any import or codegen: what cannot be emitted, and a missing nvcc.
+  if ((opt.emit == "cpp" && !wantCpu) || (opt.emit == "cu" && !wantCuda))
+    return llvm::createStringError("--emit=%s needs --target=%s", opt.emit.c_str(),
+                                   opt.emit == "cu" ? "cuda" : "cpu");
+  if (wantCuda && opt.emit == "artifact")
     if (auto nvcc = findNvcc(); !nvcc)
       return nvcc.takeError();
   const std::vector<std::string> cpuLevels = opt.cpuLevels.empty() ? defaultCpuLevels(opt.quantize) : opt.cpuLevels;
@@ -342,7 +348,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
 
   ArtifactContents contents;
   std::optional<CpuCodegenResult> cpuCode;
-  if (wantCpu) {
+  if (wantCpu && opt.emit != "cu") {
     auto code = generateCpuCode(*model->module, model->weights);
     if (!code)
       return code.takeError();
@@ -374,9 +380,6 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     cuda = CudaProgram{std::move(code->plan), co.dtype, std::move(*fatbin)};
     contents.cuda = &*cuda;
   }
-  if (opt.emit != "artifact")
-    return llvm::createStringError("--emit=%s needs --target=%s", opt.emit.c_str(),
-                                   opt.emit == "cu" ? "cuda" : "cpu");
 
   if (cpuCode) {
     auto objects = buildCodeObjects(cpuCode->source, cpuLevels, opt.saveTemps, progress);
