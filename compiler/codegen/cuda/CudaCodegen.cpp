@@ -24,6 +24,8 @@
 #include <cstring>
 #include <map>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 using namespace encc;
 using encc::codegen::locString;
@@ -146,7 +148,16 @@ private:
   }
   std::string out(uint32_t slot, const std::string &type) const {
     return "OUT(" + type + ", " + std::to_string(slot) + ")";
+  }  /// The elementwise GELU kernel over rows of N activations (the step after
+  /// a GEMM, or a standalone enc.gelu): its symbol and body.
+  std::pair<std::string, std::string> geluKernel(bool tanh, int64_t N) const {
+    const std::string n = std::to_string(N);
+    return {std::string("enc_cuda_gelu") + (tanh ? "_tanh_" : "_") + actTag_ + "_n" + n,
+            "enc_cuda::activation<" + actC_ + ", " + n + ", " +
+                (tanh ? "enc_cuda::kEpiGeluTanh" : "enc_cuda::kEpiGelu") + ">(a, " + in(0, actC_) +
+                ", " + out(1, actC_) + ");"};
   }
+
 
   enc::WeightStore &weights_;
   DType act_;
@@ -572,11 +583,7 @@ llvm::Error Generator::addLinear(enc::LinearOp op) {
   const bool tanh = epi == "gelu_tanh";
   std::vector<uint32_t> actOperands = {
       y, result(op.getResult(), stepName(op), act_, {kDimTokens, *N})};
-  const std::string symbol = std::string("enc_cuda_gelu") + (tanh ? "_tanh_" : "_") + actTag_ +
-                             "_n" + std::to_string(*N);
-  const std::string body = "enc_cuda::activation<" + actC_ + ", " + std::to_string(*N) + ", " +
-                           (tanh ? "enc_cuda::kEpiGeluTanh" : "enc_cuda::kEpiGelu") + ">(a, " +
-                           in(0, actC_) + ", " + out(1, actC_) + ");";
+  auto [symbol, body] = geluKernel(tanh, *N);
   return emit(op, "enc.linear", symbol, body, kElemThreads, std::move(actOperands), 1,
               cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, *N), {},
               {});
@@ -780,11 +787,7 @@ llvm::Error Generator::addElementwise(Operation *op) {
     llvm::StringRef ap = g.getApproximate();
     if (ap != "none" && ap != "tanh")
       return opError(op, "unsupported approximate = \"" + ap + "\"");
-    const bool tanh = ap == "tanh";
-    symbol = std::string("enc_cuda_gelu") + (tanh ? "_tanh_" : "_") + actTag_ + "_n" + n;
-    body = "enc_cuda::activation<" + actC_ + ", " + n + ", " +
-           (tanh ? "enc_cuda::kEpiGeluTanh" : "enc_cuda::kEpiGelu") + ">(a, " + in(0, actC_) +
-           ", " + out(1, actC_) + ");";
+    std::tie(symbol, body) = geluKernel(ap == "tanh", *N);
   } else {
     return opError(op, "unsupported op (the CUDA codegen has no kernel for it)");
   }
