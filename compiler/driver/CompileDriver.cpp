@@ -16,12 +16,12 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <thread>
 
 using namespace encc;
 
@@ -204,25 +204,17 @@ llvm::Expected<std::vector<CodeObject>> encc::buildCodeObjects(const std::string
   }
   // One host-compiler process per level, as many at once as there are cores
   // (the levels are independent; MiniLM's two fp32 levels: 3.5 -> 2 s).
-  const size_t parallel = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::unique_ptr<llvm::Expected<CodeObject>>> built(levels.size());
+  for (const std::string &name : cpuLevels)
+    progress("compiling kernels for " + name + " ...");
+  std::vector<std::optional<llvm::Expected<CodeObject>>> built(levels.size());
   std::vector<double> seconds(levels.size());
-  for (size_t first = 0; first < levels.size(); first += parallel) {
-    const size_t last = std::min(levels.size(), first + parallel);
-    std::vector<std::thread> workers;
-    for (size_t i = first; i < last; ++i) {
-      progress("compiling kernels for " + cpuLevels[i] + " ...");
-      workers.emplace_back([&, i] {
-        Stopwatch sw;
-        built[i] = std::make_unique<llvm::Expected<CodeObject>>(
-            buildInWorkDir(saveTemps, cpuLevels[i],
-                           [&](const std::string &workDir) { return buildCpuCodeObject(source, levels[i], workDir); }));
-        seconds[i] = sw.seconds();
-      });
-    }
-    for (auto &w : workers)
-      w.join();
-  }
+  llvm::parallelFor(0, levels.size(), [&](size_t i) {
+    Stopwatch sw;
+    built[i].emplace(buildInWorkDir(saveTemps, cpuLevels[i], [&](const std::string &workDir) {
+      return buildCpuCodeObject(source, levels[i], workDir);
+    }));
+    seconds[i] = sw.seconds();
+  });
   std::vector<CodeObject> objects;
   llvm::Error firstError = llvm::Error::success();
   for (size_t i = 0; i < levels.size(); ++i) {
