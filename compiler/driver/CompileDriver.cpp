@@ -341,7 +341,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   ArtifactContents contents;
   std::optional<CpuCodegenResult> cpuCode;
   if (wantCpu && opt.emit != "cu") {
-    auto code = generateCpuCode(*model->module, model->weights);
+    auto code = generateCpuCode(*model->module, model->weights, opt.allowPackedPlan);
     if (!code)
       return code.takeError();
     progress("generated CPU code: " + std::to_string(code->plan.steps.size()) + " steps, " +

@@ -64,6 +64,8 @@ struct CompileOptions {
   std::vector<std::string> quantizeSkip;              ///< --quantize-skip patterns
   std::string calibrate;                              ///< --calibrate ranges file ("" = dynamic)
   std::optional<uint64_t> randomWeightsSeed;          ///< --weights=random:SEED (no weight bytes stored)
+  bool allowPackedPlan = true;                        ///< false: the padded CPU plan even where a packed
+                                                      ///< one is possible (tests compare the two)
 };
 
 /// The value of `--weights`: "file" (model.safetensors) gives nullopt,

@@ -2,8 +2,8 @@
 //
 // The default pipeline gives a packed CPU plan (hidden output [-3, H]); the
 // unfused --pipeline=none plan stays padded ([-1, -2, H]). The same tiny model,
-// after the same passes, built packed and padded (generateCpuCode's
-// allowPacked) agrees on every valid row of the hidden state and on the pooled
+// after the same passes, built packed and padded (CompileOptions::
+// allowPackedPlan) agrees on every valid row of the hidden state and on the pooled
 // output: max |packed - padded| / max |padded| <= 1e-5 (the same kernels on the
 // same rows; only the layout differs), for fp32 and int8 and for a batch with
 // lengths {1, S, 3, S-1}; the padded rows of a packed plan's out_hidden are
@@ -14,12 +14,7 @@
 #include "tests/e2e/E2ETest.h"
 #include "tests/support/TinyModel.h"
 
-#include "compiler/codegen/cpu/CpuCodegen.h"
-#include "compiler/driver/ArtifactWriter.h"
 #include "encrt/artifact_generated.h"
-#include "ir/EncDialect.h"
-
-#include "llvm/ADT/StringExtras.h"
 
 #include <fstream>
 #include <iterator>
@@ -58,54 +53,18 @@ std::vector<int64_t> outputShape(const std::string &artifact, unsigned index) {
   return std::vector<int64_t>(shape->begin(), shape->end());
 }
 
+/// `pipeline` ("" = the default one), plus int8 when asked; allowPacked false:
+/// the padded CPU plan even where a packed one is possible.
 std::string compileWith(const std::string &modelDir, const std::string &out, const std::string &pipeline,
-                        const std::string &quantize = "none") {
+                        const std::string &quantize = "none", bool allowPacked = true) {
   encc::CompileOptions opt;
   opt.modelDir = modelDir;
   opt.output = out;
   opt.maxSeq = kMaxSeq;
   opt.pipeline = pipeline;
   opt.quantize = quantize;
+  opt.allowPackedPlan = allowPacked;
   return compile(opt);
-}
-
-/// The driver's stages with the default pipeline (plus int8 when asked), the
-/// CPU plan packed or padded as `allowPacked` says.
-std::string compileStages(const std::string &modelDir, const std::string &out, bool allowPacked,
-                          const std::string &quantize) {
-  auto ctx = encc::makeContext();
-  encc::ImportOptions io;
-  io.maxSeq = kMaxSeq;
-  auto model = encc::importHFModel(*ctx, modelDir, io);
-  if (!model)
-    return llvm::toString(model.takeError());
-  auto passes = encc::withQuantization(encc::defaultPassNames(), quantize);
-  if (!passes)
-    return llvm::toString(passes.takeError());
-  encc::PipelineOptions po;
-  po.passes = *passes;
-  ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&model->weights);
-  if (auto err = encc::runEncPipeline(*model->module, po))
-    return llvm::toString(std::move(err));
-  auto code = encc::generateCpuCode(*model->module, model->weights, allowPacked);
-  if (!code)
-    return llvm::toString(code.takeError());
-  if (code->packed != allowPacked)
-    return std::string("the plan is ") + (code->packed ? "packed" : "padded") + ", expected the other";
-  auto objects = encc::buildCodeObjects(code->source, encc::defaultCpuLevels(quantize), "", [](const std::string &) {});
-  if (!objects)
-    return llvm::toString(objects.takeError());
-  encc::ArtifactContents contents;
-  contents.codeObjects = std::move(*objects);
-  contents.config = &model->config;
-  contents.tokenizer = &model->tokenizer;
-  contents.plan = &code->plan;
-  contents.weights = &model->weights;
-  contents.passes = po.passes;
-  contents.source = modelDir;
-  if (auto err = encc::writeArtifact(out, contents))
-    return llvm::toString(std::move(err));
-  return "";
 }
 
 struct Batch {
@@ -184,8 +143,8 @@ TEST_P(PackedVsPadded, AgreeOnValidRowsAndZeroPadding) {
   TempDir dir;
   TinyModel model = writeTinyModel(dir.path() + "/m", s);
   const std::string packedPath = dir.path() + "/packed.encm", paddedPath = dir.path() + "/padded.encm";
-  ASSERT_EQ(compileStages(model.dir, packedPath, true, quantize), "");
-  ASSERT_EQ(compileStages(model.dir, paddedPath, false, quantize), "");
+  ASSERT_EQ(compileWith(model.dir, packedPath, "", quantize, true), "");
+  ASSERT_EQ(compileWith(model.dir, paddedPath, "", quantize, false), "");
   ASSERT_EQ(outputShape(packedPath, 0), (std::vector<int64_t>{encc::kDimTokens, s.hidden}));
   ASSERT_EQ(outputShape(paddedPath, 0), (std::vector<int64_t>{encc::kDimBatch, encc::kDimSeq, s.hidden}));
 
