@@ -61,9 +61,10 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
                         L2-normalise the pooled output (default: from modules.json, else on)
   --save-temps DIR      keep the generated C++ and the shared objects in DIR
   --weights SRC         file (default: model.safetensors) | random:SEED: generate every weight
-                        from SEED (BERT-like init) instead; MODEL_DIR then needs only
-                        config.json, the artifact stores no weight bytes (the runtime
-                        regenerates them at load) and outputs are meaningless: for
+                        from SEED (BERT-like init, for the passes and quantisation)
+                        instead; MODEL_DIR then needs only config.json, the artifact
+                        stores no weight bytes (the runtime fills every weight at load
+                        with its own uniform values) and outputs are meaningless: for
                         benchmarking model shapes only
   -q, --quiet           no progress lines
 
