@@ -40,6 +40,58 @@ uint32_t addPlanValue(Plan &plan, std::string name, ValueKind kind, DType dtype,
   return plan.values.size() - 1;
 }
 
+llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
+                                         const mlir::enc::WeightStore &store,
+                                         llvm::StringRef who) {
+  std::string name = op.getName().str();
+  auto fail = [&](const llvm::Twine &msg) {
+    return opErrorIn(who, op, "weight \"" + name + "\" " + msg);
+  };
+  auto type = mlir::cast<mlir::RankedTensorType>(op.getType());
+  if (!type.hasStaticShape())
+    return fail("must have a static shape");
+  const mlir::enc::WeightTensor *w = store.find(name);
+  if (!w)
+    return fail("is not in the weight store");
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  if (w->shape != shape) {
+    std::string have = "[", want;
+    for (size_t i = 0; i < w->shape.size(); ++i)
+      have += (i ? ", " : "") + std::to_string(w->shape[i]);
+    have += "]";
+    llvm::raw_string_ostream(want) << type;
+    return fail("has shape " + have + " in the weight store but the IR expects " + want);
+  }
+  mlir::Type et = type.getElementType();
+  mlir::enc::WeightType want;
+  size_t bytesPer = 4;
+  if (et.isF32())
+    want = mlir::enc::WeightType::F32;
+  else if (et.isInteger(8))
+    want = mlir::enc::WeightType::I8, bytesPer = 1;
+  else if (et.isInteger(32))
+    want = mlir::enc::WeightType::I32;
+  else
+    return fail("has an unsupported element type");
+  if (w->type != want)
+    return fail("has a different element type in the weight store");
+  if (w->bytes.size() != static_cast<size_t>(w->numElements()) * bytesPer)
+    return fail("has " + std::to_string(w->bytes.size()) + " bytes in the weight store, expected " +
+                std::to_string(w->numElements() * bytesPer));
+  return WeightInfo{name, planDType(want), shape};
+}
+
+DType planDType(mlir::enc::WeightType type) {
+  switch (type) {
+  case mlir::enc::WeightType::F32: return DType::F32;
+  case mlir::enc::WeightType::I8: return DType::I8;
+  case mlir::enc::WeightType::I32: return DType::I32;
+  case mlir::enc::WeightType::F16: return DType::F16;
+  case mlir::enc::WeightType::BF16: return DType::BF16;
+  }
+  return DType::F32;
+}
+
 llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
                                                    llvm::StringRef who) {
   auto func = module.lookupSymbol<mlir::func::FuncOp>("forward");

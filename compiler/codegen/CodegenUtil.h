@@ -8,6 +8,8 @@
 #define ENCC_COMPILER_CODEGEN_CODEGENUTIL_H
 
 #include "compiler/Plan.h"
+#include "ir/EncOps.h"
+#include "ir/WeightStore.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -44,6 +46,23 @@ llvm::Error opErrorIn(llvm::StringRef who, mlir::Operation *op,
 /// Appends a value to `plan`; returns its id.
 uint32_t addPlanValue(Plan &plan, std::string name, ValueKind kind, DType dtype,
                       std::vector<int64_t> shape);
+
+/// An enc.weight op checked against the weight store.
+struct WeightInfo {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+/// `op` checked against `store`: a static shape, present in the store with
+/// that shape, an f32/i8/i32 element type equal to the stored one, and the
+/// stored byte count; errors as opErrorIn(who, op, ...).
+llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
+                                         const mlir::enc::WeightStore &store,
+                                         llvm::StringRef who);
+
+/// The plan dtype of a stored weight's element type.
+DType planDType(mlir::enc::WeightType type);
 
 /// The module's func.func @forward, checked to have one block and the
 /// arguments (ids: tensor<?x?xi32>, lengths: tensor<?xi32>); errors start

@@ -177,11 +177,7 @@ private:
                                    const std::vector<Shape> &in,
                                    const std::vector<Shape> &outs);
 
-  struct WeightInfo {
-    std::string name;
-    DType dtype;
-    Shape shape;
-  };
+  using WeightInfo = codegen::WeightInfo;
 
   mlir::enc::WeightStore &weights_;
   Plan plan_;
@@ -200,48 +196,10 @@ private:
 };
 
 llvm::Error Generator::addWeight(mlir::enc::WeightOp op) {
-  std::string name = op.getName().str();
-  auto type = cast<RankedTensorType>(op.getType());
-  if (!type.hasStaticShape())
-    return opError(op, "weight \"" + name + "\" must have a static shape");
-  const mlir::enc::WeightTensor *w = weights_.find(name);
-  if (!w)
-    return opError(op, "weight \"" + name + "\" is not in the weight store");
-  Shape shape(type.getShape().begin(), type.getShape().end());
-  if (w->shape != shape) {
-    std::string have = "[", want;
-    for (size_t i = 0; i < w->shape.size(); ++i)
-      have += (i ? ", " : "") + std::to_string(w->shape[i]);
-    have += "]";
-    llvm::raw_string_ostream(want) << type;
-    return opError(op, "weight \"" + name + "\" has shape " + have +
-                           " in the weight store but the IR expects " + want);
-  }
-  DType dtype;
-  mlir::Type et = type.getElementType();
-  mlir::enc::WeightType wantType;
-  if (et.isF32()) {
-    dtype = DType::F32;
-    wantType = mlir::enc::WeightType::F32;
-  } else if (et.isInteger(8)) {
-    dtype = DType::I8;
-    wantType = mlir::enc::WeightType::I8;
-  } else if (et.isInteger(32)) {
-    dtype = DType::I32;
-    wantType = mlir::enc::WeightType::I32;
-  } else {
-    return opError(op, "weight \"" + name + "\" has an unsupported element type");
-  }
-  if (w->type != wantType)
-    return opError(op, "weight \"" + name +
-                           "\" has a different element type in the weight store");
-  if (static_cast<int64_t>(w->bytes.size()) !=
-      w->numElements() * (wantType == mlir::enc::WeightType::I8 ? 1 : 4))
-    return opError(op, "weight \"" + name + "\" has " +
-                           std::to_string(w->bytes.size()) +
-                           " bytes in the weight store, expected " +
-                           std::to_string(w->numElements()) + " elements");
-  weightOps_[op.getResult()] = WeightInfo{name, dtype, shape};
+  auto info = codegen::checkWeightOp(op, weights_, "cpu codegen");
+  if (!info)
+    return info.takeError();
+  weightOps_[op.getResult()] = std::move(*info);
   return llvm::Error::success();
 }
 
@@ -250,10 +208,7 @@ uint32_t Generator::weightValue(const std::string &name) {
   if (it != weightIds_.end())
     return it->second;
   const mlir::enc::WeightTensor *w = weights_.find(name);
-  DType dtype = w->type == mlir::enc::WeightType::F32  ? DType::F32
-                : w->type == mlir::enc::WeightType::I8 ? DType::I8
-                                                       : DType::I32;
-  uint32_t id = addValue(name, ValueKind::Weight, dtype, w->shape);
+  uint32_t id = addValue(name, ValueKind::Weight, codegen::planDType(w->type), w->shape);
   weightIds_[name] = id;
   return id;
 }

@@ -74,11 +74,7 @@ public:
   llvm::Expected<CudaCodegenResult> run(mlir::ModuleOp module);
 
 private:
-  struct WeightInfo {
-    std::string name;
-    DType dtype;
-    Shape shape;
-  };
+  using WeightInfo = codegen::WeightInfo;
 
   // Values ------------------------------------------------------------------
   uint32_t addValue(std::string name, ValueKind kind, DType dtype, Shape shape) {
@@ -176,38 +172,10 @@ private:
 };
 
 llvm::Error Generator::addWeightOp(enc::WeightOp op) {
-  std::string name = op.getName().str();
-  auto type = cast<RankedTensorType>(op.getType());
-  if (!type.hasStaticShape())
-    return opError(op, "weight \"" + name + "\" must have a static shape");
-  const enc::WeightTensor *w = weights_.find(name);
-  if (!w)
-    return opError(op, "weight \"" + name + "\" is not in the weight store");
-  Shape shape(type.getShape().begin(), type.getShape().end());
-  if (w->shape != shape)
-    return opError(op, "weight \"" + name +
-                           "\" has a different shape in the weight store than in the IR");
-  mlir::Type et = type.getElementType();
-  DType dtype;
-  enc::WeightType want;
-  size_t bytesPer;
-  if (et.isF32()) {
-    dtype = DType::F32, want = enc::WeightType::F32, bytesPer = 4;
-  } else if (et.isInteger(8)) {
-    dtype = DType::I8, want = enc::WeightType::I8, bytesPer = 1;
-  } else if (et.isInteger(32)) {
-    dtype = DType::I32, want = enc::WeightType::I32, bytesPer = 4;
-  } else {
-    return opError(op, "weight \"" + name + "\" has an unsupported element type");
-  }
-  if (w->type != want)
-    return opError(op, "weight \"" + name +
-                           "\" has a different element type in the weight store");
-  if (w->bytes.size() != static_cast<size_t>(w->numElements()) * bytesPer)
-    return opError(op, "weight \"" + name + "\" has " + std::to_string(w->bytes.size()) +
-                           " bytes in the weight store, expected " +
-                           std::to_string(w->numElements() * bytesPer));
-  weightOps_[op.getResult()] = WeightInfo{name, dtype, shape};
+  auto info = codegen::checkWeightOp(op, weights_, "cuda codegen");
+  if (!info)
+    return info.takeError();
+  weightOps_[op.getResult()] = std::move(*info);
   return llvm::Error::success();
 }
 
@@ -215,15 +183,7 @@ uint32_t Generator::storeValue(const std::string &name) {
   if (auto it = weightIds_.find(name); it != weightIds_.end())
     return it->second;
   const enc::WeightTensor *w = weights_.find(name);
-  DType dtype = DType::F32;
-  switch (w->type) {
-  case enc::WeightType::F32: dtype = DType::F32; break;
-  case enc::WeightType::I8: dtype = DType::I8; break;
-  case enc::WeightType::I32: dtype = DType::I32; break;
-  case enc::WeightType::F16: dtype = DType::F16; break;
-  case enc::WeightType::BF16: dtype = DType::BF16; break;
-  }
-  uint32_t id = addValue(name, ValueKind::Weight, dtype, w->shape);
+  uint32_t id = addValue(name, ValueKind::Weight, codegen::planDType(w->type), w->shape);
   weightIds_[name] = id;
   return id;
 }
