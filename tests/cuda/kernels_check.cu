@@ -14,21 +14,13 @@
 //===----------------------------------------------------------------------===//
 #include "enc_cuda_kernels.cuh"
 
+#include "cuda_check.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
-
-#define CHECK_CUDA(x)                                                                    \
-  do {                                                                                   \
-    cudaError_t err_ = (x);                                                              \
-    if (err_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                    \
-                   cudaGetErrorString(err_));                                            \
-      std::exit(2);                                                                      \
-    }                                                                                    \
-  } while (0)
 
 constexpr int H = 384, N = 1536, V = 50, P = 64;
 
