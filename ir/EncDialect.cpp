@@ -13,19 +13,3 @@ void EncDialect::initialize() {
 #include "ir/EncOps.cpp.inc"
       >();
 }
-
-void EncDialect::addPassCount(llvm::StringRef pass, llvm::StringRef statistic,
-                              uint64_t value) {
-  std::lock_guard<std::mutex> lock(passCountsMutex);
-  passCounts[pass.str()][statistic.str()] += value;
-}
-
-EncDialect::PassCounts EncDialect::getPassCounts() const {
-  std::lock_guard<std::mutex> lock(passCountsMutex);
-  return passCounts;
-}
-
-void EncDialect::clearPassCounts() {
-  std::lock_guard<std::mutex> lock(passCountsMutex);
-  passCounts.clear();
-}

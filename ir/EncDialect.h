@@ -4,15 +4,6 @@
 
 #include "mlir/IR/Dialect.h"
 
-#include <cstdint>
-#include <map>
-#include <mutex>
-#include <string>
-
-namespace mlir::enc {
-class WeightStore;
-} // namespace mlir::enc
-
 #include "ir/EncDialect.h.inc"
 
 #endif // ENC_IR_ENCDIALECT_H

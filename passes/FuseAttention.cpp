@@ -2,6 +2,7 @@
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
 #include "passes/ApplyFusionPatterns.h"
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -98,7 +99,8 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
   unsigned &packed;
 };
 
-struct FuseAttentionPass : enc::impl::FuseAttentionPassBase<FuseAttentionPass> {
+struct FuseAttentionPass : enc::impl::FuseAttentionPassBase<FuseAttentionPass>,
+                           PassCounters {
   void runOnOperation() override {
     unsigned fused = 0, packed = 0;
     RewritePatternSet patterns(&getContext());
@@ -107,9 +109,7 @@ struct FuseAttentionPass : enc::impl::FuseAttentionPassBase<FuseAttentionPass> {
       return signalPassFailure();
     numFused += fused;
     numPacked += packed;
-    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
-    dialect->addPassCount("fuse-attention", "num-fused", fused);
-    dialect->addPassCount("fuse-attention", "num-packed", packed);
+    recordCounts({{"num-fused", fused}, {"num-packed", packed}});
   }
 };
 

@@ -2,6 +2,7 @@
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
 #include "passes/ApplyFusionPatterns.h"
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -46,7 +47,8 @@ struct FuseGeluIntoLinear : OpRewritePattern<GeluOp> {
   unsigned &count;
 };
 
-struct FuseBiasGeluPass : enc::impl::FuseBiasGeluPassBase<FuseBiasGeluPass> {
+struct FuseBiasGeluPass : enc::impl::FuseBiasGeluPassBase<FuseBiasGeluPass>,
+                          PassCounters {
   void runOnOperation() override {
     unsigned count = 0;
     RewritePatternSet patterns(&getContext());
@@ -54,8 +56,7 @@ struct FuseBiasGeluPass : enc::impl::FuseBiasGeluPassBase<FuseBiasGeluPass> {
     if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += count;
-    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
-    dialect->addPassCount("fuse-bias-gelu", "num-fused", count);
+    recordCounts({{"num-fused", count}});
   }
 };
 

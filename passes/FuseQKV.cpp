@@ -3,6 +3,7 @@
 #include "ir/EncOps.h"
 #include "ir/WeightStore.h"
 #include "passes/ApplyFusionPatterns.h"
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -165,21 +166,26 @@ struct MergeLinears : OpRewritePattern<LinearOp> {
   unsigned &created;
 };
 
-struct FuseQKVPass : enc::impl::FuseQKVPassBase<FuseQKVPass> {
+struct FuseQKVPass : enc::impl::FuseQKVPassBase<FuseQKVPass>, PassCounters {
+  /// Where the merged weights go; null (enc-opt, lit): the IR changes only.
+  WeightStore *store = nullptr;
+
   void runOnOperation() override {
     unsigned fused = 0, created = 0;
-    WeightStore *store =
-        getContext().getOrLoadDialect<EncDialect>()->getWeightStore();
     RewritePatternSet patterns(&getContext());
     patterns.add<MergeLinears>(&getContext(), store, fused, created);
     if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += fused;
     numWeightsCreated += created;
-    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
-    dialect->addPassCount("fuse-qkv", "num-fused", fused);
-    dialect->addPassCount("fuse-qkv", "num-weights-created", created);
+    recordCounts({{"num-fused", fused}, {"num-weights-created", created}});
   }
 };
 
 } // namespace
+
+std::unique_ptr<Pass> mlir::enc::createFuseQKVPass(WeightStore *weights) {
+  auto pass = std::make_unique<FuseQKVPass>();
+  pass->store = weights;
+  return pass;
+}

@@ -2,6 +2,7 @@
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
 #include "passes/ApplyFusionPatterns.h"
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -40,7 +41,8 @@ struct FuseAddIntoLayerNorm : OpRewritePattern<LayerNormOp> {
 };
 
 struct FuseResidualLayerNormPass
-    : enc::impl::FuseResidualLayerNormPassBase<FuseResidualLayerNormPass> {
+    : enc::impl::FuseResidualLayerNormPassBase<FuseResidualLayerNormPass>,
+      PassCounters {
   void runOnOperation() override {
     unsigned count = 0;
     RewritePatternSet patterns(&getContext());
@@ -48,8 +50,7 @@ struct FuseResidualLayerNormPass
     if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += count;
-    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
-    dialect->addPassCount("fuse-residual-layernorm", "num-fused", count);
+    recordCounts({{"num-fused", count}});
   }
 };
 

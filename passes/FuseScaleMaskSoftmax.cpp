@@ -2,6 +2,7 @@
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
 #include "passes/ApplyFusionPatterns.h"
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -80,7 +81,8 @@ struct FuseSoftmaxChain : OpRewritePattern<SoftmaxOp> {
 };
 
 struct FuseScaleMaskSoftmaxPass
-    : enc::impl::FuseScaleMaskSoftmaxPassBase<FuseScaleMaskSoftmaxPass> {
+    : enc::impl::FuseScaleMaskSoftmaxPassBase<FuseScaleMaskSoftmaxPass>,
+      PassCounters {
   void runOnOperation() override {
     unsigned fused = 0, unscaled = 0;
     RewritePatternSet patterns(&getContext());
@@ -89,9 +91,7 @@ struct FuseScaleMaskSoftmaxPass
       return signalPassFailure();
     numFused += fused;
     numUnscaled += unscaled;
-    auto *dialect = getContext().getOrLoadDialect<EncDialect>();
-    dialect->addPassCount("fuse-scale-mask-softmax", "num-fused", fused);
-    dialect->addPassCount("fuse-scale-mask-softmax", "num-unscaled", unscaled);
+    recordCounts({{"num-fused", fused}, {"num-unscaled", unscaled}});
   }
 };
 

@@ -62,7 +62,7 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   } else if (shortName == "fuse-qkv") {
-    pm.addPass(createFuseQKVPass());
+    pm.addPass(createFuseQKVPass(options.weights));
   } else if (shortName == "fuse-scale-mask-softmax") {
     pm.addPass(createFuseScaleMaskSoftmaxPass());
   } else if (shortName == "fuse-attention") {
@@ -76,7 +76,7 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
     q.skip = options.quantizeSkip; // copied by the pass's constructor
     q.embeddings = options.quantizeEmbeddings;
     q.calibration = options.quantizeCalibration;
-    pm.addPass(createQuantizeLinearInt8Pass(q));
+    pm.addPass(createQuantizeLinearInt8Pass(q, options.weights));
   } else {
     std::string msg;
     llvm::raw_string_ostream os(msg);

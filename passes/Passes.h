@@ -23,8 +23,16 @@ class OpPassManager;
 
 namespace mlir::enc {
 
+class WeightStore;
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
+
+/// The passes that read or create weights, writing to `weights` (null: the
+/// IR changes only, as with the generated create functions).
+std::unique_ptr<Pass> createFuseQKVPass(WeightStore *weights);
+std::unique_ptr<Pass> createQuantizeLinearInt8Pass(const QuantizeLinearInt8PassOptions &options,
+                                                   WeightStore *weights);
 
 /// The short names of the pipeline steps, in order: canonicalize, fuse-qkv,
 /// fuse-scale-mask-softmax, fuse-attention, fuse-bias-gelu,
@@ -48,6 +56,10 @@ llvm::StringRef encShortNameForPassArgument(llvm::StringRef passArgument);
 
 /// Options of the steps that take some; the others ignore them.
 struct EncPassOptions {
+  /// The weights the module's enc.weight ops name: fuse-qkv adds the merged
+  /// Q/K/V weights, quantize-linear-int8 reads the f32 ones and adds the int8
+  /// ones. Null (enc-opt, lit): the passes rewrite the IR only.
+  WeightStore *weights = nullptr;
   /// quantize-linear-int8: glob patterns (llvm::GlobPattern: `*`, `?`,
   /// `[..]`) on weight names; matching Linears (and a matching word table)
   /// stay f32. E.g. "*attention.output*", "encoder.layer.5.*".

@@ -10,6 +10,7 @@
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
 #include "ir/WeightStore.h"
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -61,10 +62,15 @@ struct QuantizedWeight {
 };
 
 struct QuantizeLinearInt8Pass
-    : enc::impl::QuantizeLinearInt8PassBase<QuantizeLinearInt8Pass> {
+    : enc::impl::QuantizeLinearInt8PassBase<QuantizeLinearInt8Pass>,
+      PassCounters {
   using QuantizeLinearInt8PassBase::QuantizeLinearInt8PassBase;
 
   void runOnOperation() override;
+
+  /// Where the int8 weights go (and the f32 ones are read from); null
+  /// (enc-opt, lit): the IR changes only.
+  WeightStore *store = nullptr;
 
 private:
   bool isSkipped(StringRef name) const {
@@ -77,7 +83,6 @@ private:
   /// a store is set but lacks an f32 [rows, cols] tensor named like `w`.
   QuantizedWeight quantizeWeight(WeightOp w);
 
-  WeightStore *store = nullptr;
   std::vector<llvm::GlobPattern> globs;
   llvm::StringMap<float> calibrationAbsMax;
   llvm::DenseMap<Operation *, QuantizedWeight> quantized;
@@ -184,8 +189,6 @@ WeightOp f32Weight(Value v) {
 }
 
 void QuantizeLinearInt8Pass::runOnOperation() {
-  auto *dialect = getContext().getOrLoadDialect<EncDialect>();
-  store = dialect->getWeightStore();
   quantized.clear();
   weightsCreated = 0;
   if (failed(parseOptions()))
@@ -298,13 +301,18 @@ void QuantizeLinearInt8Pass::runOnOperation() {
   numSkipped += nSkipped;
   numQuantizeOps += nQuantizeOps;
   numEmbeddings += nEmbeddings;
-  dialect->addPassCount("quantize-linear-int8", "num-quantized", nQuantized);
-  dialect->addPassCount("quantize-linear-int8", "num-skipped", nSkipped);
-  dialect->addPassCount("quantize-linear-int8", "num-quantize-ops",
-                        nQuantizeOps);
-  dialect->addPassCount("quantize-linear-int8", "num-embeddings", nEmbeddings);
-  dialect->addPassCount("quantize-linear-int8", "num-weights-created",
-                        weightsCreated);
+  recordCounts({{"num-quantized", nQuantized},
+                {"num-skipped", nSkipped},
+                {"num-quantize-ops", nQuantizeOps},
+                {"num-embeddings", nEmbeddings},
+                {"num-weights-created", weightsCreated}});
 }
 
 } // namespace
+
+std::unique_ptr<Pass> mlir::enc::createQuantizeLinearInt8Pass(
+    const QuantizeLinearInt8PassOptions &options, WeightStore *weights) {
+  auto pass = std::make_unique<QuantizeLinearInt8Pass>(options);
+  pass->store = weights;
+  return pass;
+}

@@ -155,11 +155,11 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
   auto tokenizer = encm::CreateTokenizer(fbb, vocab, tk.lowercase, tk.stripAccents, tk.splitChinese, tk.unkId,
                                          tk.clsId, tk.sepId, tk.padId, 100);
 
-  const ModelConfig &cfg = *c.config;
+  const ModelDescription &cfg = *c.model;
   auto passes = fbb.CreateVectorOfStrings(c.passes);
   auto metadata = encm::CreateMetadata(
-      fbb, fbb.CreateString(cfg.modelType), cfg.hidden, cfg.layers, cfg.heads, cfg.intermediate, cfg.vocab,
-      cfg.maxSeq, fbb.CreateString(cfg.hiddenAct), static_cast<float>(cfg.layerNormEps),
+      fbb, fbb.CreateString(cfg.architecture), cfg.hidden, cfg.layers, cfg.heads, cfg.intermediate, cfg.vocab,
+      cfg.maxSeq, fbb.CreateString(cfg.activation), static_cast<float>(cfg.layerNormEps),
       fbb.CreateString(cfg.pooling), cfg.normalize, passes, fbb.CreateString(ENCC_VERSION), fbb.CreateString(c.source));
 
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
@@ -172,7 +172,7 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
 } // namespace
 
 llvm::Expected<std::vector<uint8_t>> encc::serializeArtifact(const ArtifactContents &c) {
-  if (!c.config || !c.tokenizer || !(c.plan || c.cuda) || !c.weights)
+  if (!c.model || !c.tokenizer || !(c.plan || c.cuda) || !c.weights)
     return llvm::createStringError("serializeArtifact: incomplete contents");
   auto wl = layoutWeights(c);
   if (!wl)

@@ -9,7 +9,7 @@
 #define ENCC_COMPILER_ARTIFACTWRITER_H
 
 #include "compiler/Plan.h"
-#include "frontends/hf/HFImport.h"
+#include "frontends/ModelDescription.h"
 #include "ir/WeightStore.h"
 
 #include "llvm/Support/Error.h"
@@ -21,7 +21,7 @@
 namespace encc {
 
 struct ArtifactContents {
-  const ModelConfig *config = nullptr;
+  const ModelDescription *model = nullptr;
   const TokenizerData *tokenizer = nullptr;
   const Plan *plan = nullptr;       ///< the CPU plan; null: CUDA only (then `cuda` is set)
   const CudaProgram *cuda = nullptr; ///< the CUDA plan + fatbin, or null

@@ -6,6 +6,7 @@
 #include "compiler/codegen/cuda/CudaCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
 #include "ir/EncDialect.h"
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -112,17 +113,19 @@ llvm::Expected<std::vector<std::string>> encc::resolvePipeline(const std::string
   return passes;
 }
 
-llvm::Error encc::runEncPipeline(mlir::ModuleOp module, const PipelineOptions &opt) {
+llvm::Error encc::runEncPipeline(mlir::ModuleOp module, mlir::enc::WeightStore *weights,
+                                 const PipelineOptions &opt) {
   // Debian's LLVM compiles mlir::Pass::Statistic out (NDEBUG), so the enc
-  // passes also count what they change in the dialect; those counts are shown.
-  auto *dialect = module.getContext()->getLoadedDialect<mlir::enc::EncDialect>();
-  dialect->clearPassCounts();
+  // passes count what they change in themselves; a collector sums those.
+  mlir::enc::PassCounts counts;
   std::vector<std::pair<std::string, double>> times;
   mlir::enc::EncPassOptions passOptions;
+  passOptions.weights = weights;
   passOptions.quantizeSkip = opt.quantizeSkip;
   passOptions.quantizeCalibration = opt.calibration;
   for (const std::string &name : opt.passes) {
     mlir::PassManager pm(module.getContext());
+    pm.addInstrumentation(mlir::enc::createPassCountCollector(counts));
     std::string error;
     if (mlir::failed(mlir::enc::addPassByName(pm, name, &error, passOptions)))
       return llvm::createStringError("%s", error.c_str());
@@ -140,7 +143,6 @@ llvm::Error encc::runEncPipeline(mlir::ModuleOp module, const PipelineOptions &o
     llvm::errs() << "===-------------------------------------------------------------------------===\n"
                  << "                             pass statistics\n"
                  << "===-------------------------------------------------------------------------===\n";
-    const auto counts = dialect->getPassCounts();
     for (const std::string &name : opt.passes) {
       llvm::errs() << name << "\n";
       auto it = counts.find(name);
@@ -322,15 +324,14 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
       opt.randomWeightsSeed ? " of RANDOM weights, seed " + std::to_string(*opt.randomWeightsSeed) +
                                   ": outputs are meaningless"
                             : " of weights";
-  progress("imported " + model->config.modelType + " (" + std::to_string(model->config.layers) + " layers, hidden " +
-           std::to_string(model->config.hidden) + ", " + fmt("%.1f MB", model->weights.totalBytes() / 1e6) +
+  progress("imported " + model->description.architecture + " (" + std::to_string(model->description.layers) +
+           " layers, hidden " + std::to_string(model->description.hidden) + ", " + fmt("%.1f MB", model->weights.totalBytes() / 1e6) +
            weightsKind + ") in " + fmt("%.2f s", sw.seconds()));
   if (!model->tokenizer.note.empty())
     progress("note: " + model->tokenizer.note);
 
   sw = Stopwatch();
-  ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&model->weights);
-  if (auto err = runEncPipeline(*model->module, po))
+  if (auto err = runEncPipeline(*model->module, &model->weights, po))
     return err;
   progress("ran passes [" + llvm::join(po.passes, ", ") + "] in " + fmt("%.2f s", sw.seconds()));
   if (opt.emit == "mlir") {
@@ -380,7 +381,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     contents.codeObjects = std::move(*objects);
     contents.plan = &cpuCode->plan;
   }
-  contents.config = &model->config;
+  contents.model = &model->description;
   contents.tokenizer = &model->tokenizer;
   contents.weights = &model->weights;
   contents.passes = po.passes;

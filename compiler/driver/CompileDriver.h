@@ -93,8 +93,11 @@ llvm::Expected<std::vector<std::string>> withQuantization(std::vector<std::strin
 llvm::Expected<std::vector<std::string>> resolvePipeline(const std::string &pipeline,
                                                          const std::vector<std::string> &disabled);
 
-/// Runs the passes on `module` one by one (printing/timing as asked).
-llvm::Error runEncPipeline(mlir::ModuleOp module, const PipelineOptions &options);
+/// Runs the passes on `module` one by one (printing/timing/counting as
+/// asked); `weights` is the store its enc.weight ops name, which the passes
+/// that create weights add to (null: the IR changes only).
+llvm::Error runEncPipeline(mlir::ModuleOp module, mlir::enc::WeightStore *weights,
+                           const PipelineOptions &options);
 
 /// Builds one code object per CPU level name (best first).
 llvm::Expected<std::vector<CodeObject>> buildCodeObjects(const std::string &source,

@@ -297,14 +297,13 @@ int encc::reportCommand(const Args &args) {
     return fail(llvm::toString(model.takeError()));
   if (*weights)
     progress("weights: random (seed " + std::to_string(**weights) + "): latencies are real, outputs meaningless");
-  if (seq > model->config.maxSeq)
+  if (seq > model->description.maxSeq)
     return fail("--seq " + std::to_string(seq) + " exceeds the model's maximum sequence " +
-                std::to_string(model->config.maxSeq));
-  ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&model->weights);
+                std::to_string(model->description.maxSeq));
   // Without a vocabulary (random weights, config.json only) any ids do.
   const int32_t cls = model->tokenizer.clsId >= 0 ? model->tokenizer.clsId : 1;
   const int32_t sep = model->tokenizer.sepId >= 0 ? model->tokenizer.sepId : 2;
-  Inputs in = makeInputs(batch, seq, static_cast<int32_t>(model->config.vocab), cls, sep);
+  Inputs in = makeInputs(batch, seq, static_cast<int32_t>(model->description.vocab), cls, sep);
 
   llvm::SmallString<128> tmpDir;
   if (auto ec = llvm::sys::fs::createUniqueDirectory("encc-report", tmpDir))
@@ -324,7 +323,7 @@ int encc::reportCommand(const Args &args) {
       po.passes = int8Passes;
     else
       po.passes.assign(passes->begin(), passes->begin() + k);
-    if (auto err = runEncPipeline(*module, po))
+    if (auto err = runEncPipeline(*module, &model->weights, po))
       return fail(llvm::toString(std::move(err)));
     row.ops = countOps(*module);
     auto code = generateCpuCode(*module, model->weights);
@@ -337,7 +336,7 @@ int encc::reportCommand(const Args &args) {
       return fail(llvm::toString(objects.takeError()));
     ArtifactContents contents;
     contents.codeObjects = std::move(*objects);
-    contents.config = &model->config;
+    contents.model = &model->description;
     contents.tokenizer = &model->tokenizer;
     contents.plan = &code->plan;
     contents.weights = &model->weights;
@@ -354,7 +353,7 @@ int encc::reportCommand(const Args &args) {
       return fail(llvm::toString(std::move(err)));
     llvm::sys::fs::remove(path);
     if (k > 0)
-      compareOutputs(output, baseline, model->config.hidden, row);
+      compareOutputs(output, baseline, model->description.hidden, row);
     rows.push_back(row);
   }
   llvm::sys::fs::remove_directories(tmpDir);

@@ -1,6 +1,7 @@
 //===- HFImport.cpp - Hugging Face model folder -> ImportedModel ----------===//
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
+#include "frontends/hf/ModelFamily.h"
 #include "frontends/hf/SafeTensors.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -8,65 +9,9 @@
 using namespace encc;
 using llvm::Twine;
 
-ModelWeightNames encc::modelWeightNames(const ModelConfig &c) {
-  ModelWeightNames n;
-  n.word = "embeddings.word_embeddings";
-  n.position = "embeddings.position_embeddings";
-  n.tokenType = "embeddings.token_type_embeddings";
-  n.embNorm = "embeddings.LayerNorm";
-  bool distil = c.modelType == "distilbert";
-  n.tokenTypeSynthetic = distil;
-  for (int64_t i = 0; i < c.layers; ++i) {
-    LayerWeightNames l;
-    if (distil) {
-      std::string p = "transformer.layer." + std::to_string(i) + ".";
-      l = {p + "attention.q_lin",   p + "attention.k_lin",  p + "attention.v_lin",
-           p + "attention.out_lin", p + "sa_layer_norm",    p + "ffn.lin1",
-           p + "ffn.lin2",          p + "output_layer_norm"};
-    } else {
-      std::string p = "encoder.layer." + std::to_string(i) + ".";
-      l = {p + "attention.self.query",
-           p + "attention.self.key",
-           p + "attention.self.value",
-           p + "attention.output.dense",
-           p + "attention.output.LayerNorm",
-           p + "intermediate.dense",
-           p + "output.dense",
-           p + "output.LayerNorm"};
-    }
-    n.layers.push_back(std::move(l));
-  }
-  return n;
-}
+ModelWeightNames encc::modelWeightNames(const ModelConfig &c) { return c.family->weightNames(c); }
 
-std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
-  ModelWeightNames n = modelWeightNames(c);
-  int64_t H = c.hidden, I = c.intermediate;
-  std::vector<WeightSpec> w;
-  auto dense = [&](const std::string &mod, int64_t out, int64_t in) {
-    w.push_back({mod + ".weight", {out, in}});
-    w.push_back({mod + ".bias", {out}});
-  };
-  auto norm = [&](const std::string &mod) {
-    w.push_back({mod + ".weight", {H}});
-    w.push_back({mod + ".bias", {H}});
-  };
-  w.push_back({n.word + ".weight", {c.vocab, H}});
-  w.push_back({n.position + ".weight", {c.maxPositions, H}});
-  w.push_back({n.tokenType + ".weight", {n.tokenTypeSynthetic ? 1 : c.typeVocab, H}});
-  norm(n.embNorm);
-  for (const LayerWeightNames &l : n.layers) {
-    dense(l.query, H, H);
-    dense(l.key, H, H);
-    dense(l.value, H, H);
-    dense(l.attnOut, H, H);
-    norm(l.attnNorm);
-    dense(l.inter, I, H);
-    dense(l.out, H, I);
-    norm(l.outNorm);
-  }
-  return w;
-}
+std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) { return c.family->expectedWeights(c); }
 
 static std::string shapeStr(const std::vector<int64_t> &s) {
   std::string r = "[";
@@ -91,13 +36,7 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c,
   if (!file)
     return file.takeError();
 
-  std::vector<std::string> prefixes;
-  if (c.modelType == "bert")
-    prefixes = {"bert.", ""};
-  else if (c.modelType == "distilbert")
-    prefixes = {"distilbert.", ""};
-  else
-    prefixes = {"roberta.", c.modelType + ".", ""};
+  const std::vector<std::string> prefixes = c.family->checkpointPrefixes(c);
   std::string prefix;
   for (const std::string &p : prefixes)
     if (file->find(p + "embeddings.word_embeddings.weight")) {
@@ -181,7 +120,7 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
   auto module = buildEncModule(ctx, c, dir);
   if (!module)
     return module.takeError();
-  m.config = std::move(c);
+  m.description = describe(c);
   m.tokenizer = std::move(*tok);
   m.module = std::move(*module);
   return std::move(m);

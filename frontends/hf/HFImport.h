@@ -3,13 +3,15 @@
 // Reads a Hugging Face model folder (config.json, model.safetensors, vocab.txt
 // or tokenizer.json, optional sentence-transformers modules.json) and builds
 // the `@forward` function of the enc dialect plus the WeightStore its
-// `enc.weight` ops name. Supported: bert, roberta, xlm-roberta, camembert,
-// distilbert. Every error is one line naming the file and field.
+// `enc.weight` ops name. What differs between architectures lives in one
+// ModelFamily per file (families/, listed in ModelFamilies.cpp). Every error
+// is one line naming the file and field.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCC_FRONTENDS_HF_HFIMPORT_H
 #define ENCC_FRONTENDS_HF_HFIMPORT_H
 
+#include "frontends/ImportedModel.h"
 #include "ir/WeightStore.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -23,8 +25,13 @@
 
 namespace encc {
 
+class ModelFamily;
+
+/// config.json as the HF frontend reads it; describe() gives the
+/// frontend-neutral ModelDescription the rest of the compiler sees.
 struct ModelConfig {
-  std::string modelType; ///< config.json model_type ("bert", "roberta", ...)
+  std::string modelType;               ///< config.json model_type ("bert", "roberta", ...)
+  const ModelFamily *family = nullptr; ///< the family that reads this model_type
   int64_t hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0;
   int64_t maxPositions = 0;
   int64_t typeVocab = 0; ///< 0 for distilbert (no token types)
@@ -38,12 +45,8 @@ struct ModelConfig {
   bool normalize = false;       ///< L2-normalise the pooled output
 };
 
-struct TokenizerData {
-  std::vector<std::string> vocab; ///< id -> token; empty if not WordPiece
-  bool lowercase = true, stripAccents = true, splitChinese = true;
-  int32_t unkId = -1, clsId = -1, sepId = -1, padId = -1;
-  std::string note; ///< why `vocab` is empty, if it is
-};
+/// The frontend-neutral part of `config`.
+ModelDescription describe(const ModelConfig &config);
 
 struct ImportOptions {
   int64_t maxSeq = 0;  ///< 0 = from the model folder
@@ -52,13 +55,6 @@ struct ImportOptions {
   /// Set: no model.safetensors is read; every weight is generated from this
   /// seed (randomWeights) and the vocabulary is optional (benchmarking shapes).
   std::optional<uint64_t> randomWeightsSeed;
-};
-
-struct ImportedModel {
-  ModelConfig config;
-  TokenizerData tokenizer;
-  mlir::enc::WeightStore weights;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
 /// Imports the model folder `dir`. Loads the func and enc dialects into `ctx`.
@@ -71,8 +67,8 @@ llvm::Expected<ImportedModel> importHFModel(mlir::MLIRContext &ctx, const std::s
 // The pieces importHFModel is made of (exposed for tests and tools)
 //===----------------------------------------------------------------------===//
 
-/// Parses config.json text; `path` prefixes errors. Leaves maxSeq, pooling and
-/// normalize at their defaults.
+/// Parses config.json text with the family its model_type names; `path`
+/// prefixes errors. Leaves maxSeq, pooling and normalize at their defaults.
 llvm::Expected<ModelConfig> parseModelConfig(const std::string &text, const std::string &path);
 
 /// Fills pooling, normalize and (if set there) maxSeq from the
@@ -89,7 +85,8 @@ struct WeightSpec {
   std::vector<int64_t> shape;
 };
 
-/// Canonical tensor names of the model, used by the IR emitter and the loader.
+/// Canonical tensor names of a BERT-style model (the family's choice), used by
+/// the IR emitter and the loader.
 struct LayerWeightNames {
   std::string query, key, value, attnOut, attnNorm, inter, out, outNorm; ///< without .weight/.bias
 };
@@ -100,6 +97,7 @@ struct ModelWeightNames {
   bool tokenTypeSynthetic = false;
   std::vector<LayerWeightNames> layers;
 };
+/// config.family's names for the model's tensors.
 ModelWeightNames modelWeightNames(const ModelConfig &config);
 
 /// Every tensor `enc.weight` will name, with the shape the config implies.

@@ -2,13 +2,15 @@
 //
 // vocab.txt (one token per line) or tokenizer.json (model.type WordPiece,
 // model.vocab: token -> id), then tokenizer_config.json for lowercasing,
-// accent stripping, CJK splitting and the special token texts. BPE and
-// Unigram tokenizers (roberta, xlm-roberta) import with an empty vocabulary:
+// accent stripping, CJK splitting and the special token texts (defaults from
+// the model family). BPE and Unigram tokenizers (families with
+// vocabularyOptional: roberta, xlm-roberta) import with an empty vocabulary:
 // the model still runs on ids, only text embedding is unavailable.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
+#include "frontends/hf/ModelFamily.h"
 
 #include "llvm/ADT/StringRef.h"
 #include <nlohmann/json.hpp>
@@ -20,10 +22,6 @@ using llvm::Twine;
 using nlohmann::json;
 
 namespace {
-
-struct SpecialTokens {
-  std::string unk, cls, sep, pad;
-};
 
 /// A token field of tokenizer_config.json: "text" or {"content": "text"}.
 void readTokenText(const json &cfg, const char *key, std::string &out) {
@@ -74,10 +72,7 @@ llvm::Error vocabFromMap(const json &map, const std::string &path,
 llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
                                                   const ModelConfig &config) {
   TokenizerData tok;
-  bool robertaLike = config.modelType == "roberta" || config.modelType == "xlm-roberta" ||
-                     config.modelType == "camembert";
-  SpecialTokens names = robertaLike ? SpecialTokens{"<unk>", "<s>", "</s>", "<pad>"}
-                                    : SpecialTokens{"[UNK]", "[CLS]", "[SEP]", "[PAD]"};
+  SpecialTokenTexts names = config.family->specialTokens();
   std::string vocabPath = dir + "/vocab.txt", tjPath = dir + "/tokenizer.json";
   std::string source;                         // the file the vocabulary came from
   std::vector<std::string> nonWordPieceVocab; // BPE/Unigram: only for special ids
@@ -130,7 +125,7 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
       if (type == "BPE" && model->contains("vocab"))
         (void)vocabFromMap((*model)["vocab"], tjPath, nonWordPieceVocab);
     }
-  } else if (robertaLike) {
+  } else if (config.family->vocabularyOptional()) {
     tok.note = dir + ": no WordPiece vocabulary (vocab.txt or tokenizer.json); the model runs "
                      "on token ids only";
   } else {

@@ -36,10 +36,10 @@ int main(int argc, char **argv) {
     errs() << "error: " << toString(m.takeError()) << "\n";
     return 1;
   }
-  const encc::ModelConfig &c = m->config;
-  outs() << "// model_type=" << c.modelType << " hidden=" << c.hidden << " layers=" << c.layers
+  const encc::ModelDescription &c = m->description;
+  outs() << "// model_type=" << c.architecture << " hidden=" << c.hidden << " layers=" << c.layers
          << " heads=" << c.heads << " intermediate=" << c.intermediate << " vocab=" << c.vocab
-         << " max_seq=" << c.maxSeq << " act=" << c.hiddenAct << " pooling=" << c.pooling
+         << " max_seq=" << c.maxSeq << " act=" << c.activation << " pooling=" << c.pooling
          << " normalize=" << (c.normalize ? 1 : 0) << "\n";
   outs() << "// weights=" << m->weights.all().size() << " bytes=" << m->weights.totalBytes()
          << " vocab_tokens=" << m->tokenizer.vocab.size()

@@ -77,10 +77,9 @@ llvm::Expected<Compiled> importAndRun(const std::string &dir, const std::string 
   auto withQ = withQuantization(*passes, quantize);
   if (!withQ)
     return withQ.takeError();
-  c.ctx->getLoadedDialect<mlir::enc::EncDialect>()->setWeightStore(&c.model.weights);
   PipelineOptions po;
   po.passes = *withQ;
-  if (auto err = runEncPipeline(*c.model.module, po))
+  if (auto err = runEncPipeline(*c.model.module, &c.model.weights, po))
     return err;
   return c;
 }

@@ -1,5 +1,10 @@
 //===- ConfigTest.cpp - config.json parsing of the frontend ---------------===//
 #include "frontends/hf/HFImport.h"
+#include "frontends/hf/ModelFamily.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -113,6 +118,80 @@ TEST(ModelConfig, ErrorUnsupportedActivationAndPositions) {
   s.insert(1, R"("position_embedding_type":"relative_key",)");
   EXPECT_EQ(error(s), "M/config.json: position_embedding_type 'relative_key' is not supported "
                       "(supported: absolute)");
+}
+
+} // namespace
+
+namespace {
+
+TEST(ModelFamily, RegistryReadsEveryListedModelType) {
+  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert"}) {
+    const ModelFamily *f = findModelFamily(type);
+    ASSERT_NE(f, nullptr) << type;
+    EXPECT_TRUE(llvm::is_contained(f->modelTypes(), llvm::StringRef(type))) << type;
+    EXPECT_NE(supportedModelTypes().find(type), std::string::npos) << type;
+  }
+  EXPECT_EQ(findModelFamily("gpt2"), nullptr);
+  EXPECT_EQ(findModelFamily(""), nullptr);
+  EXPECT_EQ(findModelFamily("roberta"), findModelFamily("camembert"));
+  EXPECT_NE(findModelFamily("bert"), findModelFamily("roberta"));
+  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert");
+}
+
+TEST(ModelFamily, FamiliesDifferWhereTheirCheckpointsDo) {
+  auto bert = parseModelConfig(kBert, "M/config.json");
+  ASSERT_TRUE(bool(bert)) << llvm::toString(bert.takeError());
+  EXPECT_EQ(bert->family, findModelFamily("bert"));
+  EXPECT_EQ(bert->family->specialTokens().cls, "[CLS]");
+  EXPECT_FALSE(bert->family->vocabularyOptional());
+  EXPECT_EQ(bert->family->checkpointPrefixes(*bert), (std::vector<std::string>{"bert.", ""}));
+  EXPECT_EQ(modelWeightNames(*bert).layers.at(5).inter, "encoder.layer.5.intermediate.dense");
+  // 3 embedding tables + LayerNorm (2) + 16 per layer.
+  EXPECT_EQ(expectedWeights(*bert).size(), 5u + 16u * 6u);
+
+  std::string s = kBert;
+  s.replace(s.find("\"bert\""), 6, "\"xlm-roberta\"");
+  auto xlmr = parseModelConfig(s, "M/config.json");
+  ASSERT_TRUE(bool(xlmr)) << llvm::toString(xlmr.takeError());
+  EXPECT_EQ(xlmr->family->specialTokens().cls, "<s>");
+  EXPECT_TRUE(xlmr->family->vocabularyOptional());
+  EXPECT_EQ(xlmr->family->checkpointPrefixes(*xlmr),
+            (std::vector<std::string>{"roberta.", "xlm-roberta.", ""}));
+  EXPECT_EQ(xlmr->positionOffset, 1); // pad_token_id 0 in kBert
+
+  auto distil = parseModelConfig(R"({"model_type":"distilbert","dim":64,"n_layers":2,"n_heads":4,
+    "hidden_dim":128,"vocab_size":100,"max_position_embeddings":32})",
+                                 "M/config.json");
+  ASSERT_TRUE(bool(distil)) << llvm::toString(distil.takeError());
+  ModelWeightNames n = modelWeightNames(*distil);
+  EXPECT_TRUE(n.tokenTypeSynthetic);
+  EXPECT_EQ(n.layers.at(1).query, "transformer.layer.1.attention.q_lin");
+  auto w = expectedWeights(*distil);
+  auto tokenType = std::find_if(w.begin(), w.end(), [&](const WeightSpec &s) {
+    return s.name == "embeddings.token_type_embeddings.weight";
+  });
+  ASSERT_NE(tokenType, w.end());
+  EXPECT_EQ(tokenType->shape, (std::vector<int64_t>{1, 64}));
+}
+
+TEST(ModelFamily, DescriptionCarriesWhatTheArtifactRecords) {
+  auto c = parseModelConfig(kBert, "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  c->pooling = "cls";
+  c->normalize = true;
+  c->maxSeq = 77;
+  ModelDescription d = describe(*c);
+  EXPECT_EQ(d.architecture, "bert");
+  EXPECT_EQ(d.hidden, 384);
+  EXPECT_EQ(d.layers, 6);
+  EXPECT_EQ(d.heads, 12);
+  EXPECT_EQ(d.intermediate, 1536);
+  EXPECT_EQ(d.vocab, 30522);
+  EXPECT_EQ(d.maxSeq, 77);
+  EXPECT_EQ(d.activation, "gelu");
+  EXPECT_DOUBLE_EQ(d.layerNormEps, 1e-12);
+  EXPECT_EQ(d.pooling, "cls");
+  EXPECT_TRUE(d.normalize);
 }
 
 } // namespace

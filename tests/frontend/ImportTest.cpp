@@ -87,7 +87,7 @@ TEST(Import, TinyBertStructureAndWeights) {
   mlir::MLIRContext ctx;
   auto m = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
-  const ModelConfig &c = m->config;
+  const ModelDescription &c = m->description;
   EXPECT_EQ(c.hidden, 32);
   EXPECT_EQ(c.layers, 3);
   EXPECT_EQ(c.maxSeq, 40); // sentence_bert_config max_seq_length
@@ -148,10 +148,9 @@ TEST(Import, TinyRobertaF16WithPrefixAndOptions) {
   mlir::MLIRContext ctx;
   auto m = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
-  EXPECT_EQ(m->config.positionOffset, 2);
-  EXPECT_EQ(m->config.maxSeq, 62);
-  EXPECT_EQ(m->config.pooling, "cls");
-  EXPECT_FALSE(m->config.normalize);
+  EXPECT_EQ(m->description.maxSeq, 62);
+  EXPECT_EQ(m->description.pooling, "cls");
+  EXPECT_FALSE(m->description.normalize);
   EXPECT_EQ(m->tokenizer.padId, 1);
   expectWeightsMatch(*m, tiny);
   auto ops = countOps(*m->module);
@@ -165,7 +164,7 @@ TEST(Import, TinyRobertaF16WithPrefixAndOptions) {
   opts.maxSeq = 16;
   auto m2 = importHFModel(ctx, tiny.dir, opts);
   ASSERT_TRUE(bool(m2)) << llvm::toString(m2.takeError());
-  EXPECT_EQ(m2->config.maxSeq, 16);
+  EXPECT_EQ(m2->description.maxSeq, 16);
   auto fn = m2->module->lookupSymbol<mlir::func::FuncOp>("forward");
   EXPECT_EQ(fn.getFunctionType().getNumResults(), 1u);
   opts.maxSeq = 63;
@@ -182,15 +181,15 @@ TEST(Import, TinyBertBF16AndNoModulesJsonDefaults) {
   mlir::MLIRContext ctx;
   auto m = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
-  EXPECT_EQ(m->config.pooling, "mean");
-  EXPECT_TRUE(m->config.normalize);
-  EXPECT_EQ(m->config.maxSeq, 64);
+  EXPECT_EQ(m->description.pooling, "mean");
+  EXPECT_TRUE(m->description.normalize);
+  EXPECT_EQ(m->description.maxSeq, 64);
   expectWeightsMatch(*m, tiny);
   ImportOptions opts;
   opts.normalize = 0;
   auto m2 = importHFModel(ctx, tiny.dir, opts);
   ASSERT_TRUE(bool(m2));
-  EXPECT_FALSE(m2->config.normalize);
+  EXPECT_FALSE(m2->description.normalize);
 }
 
 TEST(Import, ErrorsNameFileAndTensor) {
@@ -348,15 +347,15 @@ TEST(Import, RealMiniLM) {
   std::printf("[ info ] imported %s in %.3f s (%zu tensors, %.1f MB)\n", dir.c_str(), secs,
               m->weights.all().size(), m->weights.totalBytes() / 1e6);
   EXPECT_LT(secs, 5.0) << "import is far slower than expected (< 1-2 s)";
-  const ModelConfig &c = m->config;
-  EXPECT_EQ(c.modelType, "bert");
+  const ModelDescription &c = m->description;
+  EXPECT_EQ(c.architecture, "bert");
   EXPECT_EQ(c.layers, 6);
   EXPECT_EQ(c.hidden, 384);
   EXPECT_EQ(c.heads, 12);
   EXPECT_EQ(c.intermediate, 1536);
   EXPECT_EQ(c.vocab, 30522);
   EXPECT_EQ(c.maxSeq, 256);
-  EXPECT_EQ(c.hiddenAct, "gelu");
+  EXPECT_EQ(c.activation, "gelu");
   EXPECT_EQ(c.pooling, "mean");
   EXPECT_TRUE(c.normalize);
   EXPECT_EQ(m->tokenizer.vocab.size(), 30522u);

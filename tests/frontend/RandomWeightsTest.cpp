@@ -81,9 +81,9 @@ TEST(RandomWeights, ImportNeedsOnlyConfigJson) {
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   EXPECT_TRUE(m->tokenizer.vocab.empty());
   EXPECT_NE(m->tokenizer.note.find("no vocab.txt or tokenizer.json"), std::string::npos);
-  EXPECT_EQ(m->weights.totalBytes(), randomWeights(m->config, 3).totalBytes());
+  EXPECT_EQ(m->weights.totalBytes(), randomWeights(config(), 3).totalBytes());
   EXPECT_EQ(m->weights.find("embeddings.word_embeddings.weight")->bytes,
-            randomWeights(m->config, 3).find("embeddings.word_embeddings.weight")->bytes);
+            randomWeights(config(), 3).find("embeddings.word_embeddings.weight")->bytes);
   std::remove((dir + "/config.json").c_str());
   rmdir(dir.c_str());
 }

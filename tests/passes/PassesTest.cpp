@@ -1,4 +1,5 @@
 //===- PassesTest.cpp - The enc pipeline API, WeightStore and counters ----===//
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
@@ -58,18 +59,22 @@ WeightTensor f32Tensor(std::vector<int64_t> shape, float first) {
 struct Fixture : ::testing::Test {
   Fixture() {
     ctx.loadDialect<EncDialect, func::FuncDialect>();
-    dialect = ctx.getLoadedDialect<EncDialect>();
   }
   OwningOpRef<ModuleOp> parse() {
     auto m = parseSourceString<ModuleOp>(kLayer, &ctx);
     EXPECT_TRUE(m);
     return m;
   }
-  LogicalResult run(ModuleOp m, const EncPipelineOptions &opts) {
+  /// Runs `opts` with the store of useStore (if any), summing the passes'
+  /// counters into `counts`.
+  LogicalResult run(ModuleOp m, EncPipelineOptions opts) {
     PassManager pm(&ctx);
+    pm.addInstrumentation(createPassCountCollector(counts));
+    opts.passOptions.weights = store;
     buildEncPipeline(pm, opts);
     return pm.run(m);
   }
+  void useStore(WeightStore *s) { store = s; }
   std::map<std::string, int> opCounts(ModuleOp m) {
     std::map<std::string, int> n;
     m.walk([&](Operation *op) { ++n[op->getName().getStringRef().str()]; });
@@ -77,7 +82,8 @@ struct Fixture : ::testing::Test {
   }
 
   MLIRContext ctx;
-  EncDialect *dialect = nullptr;
+  WeightStore *store = nullptr;
+  PassCounts counts;
 };
 
 TEST(PassesApi, NamesAndErrors) {
@@ -119,8 +125,7 @@ TEST_F(Fixture, FullPipelineWritesConcatenatedWeightsAndCounts) {
   store.set("q.b", f32Tensor({4}, 1000));
   store.set("k.b", f32Tensor({4}, 2000));
   store.set("v.b", f32Tensor({4}, 3000));
-  dialect->setWeightStore(&store);
-  dialect->clearPassCounts();
+  useStore(&store);
 
   auto m = parse();
   ASSERT_TRUE(succeeded(run(*m, EncPipelineOptions())));
@@ -160,7 +165,6 @@ TEST_F(Fixture, FullPipelineWritesConcatenatedWeightsAndCounts) {
     for (int i = 0; i < 4; ++i)
       EXPECT_EQ(bt->f32()[part * 4 + i], 1000.0f * (part + 1) + i);
 
-  auto counts = dialect->getPassCounts();
   EXPECT_EQ(counts["fuse-qkv"]["num-fused"], 1u);
   EXPECT_EQ(counts["fuse-qkv"]["num-weights-created"], 2u);
   EXPECT_EQ(counts["fuse-scale-mask-softmax"]["num-fused"], 1u);
@@ -169,7 +173,31 @@ TEST_F(Fixture, FullPipelineWritesConcatenatedWeightsAndCounts) {
   EXPECT_EQ(counts["fuse-attention"]["num-packed"], 1u);
   EXPECT_EQ(counts["fuse-bias-gelu"]["num-fused"], 1u);
   EXPECT_EQ(counts["fuse-residual-layernorm"]["num-fused"], 0u);
-  dialect->setWeightStore(nullptr);
+}
+
+/// The passes keep no state outside the pass managers that run them: two
+/// modules, each with its own store, compile in one context side by side and
+/// each store gets its own merged weights.
+TEST_F(Fixture, TwoModulesWithTheirOwnStoresInOneContext) {
+  WeightStore a, b;
+  for (auto [store, base] : {std::pair{&a, 0.0f}, std::pair{&b, 5000.0f}})
+    for (const char *n : {"q.w", "k.w", "v.w"})
+      store->set(n, f32Tensor({4, 4}, base));
+  for (auto [store, base] : {std::pair{&a, 0.0f}, std::pair{&b, 5000.0f}})
+    for (const char *n : {"q.b", "k.b", "v.b"})
+      store->set(n, f32Tensor({4}, base));
+  auto ma = parse(), mb = parse();
+  useStore(&a);
+  ASSERT_TRUE(succeeded(run(*ma, EncPipelineOptions())));
+  useStore(&b);
+  ASSERT_TRUE(succeeded(run(*mb, EncPipelineOptions())));
+  const WeightTensor *wa = a.find("q.w+k.w+v.w"), *wb = b.find("q.w+k.w+v.w");
+  ASSERT_NE(wa, nullptr);
+  ASSERT_NE(wb, nullptr);
+  EXPECT_EQ(wa->f32()[17], 1.0f);    // k.w[0][1] of store a
+  EXPECT_EQ(wb->f32()[17], 5001.0f); // k.w[0][1] of store b
+  EXPECT_EQ(counts["fuse-qkv"]["num-fused"], 2u); // summed over both runs
+  EXPECT_EQ(opCounts(*ma), opCounts(*mb));
 }
 
 TEST_F(Fixture, FuseQKVSkipsWhenStoreLacksAWeight) {
@@ -180,14 +208,13 @@ TEST_F(Fixture, FuseQKVSkipsWhenStoreLacksAWeight) {
   store.set("q.b", f32Tensor({4}, 0));
   store.set("k.b", f32Tensor({4}, 0));
   store.set("v.b", f32Tensor({4}, 0));
-  dialect->setWeightStore(&store);
+  useStore(&store);
   auto m = parse();
   EncPipelineOptions opts;
   opts.passes = {"fuse-qkv"};
   ASSERT_TRUE(succeeded(run(*m, opts)));
   EXPECT_EQ(opCounts(*m)["enc.split"], 0);
   EXPECT_EQ(store.find("q.w+k.w+v.w"), nullptr);
-  dialect->setWeightStore(nullptr);
 }
 
 TEST_F(Fixture, WithoutStoreOnlyTheIRChanges) {

@@ -6,6 +6,7 @@
 // independently against |dequant(q) - w| <= s/2.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/PassCounters.h"
 #include "passes/Passes.h"
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
@@ -76,8 +77,6 @@ WeightTensor weights(int64_t n, int64_t k, unsigned seed) {
 struct QuantizeFixture : ::testing::Test {
   QuantizeFixture() {
     ctx.loadDialect<EncDialect, func::FuncDialect>();
-    dialect = ctx.getLoadedDialect<EncDialect>();
-    dialect->clearPassCounts();
     store.set("emb.word", weights(50, 5, 1));
     store.set("emb.pos", weights(8, 5, 2));
     store.set("emb.type", weights(2, 5, 3));
@@ -88,15 +87,18 @@ struct QuantizeFixture : ::testing::Test {
     store.set("ffn.out.weight", weights(5, 6, 7));
     store.set("attention.output.weight", weights(5, 5, 8));
   }
-  ~QuantizeFixture() override { dialect->setWeightStore(nullptr); }
 
   OwningOpRef<ModuleOp> parse(const char *text = kModel) {
     auto m = parseSourceString<ModuleOp>(text, &ctx);
     EXPECT_TRUE(m);
     return m;
   }
-  LogicalResult quantize(ModuleOp m, const EncPassOptions &opts) {
+  /// Runs the pass with the store of useStore (if any), summing its counters
+  /// into `counts`.
+  LogicalResult quantize(ModuleOp m, EncPassOptions opts) {
     PassManager pm(&ctx);
+    pm.addInstrumentation(createPassCountCollector(counts));
+    opts.weights = activeStore;
     std::string error;
     EXPECT_TRUE(succeeded(
         addPassByName(pm, "quantize-linear-int8", &error, opts)))
@@ -155,7 +157,10 @@ struct QuantizeFixture : ::testing::Test {
   }
 
   MLIRContext ctx;
-  EncDialect *dialect = nullptr;
+  void useStore(WeightStore *s) { activeStore = s; }
+
+  WeightStore *activeStore = nullptr;
+  PassCounts counts;
   WeightStore store;
 };
 
@@ -177,7 +182,7 @@ TEST(QuantizePassApi, Names) {
 }
 
 TEST_F(QuantizeFixture, WritesKernelIdenticalWeightsAndScales) {
-  dialect->setWeightStore(&store);
+  useStore(&store);
   auto m = parse();
   EncPassOptions opts;
   opts.quantizeSkip = {"*attention.output*"};
@@ -239,16 +244,16 @@ TEST_F(QuantizeFixture, WritesKernelIdenticalWeightsAndScales) {
             "emb.word.q8scale");
   EXPECT_TRUE(succeeded(verify(*m)));
 
-  auto counts = dialect->getPassCounts()["quantize-linear-int8"];
-  EXPECT_EQ(counts["num-quantized"], 3u);
-  EXPECT_EQ(counts["num-skipped"], 1u);
-  EXPECT_EQ(counts["num-quantize-ops"], 2u);
-  EXPECT_EQ(counts["num-embeddings"], 1u);
-  EXPECT_EQ(counts["num-weights-created"], 8u);
+  auto q = counts["quantize-linear-int8"];
+  EXPECT_EQ(q["num-quantized"], 3u);
+  EXPECT_EQ(q["num-skipped"], 1u);
+  EXPECT_EQ(q["num-quantize-ops"], 2u);
+  EXPECT_EQ(q["num-embeddings"], 1u);
+  EXPECT_EQ(q["num-weights-created"], 8u);
 }
 
 TEST_F(QuantizeFixture, EmbeddingsOffAndSkipByGlob) {
-  dialect->setWeightStore(&store);
+  useStore(&store);
   auto m = parse();
   EncPassOptions opts;
   opts.quantizeEmbeddings = false;
@@ -260,14 +265,14 @@ TEST_F(QuantizeFixture, EmbeddingsOffAndSkipByGlob) {
   EXPECT_EQ(store.find("emb.word.q8"), nullptr);
   EXPECT_EQ(store.find("ffn.in.weight.q8"), nullptr);
   expectQuantized("attention.output.weight");
-  EXPECT_EQ(dialect->getPassCounts()["quantize-linear-int8"]["num-skipped"], 3u);
+  EXPECT_EQ(counts["quantize-linear-int8"]["num-skipped"], 3u);
 }
 
 TEST_F(QuantizeFixture, MissingWeightStaysFloat) {
   WeightStore partial;
   partial.set("ffn.in.weight", weights(6, 5, 4));
   partial.set("attn.q.weight", weights(4, 5, 6)); // wrong shape: not used
-  dialect->setWeightStore(&partial);
+  useStore(&partial);
   auto m = parse();
   ASSERT_TRUE(succeeded(quantize(*m, EncPassOptions())));
   auto ops = opCounts(*m);
@@ -317,10 +322,10 @@ func.func @qkv(%x: tensor<?x?x4xf32>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>, 
   store.set("q.w", weights(4, 4, 11));
   store.set("k.w", weights(4, 4, 12));
   store.set("v.w", weights(4, 4, 13));
-  dialect->setWeightStore(&store);
   auto m = parse(text);
   EncPipelineOptions opts;
   opts.passes.push_back("quantize-linear-int8");
+  opts.passOptions.weights = &store;
   PassManager pm(&ctx);
   buildEncPipeline(pm, opts);
   ASSERT_TRUE(succeeded(pm.run(*m)));

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaTestPlan.h"
 #include "TestUtil.h"
+#include "encrt/encrt.hpp"
 
 #include <dlfcn.h>
 
@@ -88,6 +89,24 @@ TEST_F(CudaBackend, CudaWithoutADriverIsUnsupported) {
   EXPECT_EQ(std::string(encrt_status_message(st)).rfind("no CUDA device: ", 0), 0u)
       << encrt_status_message(st);
   encrt_status_free(st);
+}
+
+TEST_F(CudaBackend, CppWrapperPassesTheDevice) {
+  std::string path = write(cudaArtifact(), "wrapper.encm");
+  encrt::ModelOptions cpu;
+  cpu.device = "cpu";
+  EXPECT_NO_THROW(encrt::Model(path, cpu));
+  if (driverPresent())
+    GTEST_SKIP() << "libcuda.so.1 is present";
+  encrt::ModelOptions cuda;
+  cuda.device = "cuda";
+  try {
+    encrt::Model model(path, cuda);
+    ADD_FAILURE() << "device \"cuda\" loaded without a CUDA driver";
+  } catch (const encrt::Error &e) {
+    EXPECT_EQ(e.code(), ENCRT_UNSUPPORTED);
+    EXPECT_EQ(std::string(e.what()).rfind("no CUDA device: ", 0), 0u) << e.what();
+  }
 }
 
 TEST_F(CudaBackend, CudaWithoutACudaPlanIsUnsupported) {

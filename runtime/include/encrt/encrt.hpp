@@ -45,6 +45,7 @@ inline void check(encrt_status *status) {
 struct ModelOptions {
   int32_t numThreads = 0;  ///< 0: all cores
   std::string cpuTarget;   ///< empty: best this CPU runs
+  std::string device;      ///< "cpu", "cuda", "cuda:N"; empty or "auto": CUDA when present (encrt.h)
 };
 
 class Model {
@@ -54,6 +55,7 @@ public:
     encrt_model_options_initialize(&o);
     o.num_threads = options.numThreads;
     o.cpu_target = options.cpuTarget.empty() ? nullptr : options.cpuTarget.c_str();
+    o.device = options.device.empty() ? nullptr : options.device.c_str();
     check(encrt_model_load(path.c_str(), &o, &model_));
   }
   ~Model() { encrt_model_release(model_); }

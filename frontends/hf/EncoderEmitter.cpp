@@ -1,0 +1,74 @@
+//===- EncoderEmitter.cpp - Shared pieces of the encoder graphs -----------===//
+#include "frontends/hf/EncoderEmitter.h"
+#include "ir/EncOps.h"
+
+#include <cmath>
+
+using namespace encc;
+using namespace mlir;
+
+Location EncoderEmitter::loc(const std::string &hfModule) {
+  return NameLoc::get(b.getStringAttr(hfModule), fileLoc);
+}
+
+RankedTensorType EncoderEmitter::bsn(int64_t n) {
+  return RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, n}, b.getF32Type());
+}
+
+RankedTensorType EncoderEmitter::bhsn(int64_t n) {
+  return RankedTensorType::get({ShapedType::kDynamic, c.heads, ShapedType::kDynamic, n}, b.getF32Type());
+}
+
+void EncoderEmitter::declareWeights(const std::vector<WeightSpec> &specs) {
+  for (const WeightSpec &s : specs) {
+    auto ty = RankedTensorType::get(s.shape, b.getF32Type());
+    std::string mod = s.name.substr(0, s.name.rfind('.'));
+    weights[s.name] = b.create<enc::WeightOp>(loc(mod), ty, s.name);
+  }
+}
+
+Value EncoderEmitter::linear(Value x, const std::string &mod, int64_t n) {
+  return b.create<enc::LinearOp>(loc(mod), bsn(n), x, weight(mod + ".weight"), weight(mod + ".bias"), "none");
+}
+
+Value EncoderEmitter::layernorm(Value x, const std::string &mod) {
+  return b.create<enc::LayerNormOp>(loc(mod), x.getType(), x, weight(mod + ".weight"), weight(mod + ".bias"),
+                                    b.getF32FloatAttr(float(c.layerNormEps)));
+}
+
+Value EncoderEmitter::gelu(Value x, const std::string &mod) {
+  return b.create<enc::GeluOp>(loc(mod), x.getType(), x, c.hiddenAct == "gelu" ? "none" : "tanh");
+}
+
+Value EncoderEmitter::embeddings(const ModelWeightNames &n) {
+  Value x = b.create<enc::EmbeddingOp>(loc("embeddings"), bsn(c.hidden), ids, weight(n.word + ".weight"),
+                                       weight(n.position + ".weight"), weight(n.tokenType + ".weight"),
+                                       uint64_t(c.positionOffset));
+  return layernorm(x, n.embNorm);
+}
+
+Value EncoderEmitter::selfAttention(Value x, const LayerWeightNames &l) {
+  const int64_t headDim = c.hidden / c.heads;
+  std::string attn = l.query.substr(0, l.query.rfind('.'));
+  auto heads = [&](Value v, const std::string &mod) -> Value {
+    return b.create<enc::SplitHeadsOp>(loc(mod), bhsn(headDim), v, uint64_t(c.heads));
+  };
+  Value q = heads(linear(x, l.query, c.hidden), l.query);
+  Value k = heads(linear(x, l.key, c.hidden), l.key);
+  Value v = heads(linear(x, l.value, c.hidden), l.value);
+  Value s = b.create<enc::MatmulOp>(loc(attn), bhsn(ShapedType::kDynamic), q, k, /*transpose_b=*/true);
+  s = b.create<enc::ScaleOp>(loc(attn), s.getType(), s,
+                             b.getF32FloatAttr(float(1.0 / std::sqrt(double(headDim)))));
+  s = b.create<enc::MaskOp>(loc(attn), s.getType(), s, lengths);
+  s = b.create<enc::SoftmaxOp>(loc(attn), s.getType(), s);
+  Value ctx = b.create<enc::MatmulOp>(loc(attn), bhsn(headDim), s, v, false);
+  return b.create<enc::MergeHeadsOp>(loc(attn), bsn(c.hidden), ctx);
+}
+
+Value EncoderEmitter::postLayerNormLayer(Value x, const LayerWeightNames &l) {
+  Value o = linear(selfAttention(x, l), l.attnOut, c.hidden);
+  Value a = layernorm(b.create<enc::AddOp>(loc(l.attnOut), o.getType(), o, x), l.attnNorm);
+  Value h = gelu(linear(a, l.inter, c.intermediate), l.inter);
+  Value f = linear(h, l.out, c.hidden);
+  return layernorm(b.create<enc::AddOp>(loc(l.out), f.getType(), f, a), l.outNorm);
+}

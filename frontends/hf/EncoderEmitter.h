@@ -1,0 +1,72 @@
+//===- EncoderEmitter.h - Shared pieces of the encoder graphs -------------===//
+//
+// The enc ops a family's graph is made of, one method per piece a reader of
+// the BERT paper would name: Linear, LayerNorm, GELU, the embeddings, self-
+// attention, a post-LayerNorm layer. Ops are located by the name of the HF
+// module they come from, e.g. loc("encoder.layer.0.attention.self.query").
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_FRONTENDS_HF_ENCODEREMITTER_H
+#define ENCC_FRONTENDS_HF_ENCODEREMITTER_H
+
+#include "frontends/hf/HFImport.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+#include <vector>
+
+namespace encc {
+
+class EncoderEmitter {
+public:
+  /// Emits at `b`'s insertion point, inside @forward(ids, lengths).
+  EncoderEmitter(mlir::OpBuilder &b, const ModelConfig &config, mlir::Location fileLoc, mlir::Value ids,
+                 mlir::Value lengths)
+      : b(b), c(config), fileLoc(fileLoc), ids(ids), lengths(lengths) {}
+
+  const ModelConfig &config() const { return c; }
+  mlir::OpBuilder &builder() { return b; }
+  mlir::Value idsArg() const { return ids; }
+  mlir::Value lengthsArg() const { return lengths; }
+
+  /// NameLoc(hfModule) inside the model folder's location.
+  mlir::Location loc(const std::string &hfModule);
+  /// tensor<?x?xNxf32>
+  mlir::RankedTensorType bsn(int64_t n);
+  /// tensor<?xheadsx?xNxf32>
+  mlir::RankedTensorType bhsn(int64_t n);
+
+  /// One enc.weight per spec, in order, at the insertion point.
+  void declareWeights(const std::vector<WeightSpec> &specs);
+  /// The enc.weight declared as `name`, or null.
+  mlir::Value weight(const std::string &name) const { return weights.lookup(name); }
+
+  /// x·Wᵀ + b with `mod`.weight / `mod`.bias.
+  mlir::Value linear(mlir::Value x, const std::string &mod, int64_t n);
+  /// LayerNorm with `mod`.weight / `mod`.bias and the config's epsilon.
+  mlir::Value layernorm(mlir::Value x, const std::string &mod);
+  /// The config's activation (erf or tanh GELU).
+  mlir::Value gelu(mlir::Value x, const std::string &mod);
+
+  /// word[ids] + position[s + offset] + type[0], then the embedding LayerNorm.
+  mlir::Value embeddings(const ModelWeightNames &n);
+  /// Q, K, V projections, scaled masked softmax(QKᵀ)·V per head, heads merged:
+  /// the context before the output projection.
+  mlir::Value selfAttention(mlir::Value x, const LayerWeightNames &l);
+  /// BERT's layer: LN(x + out(attention(x))), then LN(a + FFN(a)).
+  mlir::Value postLayerNormLayer(mlir::Value x, const LayerWeightNames &l);
+
+private:
+  mlir::OpBuilder &b;
+  const ModelConfig &c;
+  mlir::Location fileLoc;
+  mlir::Value ids, lengths;
+  llvm::StringMap<mlir::Value> weights;
+};
+
+} // namespace encc
+
+#endif // ENCC_FRONTENDS_HF_ENCODEREMITTER_H

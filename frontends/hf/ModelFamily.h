@@ -1,0 +1,80 @@
+//===- ModelFamily.h - What differs between Hugging Face architectures ----===//
+//
+// One ModelFamily per file under families/ (bert, roberta, distilbert): the
+// config.json fields it reads, its checkpoint's tensor names, the texts of its
+// special tokens and the enc graph it emits, built from the shared pieces of
+// EncoderEmitter. ModelFamily.cpp lists them; adding a family is one new
+// file, one line there, and its tests.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_FRONTENDS_HF_MODELFAMILY_H
+#define ENCC_FRONTENDS_HF_MODELFAMILY_H
+
+#include "frontends/hf/HFImport.h"
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace encc {
+
+class ConfigFields;
+class EncoderEmitter;
+
+/// Default texts of the special tokens; tokenizer_config.json overrides them.
+struct SpecialTokenTexts {
+  std::string unk, cls, sep, pad;
+};
+
+class ModelFamily {
+public:
+  virtual ~ModelFamily() = default;
+
+  /// The config.json model_type values this family reads.
+  virtual llvm::ArrayRef<llvm::StringRef> modelTypes() const = 0;
+
+  /// Reads the dims and the family's own fields into `config`: everything but
+  /// model_type, vocab_size, max_position_embeddings and the activation,
+  /// which parseModelConfig reads for every family.
+  virtual llvm::Error readConfig(const ConfigFields &fields, ModelConfig &config) const = 0;
+
+  /// The config.json key that names the activation.
+  virtual const char *activationKey() const { return "hidden_act"; }
+
+  /// The canonical tensor names (no checkpoint prefix).
+  virtual ModelWeightNames weightNames(const ModelConfig &config) const = 0;
+
+  /// Every tensor the graph names, with its shape. Default: the BERT layout of
+  /// weightNames (embeddings, then per layer q/k/v/out, two norms, FFN).
+  virtual std::vector<WeightSpec> expectedWeights(const ModelConfig &config) const;
+
+  /// Prefixes under which checkpoints store the tensors ("bert.", ""), tried in
+  /// order against the word embedding's name.
+  virtual std::vector<std::string> checkpointPrefixes(const ModelConfig &config) const = 0;
+
+  /// Special token texts when tokenizer_config.json does not name them.
+  virtual SpecialTokenTexts specialTokens() const = 0;
+
+  /// Whether a folder without a WordPiece vocabulary still imports (BPE and
+  /// Unigram tokenizers: the model then runs on token ids only).
+  virtual bool vocabularyOptional() const { return false; }
+
+  /// Emits the encoder (embeddings and layers) and returns the last hidden
+  /// state; pooling is emitted after it for every family. Default: BERT's
+  /// post-LayerNorm encoder.
+  virtual mlir::Value emitEncoder(EncoderEmitter &emitter) const;
+};
+
+/// The family that reads `modelType`, or null.
+const ModelFamily *findModelFamily(llvm::StringRef modelType);
+
+/// Every supported model_type, comma-separated, for error messages.
+std::string supportedModelTypes();
+
+} // namespace encc
+
+#endif // ENCC_FRONTENDS_HF_MODELFAMILY_H

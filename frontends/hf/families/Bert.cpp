@@ -1,0 +1,59 @@
+//===- Bert.cpp - The BERT family -----------------------------------------===//
+#include "frontends/hf/families/Bert.h"
+#include "frontends/hf/ConfigFields.h"
+#include "frontends/hf/HFUtil.h"
+
+using namespace encc;
+
+llvm::ArrayRef<llvm::StringRef> BertFamily::modelTypes() const {
+  static const llvm::StringRef types[] = {"bert"};
+  return types;
+}
+
+llvm::Error BertFamily::readConfig(const ConfigFields &f, ModelConfig &c) const {
+  if (auto e = f.getInt("hidden_size", c.hidden))
+    return e;
+  if (auto e = f.getInt("num_hidden_layers", c.layers))
+    return e;
+  if (auto e = f.getInt("num_attention_heads", c.heads))
+    return e;
+  if (auto e = f.getInt("intermediate_size", c.intermediate))
+    return e;
+  if (auto e = f.getInt("type_vocab_size", c.typeVocab, 2))
+    return e;
+  if (auto e = f.getDouble("layer_norm_eps", c.layerNormEps, 1e-12))
+    return e;
+  std::string posType;
+  if (auto e = f.getString("position_embedding_type", posType, "absolute"))
+    return e;
+  if (posType != "absolute")
+    return hfError(f.path() + ": position_embedding_type '" + posType + "' is not supported (supported: absolute)");
+  return llvm::Error::success();
+}
+
+ModelWeightNames BertFamily::weightNames(const ModelConfig &c) const {
+  ModelWeightNames n;
+  n.word = "embeddings.word_embeddings";
+  n.position = "embeddings.position_embeddings";
+  n.tokenType = "embeddings.token_type_embeddings";
+  n.embNorm = "embeddings.LayerNorm";
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string p = "encoder.layer." + std::to_string(i) + ".";
+    n.layers.push_back({p + "attention.self.query", p + "attention.self.key", p + "attention.self.value",
+                        p + "attention.output.dense", p + "attention.output.LayerNorm", p + "intermediate.dense",
+                        p + "output.dense", p + "output.LayerNorm"});
+  }
+  return n;
+}
+
+std::vector<std::string> BertFamily::checkpointPrefixes(const ModelConfig &) const { return {"bert.", ""}; }
+
+SpecialTokenTexts BertFamily::specialTokens() const { return {"[UNK]", "[CLS]", "[SEP]", "[PAD]"}; }
+
+/// Listed in ModelFamily.cpp.
+namespace encc {
+const ModelFamily &bertFamily() {
+  static const BertFamily family;
+  return family;
+}
+} // namespace encc
