@@ -86,7 +86,7 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 /// One forward of batch 1 x min(128, max_seq) tokens; false on error.
 bool firstRun(encrt_model *model) {
   encrt_model_info info;
-  encrt_model_get_info(model, &info);
+  encrt_model_get_info(model, &info, sizeof info);
   const int64_t seq = std::min<int64_t>(128, info.max_seq);
   std::vector<int32_t> ids(seq, 1000), lengths(1, static_cast<int32_t>(seq));
   std::vector<float> hidden(seq * info.hidden_size);
@@ -195,7 +195,7 @@ void loadArtifacts() {
     else
       a.hasTokenizer = true;
     encrt_model_info info;
-    encrt_model_get_info(a.model, &info);
+    encrt_model_get_info(a.model, &info, sizeof info);
     std::FILE *f = std::fopen(a.path.c_str(), "rb");
     long size = 0;
     if (f) {
@@ -214,7 +214,7 @@ void loadArtifacts() {
 
 void BM_Forward(benchmark::State &state, encrt_model *model) {
   encrt_model_info info;
-  encrt_model_get_info(model, &info);
+  encrt_model_get_info(model, &info, sizeof info);
   // range(2) == 1: mixed lengths seq*(b+1)/batch (8 x 128: 16, 32, ..., 128), right-padded.
   const int64_t batch = state.range(0), seq = state.range(1);
   const bool mixed = state.range(2) != 0;

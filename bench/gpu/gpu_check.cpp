@@ -68,7 +68,7 @@ struct Batch {
 
 std::vector<Batch> fixedBatches(const encrt_model *m) {
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   // [CLS] and [SEP] from the tokenizer when there is one.
   int32_t cls = -1, sep = -1;
   int32_t special[2];
@@ -119,7 +119,7 @@ const char *kTexts[] = {
 /// embeddings of kTexts.
 Outputs runAll(encrt_model *m, bool profiling, int repeats) {
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   const int64_t H = info.hidden_size;
   encrt_session_options so;
   encrt_session_options_initialize(&so);
@@ -169,7 +169,7 @@ Outputs runAll(encrt_model *m, bool profiling, int repeats) {
     std::vector<Row> rows;
     for (int64_t i = 0; i < encrt_session_profile_count(s); ++i) {
       encrt_step_profile p;
-      encrt_session_profile_get(s, i, &p);
+      encrt_session_profile_get(s, i, &p, sizeof p);
       rows.push_back({p.kernel, p.op, p.total_ms, p.calls});
     }
     std::sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) { return a.ms > b.ms; });
@@ -259,7 +259,7 @@ bool compare(const Outputs &ref, const Outputs &got, int64_t hidden, double minC
 
 void describe(encrt_model *m, const char *path) {
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   std::printf("%s: %s, hidden %d, %d layers, %d steps on %s%s\n", path,
               info.architecture, info.hidden_size, info.num_layers, info.num_steps,
               info.device, info.random_weights ? " (random weights)" : "");
@@ -269,7 +269,7 @@ int runCompare(const char *path, const Outputs &ref, double minCos) {
   encrt_model *m = load(path, testDevice());
   describe(m, path);
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   Outputs got = runAll(m, false, 2);
   bool ok = compare(ref, got, info.hidden_size, minCos);
   // Profiling mode: direct launches, events; the same numbers.
@@ -295,7 +295,7 @@ std::vector<int64_t> parseList(const char *s) {
 int runTime(const char *path, const char *batches, int64_t seq, int runs) {
   encrt_model *m = load(path, testDevice());
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   encrt_session *s = nullptr;
   check(encrt_session_create(m, nullptr, &s), "encrt_session_create");
   seq = std::min<int64_t>(seq, info.max_seq);

@@ -108,8 +108,8 @@ def token_cosines(ref, out, lengths):
 # --- encc through its C API ---------------------------------------------------------------
 
 class EnccModelOptions(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int32), ("cpu_target", ctypes.c_char_p),
-                ("device", ctypes.c_char_p)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("num_threads", ctypes.c_int32),
+                ("cpu_target", ctypes.c_char_p), ("device", ctypes.c_char_p)]
 
 
 class EnccModelInfo(ctypes.Structure):
@@ -134,7 +134,7 @@ class Encc:
         self.model, self.session = ctypes.c_void_p(), ctypes.c_void_p()
         self._check(lib.encrt_model_load(path.encode(), ctypes.byref(opt), ctypes.byref(self.model)))
         info = EnccModelInfo()
-        lib.encrt_model_get_info(self.model, ctypes.byref(info))
+        lib.encrt_model_get_info(self.model, ctypes.byref(info), ctypes.c_size_t(ctypes.sizeof(info)))
         self.hidden, self.cpu_target = info.hidden_size, info.cpu_target.decode()
         self._check(lib.encrt_session_create(self.model, None, ctypes.byref(self.session)))
 

@@ -129,7 +129,7 @@ llvm::Error measure(const std::string &path, const Inputs &in, int32_t threads, 
   if (auto err = check(encrt_model_load(path.c_str(), &mo, &model)))
     return err;
   encrt_model_info info;
-  encrt_model_get_info(model, &info);
+  encrt_model_get_info(model, &info, sizeof info);
   encrt_session *session = nullptr;
   if (auto err = check(encrt_session_create(model, nullptr, &session))) {
     encrt_model_release(model);

@@ -121,7 +121,7 @@ std::vector<double> profileSnapshot(encrt_session *s) {
   std::vector<double> ms(static_cast<size_t>(encrt_session_profile_count(s)));
   for (size_t i = 0; i < ms.size(); ++i) {
     encrt_step_profile p;
-    encrt_session_profile_get(s, static_cast<int64_t>(i), &p);
+    encrt_session_profile_get(s, static_cast<int64_t>(i), &p, sizeof p);
     ms[i] = p.total_ms;
   }
   return ms;
@@ -142,7 +142,7 @@ void printProfile(encrt_session *s, const std::vector<double> &before, int64_t r
   double total = 0;
   for (int64_t i = 0; i < n; ++i) {
     encrt_step_profile p;
-    encrt_session_profile_get(s, i, &p);
+    encrt_session_profile_get(s, i, &p, sizeof p);
     const double ms = (p.total_ms - (size_t(i) < before.size() ? before[i] : 0.0)) / double(runs);
     Row &r = byKernel[p.kernel];
     r.op = p.op;
@@ -212,7 +212,7 @@ int encc::runCommand(const Args &args) {
       return 1;
   }
   encrt_model_info info;
-  encrt_model_get_info(model.get(), &info);
+  encrt_model_get_info(model.get(), &info, sizeof info);
   std::optional<uint64_t> seed = readArtifactFacts(args.positionals[0]).randomSeed;
   const bool random = info.random_weights != 0 || seed.has_value();
   int64_t batch = static_cast<int64_t>(seqs.size()), seq = 0;
@@ -343,7 +343,7 @@ int encc::embedCommand(const Args &args) {
     return fail(args.positionals[0] + ": the artifact has no tokenizer vocabulary (compiled without vocab.txt or "
                                       "tokenizer.json); use 'encc run --ids' with token ids");
   encrt_model_info info;
-  encrt_model_get_info(model.get(), &info);
+  encrt_model_get_info(model.get(), &info, sizeof info);
   if (!info.has_pooled_output)
     return fail(args.positionals[0] + ": this artifact has no pooled output (compiled with --pooling=none); use "
                                       "'encc run' for hidden states");

@@ -5,13 +5,17 @@
 //===----------------------------------------------------------------------===//
 #include "encrt/encrt.h"
 
+#include "DeviceSession.h"
 #include "Failure.h"
 #include "LoadedModel.h"
-#include "Session.h"
-#include "cuda/CudaSession.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <new>
 #include <string>
+#include <string_view>
+#include <vector>
 
 using namespace encrt::rt;
 
@@ -24,10 +28,9 @@ struct encrt_model {
   std::shared_ptr<LoadedModel> impl;
 };
 
-/// Exactly one of the two backends' sessions.
+/// The session of whichever device the model runs on.
 struct encrt_session {
-  std::unique_ptr<Session> cpu;
-  std::unique_ptr<encrt::rt::cuda::CudaSession> cuda;
+  std::unique_ptr<DeviceSession> impl;
 };
 
 namespace {
@@ -66,6 +69,95 @@ encrt_status *nullArgument(const char *where, const char *what) {
                     std::string(where) + ": " + what + " is NULL");
 }
 
+/// Struct sizes above this are garbage, not a newer caller.
+constexpr uint32_t kMaxStructSize = 1 << 16;
+
+/// `out` = defaults (`initialize`), then the fields of the caller's `in` that
+/// fit in its struct_size. `v1Size` is the size of the first version of T:
+/// smaller is a struct that was never initialised.
+template <typename T>
+encrt_status *readOptions(const char *where, const char *type, const T *in, size_t v1Size,
+                          void (*initialize)(T *), T &out) {
+  initialize(&out);
+  if (!in)
+    return nullptr;
+  if (in->struct_size < v1Size || in->struct_size > kMaxStructSize)
+    return makeStatus(ENCRT_INVALID_ARGUMENT,
+                      std::string(where) + ": " + type + ".struct_size is " +
+                          std::to_string(in->struct_size) + " (call " + type +
+                          "_initialize first)");
+  std::memcpy(&out, in, std::min<size_t>(in->struct_size, sizeof(T)));
+  out.struct_size = sizeof(T);
+  return nullptr;
+}
+
+/// Copies the first `size` bytes of the library's `full` to the caller's
+/// `out` (a caller built against an older header passes a smaller size).
+template <typename T> void writeOut(const T &full, T *out, size_t size) {
+  if (out)
+    std::memcpy(out, &full, std::min(size, sizeof(T)));
+}
+
+/// Views of `count` C strings; throws Failure for a NULL one. Empty when
+/// there is nothing to view (the embed checks report count/texts errors).
+std::vector<std::string_view> viewTexts(const char *const *texts, int64_t count) {
+  std::vector<std::string_view> views;
+  for (int64_t i = 0; texts && i < count; ++i) {
+    if (!texts[i])
+      fail(ENCRT_INVALID_ARGUMENT, "texts[", i, "] is NULL");
+    views.emplace_back(texts[i]);
+  }
+  return views;
+}
+
+/// Throws Failure unless `t` is a valid text; `what` names it in the error.
+std::string_view viewText(const encrt_text &t, const std::string &what) {
+  if (t.size < 0)
+    fail(ENCRT_INVALID_ARGUMENT, what, ".size is ", t.size, " (expected >= 0)");
+  if (!t.data && t.size != 0)
+    fail(ENCRT_INVALID_ARGUMENT, what, ".data is NULL");
+  return t.size == 0 ? std::string_view() : std::string_view(t.data, static_cast<size_t>(t.size));
+}
+
+std::vector<std::string_view> viewTexts(const encrt_text *texts, int64_t count) {
+  std::vector<std::string_view> views;
+  for (int64_t i = 0; texts && i < count; ++i)
+    views.push_back(viewText(texts[i], "texts[" + std::to_string(i) + "]"));
+  return views;
+}
+
+encrt_status *tokenize(const char *where, const encrt_model *model, const encrt_text *text,
+                       int32_t *out_ids, int64_t capacity, int64_t *out_count) {
+  if (!model)
+    return nullArgument(where, "model");
+  if (!out_count)
+    return nullArgument(where, "out_count");
+  *out_count = 0;
+  if (!out_ids && capacity != 0)
+    return nullArgument(where, "out_ids");
+  return guard(where, true, [&] {
+    std::vector<int32_t> ids = model->impl->encode(viewText(*text, "text"));
+    int64_t n = static_cast<int64_t>(ids.size());
+    *out_count = n;
+    if (!out_ids && capacity == 0)
+      return; // size query
+    if (capacity < n)
+      fail(ENCRT_INVALID_ARGUMENT, "the buffer holds ", capacity, " ids, the text needs ", n);
+    std::copy(ids.begin(), ids.end(), out_ids);
+  });
+}
+
+template <typename Texts>
+encrt_status *embed(const char *where, encrt_session *session, Texts texts, int64_t count,
+                    float *out_embeddings) {
+  if (!session)
+    return nullArgument(where, "session");
+  return guard(where, true, [&] {
+    std::vector<std::string_view> views = viewTexts(texts, count);
+    session->impl->embed(texts ? views.data() : nullptr, count, out_embeddings);
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -83,6 +175,7 @@ void encrt_status_free(encrt_status *status) { delete status; }
 void encrt_model_options_initialize(encrt_model_options *options) {
   if (!options)
     return;
+  options->struct_size = sizeof(encrt_model_options);
   options->num_threads = 0;
   options->cpu_target = nullptr;
   options->device = nullptr;
@@ -97,19 +190,23 @@ encrt_status *encrt_model_load(const char *path,
   *out_model = nullptr;
   if (!path)
     return nullArgument(where, "path");
-  if (options && options->num_threads < 0)
+  encrt_model_options opts;
+  if (encrt_status *st =
+          readOptions(where, "encrt_model_options", options,
+                      offsetof(encrt_model_options, device) + sizeof(const char *),
+                      encrt_model_options_initialize, opts))
+    return st;
+  if (opts.num_threads < 0)
     return makeStatus(ENCRT_INVALID_ARGUMENT,
                       std::string(where) + ": num_threads is " +
-                          std::to_string(options->num_threads) +
+                          std::to_string(opts.num_threads) +
                           " (expected >= 0, 0 = all cores)");
   // Load errors already start with the path.
   return guard(where, false, [&] {
     LoadOptions o;
-    if (options) {
-      o.numThreads = options->num_threads;
-      o.cpuTarget = options->cpu_target;
-      o.device = options->device;
-    }
+    o.numThreads = opts.num_threads;
+    o.cpuTarget = opts.cpu_target;
+    o.device = opts.device;
     auto impl = LoadedModel::load(path, o);
     *out_model = new encrt_model{std::move(impl)};
   });
@@ -117,59 +214,52 @@ encrt_status *encrt_model_load(const char *path,
 
 void encrt_model_release(encrt_model *model) { delete model; }
 
-void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info) {
-  if (!out_info)
-    return;
-  *out_info = encrt_model_info{};
-  if (!model)
-    return;
-  const LoadedModel &m = *model->impl;
-  const encm::Metadata &md = m.metadata();
-  out_info->architecture = m.architecture().c_str();
-  out_info->hidden_size = md.hidden_size();
-  out_info->num_layers = md.num_layers();
-  out_info->num_heads = md.num_heads();
-  out_info->max_seq = md.max_seq();
-  out_info->vocab_size = md.vocab_size();
-  out_info->pooling = m.pooling().c_str();
-  out_info->normalize = md.normalize() ? 1 : 0;
-  out_info->has_pooled_output = m.hasPooledOutput() ? 1 : 0;
-  out_info->cpu_target = m.onCuda() ? "" : m.code().target().c_str();
-  out_info->num_steps = m.numSteps();
-  out_info->weight_bytes = m.model().weights_size();
-  out_info->device = m.device().c_str();
-  out_info->random_weights = m.artifact().randomWeights() ? 1 : 0;
+void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info,
+                          size_t info_size) {
+  encrt_model_info info{};
+  if (model) {
+    const LoadedModel &m = *model->impl;
+    const encm::Metadata &md = m.metadata();
+    info.architecture = m.architecture().c_str();
+    info.hidden_size = md.hidden_size();
+    info.num_layers = md.num_layers();
+    info.num_heads = md.num_heads();
+    info.max_seq = md.max_seq();
+    info.vocab_size = md.vocab_size();
+    info.pooling = m.pooling().c_str();
+    info.normalize = md.normalize() ? 1 : 0;
+    info.has_pooled_output = m.hasPooledOutput() ? 1 : 0;
+    info.cpu_target = m.onCuda() ? "" : m.code().target().c_str();
+    info.num_steps = m.numSteps();
+    info.weight_bytes = m.model().weights_size();
+    info.device = m.device().c_str();
+    info.random_weights = m.artifact().randomWeights() ? 1 : 0;
+  }
+  writeOut(info, out_info, info_size);
 }
 
 encrt_status *encrt_model_tokenize(const encrt_model *model, const char *text,
                                    int32_t *out_ids, int64_t capacity,
                                    int64_t *out_count) {
-  const char *where = "encrt_model_tokenize";
   if (!model)
-    return nullArgument(where, "model");
+    return nullArgument("encrt_model_tokenize", "model");
   if (!text)
-    return nullArgument(where, "text");
-  if (!out_count)
-    return nullArgument(where, "out_count");
-  *out_count = 0;
-  if (!out_ids && capacity != 0)
-    return nullArgument(where, "out_ids");
-  return guard(where, true, [&] {
-    std::vector<int32_t> ids = model->impl->encode(text);
-    int64_t n = static_cast<int64_t>(ids.size());
-    *out_count = n;
-    if (!out_ids && capacity == 0)
-      return; // size query
-    if (capacity < n)
-      fail(ENCRT_INVALID_ARGUMENT, "the buffer holds ", capacity,
-           " ids, the text needs ", n);
-    std::copy(ids.begin(), ids.end(), out_ids);
-  });
+    return nullArgument("encrt_model_tokenize", "text");
+  const encrt_text t{text, static_cast<int64_t>(std::strlen(text))};
+  return tokenize("encrt_model_tokenize", model, &t, out_ids, capacity, out_count);
+}
+
+encrt_status *encrt_model_tokenize_text(const encrt_model *model, encrt_text text,
+                                        int32_t *out_ids, int64_t capacity,
+                                        int64_t *out_count) {
+  return tokenize("encrt_model_tokenize_text", model, &text, out_ids, capacity, out_count);
 }
 
 void encrt_session_options_initialize(encrt_session_options *options) {
-  if (options)
-    options->enable_profiling = 0;
+  if (!options)
+    return;
+  options->struct_size = sizeof(encrt_session_options);
+  options->enable_profiling = 0;
 }
 
 encrt_status *encrt_session_create(encrt_model *model,
@@ -181,13 +271,15 @@ encrt_status *encrt_session_create(encrt_model *model,
   *out_session = nullptr;
   if (!model)
     return nullArgument(where, "model");
+  encrt_session_options opts;
+  if (encrt_status *st =
+          readOptions(where, "encrt_session_options", options,
+                      offsetof(encrt_session_options, enable_profiling) + sizeof(int32_t),
+                      encrt_session_options_initialize, opts))
+    return st;
   return guard(where, true, [&] {
-    bool profiling = options && options->enable_profiling;
     auto session = std::make_unique<encrt_session>();
-    if (model->impl->onCuda())
-      session->cuda = std::make_unique<encrt::rt::cuda::CudaSession>(model->impl, profiling);
-    else
-      session->cpu = std::make_unique<Session>(model->impl, profiling);
+    session->impl = createDeviceSession(model->impl, opts.enable_profiling != 0);
     *out_session = session.release();
   });
 }
@@ -201,68 +293,47 @@ encrt_status *encrt_session_run(encrt_session *session, const int32_t *ids,
   const char *where = "encrt_session_run";
   if (!session)
     return nullArgument(where, "session");
-  return guard(where, true, [&] {
-    if (session->cuda)
-      session->cuda->run(ids, lengths, batch, seq, out_hidden, out_pooled);
-    else
-      session->cpu->run(ids, lengths, batch, seq, out_hidden, out_pooled);
-  });
+  return guard(where, true,
+               [&] { session->impl->run(ids, lengths, batch, seq, out_hidden, out_pooled); });
 }
 
 encrt_status *encrt_session_embed(encrt_session *session,
                                   const char *const *texts, int64_t count,
                                   float *out_embeddings) {
-  const char *where = "encrt_session_embed";
-  if (!session)
-    return nullArgument(where, "session");
-  return guard(where, true, [&] {
-    if (session->cuda)
-      session->cuda->embed(texts, count, out_embeddings);
-    else
-      session->cpu->embed(texts, count, out_embeddings);
-  });
+  return embed("encrt_session_embed", session, texts, count, out_embeddings);
+}
+
+encrt_status *encrt_session_embed_texts(encrt_session *session,
+                                        const encrt_text *texts, int64_t count,
+                                        float *out_embeddings) {
+  return embed("encrt_session_embed_texts", session, texts, count, out_embeddings);
 }
 
 int64_t encrt_session_profile_count(const encrt_session *session) {
-  if (!session)
+  if (!session || !session->impl->profiling())
     return 0;
-  if (session->cuda)
-    return session->cuda->profiling()
-               ? static_cast<int64_t>(session->cuda->profile().size())
-               : 0;
-  if (!session->cpu->profiling())
-    return 0;
-  return static_cast<int64_t>(session->cpu->profile().size());
+  return static_cast<int64_t>(session->impl->profile().size());
 }
 
 void encrt_session_profile_get(const encrt_session *session, int64_t index,
-                               encrt_step_profile *out) {
-  if (!out)
-    return;
-  *out = encrt_step_profile{};
-  if (index < 0 || index >= encrt_session_profile_count(session))
-    return;
-  const LoadedModel &m = session->cuda ? session->cuda->model()
-                                       : session->cpu->model();
-  const auto &steps = session->cuda ? *m.model().cuda()->steps() : *m.model().steps();
-  const encm::Step &step = *steps.Get(static_cast<flatbuffers::uoffset_t>(index));
-  out->kernel = step.kernel()->c_str();
-  out->op = step.op() ? step.op()->c_str() : "";
-  if (session->cuda) {
-    out->calls = session->cuda->profile()[index].calls;
-    out->total_ms = session->cuda->profile()[index].totalMs;
-  } else {
-    out->calls = session->cpu->profile()[index].calls;
-    out->total_ms = session->cpu->profile()[index].totalMs;
+                               encrt_step_profile *out, size_t out_size) {
+  encrt_step_profile p{};
+  if (index >= 0 && index < encrt_session_profile_count(session)) {
+    const encm::Step &step = session->impl->model().step(static_cast<uint32_t>(index));
+    p.kernel = step.kernel()->c_str();
+    p.op = step.op() ? step.op()->c_str() : "";
+    p.calls = session->impl->profile()[index].calls;
+    p.total_ms = session->impl->profile()[index].totalMs;
   }
+  writeOut(p, out, out_size);
 }
 
 uint64_t encrt_session_arena_bytes(const encrt_session *session) {
-  if (!session)
-    return 0;
-  return session->cuda ? session->cuda->arenaBytes() : session->cpu->arenaBytes();
+  return session ? session->impl->arenaBytes() : 0;
 }
 
 const char *encrt_version(void) { return ENCRT_VERSION_STRING; }
+
+int32_t encrt_api_version(void) { return ENCRT_API_VERSION; }
 
 } // extern "C"

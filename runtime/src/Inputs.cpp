@@ -50,7 +50,7 @@ void validateRunInputs(const LoadedModel &model, const int32_t *ids,
   }
 }
 
-void embedInChunks(const LoadedModel &model, const char *const *texts,
+void embedInChunks(const LoadedModel &model, const std::string_view *texts,
                    int64_t count, float *outEmbeddings, const PooledRunFn &run) {
   if (count < 0)
     fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
@@ -71,8 +71,6 @@ void embedInChunks(const LoadedModel &model, const char *const *texts,
     encoded.clear();
     int64_t seq = 1;
     for (int64_t i = 0; i < n; ++i) {
-      if (!texts[first + i])
-        fail(ENCRT_INVALID_ARGUMENT, "texts[", first + i, "] is NULL");
       encoded.push_back(model.encode(texts[first + i]));
       seq = std::max<int64_t>(seq, encoded.back().size());
     }

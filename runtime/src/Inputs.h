@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 namespace encrt::rt {
 
@@ -38,7 +39,7 @@ using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *length
 
 /// encrt_session_embed: checks the arguments, then tokenises `texts` in chunks
 /// and calls `run` for each (writing count x hidden floats to outEmbeddings).
-void embedInChunks(const LoadedModel &model, const char *const *texts,
+void embedInChunks(const LoadedModel &model, const std::string_view *texts,
                    int64_t count, float *outEmbeddings, const PooledRunFn &run);
 
 /// Value.shape's symbolic dims (artifact.fbs).

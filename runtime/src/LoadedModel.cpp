@@ -97,6 +97,11 @@ int32_t LoadedModel::numSteps() const {
   return steps ? static_cast<int32_t>(steps->size()) : 0;
 }
 
+const encm::Step &LoadedModel::step(uint32_t index) const {
+  const auto *steps = cuda_ ? model().cuda()->steps() : model().steps();
+  return *steps->Get(index);
+}
+
 std::vector<int32_t> LoadedModel::encode(std::string_view text) const {
   if (!tokenizer_)
     fail(ENCRT_UNSUPPORTED, artifact_->path(),

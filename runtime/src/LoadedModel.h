@@ -55,6 +55,8 @@ public:
   bool hasPooledOutput() const;
   /// Steps of the plan that runs.
   int32_t numSteps() const;
+  /// Step `index` (< numSteps()) of the plan that runs.
+  const encm::Step &step(uint32_t index) const;
   /// "cpu" or "cuda:N <GPU name>".
   const std::string &device() const { return device_; }
 

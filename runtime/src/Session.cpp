@@ -198,13 +198,4 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
                 sizeof(float) * static_cast<size_t>(batch * hidden));
 }
 
-void Session::embed(const char *const *texts, int64_t count,
-                    float *outEmbeddings) {
-  embedInChunks(*model_, texts, count, outEmbeddings,
-                [this](const int32_t *ids, const int32_t *lengths, int64_t n,
-                       int64_t seq, float *outPooled) {
-                  run(ids, lengths, n, seq, nullptr, outPooled);
-                });
-}
-
 } // namespace encrt::rt

@@ -15,6 +15,7 @@
 #ifndef ENCRT_SESSION_H
 #define ENCRT_SESSION_H
 
+#include "DeviceSession.h"
 #include "LoadedModel.h"
 #include "MemoryPlan.h"
 
@@ -24,31 +25,23 @@
 
 namespace encrt::rt {
 
-struct StepProfile {
-  int64_t calls = 0;
-  double totalMs = 0;
-};
-
-class Session {
+class Session final : public DeviceSession {
 public:
   Session(std::shared_ptr<const LoadedModel> model, bool profiling);
   ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
-  const LoadedModel &model() const { return *model_; }
+  const LoadedModel &model() const override { return *model_; }
 
   /// Throws Failure. See encrt_session_run.
   void run(const int32_t *ids, const int32_t *lengths, int64_t batch,
-           int64_t seq, float *outHidden, float *outPooled);
-  /// Throws Failure. See encrt_session_embed.
-  void embed(const char *const *texts, int64_t count, float *outEmbeddings);
+           int64_t seq, float *outHidden, float *outPooled) override;
 
-  bool profiling() const { return profiling_; }
-  const std::vector<StepProfile> &profile() const { return profile_; }
+  bool profiling() const override { return profiling_; }
+  const std::vector<StepProfile> &profile() const override { return profile_; }
 
-  /// Arena bytes currently reserved (for tests and reports).
-  uint64_t arenaBytes() const { return arenaCapacity_; }
+  uint64_t arenaBytes() const override { return arenaCapacity_; }
 
 private:
   void plan(int64_t batch, int64_t seq);

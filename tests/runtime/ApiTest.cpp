@@ -9,7 +9,9 @@
 #include "encrt/encrt.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 using namespace encrt::test;
@@ -83,7 +85,7 @@ TEST_F(RuntimeTest, LoadsAndReportsInfo) {
   encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
   ASSERT_NE(m, nullptr);
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   EXPECT_STREQ(info.architecture, "bert");
   EXPECT_EQ(info.hidden_size, H);
   EXPECT_EQ(info.max_seq, TestModel::kMaxSeq);
@@ -133,7 +135,7 @@ TEST_F(RuntimeTest, ModelWithoutPooledOutput) {
   encrt_model *m = load(writeArtifact(TestModel::spec(kernels(), false)));
   ASSERT_NE(m, nullptr);
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   EXPECT_EQ(info.has_pooled_output, 0);
   encrt_session *s = nullptr;
   ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
@@ -238,13 +240,13 @@ TEST_F(RuntimeTest, Profiling) {
                                 "test_mean_pool"};
   for (int i = 0; i < 4; ++i) {
     encrt_step_profile p;
-    encrt_session_profile_get(prof, i, &p);
+    encrt_session_profile_get(prof, i, &p, sizeof p);
     EXPECT_STREQ(p.kernel, kernelsNames[i]);
     EXPECT_EQ(p.calls, 3);
     EXPECT_GE(p.total_ms, 0.0);
   }
   encrt_step_profile p;
-  encrt_session_profile_get(prof, 4, &p);
+  encrt_session_profile_get(prof, 4, &p, sizeof p);
   EXPECT_EQ(p.kernel, nullptr);
   EXPECT_EQ(p.calls, 0);
   encrt_session_release(plain);
@@ -364,12 +366,12 @@ TEST_F(RuntimeTest, NullArguments) {
   encrt_model_release(nullptr);
   encrt_session_release(nullptr);
   encrt_model_info info;
-  encrt_model_get_info(nullptr, &info);
+  encrt_model_get_info(nullptr, &info, sizeof info);
   EXPECT_EQ(info.hidden_size, 0);
-  encrt_model_get_info(nullptr, nullptr);
+  encrt_model_get_info(nullptr, nullptr, sizeof info);
   EXPECT_EQ(encrt_session_profile_count(nullptr), 0);
   encrt_step_profile p;
-  encrt_session_profile_get(nullptr, 0, &p);
+  encrt_session_profile_get(nullptr, 0, &p, sizeof p);
   EXPECT_EQ(p.calls, 0);
   encrt_model_options_initialize(nullptr);
   encrt_session_options_initialize(nullptr);
@@ -435,4 +437,113 @@ TEST_F(RuntimeTest, CppWrapper) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
+  EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
+  EXPECT_EQ(ENCRT_API_VERSION, 1);
+  std::string path = write(writeArtifact(TestModel::spec(kernels())));
+
+  // Options never initialised: refused, not guessed.
+  encrt_model_options o{};
+  encrt_model *m = nullptr;
+  expectError(encrt_model_load(path.c_str(), &o, &m), ENCRT_INVALID_ARGUMENT,
+              "encrt_model_load: encrt_model_options.struct_size is 0 (call "
+              "encrt_model_options_initialize first)");
+  EXPECT_EQ(m, nullptr);
+  encrt_model_options_initialize(&o);
+  EXPECT_EQ(o.struct_size, sizeof(encrt_model_options));
+  o.struct_size = 0xFFFFFFFFu; // garbage, not a newer caller
+  expectError(encrt_model_load(path.c_str(), &o, &m), ENCRT_INVALID_ARGUMENT,
+              "struct_size is 4294967295");
+
+  // A newer caller's larger struct: the known prefix is read, the tail ignored.
+  struct NewerOptions {
+    encrt_model_options known;
+    int64_t futureField;
+  } newer{};
+  encrt_model_options_initialize(&newer.known);
+  newer.known.struct_size = sizeof(NewerOptions);
+  newer.known.num_threads = 1;
+  newer.futureField = 42;
+  ASSERT_EQ(encrt_model_load(path.c_str(), &newer.known, &m), nullptr);
+
+  // get_info writes no more than the caller's size: an older, smaller struct
+  // keeps the bytes after it.
+  const size_t oldSize = offsetof(encrt_model_info, num_layers);
+  std::vector<unsigned char> buf(sizeof(encrt_model_info), 0xAB);
+  encrt_model_get_info(m, reinterpret_cast<encrt_model_info *>(buf.data()), oldSize);
+  encrt_model_info prefix;
+  std::memcpy(&prefix, buf.data(), oldSize);
+  EXPECT_EQ(prefix.hidden_size, H);
+  EXPECT_STREQ(prefix.architecture, "bert");
+  for (size_t i = oldSize; i < buf.size(); ++i)
+    ASSERT_EQ(buf[i], 0xAB) << "byte " << i << " written past the caller's size";
+
+  encrt_session_options so{};
+  encrt_session *s = nullptr;
+  expectError(encrt_session_create(m, &so, &s), ENCRT_INVALID_ARGUMENT,
+              "encrt_session_options.struct_size is 0");
+  encrt_session_options_initialize(&so);
+  so.enable_profiling = 1;
+  ASSERT_EQ(encrt_session_create(m, &so, &s), nullptr);
+  Batch b = makeBatch(1, 4, 3);
+  ASSERT_EQ(encrt_session_run(s, b.ids.data(), b.lengths.data(), 1, 4, nullptr, nullptr), nullptr);
+  std::vector<unsigned char> pbuf(sizeof(encrt_step_profile), 0xCD);
+  const size_t kernelOnly = sizeof(const char *);
+  encrt_session_profile_get(s, 0, reinterpret_cast<encrt_step_profile *>(pbuf.data()), kernelOnly);
+  const char *kernel = nullptr;
+  std::memcpy(&kernel, pbuf.data(), kernelOnly);
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_GT(std::strlen(kernel), 0u);
+  for (size_t i = kernelOnly; i < pbuf.size(); ++i)
+    ASSERT_EQ(pbuf[i], 0xCD) << "byte " << i;
+  encrt_session_release(s);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, TextsWithByteLengths) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  auto tokenizeText = [&](std::string_view text) {
+    int64_t n = 0;
+    const encrt_text t{text.data(), static_cast<int64_t>(text.size())};
+    EXPECT_EQ(encrt_model_tokenize_text(m, t, nullptr, 0, &n), nullptr);
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    EXPECT_EQ(encrt_model_tokenize_text(m, t, ids.data(), n, &n), nullptr);
+    return ids;
+  };
+  // The bytes after an embedded NUL are text: NUL is a control character the
+  // BERT normaliser drops (as the tokenizers library's clean_text does), so
+  // "hello\0world" reads as "helloworld", never as "hello".
+  using namespace std::string_literals;
+  EXPECT_EQ(tokenizeText("hello\0world the"s), tokenize(m, "helloworld the"));
+  EXPECT_NE(tokenizeText("hello\0world the"s), tokenize(m, "hello"));
+  // Only the given bytes count: no terminator is needed.
+  EXPECT_EQ(tokenizeText(std::string_view("hello worldXXXX", 11)), tokenize(m, "hello world"));
+  EXPECT_EQ(tokenizeText(std::string_view()), tokenize(m, ""));
+  int64_t n = 0;
+  expectError(encrt_model_tokenize_text(m, encrt_text{nullptr, 3}, nullptr, 0, &n),
+              ENCRT_INVALID_ARGUMENT, "encrt_model_tokenize_text: text.data is NULL");
+  expectError(encrt_model_tokenize_text(m, encrt_text{"x", -1}, nullptr, 0, &n),
+              ENCRT_INVALID_ARGUMENT, "text.size is -1 (expected >= 0)");
+
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  const std::string withNul = "the\0a, a"s;
+  const encrt_text texts[] = {{"hello world", 11}, {withNul.data(), int64_t(withNul.size())}};
+  const char *cstrings[] = {"hello world", "thea, a"};
+  std::vector<float> a(2 * H), c(2 * H);
+  ASSERT_EQ(encrt_session_embed_texts(s, texts, 2, a.data()), nullptr);
+  ASSERT_EQ(encrt_session_embed(s, cstrings, 2, c.data()), nullptr);
+  for (int i = 0; i < 2 * H; ++i)
+    ASSERT_EQ(a[i], c[i]) << i;
+  const encrt_text bad[] = {{"hello", 5}, {nullptr, 2}};
+  expectError(encrt_session_embed_texts(s, bad, 2, a.data()), ENCRT_INVALID_ARGUMENT,
+              "encrt_session_embed_texts: texts[1].data is NULL");
+  expectError(encrt_session_embed_texts(s, nullptr, 2, a.data()), ENCRT_INVALID_ARGUMENT,
+              "texts is NULL");
+  EXPECT_EQ(encrt_session_embed_texts(s, nullptr, 0, nullptr), nullptr);
+  encrt_session_release(s);
+  encrt_model_release(m);
 }

@@ -51,7 +51,7 @@ protected:
     encrt_status *st = encrt_model_load(path.c_str(), &o, &model);
     ASSERT_EQ(st, nullptr) << encrt_status_message(st);
     encrt_model_info info;
-    encrt_model_get_info(model, &info);
+    encrt_model_get_info(model, &info, sizeof info);
     EXPECT_STREQ(info.device, "cpu");
     EXPECT_STREQ(info.cpu_target, "cpu-x86-64-v2");
     EXPECT_EQ(info.num_steps, 4); // the CPU plan's

@@ -254,7 +254,7 @@ TEST_F(RuntimeTest, CodeObjectSelection) {
   encrt_model *m = load(writeArtifact(spec));
   ASSERT_NE(m, nullptr);
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   EXPECT_STREQ(info.cpu_target, "cpu-x86-64-v2");
   encrt_model_release(m);
 
@@ -262,7 +262,7 @@ TEST_F(RuntimeTest, CodeObjectSelection) {
   spec.codes.push_back(SpecCode{"cpu-native", {}, kernels(), {}, {}});
   m = load(writeArtifact(spec), 1, "cpu-native");
   ASSERT_NE(m, nullptr);
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   EXPECT_STREQ(info.cpu_target, "cpu-native");
   encrt_model_release(m);
 

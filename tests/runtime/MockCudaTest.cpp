@@ -136,14 +136,14 @@ TEST_F(MockCuda, LoadsOnTheDevice) {
   encrt_model *m = loadOn(writeArtifact(spec()));
   ASSERT_NE(m, nullptr);
   encrt_model_info info;
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   EXPECT_STREQ(info.device, "cuda:0 Mock GPU");
   EXPECT_STREQ(info.cpu_target, "");
   EXPECT_EQ(info.num_steps, 2); // the CUDA plan's
   encrt_model_release(m);
   // auto prefers the device.
   m = loadOn(writeArtifact(spec()), nullptr);
-  encrt_model_get_info(m, &info);
+  encrt_model_get_info(m, &info, sizeof info);
   EXPECT_STREQ(info.device, "cuda:0 Mock GPU");
   encrt_model_release(m);
   EXPECT_EQ(stats().liveAllocs, 0);
@@ -226,12 +226,12 @@ TEST_F(MockCuda, ProfilesStepsWithEvents) {
   EXPECT_EQ(stats().captures, before.captures); // no graphs while profiling
   ASSERT_EQ(encrt_session_profile_count(s), 2);
   encrt_step_profile p;
-  encrt_session_profile_get(s, 0, &p);
+  encrt_session_profile_get(s, 0, &p, sizeof p);
   EXPECT_STREQ(p.kernel, "test_cuda_embed");
   EXPECT_STREQ(p.op, "enc.embedding");
   EXPECT_EQ(p.calls, 3);
   EXPECT_DOUBLE_EQ(p.total_ms, 0.75); // the mock's 0.25 ms per event pair
-  encrt_session_profile_get(s, 1, &p);
+  encrt_session_profile_get(s, 1, &p, sizeof p);
   EXPECT_STREQ(p.kernel, "test_cuda_pool");
   encrt_session_release(s);
   encrt_model_release(m);

@@ -129,7 +129,7 @@ TEST_F(RuntimeTest, RandomWeightsLoadRunDeterministic) {
   encrt_model *a = load(file);
   ASSERT_NE(a, nullptr);
   encrt_model_info info;
-  encrt_model_get_info(a, &info);
+  encrt_model_get_info(a, &info, sizeof info);
   EXPECT_EQ(info.weight_bytes, weightBytes);
   std::vector<float> h1 = runOnce(a);
   encrt_model_release(a);

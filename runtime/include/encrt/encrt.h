@@ -14,10 +14,26 @@
  *                    once; sessions keep what they need alive.
  *   encrt_session  - NOT thread-safe: use one session per thread. Sessions of
  *                    one model share its thread pool (their steps interleave).
+ *
+ * Evolving without breaking callers (API version 1, soname libencrt.so.1):
+ *   - Structs the caller passes in (encrt_model_options,
+ *     encrt_session_options) start with `struct_size`, which their
+ *     *_initialize function sets to the size the caller was compiled with.
+ *     The library reads only the fields inside struct_size and defaults the
+ *     rest, so fields are only ever appended; a struct_size that was never
+ *     initialised is an ENCRT_INVALID_ARGUMENT error, not a guess.
+ *   - Structs the library fills (encrt_model_info, encrt_step_profile) are
+ *     passed with their size (`sizeof`); the library writes at most that
+ *     many bytes, so an older caller's smaller struct stays intact.
+ *   - Texts are encrt_text (pointer + byte length): an embedded NUL is part
+ *     of the text. The NUL-terminated forms remain for convenience.
+ *   - encrt_api_version() says which of these rules and entry points the
+ *     loaded library has (ENCRT_API_VERSION of the header it was built with).
  *===----------------------------------------------------------------------===*/
 #ifndef ENCRT_ENCRT_H
 #define ENCRT_ENCRT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "encrt/schema_version.h"
@@ -31,6 +47,10 @@ extern "C" {
 #else
 #define ENCRT_API __attribute__((visibility("default")))
 #endif
+
+/* Version 0: libencrt.so.0 (no struct sizes, NUL-terminated texts only).
+   Version 1: struct_size / size arguments, encrt_text, encrt_api_version. */
+#define ENCRT_API_VERSION 1
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -59,7 +79,15 @@ ENCRT_API void encrt_status_free(encrt_status *status);
 typedef struct encrt_model encrt_model;
 typedef struct encrt_session encrt_session;
 
+/* A UTF-8 text of `size` bytes (not NUL-terminated; may contain NUL). `data`
+   may be NULL only when size is 0. */
+typedef struct encrt_text {
+  const char *data;
+  int64_t size;
+} encrt_text;
+
 typedef struct encrt_model_options {
+  uint32_t struct_size;   /* sizeof(encrt_model_options); set by _initialize */
   int32_t num_threads;    /* threads of the model's pool; 0 = all cores */
   const char *cpu_target; /* e.g. "cpu-x86-64-v2"; NULL = best this CPU runs */
   /* "cpu", "cuda" (device 0), "cuda:N", or NULL / "auto": CUDA when the
@@ -93,9 +121,11 @@ typedef struct encrt_model_info {
                              outputs are meaningless) */
 } encrt_model_info;
 
-/* Strings stay valid while the model is alive. */
+/* Fills the first `info_size` bytes of *out_info (pass sizeof *out_info);
+   zeroes for a NULL model. Strings stay valid while the model is alive. */
 ENCRT_API void encrt_model_get_info(const encrt_model *model,
-                                    encrt_model_info *out_info);
+                                    encrt_model_info *out_info,
+                                    size_t info_size);
 
 /* [CLS] ids... [SEP] of `text` (UTF-8), truncated to max_seq ids: exactly the
    ids encrt_session_run expects for one sequence. *out_count is always set to
@@ -105,10 +135,17 @@ ENCRT_API encrt_status *encrt_model_tokenize(const encrt_model *model,
                                              const char *text, int32_t *out_ids,
                                              int64_t capacity,
                                              int64_t *out_count);
+/* The same for a text with an explicit byte length. */
+ENCRT_API encrt_status *encrt_model_tokenize_text(const encrt_model *model,
+                                                  encrt_text text,
+                                                  int32_t *out_ids,
+                                                  int64_t capacity,
+                                                  int64_t *out_count);
 
 /*--- Session --------------------------------------------------------------*/
 
 typedef struct encrt_session_options {
+  uint32_t struct_size;     /* sizeof(encrt_session_options); set by _initialize */
   int32_t enable_profiling; /* accumulate wall time per step */
 } encrt_session_options;
 
@@ -140,6 +177,11 @@ ENCRT_API encrt_status *encrt_session_embed(encrt_session *session,
                                             const char *const *texts,
                                             int64_t count,
                                             float *out_embeddings);
+/* The same for texts with explicit byte lengths. */
+ENCRT_API encrt_status *encrt_session_embed_texts(encrt_session *session,
+                                                  const encrt_text *texts,
+                                                  int64_t count,
+                                                  float *out_embeddings);
 
 typedef struct encrt_step_profile {
   const char *kernel; /* valid while the session is alive */
@@ -150,10 +192,12 @@ typedef struct encrt_step_profile {
 
 /* Number of plan steps when profiling is enabled, else 0. */
 ENCRT_API int64_t encrt_session_profile_count(const encrt_session *session);
-/* Accumulated over every run of the session; zeroes *out if out of range. */
+/* Accumulated over every run of the session, into the first `out_size`
+   bytes of *out (pass sizeof *out); zeroes if out of range. */
 ENCRT_API void encrt_session_profile_get(const encrt_session *session,
                                          int64_t index,
-                                         encrt_step_profile *out);
+                                         encrt_step_profile *out,
+                                         size_t out_size);
 
 /* Bytes of the session's activation arena: the most any run so far needed
    (it grows to the largest (batch, seq) seen and is reused). */
@@ -163,6 +207,9 @@ ENCRT_API uint64_t encrt_session_arena_bytes(const encrt_session *session);
 
 /* "0.1.0" */
 ENCRT_API const char *encrt_version(void);
+/* ENCRT_API_VERSION of the library (compare with the header's to detect a
+   library older than the header a program was built with). */
+ENCRT_API int32_t encrt_api_version(void);
 
 #ifdef __cplusplus
 }

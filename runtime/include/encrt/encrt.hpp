@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -69,16 +70,18 @@ public:
 
   encrt_model_info info() const {
     encrt_model_info i;
-    encrt_model_get_info(model_, &i);
+    encrt_model_get_info(model_, &i, sizeof i);
     return i;
   }
 
-  /// [CLS] ids [SEP], truncated to the model's max_seq.
-  std::vector<int32_t> tokenize(const std::string &text) const {
+  /// [CLS] ids [SEP], truncated to the model's max_seq. Every byte of `text`
+  /// counts (an embedded NUL does not end it).
+  std::vector<int32_t> tokenize(std::string_view text) const {
+    const encrt_text t{text.data(), static_cast<int64_t>(text.size())};
     int64_t count = 0;
-    check(encrt_model_tokenize(model_, text.c_str(), nullptr, 0, &count));
+    check(encrt_model_tokenize_text(model_, t, nullptr, 0, &count));
     std::vector<int32_t> ids(static_cast<size_t>(count));
-    check(encrt_model_tokenize(model_, text.c_str(), ids.data(), count, &count));
+    check(encrt_model_tokenize_text(model_, t, ids.data(), count, &count));
     return ids;
   }
 
@@ -102,7 +105,7 @@ public:
     encrt_session_options_initialize(&o);
     o.enable_profiling = enableProfiling ? 1 : 0;
     check(encrt_session_create(model.get(), &o, &session_));
-    encrt_model_get_info(model.get(), &info_);
+    encrt_model_get_info(model.get(), &info_, sizeof info_);
   }
   ~Session() { encrt_session_release(session_); }
   Session(Session &&other) noexcept
@@ -138,15 +141,16 @@ public:
     return r;
   }
 
-  /// texts.size() x hidden_size pooled embeddings, row-major.
+  /// texts.size() x hidden_size pooled embeddings, row-major. Every byte of
+  /// each text counts (an embedded NUL does not end it).
   std::vector<float> embed(const std::vector<std::string> &texts) {
-    std::vector<const char *> ptrs;
-    ptrs.reserve(texts.size());
+    std::vector<encrt_text> views;
+    views.reserve(texts.size());
     for (const auto &t : texts)
-      ptrs.push_back(t.c_str());
+      views.push_back({t.data(), static_cast<int64_t>(t.size())});
     std::vector<float> out(texts.size() * static_cast<size_t>(info_.hidden_size));
-    check(encrt_session_embed(session_, ptrs.data(),
-                              static_cast<int64_t>(ptrs.size()), out.data()));
+    check(encrt_session_embed_texts(session_, views.data(),
+                                    static_cast<int64_t>(views.size()), out.data()));
     return out;
   }
 
@@ -154,7 +158,7 @@ public:
     std::vector<encrt_step_profile> steps(
         static_cast<size_t>(encrt_session_profile_count(session_)));
     for (size_t i = 0; i < steps.size(); ++i)
-      encrt_session_profile_get(session_, static_cast<int64_t>(i), &steps[i]);
+      encrt_session_profile_get(session_, static_cast<int64_t>(i), &steps[i], sizeof steps[i]);
     return steps;
   }
 

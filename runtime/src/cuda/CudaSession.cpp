@@ -57,7 +57,7 @@ CudaSession::CudaSession(std::shared_ptr<const LoadedModel> model, bool profilin
   }
   gemms_.resize(steps.size());
   if (profiling_)
-    profile_.assign(steps.size(), CudaStepProfile{});
+    profile_.assign(steps.size(), StepProfile{});
 
   cm_->makeCurrent();
   d_->check(d_->cuStreamCreate(&stream_, kCuStreamNonBlocking), "cuStreamCreate");
@@ -451,15 +451,6 @@ void CudaSession::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
   if (outPooled)
     std::memcpy(outPooled, host_ + io.pooled,
                 sizeof(float) * static_cast<size_t>(batch * hidden));
-}
-
-void CudaSession::embed(const char *const *texts, int64_t count,
-                        float *outEmbeddings) {
-  embedInChunks(*model_, texts, count, outEmbeddings,
-                [this](const int32_t *ids, const int32_t *lengths, int64_t n,
-                       int64_t seq, float *outPooled) {
-                  run(ids, lengths, n, seq, nullptr, outPooled);
-                });
 }
 
 } // namespace encrt::rt::cuda

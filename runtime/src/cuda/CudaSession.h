@@ -10,12 +10,13 @@
 // hidden wanted) launches directly and then captures the sequence as a CUDA
 // graph that later runs of that shape replay (small LRU cache); with
 // profiling, steps always launch directly and are timed with events.
-// Same public methods as Session. Not thread-safe: one session per thread.
+// A DeviceSession, like Session. Not thread-safe: one session per thread.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_CUDA_CUDASESSION_H
 #define ENCRT_CUDA_CUDASESSION_H
 
+#include "DeviceSession.h"
 #include "LoadedModel.h"
 #include "MemoryPlan.h"
 #include "cuda/CublasLtApi.h"
@@ -29,30 +30,23 @@ namespace encrt::rt::cuda {
 
 class CudaModel;
 
-struct CudaStepProfile {
-  int64_t calls = 0;
-  double totalMs = 0; ///< GPU time between events around the step
-};
-
-class CudaSession {
+class CudaSession final : public DeviceSession {
 public:
   CudaSession(std::shared_ptr<const LoadedModel> model, bool profiling);
   ~CudaSession();
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
 
-  const LoadedModel &model() const { return *model_; }
+  const LoadedModel &model() const override { return *model_; }
 
   /// Throws Failure. See encrt_session_run.
   void run(const int32_t *ids, const int32_t *lengths, int64_t batch,
-           int64_t seq, float *outHidden, float *outPooled);
-  /// Throws Failure. See encrt_session_embed.
-  void embed(const char *const *texts, int64_t count, float *outEmbeddings);
+           int64_t seq, float *outHidden, float *outPooled) override;
 
-  bool profiling() const { return profiling_; }
-  const std::vector<CudaStepProfile> &profile() const { return profile_; }
+  bool profiling() const override { return profiling_; }
+  const std::vector<StepProfile> &profile() const override { return profile_; }
   /// Device arena bytes currently reserved.
-  uint64_t arenaBytes() const { return arenaCapacity_; }
+  uint64_t arenaBytes() const override { return arenaCapacity_; }
 
 private:
   struct Key {
@@ -95,7 +89,7 @@ private:
   const CudaDriver *d_;
   bool profiling_;
   bool useGraphs_;
-  std::vector<CudaStepProfile> profile_;
+  std::vector<StepProfile> profile_;
   std::vector<CUevent> events_; ///< profiling: before step 0, after each step
 
   CUstream stream_ = nullptr;

@@ -1,0 +1,23 @@
+//===- DeviceSession.cpp - Embedding and the device switch -----------------===//
+#include "DeviceSession.h"
+
+#include "Inputs.h"
+#include "Session.h"
+#include "cuda/CudaSession.h"
+
+namespace encrt::rt {
+
+void DeviceSession::embed(const std::string_view *texts, int64_t count, float *outEmbeddings) {
+  embedInChunks(model(), texts, count, outEmbeddings,
+                [this](const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq,
+                       float *outPooled) { run(ids, lengths, n, seq, nullptr, outPooled); });
+}
+
+std::unique_ptr<DeviceSession> createDeviceSession(std::shared_ptr<const LoadedModel> model,
+                                                   bool profiling) {
+  if (model->onCuda())
+    return std::make_unique<cuda::CudaSession>(std::move(model), profiling);
+  return std::make_unique<Session>(std::move(model), profiling);
+}
+
+} // namespace encrt::rt
