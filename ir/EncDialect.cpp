@@ -5,11 +5,22 @@
 using namespace mlir;
 using namespace mlir::enc;
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
 #include "ir/EncDialect.cpp.inc"
+#include "ir/EncEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "ir/EncAttrs.cpp.inc"
 
 void EncDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "ir/EncOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ir/EncAttrs.cpp.inc"
       >();
 }

@@ -21,6 +21,7 @@ def Enc_Dialect : Dialect {
     dialect holds no state (the passes that create weights are handed the
     store, and count what they change in themselves). All ops are pure.
   }];
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class Enc_Op<string mnemonic, list<Trait> traits = []>

@@ -9,6 +9,11 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "ir/EncEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ir/EncAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "ir/EncOps.h.inc"
 

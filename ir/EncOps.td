@@ -8,6 +8,7 @@
 #define ENC_OPS_TD
 
 include "ir/EncDialect.td"
+include "ir/EncEnums.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -106,14 +107,14 @@ def Enc_LinearOp : Enc_Op<"linear", [Pure]> {
     ```mlir
     %q = enc.linear %x, %w, %b
         : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
-    %h = enc.linear %x, %w, %b {epilogue = "gelu"}
+    %h = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>}
         : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
     %n = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
     ```
   }];
   let arguments = (ins Enc_F32Tensor:$x, Enc_F32Tensor:$weight,
                    Optional<Enc_F32Tensor>:$bias,
-                   DefaultValuedStrAttr<StrAttr, "none">:$epilogue);
+                   DefaultValuedAttr<Enc_EpilogueAttr, "::mlir::enc::Epilogue::none">:$epilogue);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
@@ -171,7 +172,7 @@ def Enc_QLinearOp : Enc_Op<"qlinear", [Pure]> {
     Example:
 
     ```mlir
-    %h = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = "gelu", w_scale_max = 2.1e-03 : f32, w_scale_min = 4.0e-04 : f32}
+    %h = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = #enc.epilogue<gelu>, w_scale_max = 2.1e-03 : f32, w_scale_min = 4.0e-04 : f32}
         : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<1536x384xi8>, tensor<1536xf32>, tensor<1536xf32>)
         -> tensor<?x?x1536xf32>
     ```
@@ -179,7 +180,7 @@ def Enc_QLinearOp : Enc_Op<"qlinear", [Pure]> {
   let arguments = (ins Enc_U8Tensor:$x, Enc_F32Tensor:$x_scale,
                    Enc_I8Tensor:$weight, Enc_F32Tensor:$w_scale,
                    Optional<Enc_F32Tensor>:$bias,
-                   DefaultValuedStrAttr<StrAttr, "none">:$epilogue,
+                   DefaultValuedAttr<Enc_EpilogueAttr, "::mlir::enc::Epilogue::none">:$epilogue,
                    OptionalAttr<F32Attr>:$w_scale_min,
                    OptionalAttr<F32Attr>:$w_scale_max);
   let results = (outs Enc_F32Tensor:$result);
@@ -276,7 +277,7 @@ def Enc_MaskOp : Enc_Op<"mask", [Pure]> {
     `j >= lengths[b]` becomes `-inf`; other entries pass through. The result
     has the type of `scores`.
 
-    `padding` names the convention: `"right"` (the default and the only one
+    `padding` names the convention: `#enc.padding<right>` (the default and the only one
     accepted today) means key `j` of sequence `b` is valid iff
     `j < lengths[b]`. Left padding or arbitrary 0/1 masks are rejected by the
     verifier rather than computed wrongly.
@@ -285,11 +286,10 @@ def Enc_MaskOp : Enc_Op<"mask", [Pure]> {
 
     ```mlir
     %m = enc.mask %s, %lengths : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
-    %m = enc.mask %s, %lengths {padding = "right"} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
     ```
   }];
   let arguments = (ins Enc_F32Tensor:$scores, Enc_I32Tensor:$lengths,
-                   DefaultValuedStrAttr<StrAttr, "right">:$padding);
+                   DefaultValuedAttr<Enc_PaddingAttr, "::mlir::enc::Padding::right">:$padding);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $scores `,` $lengths attr-dict `:` functional-type(operands, results)
@@ -320,17 +320,17 @@ def Enc_ScaleMaskSoftmaxOp : Enc_Op<"scale_mask_softmax", [Pure]> {
     `result[b, h, i, j] = softmax_j(scale * scores[b, h, i, j])` over the
     valid keys `j < lengths[b]`, and exactly `0` for padded keys. Same as
     `enc.softmax(enc.mask(enc.scale(scores, scale), lengths))`.
-    `padding` must be `"right"` (see `enc.mask`).
+    `padding` must be `#enc.padding<right>` (see `enc.mask`).
 
     Example:
 
     ```mlir
-    %p = enc.scale_mask_softmax %s, %lengths {padding = "right", scale = 0.176776692 : f32}
+    %p = enc.scale_mask_softmax %s, %lengths {padding = #enc.padding<right>, scale = 0.176776692 : f32}
         : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
     ```
   }];
   let arguments = (ins Enc_F32Tensor:$scores, Enc_I32Tensor:$lengths,
-                   F32Attr:$scale, StrAttr:$padding);
+                   F32Attr:$scale, Enc_PaddingAttr:$padding);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $scores `,` $lengths attr-dict `:` functional-type(operands, results)
@@ -346,7 +346,7 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
 
     `out[b, s, h*D + d] = sum_j p_j * v[b, j, h*D + d]` with
     `p = softmax_j(scale * <q[b, s, hD:(h+1)D], k[b, j, hD:(h+1)D]>)` over
-    the valid keys `j < lengths[b]` (`padding = "right"`).
+    the valid keys `j < lengths[b]` (`padding = #enc.padding<right>`).
 
     `inputs` is either `q, k, v` (each `[B, S, H]`) or one packed `qkv`
     `[B, S, 3H]` with `q = qkv[..., 0:H]`, `k = qkv[..., H:2H]`,
@@ -355,14 +355,14 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
     Example:
 
     ```mlir
-    %o = enc.attention %q, %k, %v, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+    %o = enc.attention %q, %k, %v, %lengths {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
         : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
-    %p = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+    %p = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
         : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
     ```
   }];
   let arguments = (ins Variadic<Enc_F32Tensor>:$inputs, Enc_I32Tensor:$lengths,
-                   I64Attr:$num_heads, F32Attr:$scale, StrAttr:$padding);
+                   I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding);
   let results = (outs Enc_F32Tensor:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{
@@ -444,20 +444,19 @@ def Enc_LayerNormOp : Enc_Op<"layernorm", [Pure]> {
 def Enc_GeluOp : Enc_Op<"gelu", [Pure, AllTypesMatch<["x", "result"]>]> {
   let summary = "GELU activation";
   let description = [{
-    `approximate = "none"`: `0.5·x·(1 + erf(x/√2))` (HF `gelu`);
-    `approximate = "tanh"`: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`
+    `approximate = #enc.approximation<none>`: `0.5·x·(1 + erf(x/√2))` (HF `gelu`);
+    `approximate = #enc.approximation<tanh>`: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`
     (HF `gelu_new`).
 
     Example:
 
     ```mlir
-    %g = enc.gelu %h {approximate = "none"} : tensor<?x?x1536xf32>
+    %g = enc.gelu %h {approximate = #enc.approximation<none>} : tensor<?x?x1536xf32>
     ```
   }];
-  let arguments = (ins Enc_F32Tensor:$x, StrAttr:$approximate);
+  let arguments = (ins Enc_F32Tensor:$x, Enc_GeluApproximationAttr:$approximate);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 def Enc_L2NormOp : Enc_Op<"l2norm", [Pure, AllTypesMatch<["x", "result"]>]> {
@@ -525,17 +524,17 @@ def Enc_PoolOp : Enc_Op<"pool", [Pure]> {
   let summary = "sentence embedding from token states";
   let description = [{
     `x` is `[B, S, H]`, `lengths` `[B]` i32; the result is `[B, H]`.
-    `mode = "cls"` takes token 0; `mode = "mean"` averages the first
+    `mode = #enc.pooling<cls>` takes token 0; `#enc.pooling<mean>` averages the first
     `lengths[b]` tokens.
 
     Example:
 
     ```mlir
-    %p = enc.pool %h, %lengths {mode = "mean"}
+    %p = enc.pool %h, %lengths {mode = #enc.pooling<mean>}
         : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
     ```
   }];
-  let arguments = (ins Enc_F32Tensor:$x, Enc_I32Tensor:$lengths, StrAttr:$mode);
+  let arguments = (ins Enc_F32Tensor:$x, Enc_I32Tensor:$lengths, Enc_PoolingModeAttr:$mode);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $x `,` $lengths attr-dict `:` functional-type(operands, results)

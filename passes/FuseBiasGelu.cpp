@@ -18,7 +18,7 @@ using namespace mlir::enc;
 
 namespace {
 
-/// gelu(linear(x, w, b) {epilogue = "none"}) -> linear(x, w, b) {epilogue}.
+/// gelu(linear(x, w, b) {epilogue = #enc.epilogue<none>}) -> linear(x, w, b) {epilogue}.
 struct FuseGeluIntoLinear : OpRewritePattern<GeluOp> {
   FuseGeluIntoLinear(MLIRContext *ctx, unsigned &count)
       : OpRewritePattern(ctx), count(count) {}
@@ -26,20 +26,16 @@ struct FuseGeluIntoLinear : OpRewritePattern<GeluOp> {
   LogicalResult matchAndRewrite(GeluOp gelu,
                                 PatternRewriter &rewriter) const override {
     auto linear = gelu.getX().getDefiningOp<LinearOp>();
-    if (!linear || linear.getEpilogue() != "none")
+    if (!linear || linear.getEpilogue() != Epilogue::none)
       return rewriter.notifyMatchFailure(gelu, "not fed by a plain linear");
     if (!linear.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(gelu, "linear has other users");
-    StringRef epilogue;
-    if (gelu.getApproximate() == "none")
-      epilogue = "gelu";
-    else if (gelu.getApproximate() == "tanh")
-      epilogue = "gelu_tanh";
-    else
-      return rewriter.notifyMatchFailure(gelu, "unknown approximation");
+    const Epilogue epilogue = gelu.getApproximate() == GeluApproximation::tanh
+                                  ? Epilogue::gelu_tanh
+                                  : Epilogue::gelu;
     rewriter.replaceOpWithNewOp<LinearOp>(gelu, gelu.getType(), linear.getX(),
                                           linear.getWeight(), linear.getBias(),
-                                          rewriter.getStringAttr(epilogue));
+                                          epilogue);
     ++count;
     return success();
   }

@@ -28,7 +28,7 @@ struct Candidate {
 };
 
 std::optional<Candidate> asCandidate(LinearOp op) {
-  if (op.getEpilogue() != "none")
+  if (op.getEpilogue() != Epilogue::none)
     return std::nullopt;
   auto w = op.getWeight().getDefiningOp<WeightOp>();
   if (!w)
@@ -151,7 +151,7 @@ struct MergeLinears : OpRewritePattern<LinearOp> {
     qkvShape.back() = 3 * n;
     Value qkv =
         rewriter.create<LinearOp>(loc, RankedTensorType::get(qkvShape, f32), x,
-                                  w, b, rewriter.getStringAttr("none"));
+                                  w, b, Epilogue::none);
     auto split =
         rewriter.create<SplitOp>(loc, SmallVector<Type, 3>(3, resultType), qkv,
                                  rewriter.getI64IntegerAttr(3));

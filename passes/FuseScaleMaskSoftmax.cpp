@@ -69,7 +69,7 @@ struct FuseSoftmaxChain : OpRewritePattern<SoftmaxOp> {
     rewriter.replaceOpWithNewOp<ScaleMaskSoftmaxOp>(
         softmax, softmax.getType(), s, mask.getLengths(),
         rewriter.getF32FloatAttr(scale),
-        rewriter.getStringAttr(mask.getPadding()));
+        mask.getPaddingAttr());
     ++fused;
     if (!anyScale)
       ++unscaled;

@@ -86,8 +86,8 @@ def FuseBiasGeluPass : Pass<"enc-fuse-bias-gelu"> {
   let summary = "fold a GELU into the preceding Linear's epilogue";
   let description = [{
     ```
-    gelu(linear(x, w, b), approximate = "none")  => linear(x, w, b) {epilogue = "gelu"}
-    gelu(linear(x, w, b), approximate = "tanh")  => linear(x, w, b) {epilogue = "gelu_tanh"}
+    gelu(linear(x, w, b), approximate = #enc.approximation<none>)  => linear(x, w, b) {epilogue = #enc.epilogue<gelu>}
+    gelu(linear(x, w, b), approximate = #enc.approximation<tanh>)  => linear(x, w, b) {epilogue = #enc.epilogue<gelu_tanh>}
     ```
 
     The Linear must have no epilogue and no other user.
@@ -121,12 +121,12 @@ def QuantizeLinearInt8Pass : Pass<"enc-quantize-linear-int8"> {
     quantisation plus an int8 Linear that keeps the epilogue and the bias:
 
     ```
-    %y = enc.linear %x, %w, %b {epilogue = "gelu"}
+    %y = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>}
       =>
     %wq = enc.weight "<w>.q8" : tensor<NxKxi8>
     %ws = enc.weight "<w>.q8scale" : tensor<Nxf32>
     %xq, %xs = enc.quantize %x : tensor<..xKxf32> -> (tensor<..xKxui8>, tensor<..xf32>)
-    %y = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = "gelu", w_scale_max = .., w_scale_min = ..}
+    %y = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = #enc.epilogue<gelu>, w_scale_max = .., w_scale_min = ..}
     ```
 
     One `enc.quantize` per distinct input value (Linears sharing `%x` share

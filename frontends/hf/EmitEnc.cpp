@@ -41,7 +41,8 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   e.declareWeights(c.family->expectedWeights(c));
   SmallVector<Value> outs{c.family->emitEncoder(e)};
   if (c.pooling != "none") {
-    Value p = b.create<enc::PoolOp>(at("pooling"), pooledTy, outs[0], lengths, c.pooling);
+    Value p = b.create<enc::PoolOp>(at("pooling"), pooledTy, outs[0], lengths,
+                                    c.pooling == "cls" ? enc::PoolingMode::cls : enc::PoolingMode::mean);
     if (c.normalize)
       p = b.create<enc::L2NormOp>(at("normalize"), pooledTy, p);
     outs.push_back(p);

@@ -28,7 +28,8 @@ void EncoderEmitter::declareWeights(const std::vector<WeightSpec> &specs) {
 }
 
 Value EncoderEmitter::linear(Value x, const std::string &mod, int64_t n) {
-  return b.create<enc::LinearOp>(loc(mod), bsn(n), x, weight(mod + ".weight"), weight(mod + ".bias"), "none");
+  return b.create<enc::LinearOp>(loc(mod), bsn(n), x, weight(mod + ".weight"), weight(mod + ".bias"),
+                                 enc::Epilogue::none);
 }
 
 Value EncoderEmitter::layernorm(Value x, const std::string &mod) {
@@ -37,7 +38,9 @@ Value EncoderEmitter::layernorm(Value x, const std::string &mod) {
 }
 
 Value EncoderEmitter::gelu(Value x, const std::string &mod) {
-  return b.create<enc::GeluOp>(loc(mod), x.getType(), x, c.hiddenAct == "gelu" ? "none" : "tanh");
+  return b.create<enc::GeluOp>(loc(mod), x.getType(), x,
+                               c.hiddenAct == "gelu" ? enc::GeluApproximation::none
+                                                     : enc::GeluApproximation::tanh);
 }
 
 Value EncoderEmitter::embeddings(const ModelWeightNames &n) {

@@ -77,7 +77,7 @@ std::string moduleText(const Cfg &c) {
     std::string wt = w(p + ".w", N + "x" + K), b = bias ? w(p + ".b", N) : "";
     std::string r = val();
     s += "  " + r + " = enc.linear " + x + ", " + wt + (bias ? ", " + b : "") +
-         (epi ? std::string(" {epilogue = \"") + epi + "\"}" : "") + " : (" +
+         (epi ? std::string(" {epilogue = #enc.epilogue<") + epi + ">}" : "") + " : (" +
          tensor("?x?x" + K) + ", " + tensor(N + "x" + K) +
          (bias ? ", " + tensor(N) : "") + ") -> " + tensor("?x?x" + N) + "\n";
     return r;
@@ -134,18 +134,18 @@ std::string moduleText(const Cfg &c) {
     std::string y = ln(r, p + "ln1", "9.99999996E-13");
     std::string h1 = linear(y, p + "ff1", c.H, c.FF, true, "gelu");
     std::string h2 = linear(h1, p + "ff2", c.FF, c.H, true, nullptr);
-    std::string h3 = unary("gelu", h2, " {approximate = \"tanh\"}", act);
+    std::string h3 = unary("gelu", h2, " {approximate = #enc.approximation<tanh>}", act);
     std::string r2 = val();
     s += "  " + r2 + " = enc.add " + h3 + ", " + y + " : " + act + "\n";
     x = ln(r2, p + "ln2", "9.99999996E-13");
   }
   std::string mean = val(), cls = val();
-  s += "  " + mean + " = enc.pool " + x + ", %lengths {mode = \"mean\"} : (" + act +
+  s += "  " + mean + " = enc.pool " + x + ", %lengths {mode = #enc.pooling<mean>} : (" + act +
        ", tensor<?xi32>) -> " + tensor("?x" + H) + "\n";
-  s += "  " + cls + " = enc.pool " + x + ", %lengths {mode = \"cls\"} : (" + act +
+  s += "  " + cls + " = enc.pool " + x + ", %lengths {mode = #enc.pooling<cls>} : (" + act +
        ", tensor<?xi32>) -> " + tensor("?x" + H) + "\n";
   std::string n = unary("l2norm", mean, "", tensor("?x" + H));
-  std::string g = unary("gelu", cls, " {approximate = \"none\"}", tensor("?x" + H));
+  std::string g = unary("gelu", cls, " {approximate = #enc.approximation<none>}", tensor("?x" + H));
   s += "  return " + x + ", " + n + ", " + g + " : " + act + ", " +
        tensor("?x" + H) + ", " + tensor("?x" + H) + "\n}\n";
   return s;
@@ -701,7 +701,7 @@ std::string fusedModuleText(const FusedCfg &c, bool unfused = true) {
   char scale[32];
   std::snprintf(scale, sizeof(scale), "%.9e", 1.0 / std::sqrt(double(c.D())));
   const std::string attnAttrs = " {num_heads = " + NH +
-                                " : i64, padding = \"right\", scale = " +
+                                " : i64, padding = #enc.padding<right>, scale = " +
                                 scale + " : f32}";
   std::string s;
   s += "func.func @forward(%ids: tensor<?x?xi32>, %lengths: " + lens +
@@ -729,7 +729,7 @@ std::string fusedModuleText(const FusedCfg &c, bool unfused = true) {
   if (unfused) {
     s += "  %s = enc.matmul %qh, %kh {transpose_b} : (" + heads + ", " + heads +
          ") -> " + scores + "\n";
-    s += "  %p = enc.scale_mask_softmax %s, %lengths {padding = \"right\", "
+    s += "  %p = enc.scale_mask_softmax %s, %lengths {padding = #enc.padding<right>, "
          "scale = " + std::string(scale) + " : f32} : (" + scores + ", " + lens +
          ") -> " + scores + "\n";
     s += "  %c = enc.matmul %p, %vh : (" + scores + ", " + heads + ") -> " +

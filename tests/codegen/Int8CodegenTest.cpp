@@ -103,7 +103,7 @@ std::string moduleText() {
     const std::string N = std::to_string(n), K = std::to_string(k);
     s += "  %" + y + " = enc.qlinear %" + q + "q, %" + q + "s, %" + p + "q, %" +
          p + "s" + (bias ? ", %" + p + "b" : "") +
-         (epi ? std::string(" {epilogue = \"") + epi + "\"}" : "") + " : (" +
+         (epi ? std::string(" {epilogue = #enc.epilogue<") + epi + ">}" : "") + " : (" +
          t("?x?x" + K, "ui8") + ", " + sc + ", " + t(N + "x" + K, "i8") + ", " +
          t(N) + (bias ? ", " + t(N) : "") + ") -> " + t("?x?x" + N) + "\n";
   };

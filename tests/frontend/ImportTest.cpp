@@ -130,7 +130,7 @@ TEST(Import, TinyBertStructureAndWeights) {
   m->module->walk([&](mlir::enc::ScaleOp s) {
     EXPECT_FLOAT_EQ(s.getFactor().convertToFloat(), 1.0f / std::sqrt(8.0f));
   });
-  m->module->walk([&](mlir::enc::GeluOp g) { EXPECT_EQ(g.getApproximate(), "none"); });
+  m->module->walk([&](mlir::enc::GeluOp g) { EXPECT_EQ(g.getApproximate(), mlir::enc::GeluApproximation::none); });
   auto fn = m->module->lookupSymbol<mlir::func::FuncOp>("forward");
   ASSERT_TRUE(fn);
   EXPECT_EQ(fn.getFunctionType().getNumResults(), 2u);
@@ -156,7 +156,7 @@ TEST(Import, TinyRobertaF16WithPrefixAndOptions) {
   auto ops = countOps(*m->module);
   EXPECT_EQ(ops["enc.l2norm"], 0);
   m->module->walk([&](mlir::enc::EmbeddingOp e) { EXPECT_EQ(e.getPositionOffset(), 2u); });
-  m->module->walk([&](mlir::enc::GeluOp g) { EXPECT_EQ(g.getApproximate(), "tanh"); });
+  m->module->walk([&](mlir::enc::GeluOp g) { EXPECT_EQ(g.getApproximate(), mlir::enc::GeluApproximation::tanh); });
 
   // Options override the folder: no pooling at all, a shorter max length.
   ImportOptions opts;

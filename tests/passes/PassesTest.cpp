@@ -42,7 +42,7 @@ func.func @layer(%x: tensor<?x?x4xf32>, %len: tensor<?xi32>) -> tensor<?x?x6xf32
   %c = enc.merge_heads %ch : tensor<?x2x?x2xf32> -> tensor<?x?x4xf32>
   %wi = enc.weight "i.w" : tensor<6x4xf32>
   %i = enc.linear %c, %wi : (tensor<?x?x4xf32>, tensor<6x4xf32>) -> tensor<?x?x6xf32>
-  %g = enc.gelu %i {approximate = "tanh"} : tensor<?x?x6xf32>
+  %g = enc.gelu %i {approximate = #enc.approximation<tanh>} : tensor<?x?x6xf32>
   return %g : tensor<?x?x6xf32>
 }
 )mlir";

@@ -43,7 +43,7 @@ func.func @m(%ids: tensor<?x?xi32>) -> (tensor<?x?x6xf32>, tensor<?x?x5xf32>, te
       : (tensor<?x?xi32>, tensor<50x5xf32>, tensor<8x5xf32>, tensor<2x5xf32>) -> tensor<?x?x5xf32>
   %wi = enc.weight "ffn.in.weight" : tensor<6x5xf32>
   %bi = enc.weight "ffn.in.bias" : tensor<6xf32>
-  %h = enc.linear %x, %wi, %bi {epilogue = "gelu"} : (tensor<?x?x5xf32>, tensor<6x5xf32>, tensor<6xf32>) -> tensor<?x?x6xf32>
+  %h = enc.linear %x, %wi, %bi {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x5xf32>, tensor<6x5xf32>, tensor<6xf32>) -> tensor<?x?x6xf32>
   %wa = enc.weight "attn.q.weight" : tensor<5x5xf32>
   %a = enc.linear %x, %wa : (tensor<?x?x5xf32>, tensor<5x5xf32>) -> tensor<?x?x5xf32>
   %wo = enc.weight "ffn.out.weight" : tensor<5x6xf32>
@@ -224,11 +224,11 @@ TEST_F(QuantizeFixture, WritesKernelIdenticalWeightsAndScales) {
     ASSERT_TRUE(quant);
     EXPECT_FALSE(quant.getStaticScale().has_value());
     if (base == "ffn.in.weight") {
-      EXPECT_EQ(q.getEpilogue(), "gelu");
+      EXPECT_EQ(q.getEpilogue(), Epilogue::gelu);
       ASSERT_TRUE(q.getBias());
       EXPECT_EQ(q.getBias().getDefiningOp<WeightOp>().getName(), "ffn.in.bias");
     } else {
-      EXPECT_EQ(q.getEpilogue(), "none");
+      EXPECT_EQ(q.getEpilogue(), Epilogue::none);
       EXPECT_FALSE(q.getBias());
     }
     ++seen;

@@ -359,18 +359,19 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
     if (x[r - 1] != K)
       return opError(op, "expects activations of K = " + std::to_string(K));
-    llvm::StringRef epi = l.getEpilogue();
     std::string epiArg, epiTag;
-    if (epi == "none") {
+    switch (l.getEpilogue()) {
+    case Epilogue::none:
       epiArg = "enc_kernels::kEpiNone";
-    } else if (epi == "gelu") {
+      break;
+    case Epilogue::gelu:
       epiArg = "enc_kernels::kEpiGelu";
       epiTag = "_gelu";
-    } else if (epi == "gelu_tanh") {
+      break;
+    case Epilogue::gelu_tanh:
       epiArg = "enc_kernels::kEpiGeluTanh";
       epiTag = "_gelutanh";
-    } else {
-      return opError(op, "unsupported epilogue \"" + epi + "\"");
+      break;
     }
     const bool bias = static_cast<bool>(l.getBias());
     k.symbol = "enc_linear_f32_" + shapeTag(x, 0, r - 1) + "_k" +
@@ -389,18 +390,19 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
     if (x[r - 1] != enc_kernels::q8RowStride(K))
       return opError(op, "expects activations of K = " + std::to_string(K));
-    llvm::StringRef epi = q.getEpilogue();
     std::string epiArg, epiTag;
-    if (epi == "none") {
+    switch (q.getEpilogue()) {
+    case Epilogue::none:
       epiArg = "enc_kernels::kQ8EpiNone";
-    } else if (epi == "gelu") {
+      break;
+    case Epilogue::gelu:
       epiArg = "enc_kernels::kQ8EpiGelu";
       epiTag = "_gelu";
-    } else if (epi == "gelu_tanh") {
+      break;
+    case Epilogue::gelu_tanh:
       epiArg = "enc_kernels::kQ8EpiGeluTanh";
       epiTag = "_gelutanh";
-    } else {
-      return opError(op, "unsupported epilogue \"" + epi + "\"");
+      break;
     }
     const bool bias = static_cast<bool>(q.getBias());
     usesInt8_ = true;
@@ -453,11 +455,11 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     k.fattrs = {s.getFactor().convertToFloat()};
     return k;
   }
-  auto needRightPadding = [&](llvm::StringRef padding) -> llvm::Error {
-    if (padding == "right")
+  auto needRightPadding = [&](Padding padding) -> llvm::Error {
+    if (padding == Padding::right)
       return llvm::Error::success();
-    return opError(op, "unsupported padding = \"" + padding +
-                           "\" (only \"right\" is implemented)");
+    return opError(op, "unsupported padding " + stringifyPadding(padding) +
+                           " (only right is implemented)");
   };
   if (auto m = dyn_cast<MaskOp>(op)) {
     if (auto err = needRightPadding(m.getPadding()))
@@ -495,10 +497,7 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
     return k;
   }
   if (auto g = dyn_cast<GeluOp>(op)) {
-    llvm::StringRef a = g.getApproximate();
-    if (a != "none" && a != "tanh")
-      return opError(op, "unsupported approximate = \"" + a + "\"");
-    const bool t = a == "tanh";
+    const bool t = g.getApproximate() == GeluApproximation::tanh;
     k.symbol = std::string("enc_gelu") + (t ? "_tanh" : "") + "_f32_" + shapeTag(x);
     k.call = std::string("enc_kernels::geluAct<") +
              (t ? "enc_kernels::kGeluTanh" : "enc_kernels::kGeluErf") +
@@ -534,12 +533,10 @@ llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
       return std::move(err);
     if (auto err = needStatic(x.back(), "hidden size"))
       return std::move(err);
-    llvm::StringRef mode = p.getMode();
-    if (mode != "cls" && mode != "mean")
-      return opError(op, "unsupported mode = \"" + mode + "\"");
+    const PoolingMode mode = p.getMode();
     const std::string modeArg =
-        mode == "cls" ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean";
-    k.symbol = "enc_pool_" + mode.str() + "_f32_" + shapeTag(x);
+        mode == PoolingMode::cls ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean";
+    k.symbol = "enc_pool_" + stringifyPoolingMode(mode).str() + "_f32_" + shapeTag(x);
     if (packed_)
       k.call = "enc_kernels::poolPacked<" + std::to_string(x.back()) + ", " +
                modeArg + ">(IN_F(0), c->offsets, " + res + ", c->batch, t, n);";

@@ -523,14 +523,12 @@ llvm::Error Generator::addLinear(enc::LinearOp op) {
       return b.takeError();
     operands.push_back(*b);
   }
-  llvm::StringRef epi = op.getEpilogue();
-  if (epi != "none" && epi != "gelu" && epi != "gelu_tanh")
-    return opError(op, "unsupported epilogue \"" + epi + "\"");
+  const enc::Epilogue epi = op.getEpilogue();
   // cuBLASLt: 0 none, 1 bias, 2 bias + GELU (tanh form). Anything else runs
   // its activation as a separate step.
   int64_t gemmEpi = bias ? 1 : 0;
-  bool actStep = epi != "none";
-  if (bias && epi == "gelu_tanh")
+  bool actStep = epi != enc::Epilogue::none;
+  if (bias && epi == enc::Epilogue::gelu_tanh)
     gemmEpi = 2, actStep = false;
   Value gemmResult = actStep ? Value() : op.getResult();
   uint32_t y = result(gemmResult, stepName(op, actStep ? ".gemm" : ""), act_, {kDimTokens, *N});
@@ -540,7 +538,7 @@ llvm::Error Generator::addLinear(enc::LinearOp op) {
     return err;
   if (!actStep)
     return llvm::Error::success();
-  const bool tanh = epi == "gelu_tanh";
+  const bool tanh = epi == enc::Epilogue::gelu_tanh;
   std::vector<uint32_t> actOperands = {
       y, result(op.getResult(), stepName(op), act_, {kDimTokens, *N})};
   auto [symbol, body] = geluKernel(tanh, *N);
@@ -567,9 +565,7 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
     return opError(op, "the int8 GEMM needs K % 4 == 0, got K = " + std::to_string(K));
   if (plan_.values[*ws].shape != Shape{*N})
     return opError(op, "expects weight scales [" + std::to_string(*N) + "]");
-  llvm::StringRef epi = op.getEpilogue();
-  if (epi != "none" && epi != "gelu" && epi != "gelu_tanh")
-    return opError(op, "unsupported epilogue \"" + epi + "\"");
+  const enc::Epilogue epi = op.getEpilogue();
   uint32_t acc = result(Value(), stepName(op, ".acc"), DType::I32, {kDimTokens, *N});
   if (auto err = emit(op, "enc.qlinear", ENC_CUDA_GEMM_KERNEL, "", 0, {*x, *w, acc}, 1,
                       cudaLaunchHeader(ENC_CUDA_GRID_GEMM, 0, 0, 0, 0), {*N, K, 0}, {}))
@@ -584,12 +580,12 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
   }
   const uint32_t outSlot = operands.size();
   operands.push_back(result(op.getResult(), stepName(op), act_, {kDimTokens, *N}));
-  const std::string epiArg = epi == "gelu"        ? "enc_cuda::kEpiGelu"
-                             : epi == "gelu_tanh" ? "enc_cuda::kEpiGeluTanh"
-                                                  : "enc_cuda::kEpiNone";
+  const std::string epiArg = epi == enc::Epilogue::gelu        ? "enc_cuda::kEpiGelu"
+                             : epi == enc::Epilogue::gelu_tanh ? "enc_cuda::kEpiGeluTanh"
+                                                               : "enc_cuda::kEpiNone";
   const std::string symbol = "enc_cuda_dequantize_" + actTag_ + "_n" + std::to_string(*N) +
                              (bias ? "" : "_nobias") +
-                             (epi == "none" ? "" : "_" + epi.str());
+                             (epi == enc::Epilogue::none ? "" : "_" + enc::stringifyEpilogue(epi).str());
   const std::string body = "enc_cuda::dequantize<" + actC_ + ", " + std::to_string(*N) + ", " +
                            epiArg + ", " + (bias ? "true" : "false") + ">(a, " +
                            in(0, "int32_t") + ", " + in(1, "float") + ", " + in(2, "float") +
@@ -601,9 +597,9 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
 }
 
 llvm::Error Generator::addAttention(enc::AttentionOp op) {
-  if (op.getPadding() != "right")
-    return opError(op, "unsupported padding = \"" + op.getPadding() +
-                           "\" (only \"right\" is implemented)");
+  if (op.getPadding() != enc::Padding::right)
+    return opError(op, "unsupported padding " + enc::stringifyPadding(op.getPadding()) +
+                           " (only right is implemented)");
   auto H = tokenDim(op, op.getResult());
   if (!H)
     return H.takeError();
@@ -644,9 +640,7 @@ llvm::Error Generator::addAttention(enc::AttentionOp op) {
 }
 
 llvm::Error Generator::addPool(enc::PoolOp op) {
-  llvm::StringRef mode = op.getMode();
-  if (mode != "cls" && mode != "mean")
-    return opError(op, "unsupported mode = \"" + mode + "\"");
+  const enc::PoolingMode mode = op.getMode();
   auto H = tokenDim(op, op.getX());
   if (!H)
     return H.takeError();
@@ -657,10 +651,10 @@ llvm::Error Generator::addPool(enc::PoolOp op) {
   Value resultValue = norm ? norm.getResult() : op.getResult();
   std::vector<uint32_t> operands = {*x,
                                     result(resultValue, stepName(op), DType::F32, {kDimBatch, *H})};
-  const std::string symbol = "enc_cuda_pool_" + mode.str() + (norm ? "_l2norm_" : "_") +
+  const std::string symbol = "enc_cuda_pool_" + enc::stringifyPoolingMode(mode).str() + (norm ? "_l2norm_" : "_") +
                              actTag_ + "_h" + std::to_string(*H);
   const std::string body = "enc_cuda::pool<" + actC_ + ", " + std::to_string(*H) + ", " +
-                           (mode == "cls" ? "enc_cuda::kPoolCls" : "enc_cuda::kPoolMean") +
+                           (mode == enc::PoolingMode::cls ? "enc_cuda::kPoolCls" : "enc_cuda::kPoolMean") +
                            ", " + (norm ? "true" : "false") + ">(a, " + in(0, actC_) + ", " +
                            out(1, "float") + ");";
   return emit(op, norm ? "enc.pool+enc.l2norm" : "enc.pool", symbol, body, kPoolThreads,
@@ -744,10 +738,7 @@ llvm::Error Generator::addElementwise(Operation *op) {
     body = "enc_cuda::scale<" + actC_ + ", " + n + ">(a, " + in(0, actC_) + ", " +
            out(1, actC_) + ", a.fattrs[0]);";
   } else if (auto g = dyn_cast<enc::GeluOp>(op)) {
-    llvm::StringRef ap = g.getApproximate();
-    if (ap != "none" && ap != "tanh")
-      return opError(op, "unsupported approximate = \"" + ap + "\"");
-    std::tie(symbol, body) = geluKernel(ap == "tanh", *N);
+    std::tie(symbol, body) = geluKernel(g.getApproximate() == enc::GeluApproximation::tanh, *N);
   } else {
     return opError(op, "unsupported op (the CUDA codegen has no kernel for it)");
   }

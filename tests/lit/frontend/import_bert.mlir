@@ -40,7 +40,7 @@
 // CHECK: %[[A:.*]] = enc.layernorm %[[R]]
 // Layer 0: feed-forward.
 // CHECK: %[[H:.*]] = enc.linear %[[A]], %[[IW]], {{.*}} -> tensor<?x?x48xf32>
-// CHECK: %[[G:.*]] = enc.gelu %[[H]] {approximate = "none"} : tensor<?x?x48xf32>
+// CHECK: %[[G:.*]] = enc.gelu %[[H]] {approximate = #enc.approximation<none>} : tensor<?x?x48xf32>
 // CHECK: %[[F:.*]] = enc.linear %[[G]], {{.*}} -> tensor<?x?x32xf32>
 // CHECK: %[[R2:.*]] = enc.add %[[F]], %[[A]]
 // CHECK: %[[X1:.*]] = enc.layernorm %[[R2]]
@@ -52,7 +52,7 @@
 // CHECK: enc.gelu
 // CHECK-NOT: enc.gelu
 // CHECK: %[[LAST:.*]] = enc.layernorm
-// CHECK-NEXT: %[[POOL:.*]] = enc.pool %[[LAST]], %[[LEN]] {mode = "mean"} : (tensor<?x?x32xf32>, tensor<?xi32>) -> tensor<?x32xf32>
+// CHECK-NEXT: %[[POOL:.*]] = enc.pool %[[LAST]], %[[LEN]] {mode = #enc.pooling<mean>} : (tensor<?x?x32xf32>, tensor<?xi32>) -> tensor<?x32xf32>
 // CHECK-NEXT: %[[NORM:.*]] = enc.l2norm %[[POOL]] : tensor<?x32xf32>
 // CHECK-NEXT: return %[[LAST]], %[[NORM]]
 

@@ -7,7 +7,7 @@
 // CLS: pooling=cls normalize=0
 // CLS-LABEL: func.func @forward
 // CLS-SAME: -> (tensor<?x?x64xf32>, tensor<?x64xf32>)
-// CLS: %[[P:.*]] = enc.pool %{{.*}}, %{{.*}} {mode = "cls"}
+// CLS: %[[P:.*]] = enc.pool %{{.*}}, %{{.*}} {mode = #enc.pooling<cls>}
 // CLS-NOT: enc.l2norm
 // CLS: return %{{.*}}, %[[P]]
 
@@ -22,7 +22,7 @@
 // --pooling mean --normalize 1 overrides the folder's cls.
 // RUN: enc-import %t.cls --pooling mean --normalize 1 --max-seq 16 | FileCheck %s --check-prefix=MEAN
 // MEAN: max_seq=16 act=gelu pooling=mean normalize=1
-// MEAN: enc.pool {{.*}} {mode = "mean"}
+// MEAN: enc.pool {{.*}} {mode = #enc.pooling<mean>}
 // MEAN-NEXT: enc.l2norm
 
 // No modules.json at all (pooling none in the writer): mean + normalize by default.
@@ -40,4 +40,4 @@
 // ROB: enc.weight "embeddings.token_type_embeddings.weight" : tensor<1x64xf32>
 // ROB-NOT: roberta.
 // ROB: enc.embedding {{.*}} {position_offset = 2 : i64}
-// ROB: enc.gelu %{{.*}} {approximate = "tanh"}
+// ROB: enc.gelu %{{.*}} {approximate = #enc.approximation<tanh>}

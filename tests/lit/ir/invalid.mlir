@@ -147,9 +147,20 @@ func.func @linear_weight_rank(%x: tensor<?x?x384xf32>, %w: tensor<384xf32>) {
 
 // -----
 
+// Closed sets are enum attributes: an unknown value does not parse.
 func.func @linear_epilogue(%x: tensor<?x?x384xf32>, %w: tensor<384x384xf32>) {
-  // expected-error @+1 {{expects epilogue to be one of "none", "gelu", "gelu_tanh" but got "relu"}}
-  %y = enc.linear %x, %w {epilogue = "relu"} : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
+  // expected-error @+2 {{expected ::mlir::enc::Epilogue to be one of: none, gelu, gelu_tanh}}
+  // expected-error @+1 {{failed to parse Enc_EpilogueAttr}}
+  %y = enc.linear %x, %w {epilogue = #enc.epilogue<relu>} : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+// The string spelling of earlier versions is refused, not reinterpreted.
+func.func @linear_epilogue_string(%x: tensor<?x?x384xf32>, %w: tensor<384x384xf32>) {
+  // expected-error @+1 {{'enc.linear' op attribute 'epilogue' failed to satisfy constraint: what a Linear applies to its result elementwise}}
+  %y = enc.linear %x, %w {epilogue = "gelu"} : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
   return
 }
 
@@ -319,8 +330,9 @@ func.func @layernorm_epsilon(%x: tensor<?x?x384xf32>, %g: tensor<384xf32>, %b: t
 // -----
 
 func.func @gelu_mode(%x: tensor<?x?x1536xf32>) {
-  // expected-error @+1 {{expects approximate to be one of "none", "tanh" but got "fast"}}
-  %y = enc.gelu %x {approximate = "fast"} : tensor<?x?x1536xf32>
+  // expected-error @+2 {{expected ::mlir::enc::GeluApproximation to be one of: none, tanh}}
+  // expected-error @+1 {{failed to parse Enc_GeluApproximationAttr}}
+  %y = enc.gelu %x {approximate = #enc.approximation<fast>} : tensor<?x?x1536xf32>
   return
 }
 
@@ -400,7 +412,7 @@ func.func @merge_heads_seq(%x: tensor<?x12x5x32xf32>) {
 
 func.func @pool_rank(%x: tensor<?x384xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{expects x of rank 3 but got 'tensor<?x384xf32>'}}
-  %p = enc.pool %x, %l {mode = "mean"} : (tensor<?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  %p = enc.pool %x, %l {mode = #enc.pooling<mean>} : (tensor<?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
   return
 }
 
@@ -408,7 +420,7 @@ func.func @pool_rank(%x: tensor<?x384xf32>, %l: tensor<?xi32>) {
 
 func.func @pool_result_rank(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{expects result of rank 2 but got 'tensor<?x?x384xf32>'}}
-  %p = enc.pool %x, %l {mode = "mean"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %p = enc.pool %x, %l {mode = #enc.pooling<mean>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   return
 }
 
@@ -416,7 +428,7 @@ func.func @pool_result_rank(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
 
 func.func @pool_hidden(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{expects result dim 1 to equal x dim 2 (384) but got 256}}
-  %p = enc.pool %x, %l {mode = "cls"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x256xf32>
+  %p = enc.pool %x, %l {mode = #enc.pooling<cls>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x256xf32>
   return
 }
 
@@ -424,15 +436,16 @@ func.func @pool_hidden(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
 
 func.func @pool_lengths(%x: tensor<4x?x384xf32>, %l: tensor<3xi32>) {
   // expected-error @+1 {{expects lengths dim 0 to equal x dim 0 (4) but got 3}}
-  %p = enc.pool %x, %l {mode = "cls"} : (tensor<4x?x384xf32>, tensor<3xi32>) -> tensor<4x384xf32>
+  %p = enc.pool %x, %l {mode = #enc.pooling<cls>} : (tensor<4x?x384xf32>, tensor<3xi32>) -> tensor<4x384xf32>
   return
 }
 
 // -----
 
 func.func @pool_mode(%x: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
-  // expected-error @+1 {{expects mode to be one of "cls", "mean" but got "max"}}
-  %p = enc.pool %x, %l {mode = "max"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  // expected-error @+2 {{expected ::mlir::enc::PoolingMode to be one of: cls, mean}}
+  // expected-error @+1 {{failed to parse Enc_PoolingModeAttr}}
+  %p = enc.pool %x, %l {mode = #enc.pooling<max>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
   return
 }
 
@@ -457,16 +470,16 @@ func.func @div_zero(%x: tensor<?x4xf32>) {
 
 // Only right padding is implemented: other conventions are rejected.
 func.func @mask_left_padding(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi32>) {
-  // expected-error @+1 {{'enc.mask' op expects padding to be "right" (key j of sequence b is valid iff j < lengths[b]; other mask conventions are not supported) but got "left"}}
-  %m = enc.mask %s, %l {padding = "left"} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  // expected-error @+1 {{'enc.mask' op expects padding to be right (key j of sequence b is valid iff j < lengths[b]; other mask conventions are not supported) but got left}}
+  %m = enc.mask %s, %l {padding = #enc.padding<left>} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
   return
 }
 
 // -----
 
 func.func @sms_left_padding(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi32>) {
-  // expected-error @+1 {{'enc.scale_mask_softmax' op expects padding to be "right"}}
-  %p = enc.scale_mask_softmax %s, %l {padding = "left", scale = 1.0 : f32} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  // expected-error @+1 {{'enc.scale_mask_softmax' op expects padding to be right}}
+  %p = enc.scale_mask_softmax %s, %l {padding = #enc.padding<left>, scale = 1.0 : f32} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
   return
 }
 
@@ -483,7 +496,7 @@ func.func @sms_no_padding(%s: tensor<?x12x?x?xf32>, %l: tensor<?xi32>) {
 
 func.func @sms_rank(%s: tensor<?x?x?xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{'enc.scale_mask_softmax' op expects scores of rank 4 but got 'tensor<?x?x?xf32>'}}
-  %p = enc.scale_mask_softmax %s, %l {padding = "right", scale = 1.0 : f32} : (tensor<?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %l {padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?xf32>
   return
 }
 
@@ -491,7 +504,7 @@ func.func @sms_rank(%s: tensor<?x?x?xf32>, %l: tensor<?xi32>) {
 
 func.func @sms_lengths(%s: tensor<4x12x?x?xf32>, %l: tensor<3xi32>) {
   // expected-error @+1 {{expects lengths dim 0 to equal scores dim 0 (4) but got 3}}
-  %p = enc.scale_mask_softmax %s, %l {padding = "right", scale = 1.0 : f32} : (tensor<4x12x?x?xf32>, tensor<3xi32>) -> tensor<4x12x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %l {padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<4x12x?x?xf32>, tensor<3xi32>) -> tensor<4x12x?x?xf32>
   return
 }
 
@@ -499,7 +512,7 @@ func.func @sms_lengths(%s: tensor<4x12x?x?xf32>, %l: tensor<3xi32>) {
 
 func.func @attention_two_inputs(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{'enc.attention' op expects 1 (packed qkv) or 3 (q, k, v) inputs before lengths but got 2}}
-  %a = enc.attention %q, %q, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %a = enc.attention %q, %q, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   return
 }
 
@@ -507,7 +520,7 @@ func.func @attention_two_inputs(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
 
 func.func @attention_no_lengths(%q: tensor<?x?x384xf32>) {
   // expected-error @+1 {{expects the attention inputs followed by lengths}}
-  %a = enc.attention %q {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>) -> tensor<?x?x384xf32>
+  %a = enc.attention %q {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x384xf32>) -> tensor<?x?x384xf32>
   return
 }
 
@@ -515,7 +528,7 @@ func.func @attention_no_lengths(%q: tensor<?x?x384xf32>) {
 
 func.func @attention_kv_shape(%q: tensor<?x?x384xf32>, %k: tensor<?x?x256xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{expects k dim 2 to equal q dim 2 (384) but got 256}}
-  %a = enc.attention %q, %k, %q, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x256xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %a = enc.attention %q, %k, %q, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x256xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   return
 }
 
@@ -523,7 +536,7 @@ func.func @attention_kv_shape(%q: tensor<?x?x384xf32>, %k: tensor<?x?x256xf32>, 
 
 func.func @attention_heads(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{expects the hidden size (384) to be divisible by num_heads (7)}}
-  %a = enc.attention %q, %q, %q, %l {num_heads = 7 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %a = enc.attention %q, %q, %q, %l {num_heads = 7 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   return
 }
 
@@ -531,7 +544,7 @@ func.func @attention_heads(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
 
 func.func @attention_packed_hidden(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{expects result dim 2 to equal qkv dim 2 / 3 (384) but got 1152}}
-  %a = enc.attention %qkv, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x1152xf32>
+  %a = enc.attention %qkv, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x1152xf32>
   return
 }
 
@@ -539,15 +552,15 @@ func.func @attention_packed_hidden(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>
 
 func.func @attention_packed_divisible(%qkv: tensor<?x?x1000xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{expects qkv dim 2 to be divisible by 3 but got 1000}}
-  %a = enc.attention %qkv, %l {num_heads = 12 : i64, padding = "right", scale = 1.0 : f32} : (tensor<?x?x1000xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  %a = enc.attention %qkv, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1000xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   return
 }
 
 // -----
 
 func.func @attention_padding(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
-  // expected-error @+1 {{'enc.attention' op expects padding to be "right"}}
-  %a = enc.attention %q, %q, %q, %l {num_heads = 12 : i64, padding = "mask01", scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  // expected-error @+1 {{'enc.attention' op expects padding to be right}}
+  %a = enc.attention %q, %q, %q, %l {num_heads = 12 : i64, padding = #enc.padding<left>, scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   return
 }
 
@@ -690,8 +703,9 @@ func.func @qlinear_result(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: te
 // -----
 
 func.func @qlinear_epilogue(%xq: tensor<?x?x384xui8>, %xs: tensor<?x?xf32>, %w: tensor<16x384xi8>, %ws: tensor<16xf32>) {
-  // expected-error @+1 {{expects epilogue to be one of "none", "gelu", "gelu_tanh" but got "relu"}}
-  %y = enc.qlinear %xq, %xs, %w, %ws {epilogue = "relu"} : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // expected-error @+2 {{expected ::mlir::enc::Epilogue to be one of: none, gelu, gelu_tanh}}
+  // expected-error @+1 {{failed to parse Enc_EpilogueAttr}}
+  %y = enc.qlinear %xq, %xs, %w, %ws {epilogue = #enc.epilogue<relu>} : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<16x384xi8>, tensor<16xf32>) -> tensor<?x?x16xf32>
   return
 }
 

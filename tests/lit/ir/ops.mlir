@@ -68,14 +68,14 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
   %bi = enc.weight "encoder.layer.0.intermediate.dense.bias" : tensor<1536xf32>
   // CHECK: %[[I:.*]] = enc.linear %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
   %i = enc.linear %y, %wi, %bi : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
-  // CHECK: enc.gelu %[[I]] {approximate = "none"} : tensor<?x?x1536xf32>
-  %gi = enc.gelu %i {approximate = "none"} : tensor<?x?x1536xf32>
-  // CHECK: enc.gelu %[[I]] {approximate = "tanh"} : tensor<?x?x1536xf32>
-  %gt = enc.gelu %i {approximate = "tanh"} : tensor<?x?x1536xf32>
-  // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = "gelu"} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
-  %fused = enc.linear %y, %wi, %bi {epilogue = "gelu"} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
-  // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = "gelu_tanh"}
-  %fusedt = enc.linear %y, %wi, %bi {epilogue = "gelu_tanh"} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  // CHECK: enc.gelu %[[I]] {approximate = #enc.approximation<none>} : tensor<?x?x1536xf32>
+  %gi = enc.gelu %i {approximate = #enc.approximation<none>} : tensor<?x?x1536xf32>
+  // CHECK: enc.gelu %[[I]] {approximate = #enc.approximation<tanh>} : tensor<?x?x1536xf32>
+  %gt = enc.gelu %i {approximate = #enc.approximation<tanh>} : tensor<?x?x1536xf32>
+  // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  %fused = enc.linear %y, %wi, %bi {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu_tanh>}
+  %fusedt = enc.linear %y, %wi, %bi {epilogue = #enc.epilogue<gelu_tanh>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
   %gsum = enc.add %gi, %fused : tensor<?x?x1536xf32>
   %gsum2 = enc.add %gt, %fusedt : tensor<?x?x1536xf32>
   %gsum3 = enc.add %gsum, %gsum2 : tensor<?x?x1536xf32>
@@ -90,10 +90,10 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
       : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
 
   // Pooling.
-  // CHECK: %[[PM:.*]] = enc.pool %[[H]], %[[LEN]] {mode = "mean"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
-  %pm = enc.pool %h, %lengths {mode = "mean"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
-  // CHECK: %[[PC:.*]] = enc.pool %[[H]], %[[LEN]] {mode = "cls"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
-  %pc = enc.pool %h, %lengths {mode = "cls"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  // CHECK: %[[PM:.*]] = enc.pool %[[H]], %[[LEN]] {mode = #enc.pooling<mean>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  %pm = enc.pool %h, %lengths {mode = #enc.pooling<mean>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  // CHECK: %[[PC:.*]] = enc.pool %[[H]], %[[LEN]] {mode = #enc.pooling<cls>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  %pc = enc.pool %h, %lengths {mode = #enc.pooling<cls>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
   %pp = enc.add %pm, %pc : tensor<?x384xf32>
   // CHECK: %[[N:.*]] = enc.l2norm %{{.*}} : tensor<?x384xf32>
   %n = enc.l2norm %pp : tensor<?x384xf32>
@@ -123,10 +123,10 @@ func.func @fused_ops(%x: tensor<?x?x384xf32>, %s: tensor<?x12x?x?xf32>, %lengths
   %d = enc.div %s {divisor = 5.65685415 : f32} : tensor<?x12x?x?xf32>
   // The default padding is not printed; an explicit "right" parses.
   // CHECK: %[[M:.*]] = enc.mask %[[D]], %[[LEN]] : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
-  %m = enc.mask %d, %lengths {padding = "right"} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
-  // CHECK: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = "right", scale = 0.176776692 : f32}
+  %m = enc.mask %d, %lengths {padding = #enc.padding<right>} : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
+  // CHECK: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = #enc.padding<right>, scale = 0.176776692 : f32}
   // CHECK-SAME: : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %lengths {padding = "right", scale = 0.176776695 : f32}
+  %p = enc.scale_mask_softmax %s, %lengths {padding = #enc.padding<right>, scale = 0.176776695 : f32}
       : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
   %w = enc.weight "qkv.weight" : tensor<1152x384xf32>
   %b = enc.weight "qkv.bias" : tensor<1152xf32>
@@ -135,13 +135,13 @@ func.func @fused_ops(%x: tensor<?x?x384xf32>, %s: tensor<?x12x?x?xf32>, %lengths
   // CHECK: %[[SP:.*]]:3 = enc.split %[[QKV]] {parts = 3 : i64} : tensor<?x?x1152xf32> -> (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>)
   %q, %k, %v = enc.split %qkv {parts = 3 : i64}
       : tensor<?x?x1152xf32> -> (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>)
-  // CHECK: %[[A3:.*]] = enc.attention %[[SP]]#0, %[[SP]]#1, %[[SP]]#2, %[[LEN]] {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+  // CHECK: %[[A3:.*]] = enc.attention %[[SP]]#0, %[[SP]]#1, %[[SP]]#2, %[[LEN]] {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
   // CHECK-SAME: : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
-  %a3 = enc.attention %q, %k, %v, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776695 : f32}
+  %a3 = enc.attention %q, %k, %v, %lengths {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32}
       : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
-  // CHECK: %[[A1:.*]] = enc.attention %[[QKV]], %[[LEN]] {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+  // CHECK: %[[A1:.*]] = enc.attention %[[QKV]], %[[LEN]] {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
   // CHECK-SAME: : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
-  %a1 = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = "right", scale = 0.176776695 : f32}
+  %a1 = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32}
       : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   %g = enc.weight "ln.weight" : tensor<384xf32>
   %be = enc.weight "ln.bias" : tensor<384xf32>
@@ -170,15 +170,15 @@ func.func @int8_ops(%ids: tensor<?x?xi32>, %x: tensor<?x?x384xf32>)
   %wq = enc.weight "i.weight.q8" : tensor<1536x384xi8>
   %ws = enc.weight "i.weight.q8scale" : tensor<1536xf32>
   %b = enc.weight "i.bias" : tensor<1536xf32>
-  // CHECK: %[[H:.*]] = enc.qlinear %[[XQ]], %[[XS]], %[[WQ]], %[[WS]], %[[B]] {epilogue = "gelu", w_scale_max = 2.000000e-02 : f32, w_scale_min = 1.000000e-03 : f32}
+  // CHECK: %[[H:.*]] = enc.qlinear %[[XQ]], %[[XS]], %[[WQ]], %[[WS]], %[[B]] {epilogue = #enc.epilogue<gelu>, w_scale_max = 2.000000e-02 : f32, w_scale_min = 1.000000e-03 : f32}
   // CHECK-SAME: : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<1536x384xi8>, tensor<1536xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
-  %h = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = "gelu", w_scale_min = 1.0e-3 : f32, w_scale_max = 2.0e-2 : f32}
+  %h = enc.qlinear %xq, %xs, %wq, %ws, %b {epilogue = #enc.epilogue<gelu>, w_scale_min = 1.0e-3 : f32, w_scale_max = 2.0e-2 : f32}
       : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<1536x384xi8>, tensor<1536xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
   %w2 = enc.weight "o.weight.q8" : tensor<4x384xi8>
   %s2 = enc.weight "o.weight.q8scale" : tensor<4xf32>
   // The default epilogue is not printed; no bias, no summary.
   // CHECK: %[[O:.*]] = enc.qlinear %[[YQ]], %[[YS]], %{{.*}}, %{{.*}} : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<4x384xi8>, tensor<4xf32>) -> tensor<?x?x4xf32>
-  %o = enc.qlinear %yq, %ys, %w2, %s2 {epilogue = "none"}
+  %o = enc.qlinear %yq, %ys, %w2, %s2 {epilogue = #enc.epilogue<none>}
       : (tensor<?x?x384xui8>, tensor<?x?xf32>, tensor<4x384xi8>, tensor<4xf32>) -> tensor<?x?x4xf32>
   %word = enc.weight "word.q8" : tensor<100x384xi8>
   %wsc = enc.weight "word.q8scale" : tensor<100xf32>

@@ -2,7 +2,7 @@
 // RUN: enc-opt %s -enc-pipeline | FileCheck %s --check-prefix=GONE
 // RUN: enc-opt %s -enc-pipeline > %t
 // RUN: grep -c "enc.attention " %t | FileCheck %s --check-prefix=TWO
-// RUN: grep -c "epilogue = \"gelu\"" %t | FileCheck %s --check-prefix=TWO
+// RUN: grep -c "epilogue = #enc.epilogue<gelu>" %t | FileCheck %s --check-prefix=TWO
 // RUN: grep -c "enc.add_layernorm " %t | FileCheck %s --check-prefix=FOUR
 // RUN: grep -c "enc.linear " %t | FileCheck %s --check-prefix=EIGHT
 // RUN: grep -c "enc.layernorm " %t | FileCheck %s --check-prefix=ONE
@@ -20,10 +20,10 @@
 // CHECK: %[[W0:.*]] = enc.weight "encoder.layer.0.attention.self.query.weight+encoder.layer.0.attention.self.key.weight+encoder.layer.0.attention.self.value.weight" : tensor<1152x384xf32>
 // CHECK-NEXT: %[[B0:.*]] = enc.weight "encoder.layer.0.attention.self.query.bias+encoder.layer.0.attention.self.key.bias+encoder.layer.0.attention.self.value.bias" : tensor<1152xf32>
 // CHECK-NEXT: %[[QKV0:.*]] = enc.linear %[[X0]], %[[W0]], %[[B0]] : (tensor<?x?x384xf32>, tensor<1152x384xf32>, tensor<1152xf32>) -> tensor<?x?x1152xf32>
-// CHECK-NEXT: %[[A0:.*]] = enc.attention %[[QKV0]], %[[LEN]] {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+// CHECK-NEXT: %[[A0:.*]] = enc.attention %[[QKV0]], %[[LEN]] {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
 // CHECK: %[[O0:.*]] = enc.linear %[[A0]], %{{.*}}, %{{.*}} : (tensor<?x?x384xf32>, tensor<384x384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
 // CHECK: %[[Y0:.*]] = enc.add_layernorm %[[O0]], %[[X0]], %{{.*}}, %{{.*}} {epsilon = 9.99999996E-13 : f32}
-// CHECK: %[[I0:.*]] = enc.linear %[[Y0]], %{{.*}}, %{{.*}} {epilogue = "gelu"} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+// CHECK: %[[I0:.*]] = enc.linear %[[Y0]], %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
 // CHECK: %[[D0:.*]] = enc.linear %[[I0]], %{{.*}}, %{{.*}} : (tensor<?x?x1536xf32>, tensor<384x1536xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
 // CHECK: %[[X1:.*]] = enc.add_layernorm %[[D0]], %[[Y0]], %{{.*}}, %{{.*}} {epsilon = 9.99999996E-13 : f32}
 
@@ -31,14 +31,14 @@
 // CHECK: %[[W1:.*]] = enc.weight "encoder.layer.1.attention.self.query.weight+encoder.layer.1.attention.self.key.weight+encoder.layer.1.attention.self.value.weight" : tensor<1152x384xf32>
 // CHECK-NEXT: %[[B1:.*]] = enc.weight "encoder.layer.1.attention.self.query.bias+encoder.layer.1.attention.self.key.bias+encoder.layer.1.attention.self.value.bias" : tensor<1152xf32>
 // CHECK-NEXT: %[[QKV1:.*]] = enc.linear %[[X1]], %[[W1]], %[[B1]]
-// CHECK-NEXT: %[[A1:.*]] = enc.attention %[[QKV1]], %[[LEN]] {num_heads = 12 : i64, padding = "right", scale = 0.176776692 : f32}
+// CHECK-NEXT: %[[A1:.*]] = enc.attention %[[QKV1]], %[[LEN]] {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
 // CHECK: %[[O1:.*]] = enc.linear %[[A1]]
 // CHECK: %[[Y1:.*]] = enc.add_layernorm %[[O1]], %[[X1]]
-// CHECK: %[[I1:.*]] = enc.linear %[[Y1]], %{{.*}}, %{{.*}} {epilogue = "gelu"}
+// CHECK: %[[I1:.*]] = enc.linear %[[Y1]], %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu>}
 // CHECK: %[[D1:.*]] = enc.linear %[[I1]]
 // CHECK: %[[X2:.*]] = enc.add_layernorm %[[D1]], %[[Y1]]
 
-// CHECK: %[[PM:.*]] = enc.pool %[[X2]], %[[LEN]] {mode = "mean"}
+// CHECK: %[[PM:.*]] = enc.pool %[[X2]], %[[LEN]] {mode = #enc.pooling<mean>}
 // CHECK: %[[N:.*]] = enc.l2norm %[[PM]]
 // CHECK: return %[[X2]], %[[N]]
 
@@ -105,7 +105,7 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
   %wi0 = enc.weight "encoder.layer.0.intermediate.dense.weight" : tensor<1536x384xf32>
   %bi0 = enc.weight "encoder.layer.0.intermediate.dense.bias" : tensor<1536xf32>
   %i0 = enc.linear %y0, %wi0, %bi0 : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
-  %gi0 = enc.gelu %i0 {approximate = "none"} : tensor<?x?x1536xf32>
+  %gi0 = enc.gelu %i0 {approximate = #enc.approximation<none>} : tensor<?x?x1536xf32>
   %wd0 = enc.weight "encoder.layer.0.output.dense.weight" : tensor<384x1536xf32>
   %bd0 = enc.weight "encoder.layer.0.output.dense.bias" : tensor<384xf32>
   %d0 = enc.linear %gi0, %wd0, %bd0 : (tensor<?x?x1536xf32>, tensor<384x1536xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
@@ -146,7 +146,7 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
   %wi1 = enc.weight "encoder.layer.1.intermediate.dense.weight" : tensor<1536x384xf32>
   %bi1 = enc.weight "encoder.layer.1.intermediate.dense.bias" : tensor<1536xf32>
   %i1 = enc.linear %y1, %wi1, %bi1 : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
-  %gi1 = enc.gelu %i1 {approximate = "none"} : tensor<?x?x1536xf32>
+  %gi1 = enc.gelu %i1 {approximate = #enc.approximation<none>} : tensor<?x?x1536xf32>
   %wd1 = enc.weight "encoder.layer.1.output.dense.weight" : tensor<384x1536xf32>
   %bd1 = enc.weight "encoder.layer.1.output.dense.bias" : tensor<384xf32>
   %d1 = enc.linear %gi1, %wd1, %bd1 : (tensor<?x?x1536xf32>, tensor<384x1536xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
@@ -157,7 +157,7 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
       : (tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
 
   // Mean pooling + normalisation.
-  %pm = enc.pool %x2, %lengths {mode = "mean"} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
+  %pm = enc.pool %x2, %lengths {mode = #enc.pooling<mean>} : (tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x384xf32>
   %n = enc.l2norm %pm : tensor<?x384xf32>
   return %x2, %n : tensor<?x?x384xf32>, tensor<?x384xf32>
 }

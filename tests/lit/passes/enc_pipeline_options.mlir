@@ -9,21 +9,21 @@
 
 // SMS-LABEL: func.func @layer
 // SMS: enc.split_heads
-// SMS: enc.scale_mask_softmax %{{.*}}, %{{.*}} {padding = "right", scale = 5.000000e-01 : f32}
+// SMS: enc.scale_mask_softmax %{{.*}}, %{{.*}} {padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
 // SMS: enc.merge_heads
 // SMS: enc.gelu
 
 // Without fuse-qkv, attention takes q, k, v separately.
 // ATT-LABEL: func.func @layer
 // ATT-COUNT-3: enc.linear
-// ATT-NEXT: enc.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 2 : i64, padding = "right", scale = 5.000000e-01 : f32}
+// ATT-NEXT: enc.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
 // ATT-NOT: enc.softmax
 // ATT: enc.gelu
 
 // With fuse-qkv first, the packed form.
 // PACKED-LABEL: func.func @layer
 // PACKED: %[[QKV:.*]] = enc.linear %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24xf32>) -> tensor<?x?x24xf32>
-// PACKED-NEXT: enc.attention %[[QKV]], %{{.*}} {num_heads = 2 : i64, padding = "right", scale = 5.000000e-01 : f32} : (tensor<?x?x24xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+// PACKED-NEXT: enc.attention %[[QKV]], %{{.*}} {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32} : (tensor<?x?x24xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
 // PACKED-NOT: enc.split
 
 // fuse-attention alone finds no scale_mask_softmax: no change.
@@ -53,6 +53,6 @@ func.func @layer(%x: tensor<?x?x8xf32>, %len: tensor<?xi32>) -> tensor<?x?x16xf3
   %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   %wi = enc.weight "i.w" : tensor<16x8xf32>
   %i = enc.linear %c, %wi : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
-  %g = enc.gelu %i {approximate = "none"} : tensor<?x?x16xf32>
+  %g = enc.gelu %i {approximate = #enc.approximation<none>} : tensor<?x?x16xf32>
   return %g : tensor<?x?x16xf32>
 }

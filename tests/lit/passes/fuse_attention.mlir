@@ -5,7 +5,7 @@
 // Three separate inputs.
 // CHECK-LABEL: func.func @qkv_separate
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x?x8xf32>, %[[K:.*]]: tensor<?x?x8xf32>, %[[V:.*]]: tensor<?x?x8xf32>, %[[LEN:.*]]: tensor<?xi32>)
-// CHECK-NEXT: %[[O:.*]] = enc.attention %[[Q]], %[[K]], %[[V]], %[[LEN]] {num_heads = 2 : i64, padding = "right", scale = 5.000000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = enc.attention %[[Q]], %[[K]], %[[V]], %[[LEN]] {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
 // CHECK-SAME: : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
 // CHECK-NEXT: return %[[O]]
 func.func @qkv_separate(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>, %len: tensor<?xi32>) -> tensor<?x?x8xf32> {
@@ -13,7 +13,7 @@ func.func @qkv_separate(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor
   %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %len {padding = "right", scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
   %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
   %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %c : tensor<?x?x8xf32>
@@ -25,7 +25,7 @@ func.func @qkv_separate(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor
 // split's input, and the split disappears.
 // CHECK-LABEL: func.func @qkv_packed
 // CHECK-SAME: (%[[QKV:.*]]: tensor<?x?x24xf32>, %[[LEN:.*]]: tensor<?xi32>)
-// CHECK-NEXT: %[[O:.*]] = enc.attention %[[QKV]], %[[LEN]] {num_heads = 2 : i64, padding = "right", scale = 5.000000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = enc.attention %[[QKV]], %[[LEN]] {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
 // CHECK-SAME: : (tensor<?x?x24xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
 // CHECK-NEXT: return %[[O]]
 func.func @qkv_packed(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>) -> tensor<?x?x8xf32> {
@@ -34,7 +34,7 @@ func.func @qkv_packed(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>) -> tensor<?
   %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %len {padding = "right", scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
   %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
   %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %c : tensor<?x?x8xf32>
@@ -46,7 +46,7 @@ func.func @qkv_packed(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>) -> tensor<?
 // three-input form reads the slices and the split stays.
 // CHECK-LABEL: func.func @qkv_split_reordered
 // CHECK: %[[S:.*]]:3 = enc.split
-// CHECK-NEXT: %[[O:.*]] = enc.attention %[[S]]#1, %[[S]]#0, %[[S]]#2, %{{.*}} {num_heads = 2 : i64, padding = "right", scale = 5.000000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = enc.attention %[[S]]#1, %[[S]]#0, %[[S]]#2, %{{.*}} {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
 // CHECK-NEXT: return %[[O]]
 func.func @qkv_split_reordered(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>) -> tensor<?x?x8xf32> {
   %k, %q, %v = enc.split %qkv {parts = 3 : i64} : tensor<?x?x24xf32> -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
@@ -54,7 +54,7 @@ func.func @qkv_split_reordered(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>) ->
   %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %len {padding = "right", scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
   %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
   %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %c : tensor<?x?x8xf32>
@@ -73,7 +73,7 @@ func.func @probs_other_user(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: te
   %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %len {padding = "right", scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
   %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
   %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %c, %p : tensor<?x?x8xf32>, tensor<?x2x?x?xf32>
@@ -92,7 +92,7 @@ func.func @split_heads_other_user(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, 
   %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %len {padding = "right", scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
   %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
   %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %c, %qh : tensor<?x?x8xf32>, tensor<?x2x?x4xf32>
@@ -130,7 +130,7 @@ func.func @head_counts_differ(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: 
   %kh = enc.split_heads %k {num_heads = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?x?x?xf32>
   %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x?x?x?xf32>
   %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %len {padding = "right", scale = 0.5 : f32} : (tensor<?x?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?x?xf32>
   %ch = enc.matmul %p, %vh : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
   %c = enc.merge_heads %ch : tensor<?x?x?x?xf32> -> tensor<?x?x8xf32>
   return %c : tensor<?x?x8xf32>
@@ -141,14 +141,14 @@ func.func @head_counts_differ(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: 
 // The same graph with agreeing head counts and dynamic head dims fuses
 // (contrast with @head_counts_differ).
 // CHECK-LABEL: func.func @dynamic_heads
-// CHECK-NEXT: %[[O:.*]] = enc.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 2 : i64, padding = "right", scale = 5.000000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = enc.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
 // CHECK-NEXT: return %[[O]]
 func.func @dynamic_heads(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>, %len: tensor<?xi32>) -> tensor<?x?x8xf32> {
   %qh = enc.split_heads %q {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x?x?x?xf32>
   %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x?x?x?xf32>
   %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x?x?x?xf32>
   %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
-  %p = enc.scale_mask_softmax %s, %len {padding = "right", scale = 0.5 : f32} : (tensor<?x?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?x?xf32>
   %ch = enc.matmul %p, %vh : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
   %c = enc.merge_heads %ch : tensor<?x?x?x?xf32> -> tensor<?x?x8xf32>
   return %c : tensor<?x?x8xf32>

@@ -4,11 +4,11 @@
 // The erf form (HF "gelu") becomes epilogue "gelu".
 // CHECK-LABEL: func.func @erf
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[B:.*]]: tensor<16xf32>)
-// CHECK-NEXT: %[[L:.*]] = enc.linear %[[X]], %[[W]], %[[B]] {epilogue = "gelu"} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+// CHECK-NEXT: %[[L:.*]] = enc.linear %[[X]], %[[W]], %[[B]] {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
 // CHECK-NEXT: return %[[L]]
 func.func @erf(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<?x?x16xf32> {
   %h = enc.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
-  %g = enc.gelu %h {approximate = "none"} : tensor<?x?x16xf32>
+  %g = enc.gelu %h {approximate = #enc.approximation<none>} : tensor<?x?x16xf32>
   return %g : tensor<?x?x16xf32>
 }
 
@@ -16,12 +16,12 @@ func.func @erf(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) 
 
 // The tanh form (HF "gelu_new") stays distinct: epilogue "gelu_tanh".
 // CHECK-LABEL: func.func @tanh
-// CHECK-NEXT: %[[L:.*]] = enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = "gelu_tanh"}
+// CHECK-NEXT: %[[L:.*]] = enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu_tanh>}
 // CHECK-NOT: enc.gelu
 // CHECK: return %[[L]]
 func.func @tanh(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<?x?x16xf32> {
   %h = enc.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
-  %g = enc.gelu %h {approximate = "tanh"} : tensor<?x?x16xf32>
+  %g = enc.gelu %h {approximate = #enc.approximation<tanh>} : tensor<?x?x16xf32>
   return %g : tensor<?x?x16xf32>
 }
 
@@ -30,11 +30,11 @@ func.func @tanh(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>)
 // A Linear without bias takes the epilogue too.
 // CHECK-LABEL: func.func @no_bias
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>)
-// CHECK-NEXT: %[[L:.*]] = enc.linear %[[X]], %[[W]] {epilogue = "gelu"} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT: %[[L:.*]] = enc.linear %[[X]], %[[W]] {epilogue = #enc.epilogue<gelu>} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT: return %[[L]]
 func.func @no_bias(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
   %h = enc.linear %x, %w : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
-  %g = enc.gelu %h {approximate = "none"} : tensor<4x16xf32>
+  %g = enc.gelu %h {approximate = #enc.approximation<none>} : tensor<4x16xf32>
   return %g : tensor<4x16xf32>
 }
 
@@ -45,11 +45,11 @@ func.func @no_bias(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32
 // CHECK: %[[H:.*]] = enc.linear
 // CHECK-NOT: epilogue
 // CHECK-SAME: -> tensor<?x?x16xf32>
-// CHECK-NEXT: %[[G:.*]] = enc.gelu %[[H]] {approximate = "none"}
+// CHECK-NEXT: %[[G:.*]] = enc.gelu %[[H]] {approximate = #enc.approximation<none>}
 // CHECK-NEXT: return %[[G]], %[[H]]
 func.func @other_user(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
   %h = enc.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
-  %g = enc.gelu %h {approximate = "none"} : tensor<?x?x16xf32>
+  %g = enc.gelu %h {approximate = #enc.approximation<none>} : tensor<?x?x16xf32>
   return %g, %h : tensor<?x?x16xf32>, tensor<?x?x16xf32>
 }
 
@@ -57,12 +57,12 @@ func.func @other_user(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16
 
 // Negative: a Linear that already has an epilogue is not fused again.
 // CHECK-LABEL: func.func @has_epilogue
-// CHECK: %[[H:.*]] = enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = "gelu"}
-// CHECK-NEXT: %[[G:.*]] = enc.gelu %[[H]] {approximate = "none"}
+// CHECK: %[[H:.*]] = enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu>}
+// CHECK-NEXT: %[[G:.*]] = enc.gelu %[[H]] {approximate = #enc.approximation<none>}
 // CHECK-NEXT: return %[[G]]
 func.func @has_epilogue(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<?x?x16xf32> {
-  %h = enc.linear %x, %w, %b {epilogue = "gelu"} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
-  %g = enc.gelu %h {approximate = "none"} : tensor<?x?x16xf32>
+  %h = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %g = enc.gelu %h {approximate = #enc.approximation<none>} : tensor<?x?x16xf32>
   return %g : tensor<?x?x16xf32>
 }
 
@@ -71,9 +71,9 @@ func.func @has_epilogue(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<
 // Negative: a GELU not fed by a Linear (here: a matmul) is left alone.
 // CHECK-LABEL: func.func @not_linear
 // CHECK: %[[M:.*]] = enc.matmul
-// CHECK-NEXT: enc.gelu %[[M]] {approximate = "none"}
+// CHECK-NEXT: enc.gelu %[[M]] {approximate = #enc.approximation<none>}
 func.func @not_linear(%a: tensor<2x4x8xf32>, %b: tensor<2x8x4xf32>) -> tensor<2x4x4xf32> {
   %m = enc.matmul %a, %b : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %g = enc.gelu %m {approximate = "none"} : tensor<2x4x4xf32>
+  %g = enc.gelu %m {approximate = #enc.approximation<none>} : tensor<2x4x4xf32>
   return %g : tensor<2x4x4xf32>
 }

@@ -94,7 +94,7 @@ func.func @epilogue(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, t
   %wk = enc.weight "k" : tensor<8x8xf32>
   %wv = enc.weight "v" : tensor<8x8xf32>
   %q = enc.linear %x, %wq : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
-  %k = enc.linear %x, %wk {epilogue = "gelu"} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %k = enc.linear %x, %wk {epilogue = #enc.epilogue<gelu>} : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
   %v = enc.linear %x, %wv : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
   return %q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
 }

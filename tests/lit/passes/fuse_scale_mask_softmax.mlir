@@ -5,7 +5,7 @@
 // The form the HF frontend emits: scale, then mask, then softmax.
 // CHECK-LABEL: func.func @scale_mask_softmax
 // CHECK-SAME: (%[[S:.*]]: tensor<?x12x?x?xf32>, %[[LEN:.*]]: tensor<?xi32>)
-// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = "right", scale = 0.176776692 : f32}
+// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = #enc.padding<right>, scale = 0.176776692 : f32}
 // CHECK-SAME: : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
 // CHECK-NEXT: return %[[P]]
 func.func @scale_mask_softmax(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> tensor<?x12x?x?xf32> {
@@ -20,7 +20,7 @@ func.func @scale_mask_softmax(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> 
 // Mask applied before the scale.
 // CHECK-LABEL: func.func @mask_then_scale
 // CHECK-SAME: (%[[S:.*]]: tensor<2x4x8x8xf32>, %[[LEN:.*]]: tensor<2xi32>)
-// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = "right", scale = 2.500000e-01 : f32}
+// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = #enc.padding<right>, scale = 2.500000e-01 : f32}
 // CHECK-NEXT: return %[[P]]
 func.func @mask_then_scale(%s: tensor<2x4x8x8xf32>, %len: tensor<2xi32>) -> tensor<2x4x8x8xf32> {
   %m = enc.mask %s, %len : (tensor<2x4x8x8xf32>, tensor<2xi32>) -> tensor<2x4x8x8xf32>
@@ -34,7 +34,7 @@ func.func @mask_then_scale(%s: tensor<2x4x8x8xf32>, %len: tensor<2xi32>) -> tens
 // An ONNX-style frontend divides by sqrt(d) instead: scale = 1/8.
 // CHECK-LABEL: func.func @div_mask_softmax
 // CHECK-SAME: (%[[S:.*]]: tensor<?x12x?x?xf32>, %[[LEN:.*]]: tensor<?xi32>)
-// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = "right", scale = 1.250000e-01 : f32}
+// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = #enc.padding<right>, scale = 1.250000e-01 : f32}
 // CHECK-NEXT: return %[[P]]
 func.func @div_mask_softmax(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> tensor<?x12x?x?xf32> {
   %a = enc.div %s {divisor = 8.0 : f32} : tensor<?x12x?x?xf32>
@@ -47,7 +47,7 @@ func.func @div_mask_softmax(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> te
 
 // Division after the mask (positive divisor keeps -inf at -inf).
 // CHECK-LABEL: func.func @mask_then_div
-// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %{{.*}}, %{{.*}} {padding = "right", scale = 1.250000e-01 : f32}
+// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %{{.*}}, %{{.*}} {padding = #enc.padding<right>, scale = 1.250000e-01 : f32}
 // CHECK-NEXT: return %[[P]]
 func.func @mask_then_div(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> tensor<?x12x?x?xf32> {
   %m = enc.mask %s, %len : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
@@ -61,7 +61,7 @@ func.func @mask_then_div(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> tenso
 // The scale was folded into Q: only mask + softmax, scale 1.
 // CHECK-LABEL: func.func @no_scale
 // CHECK-SAME: (%[[S:.*]]: tensor<?x12x?x?xf32>, %[[LEN:.*]]: tensor<?xi32>)
-// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = "right", scale = 1.000000e+00 : f32}
+// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = #enc.padding<right>, scale = 1.000000e+00 : f32}
 // CHECK-NEXT: return %[[P]]
 func.func @no_scale(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> tensor<?x12x?x?xf32> {
   %m = enc.mask %s, %len : (tensor<?x12x?x?xf32>, tensor<?xi32>) -> tensor<?x12x?x?xf32>
@@ -74,7 +74,7 @@ func.func @no_scale(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> tensor<?x1
 // Scales on both sides of the mask multiply: 0.5 * 0.25.
 // CHECK-LABEL: func.func @scales_both_sides
 // CHECK-SAME: (%[[S:.*]]: tensor<?x12x?x?xf32>, %[[LEN:.*]]: tensor<?xi32>)
-// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = "right", scale = 1.250000e-01 : f32}
+// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[S]], %[[LEN]] {padding = #enc.padding<right>, scale = 1.250000e-01 : f32}
 // CHECK-NEXT: return %[[P]]
 func.func @scales_both_sides(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> tensor<?x12x?x?xf32> {
   %a = enc.scale %s {factor = 0.5 : f32} : tensor<?x12x?x?xf32>
@@ -134,7 +134,7 @@ func.func @mask_other_user(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> (te
 // softmax fuse (on the scaled scores, scale 1).
 // CHECK-LABEL: func.func @scale_other_user
 // CHECK: %[[A:.*]] = enc.scale %{{.*}} {factor = 5.000000e-01 : f32}
-// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[A]], %{{.*}} {padding = "right", scale = 1.000000e+00 : f32}
+// CHECK-NEXT: %[[P:.*]] = enc.scale_mask_softmax %[[A]], %{{.*}} {padding = #enc.padding<right>, scale = 1.000000e+00 : f32}
 // CHECK-NEXT: return %[[P]], %[[A]]
 func.func @scale_other_user(%s: tensor<?x12x?x?xf32>, %len: tensor<?xi32>) -> (tensor<?x12x?x?xf32>, tensor<?x12x?x?xf32>) {
   %a = enc.scale %s {factor = 0.5 : f32} : tensor<?x12x?x?xf32>

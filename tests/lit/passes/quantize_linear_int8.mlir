@@ -22,7 +22,7 @@
 // CHECK-NEXT: %[[WQ:.*]] = enc.weight "ffn.in.weight.q8" : tensor<16x8xi8>
 // CHECK-NEXT: %[[WS:.*]] = enc.weight "ffn.in.weight.q8scale" : tensor<16xf32>
 // CHECK-NEXT: %[[B:.*]] = enc.weight "ffn.in.bias" : tensor<16xf32>
-// CHECK-NEXT: %[[H:.*]] = enc.qlinear %[[XQ]], %[[XS]], %[[WQ]], %[[WS]], %[[B]] {epilogue = "gelu"}
+// CHECK-NEXT: %[[H:.*]] = enc.qlinear %[[XQ]], %[[XS]], %[[WQ]], %[[WS]], %[[B]] {epilogue = #enc.epilogue<gelu>}
 // CHECK-SAME: : (tensor<?x?x8xui8>, tensor<?x?xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
 // CHECK-NOT: enc.linear
 // CHECK-NOT: "ffn.in.weight" :
@@ -32,7 +32,7 @@
 func.func @ffn(%x: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
   %w = enc.weight "ffn.in.weight" : tensor<16x8xf32>
   %b = enc.weight "ffn.in.bias" : tensor<16xf32>
-  %h = enc.linear %x, %w, %b {epilogue = "gelu"} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %h = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
   return %h : tensor<?x?x16xf32>
 }
 
@@ -47,7 +47,7 @@ func.func @ffn(%x: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
 // CHECK-NOT: enc.quantize
 // CHECK: %[[Q:.*]] = enc.qlinear %[[XQ]], %[[XS]], %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} -> tensor<?x?x8xf32>
 // CHECK: %[[K:.*]] = enc.qlinear %[[XQ]], %[[XS]], %{{.*}}, %{{.*}} : {{.*}} -> tensor<?x?x8xf32>
-// CHECK: %[[V:.*]] = enc.qlinear %[[XQ]], %[[XS]], %{{.*}}, %{{.*}} {epilogue = "gelu_tanh"} : {{.*}} -> tensor<?x?x8xf32>
+// CHECK: %[[V:.*]] = enc.qlinear %[[XQ]], %[[XS]], %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu_tanh>} : {{.*}} -> tensor<?x?x8xf32>
 // CHECK: %[[S:.*]] = enc.add %[[Q]], %[[K]]
 // CHECK-NEXT: %[[SQ:.*]], %[[SS:.*]] = enc.quantize %[[S]] : tensor<?x?x8xf32> -> (tensor<?x?x8xui8>, tensor<?x?xf32>)
 // CHECK: %[[O:.*]] = enc.qlinear %[[SQ]], %[[SS]]
@@ -64,7 +64,7 @@ func.func @shared_input(%x: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?
   %wv = enc.weight "l0.v.weight" : tensor<8x8xf32>
   %q = enc.linear %x, %wq, %bq : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   %k = enc.linear %x, %wk : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
-  %v = enc.linear %x, %wv {epilogue = "gelu_tanh"} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %v = enc.linear %x, %wv {epilogue = #enc.epilogue<gelu_tanh>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %s = enc.add %q, %k : tensor<?x?x8xf32>
   %wo = enc.weight "l0.o.weight" : tensor<8x8xf32>
   %o = enc.linear %s, %wo : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
@@ -206,7 +206,7 @@ func.func @embedding(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
 func.func @chain(%x: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x16xf32>) {
   %w1 = enc.weight "up" : tensor<16x8xf32>
   %w2 = enc.weight "down" : tensor<8x16xf32>
-  %h = enc.linear %x, %w1 {epilogue = "gelu"} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %h = enc.linear %x, %w1 {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
   %o = enc.linear %h, %w2 : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
   return %o, %h : tensor<?x?x8xf32>, tensor<?x?x16xf32>
 }

@@ -1,0 +1,65 @@
+//===- EncEnums.td - Closed sets of the enc dialect -------------*- tablegen -*-===//
+//
+// Every attribute whose values form a closed set is an enum attribute: the
+// parser rejects anything else, and C++ compares enum values, not strings.
+// Printed as `#enc.epilogue<gelu>`, `#enc.approximation<tanh>`,
+// `#enc.pooling<mean>`, `#enc.padding<right>`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENC_ENUMS_TD
+#define ENC_ENUMS_TD
+
+include "ir/EncDialect.td"
+include "mlir/IR/EnumAttr.td"
+
+def Enc_Epilogue : I32EnumAttr<"Epilogue",
+    "what a Linear applies to its result elementwise", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"gelu", 1>,      // erf GELU
+      I32EnumAttrCase<"gelu_tanh", 2>  // tanh-approximated GELU (gelu_new)
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_EpilogueAttr : EnumAttr<Enc_Dialect, Enc_Epilogue, "epilogue"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Enc_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "the form of GELU", [
+      I32EnumAttrCase<"none", 0>, // 0.5·x·(1 + erf(x/√2))
+      I32EnumAttrCase<"tanh", 1>  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_GeluApproximationAttr
+    : EnumAttr<Enc_Dialect, Enc_GeluApproximation, "approximation"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Enc_PoolingMode : I32EnumAttr<"PoolingMode",
+    "how token states become one sentence embedding", [
+      I32EnumAttrCase<"cls", 0>, // token 0
+      I32EnumAttrCase<"mean", 1> // the mean of the valid tokens
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_PoolingModeAttr : EnumAttr<Enc_Dialect, Enc_PoolingMode, "pooling"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Enc_Padding : I32EnumAttr<"Padding",
+    "which keys of a padded sequence are valid", [
+      I32EnumAttrCase<"right", 0>, // key j of sequence b is valid iff j < lengths[b]
+      I32EnumAttrCase<"left", 1>   // named so the verifier can refuse it clearly
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_PaddingAttr : EnumAttr<Enc_Dialect, Enc_Padding, "padding"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+#endif // ENC_ENUMS_TD
