@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/cpu/CpuCodegen.h"
+#include "compiler/codegen/OpLowering.h"
 // For packWeightsQ8 / packWeightsF32 (ISA-independent); their vector helpers
 // are unused here.
 #pragma GCC diagnostic push
@@ -53,6 +54,8 @@ using mlir::RankedTensorType;
 using mlir::Value;
 
 namespace {
+
+using namespace mlir::enc;
 
 llvm::Error opError(Operation *op, const llvm::Twine &msg) {
   return codegen::opErrorIn("cpu codegen", op, msg);
@@ -141,6 +144,43 @@ bool canRunPacked(mlir::func::FuncOp func) {
   return true;
 }
 
+/// What the lowering of one plan step gets: the op, its operand and result
+/// shapes (inputs, then results), and the helpers the kernel calls are
+/// written with.
+struct StepArgs {
+  StepArgs(Operation *op, const std::vector<Shape> &in, const std::vector<Shape> &outs)
+      : op(op), in(in), outs(outs), out(outs[0]), x(in[0]), r(in[0].size()), res(result(0)) {}
+
+  Operation *op;
+  const std::vector<Shape> &in, &outs;
+  const Shape &out; ///< the first result
+  const Shape &x;   ///< the first operand
+  size_t r;         ///< x's rank
+  std::string res;  ///< the first result's pointer in the wrapper
+
+  /// Result i's float pointer in the wrapper body.
+  std::string result(size_t i) const { return "OUT_F(" + std::to_string(in.size() + i) + ")"; }
+  /// The product of all but the last dim / of all dims, as a C++ expression.
+  std::string rows(const Shape &s) const { return prodExpr(s, 0, s.size() - 1); }
+  std::string count(const Shape &s) const { return prodExpr(s, 0, s.size()); }
+  llvm::Error needStatic(int64_t d, const char *what) const {
+    if (d >= 0)
+      return llvm::Error::success();
+    return opError(op, llvm::Twine("expects a static ") + what);
+  }
+  llvm::Error needRank(const Shape &s, size_t rank, const char *what) const {
+    if (s.size() == rank)
+      return llvm::Error::success();
+    return opError(op, llvm::Twine("expects ") + what + " of rank " + llvm::Twine(rank));
+  }
+  llvm::Error needRightPadding(mlir::enc::Padding padding) const {
+    if (padding == mlir::enc::Padding::right)
+      return llvm::Error::success();
+    return opError(op, "unsupported padding " + mlir::enc::stringifyPadding(padding) +
+                           " (only right is implemented)");
+  }
+};
+
 struct Kernel {
   std::string symbol;
   std::string call; ///< the wrapper body
@@ -176,6 +216,31 @@ private:
   llvm::Expected<Kernel> kernelFor(Operation *op,
                                    const std::vector<Shape> &in,
                                    const std::vector<Shape> &outs);
+
+  /// One lowering per op class (OpLoweringTable): adding an op to the CPU
+  /// backend is one method here and one line in lowerings().
+  using LoweringTable = codegen::OpLoweringTable<Generator, llvm::Expected<Kernel>, const StepArgs &>;
+  static const LoweringTable &lowerings();
+  llvm::Expected<Kernel> lowerEmbedding(mlir::enc::EmbeddingOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerLinear(mlir::enc::LinearOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerQLinear(mlir::enc::QLinearOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerQuantize(mlir::enc::QuantizeOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerMatmul(mlir::enc::MatmulOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerAdd(mlir::enc::AddOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerScale(mlir::enc::ScaleOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerMask(mlir::enc::MaskOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerSoftmax(mlir::enc::SoftmaxOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerLayerNorm(mlir::enc::LayerNormOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerGelu(mlir::enc::GeluOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerSplitHeads(mlir::enc::SplitHeadsOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerMergeHeads(mlir::enc::MergeHeadsOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerPool(mlir::enc::PoolOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerL2Norm(mlir::enc::L2NormOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerDiv(mlir::enc::DivOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerScaleMaskSoftmax(mlir::enc::ScaleMaskSoftmaxOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerAttention(mlir::enc::AttentionOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerSplit(mlir::enc::SplitOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerAddLayerNorm(mlir::enc::AddLayerNormOp op, const StepArgs &a);
 
   using WeightInfo = codegen::WeightInfo;
 
@@ -289,367 +354,476 @@ void Generator::planQuantizeFusion(mlir::func::FuncOp func) {
   });
 }
 
+const Generator::LoweringTable &Generator::lowerings() {
+  static const LoweringTable table = [] {
+    LoweringTable t;
+    t.add(&Generator::lowerEmbedding)
+        .add(&Generator::lowerLinear)
+        .add(&Generator::lowerQLinear)
+        .add(&Generator::lowerQuantize)
+        .add(&Generator::lowerMatmul)
+        .add(&Generator::lowerAdd)
+        .add(&Generator::lowerScale)
+        .add(&Generator::lowerMask)
+        .add(&Generator::lowerSoftmax)
+        .add(&Generator::lowerLayerNorm)
+        .add(&Generator::lowerGelu)
+        .add(&Generator::lowerSplitHeads)
+        .add(&Generator::lowerMergeHeads)
+        .add(&Generator::lowerPool)
+        .add(&Generator::lowerL2Norm)
+        .add(&Generator::lowerDiv)
+        .add(&Generator::lowerScaleMaskSoftmax)
+        .add(&Generator::lowerAttention)
+        .add(&Generator::lowerSplit)
+        .add(&Generator::lowerAddLayerNorm);
+    return t;
+  }();
+  return table;
+}
+
 llvm::Expected<Kernel> Generator::kernelFor(Operation *op,
                                             const std::vector<Shape> &in,
                                             const std::vector<Shape> &outs) {
-  using namespace mlir::enc;
-  const Shape &out = outs[0];
-  auto result = [&](size_t i) {
-    return "OUT_F(" + std::to_string(in.size() + i) + ")";
-  };
-  const std::string res = result(0);
-  const Shape &x = in[0];
-  const size_t r = x.size();
-  auto rows = [&](const Shape &s) { return prodExpr(s, 0, s.size() - 1); };
-  auto count = [&](const Shape &s) { return prodExpr(s, 0, s.size()); };
-  auto needStatic = [&](int64_t d, const char *what) -> llvm::Error {
-    if (d >= 0)
-      return llvm::Error::success();
-    return opError(op, llvm::Twine("expects a static ") + what);
-  };
-  auto needRank = [&](const Shape &s, size_t rank, const char *what) -> llvm::Error {
-    if (s.size() == rank)
-      return llvm::Error::success();
-    return opError(op, llvm::Twine("expects ") + what + " of rank " +
-                           llvm::Twine(rank));
-  };
-  Kernel k;
+  const LoweringTable::Fn *lower = lowerings().lookup(op);
+  if (!lower)
+    return opError(op, "unsupported op (the CPU codegen has no kernel for it)");
+  return (*lower)(*this, op, StepArgs(op, in, outs));
+}
 
-  if (auto e = dyn_cast<EmbeddingOp>(op)) {
-    if (auto err = needRank(out, packed_ ? 2 : 3, "a result"))
-      return std::move(err);
-    if (auto err = needStatic(out.back(), "hidden size"))
-      return std::move(err);
-    const int64_t V = in[1][0], P = in[2][0], H = out.back();
-    const bool q8 = e.isQuantized();
-    k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : "f32_") +
-               shapeTag(out) + "_v" + std::to_string(V) + "_p" +
-               std::to_string(P);
-    k.iattrs = {static_cast<int64_t>(e.getPositionOffset())};
-    if (packed_) {
-      usesInt8_ |= q8;
-      k.call = std::string("enc_kernels::") +
-               (q8 ? "embeddingQ8Packed<" : "embeddingPacked<") +
-               std::to_string(H) + ">(IN_I(0), " +
-               (q8 ? "IN_I8(1), IN_F(4), " : "IN_F(1), ") + std::to_string(V) +
-               ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res +
-               ", c->offsets, c->batch, c->seq, iattr(c, 0, 0), t, n);";
-      return k;
-    }
-    if (q8) {
-      usesInt8_ = true;
-      k.call = "enc_kernels::embeddingQ8<" + std::to_string(H) +
-               ">(IN_I(0), IN_I8(1), IN_F(4), " + std::to_string(V) +
-               ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res + ", " +
-               dimExpr(out[0]) + ", " + dimExpr(out[1]) +
-               ", iattr(c, 0, 0), t, n);";
-    } else {
-      k.call = "enc_kernels::embedding<" + std::to_string(H) +
-               ">(IN_I(0), IN_F(1), " + std::to_string(V) + ", IN_F(2), " +
-               std::to_string(P) + ", IN_F(3), " + res + ", " +
-               dimExpr(out[0]) + ", " + dimExpr(out[1]) +
-               ", iattr(c, 0, 0), t, n);";
-    }
+llvm::Expected<Kernel> Generator::lowerEmbedding(EmbeddingOp e, const StepArgs &a) {
+  const std::vector<Shape> &in = a.in;
+  const Shape &out = a.out;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needRank(out, packed_ ? 2 : 3, "a result"))
+    return std::move(err);
+  if (auto err = a.needStatic(out.back(), "hidden size"))
+    return std::move(err);
+  const int64_t V = in[1][0], P = in[2][0], H = out.back();
+  const bool q8 = e.isQuantized();
+  k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : "f32_") +
+             shapeTag(out) + "_v" + std::to_string(V) + "_p" +
+             std::to_string(P);
+  k.iattrs = {static_cast<int64_t>(e.getPositionOffset())};
+  if (packed_) {
+    usesInt8_ |= q8;
+    k.call = std::string("enc_kernels::") +
+             (q8 ? "embeddingQ8Packed<" : "embeddingPacked<") +
+             std::to_string(H) + ">(IN_I(0), " +
+             (q8 ? "IN_I8(1), IN_F(4), " : "IN_F(1), ") + std::to_string(V) +
+             ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res +
+             ", c->offsets, c->batch, c->seq, iattr(c, 0, 0), t, n);";
     return k;
   }
-  if (auto l = dyn_cast<LinearOp>(op)) {
-    auto wt = cast<RankedTensorType>(l.getWeight().getType());
-    if (!wt.hasStaticShape() || wt.getRank() != 2)
-      return opError(op, "expects a static [N, K] weight");
-    const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
-    if (x[r - 1] != K)
-      return opError(op, "expects activations of K = " + std::to_string(K));
-    std::string epiArg, epiTag;
-    switch (l.getEpilogue()) {
-    case Epilogue::none:
-      epiArg = "enc_kernels::kEpiNone";
-      break;
-    case Epilogue::gelu:
-      epiArg = "enc_kernels::kEpiGelu";
-      epiTag = "_gelu";
-      break;
-    case Epilogue::gelu_tanh:
-      epiArg = "enc_kernels::kEpiGeluTanh";
-      epiTag = "_gelutanh";
-      break;
-    }
-    const bool bias = static_cast<bool>(l.getBias());
-    k.symbol = "enc_linear_f32_" + shapeTag(x, 0, r - 1) + "_k" +
-               std::to_string(K) + "_n" + std::to_string(N) +
-               (bias ? "" : "_nobias") + epiTag;
-    k.call = "enc_kernels::linear<" + std::to_string(K) + ", " +
-             std::to_string(N) + ", " + epiArg + ">(IN_F(0), IN_F(1), " +
-             (bias ? "IN_F(2)" : "nullptr") + ", " + res + ", " + rows(x) +
-             ", t, n);";
-    return k;
-  }
-  if (auto q = dyn_cast<QLinearOp>(op)) {
-    auto wt = cast<RankedTensorType>(q.getWeight().getType());
-    if (!wt.hasStaticShape() || wt.getRank() != 2)
-      return opError(op, "expects a static [N, K] weight");
-    const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
-    if (x[r - 1] != enc_kernels::q8RowStride(K))
-      return opError(op, "expects activations of K = " + std::to_string(K));
-    std::string epiArg, epiTag;
-    switch (q.getEpilogue()) {
-    case Epilogue::none:
-      epiArg = "enc_kernels::kQ8EpiNone";
-      break;
-    case Epilogue::gelu:
-      epiArg = "enc_kernels::kQ8EpiGelu";
-      epiTag = "_gelu";
-      break;
-    case Epilogue::gelu_tanh:
-      epiArg = "enc_kernels::kQ8EpiGeluTanh";
-      epiTag = "_gelutanh";
-      break;
-    }
-    const bool bias = static_cast<bool>(q.getBias());
+  if (q8) {
     usesInt8_ = true;
-    k.symbol = "enc_qlinear_u8s8_" + shapeTag(x, 0, r - 1) + "_k" +
-               std::to_string(K) + "_n" + std::to_string(N) +
-               (bias ? "" : "_nobias") + epiTag;
-    k.call = "enc_kernels::qlinear<" + std::to_string(K) + ", " +
-             std::to_string(N) + ", " + epiArg +
-             ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " +
-             (bias ? "IN_F(4)" : "nullptr") + ", " + res + ", " + rows(x) +
-             ", t, n);";
-    return k;
+    k.call = "enc_kernels::embeddingQ8<" + std::to_string(H) +
+             ">(IN_I(0), IN_I8(1), IN_F(4), " + std::to_string(V) +
+             ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res + ", " +
+             dimExpr(out[0]) + ", " + dimExpr(out[1]) +
+             ", iattr(c, 0, 0), t, n);";
+  } else {
+    k.call = "enc_kernels::embedding<" + std::to_string(H) +
+             ">(IN_I(0), IN_F(1), " + std::to_string(V) + ", IN_F(2), " +
+             std::to_string(P) + ", IN_F(3), " + res + ", " +
+             dimExpr(out[0]) + ", " + dimExpr(out[1]) +
+             ", iattr(c, 0, 0), t, n);";
   }
-  if (auto q = dyn_cast<QuantizeOp>(op)) {
-    if (auto err = needStatic(x[r - 1], "last dim"))
-      return std::move(err);
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerLinear(LinearOp l, const StepArgs &a) {
+  Operation *op = a.op;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  auto wt = cast<RankedTensorType>(l.getWeight().getType());
+  if (!wt.hasStaticShape() || wt.getRank() != 2)
+    return opError(op, "expects a static [N, K] weight");
+  const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
+  if (x[r - 1] != K)
+    return opError(op, "expects activations of K = " + std::to_string(K));
+  std::string epiArg, epiTag;
+  switch (l.getEpilogue()) {
+  case Epilogue::none:
+    epiArg = "enc_kernels::kEpiNone";
+    break;
+  case Epilogue::gelu:
+    epiArg = "enc_kernels::kEpiGelu";
+    epiTag = "_gelu";
+    break;
+  case Epilogue::gelu_tanh:
+    epiArg = "enc_kernels::kEpiGeluTanh";
+    epiTag = "_gelutanh";
+    break;
+  }
+  const bool bias = static_cast<bool>(l.getBias());
+  k.symbol = "enc_linear_f32_" + shapeTag(x, 0, r - 1) + "_k" +
+             std::to_string(K) + "_n" + std::to_string(N) +
+             (bias ? "" : "_nobias") + epiTag;
+  k.call = "enc_kernels::linear<" + std::to_string(K) + ", " +
+           std::to_string(N) + ", " + epiArg + ">(IN_F(0), IN_F(1), " +
+           (bias ? "IN_F(2)" : "nullptr") + ", " + res + ", " + a.rows(x) +
+           ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerQLinear(QLinearOp q, const StepArgs &a) {
+  Operation *op = a.op;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  auto wt = cast<RankedTensorType>(q.getWeight().getType());
+  if (!wt.hasStaticShape() || wt.getRank() != 2)
+    return opError(op, "expects a static [N, K] weight");
+  const int64_t N = wt.getDimSize(0), K = wt.getDimSize(1);
+  if (x[r - 1] != enc_kernels::q8RowStride(K))
+    return opError(op, "expects activations of K = " + std::to_string(K));
+  std::string epiArg, epiTag;
+  switch (q.getEpilogue()) {
+  case Epilogue::none:
+    epiArg = "enc_kernels::kQ8EpiNone";
+    break;
+  case Epilogue::gelu:
+    epiArg = "enc_kernels::kQ8EpiGelu";
+    epiTag = "_gelu";
+    break;
+  case Epilogue::gelu_tanh:
+    epiArg = "enc_kernels::kQ8EpiGeluTanh";
+    epiTag = "_gelutanh";
+    break;
+  }
+  const bool bias = static_cast<bool>(q.getBias());
+  usesInt8_ = true;
+  k.symbol = "enc_qlinear_u8s8_" + shapeTag(x, 0, r - 1) + "_k" +
+             std::to_string(K) + "_n" + std::to_string(N) +
+             (bias ? "" : "_nobias") + epiTag;
+  k.call = "enc_kernels::qlinear<" + std::to_string(K) + ", " +
+           std::to_string(N) + ", " + epiArg +
+           ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " +
+           (bias ? "IN_F(4)" : "nullptr") + ", " + res + ", " + a.rows(x) +
+           ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerQuantize(QuantizeOp q, const StepArgs &a) {
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  Kernel k;
+  if (auto err = a.needStatic(x[r - 1], "last dim"))
+    return std::move(err);
+  usesInt8_ = true;
+  k.symbol = "enc_quantize_u8_" + shapeTag(x);
+  k.call = "enc_kernels::quantizeRows<" + std::to_string(x[r - 1]) +
+           ">(IN_F(0), OUT_U8(1), OUT_F(2), " + a.rows(x) +
+           ", fattr(c, 0, 0.0f), t, n);";
+  if (auto s = q.getStaticScale())
+    k.fattrs = {s->convertToFloat()};
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerMatmul(MatmulOp m, const StepArgs &a) {
+  Operation *op = a.op;
+  const std::vector<Shape> &in = a.in;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  const Shape &b = in[1];
+  if (r < 2 || b.size() != r)
+    return opError(op, "expects operands of equal rank >= 2");
+  const bool tb = m.getTransposeB();
+  const int64_t M = x[r - 2], K = x[r - 1], N = tb ? b[r - 2] : b[r - 1];
+  k.symbol = std::string("enc_matmul_") + (tb ? "nt" : "nn") + "_f32_" +
+             shapeTag(x) + "_" + shapeTag(b);
+  k.call = std::string("enc_kernels::") + (tb ? "matmulNT<" : "matmulNN<") +
+           staticArg(tb ? K : N) + ">(IN_F(0), IN_F(1), " + res + ", " +
+           prodExpr(x, 0, r - 2) + ", " + dimExpr(M) + ", " + dimExpr(N) +
+           ", " + dimExpr(K) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerAdd(AddOp, const StepArgs &a) {
+  const Shape &out = a.out;
+  const std::string &res = a.res;
+  Kernel k;
+  k.symbol = "enc_add_f32_" + shapeTag(out);
+  k.call = "enc_kernels::add(IN_F(0), IN_F(1), " + res + ", " + a.count(out) +
+           ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerScale(ScaleOp s, const StepArgs &a) {
+  const Shape &out = a.out;
+  const std::string &res = a.res;
+  Kernel k;
+  k.symbol = "enc_scale_f32_" + shapeTag(out);
+  k.call = "enc_kernels::scale(IN_F(0), " + res + ", " + a.count(out) +
+           ", fattr(c, 0, 1.0f), t, n);";
+  k.fattrs = {s.getFactor().convertToFloat()};
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerMask(MaskOp m, const StepArgs &a) {
+  Operation *op = a.op;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needRightPadding(m.getPadding()))
+    return std::move(err);
+  if (r < 2)
+    return opError(op, "expects scores of rank >= 2");
+  k.symbol = "enc_mask_f32_" + shapeTag(x);
+  k.call = "enc_kernels::mask(IN_F(0), IN_I(1), " + res + ", " +
+           dimExpr(x[0]) + ", " + prodExpr(x, 1, r - 1) + ", " +
+           dimExpr(x[r - 1]) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerSoftmax(SoftmaxOp, const StepArgs &a) {
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  k.symbol = "enc_softmax_f32_" + shapeTag(x);
+  k.call = "enc_kernels::softmax<" + staticArg(x[r - 1]) + ">(IN_F(0), " +
+           res + ", " + a.rows(x) + ", " + dimExpr(x[r - 1]) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerLayerNorm(LayerNormOp ln, const StepArgs &a) {
+  Operation *op = a.op;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needStatic(x[r - 1], "last dim"))
+    return std::move(err);
+  if (fusedQuantize_.count(op)) {
     usesInt8_ = true;
-    k.symbol = "enc_quantize_u8_" + shapeTag(x);
-    k.call = "enc_kernels::quantizeRows<" + std::to_string(x[r - 1]) +
-             ">(IN_F(0), OUT_U8(1), OUT_F(2), " + rows(x) +
-             ", fattr(c, 0, 0.0f), t, n);";
-    if (auto s = q.getStaticScale())
-      k.fattrs = {s->convertToFloat()};
-    return k;
+    k.symbol = "enc_layernorm_quantize_f32_" + shapeTag(x);
+    k.call = "enc_kernels::layerNormQuantize<" + std::to_string(x[r - 1]) +
+             ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", OUT_U8(4), OUT_F(5), " +
+             a.rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
+  } else {
+    k.symbol = "enc_layernorm_f32_" + shapeTag(x);
+    k.call = "enc_kernels::layerNorm<" + std::to_string(x[r - 1]) +
+             ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", " + a.rows(x) +
+             ", fattr(c, 0, 1e-12f), t, n);";
   }
-  if (auto m = dyn_cast<MatmulOp>(op)) {
-    const Shape &b = in[1];
-    if (r < 2 || b.size() != r)
-      return opError(op, "expects operands of equal rank >= 2");
-    const bool tb = m.getTransposeB();
-    const int64_t M = x[r - 2], K = x[r - 1], N = tb ? b[r - 2] : b[r - 1];
-    k.symbol = std::string("enc_matmul_") + (tb ? "nt" : "nn") + "_f32_" +
-               shapeTag(x) + "_" + shapeTag(b);
-    k.call = std::string("enc_kernels::") + (tb ? "matmulNT<" : "matmulNN<") +
-             staticArg(tb ? K : N) + ">(IN_F(0), IN_F(1), " + res + ", " +
-             prodExpr(x, 0, r - 2) + ", " + dimExpr(M) + ", " + dimExpr(N) +
-             ", " + dimExpr(K) + ", t, n);";
-    return k;
-  }
-  if (isa<AddOp>(op)) {
-    k.symbol = "enc_add_f32_" + shapeTag(out);
-    k.call = "enc_kernels::add(IN_F(0), IN_F(1), " + res + ", " + count(out) +
-             ", t, n);";
-    return k;
-  }
-  if (auto s = dyn_cast<ScaleOp>(op)) {
-    k.symbol = "enc_scale_f32_" + shapeTag(out);
-    k.call = "enc_kernels::scale(IN_F(0), " + res + ", " + count(out) +
+  k.fattrs = {ln.getEpsilon().convertToFloat()};
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerGelu(GeluOp g, const StepArgs &a) {
+  const Shape &x = a.x;
+  const std::string &res = a.res;
+  Kernel k;
+  const bool t = g.getApproximate() == GeluApproximation::tanh;
+  k.symbol = std::string("enc_gelu") + (t ? "_tanh" : "") + "_f32_" + shapeTag(x);
+  k.call = std::string("enc_kernels::geluAct<") +
+           (t ? "enc_kernels::kGeluTanh" : "enc_kernels::kGeluErf") +
+           ">(IN_F(0), " + res + ", " + a.count(x) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerSplitHeads(SplitHeadsOp, const StepArgs &a) {
+  Operation *op = a.op;
+  const Shape &out = a.out;
+  const Shape &x = a.x;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needRank(x, 3, "an input"))
+    return std::move(err);
+  if (auto err = a.needRank(out, 4, "a result"))
+    return std::move(err);
+  if (out[1] < 0 || out[3] < 0)
+    return opError(op, "expects static heads and head dim");
+  k.symbol = "enc_split_heads_f32_" + shapeTag(x) + "_h" + std::to_string(out[1]);
+  k.call = "enc_kernels::splitHeads<" + std::to_string(out[1]) + ", " +
+           std::to_string(out[3]) + ">(IN_F(0), " + res + ", " +
+           dimExpr(x[0]) + ", " + dimExpr(x[1]) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerMergeHeads(MergeHeadsOp, const StepArgs &a) {
+  Operation *op = a.op;
+  const Shape &x = a.x;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needRank(x, 4, "an input"))
+    return std::move(err);
+  if (x[1] < 0 || x[3] < 0)
+    return opError(op, "expects static heads and head dim");
+  k.symbol = "enc_merge_heads_f32_" + shapeTag(x);
+  k.call = "enc_kernels::mergeHeads<" + std::to_string(x[1]) + ", " +
+           std::to_string(x[3]) + ">(IN_F(0), " + res + ", " +
+           dimExpr(x[0]) + ", " + dimExpr(x[2]) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerPool(PoolOp p, const StepArgs &a) {
+  const Shape &x = a.x;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needRank(x, packed_ ? 2 : 3, "an input"))
+    return std::move(err);
+  if (auto err = a.needStatic(x.back(), "hidden size"))
+    return std::move(err);
+  const PoolingMode mode = p.getMode();
+  const std::string modeArg =
+      mode == PoolingMode::cls ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean";
+  k.symbol = "enc_pool_" + stringifyPoolingMode(mode).str() + "_f32_" + shapeTag(x);
+  if (packed_)
+    k.call = "enc_kernels::poolPacked<" + std::to_string(x.back()) + ", " +
+             modeArg + ">(IN_F(0), c->offsets, " + res + ", c->batch, t, n);";
+  else
+    k.call = "enc_kernels::pool<" + std::to_string(x[2]) + ", " + modeArg +
+             ">(IN_F(0), IN_I(1), " + res + ", " + dimExpr(x[0]) + ", " +
+             dimExpr(x[1]) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerL2Norm(L2NormOp, const StepArgs &a) {
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needStatic(x[r - 1], "last dim"))
+    return std::move(err);
+  k.symbol = "enc_l2norm_f32_" + shapeTag(x);
+  k.call = "enc_kernels::l2Norm<" + std::to_string(x[r - 1]) + ">(IN_F(0), " +
+           res + ", " + a.rows(x) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerDiv(DivOp d, const StepArgs &a) {
+  const Shape &out = a.out;
+  const std::string &res = a.res;
+  Kernel k;
+  k.symbol = "enc_div_f32_" + shapeTag(out);
+  k.call = "enc_kernels::divide(IN_F(0), " + res + ", " + a.count(out) +
+           ", fattr(c, 0, 1.0f), t, n);";
+  k.fattrs = {d.getDivisor().convertToFloat()};
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerScaleMaskSoftmax(ScaleMaskSoftmaxOp sms, const StepArgs &a) {
+  Operation *op = a.op;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needRightPadding(sms.getPadding()))
+    return std::move(err);
+  if (r < 2)
+    return opError(op, "expects scores of rank >= 2");
+  k.symbol = "enc_scale_mask_softmax_f32_" + shapeTag(x);
+  k.call = "enc_kernels::scaleMaskSoftmax(IN_F(0), IN_I(1), " + res + ", " +
+           dimExpr(x[0]) + ", " + prodExpr(x, 1, r - 1) + ", " +
+           dimExpr(x[r - 1]) + ", fattr(c, 0, 1.0f), t, n);";
+  k.fattrs = {sms.getScale().convertToFloat()};
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs &a) {
+  Operation *op = a.op;
+  const std::vector<Shape> &in = a.in;
+  const Shape &out = a.out;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needRightPadding(att.getPadding()))
+    return std::move(err);
+  const bool packed = att.isPacked();
+  const size_t numIn = packed ? 1 : 3;
+  if (in.size() != numIn + 1)
+    return opError(op, "expects q, k, v or qkv, then lengths");
+  const size_t rank = packed_ ? 2 : 3;
+  if (auto err = a.needRank(out, rank, "a result"))
+    return std::move(err);
+  const int64_t H = out.back(), NH = static_cast<int64_t>(att.getNumHeads());
+  if (H < 0 || NH <= 0 || H % NH != 0)
+    return opError(op, "expects a static hidden size divisible by num_heads");
+  for (size_t i = 0; i < numIn; ++i)
+    if (in[i].size() != rank || in[i].back() != (packed ? 3 * H : H))
+      return opError(op, std::string("expects inputs [") +
+                             (packed_ ? "T, " : "B, S, ") +
+                             std::to_string(packed ? 3 * H : H) + "]");
+  const std::string Hs = std::to_string(H), lengths = "IN_I(" +
+                                                     std::to_string(numIn) + ")";
+  const std::string qkv =
+      packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs + ", 3 * " + Hs
+             : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
+  k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") +
+             "_f32_" + shapeTag(out) + "_h" + std::to_string(NH);
+  const std::string head =
+      std::to_string(NH) + ", " + std::to_string(H / NH) + ">(" + qkv + ", ";
+  if (packed_)
+    k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + res +
+             ", c->batch, fattr(c, 0, 1.0f), t, n);";
+  else
+    k.call = "enc_kernels::attention<" + head + lengths + ", " + res + ", " +
+             dimExpr(out[0]) + ", " + dimExpr(out[1]) +
              ", fattr(c, 0, 1.0f), t, n);";
-    k.fattrs = {s.getFactor().convertToFloat()};
-    return k;
+  k.fattrs = {att.getScale().convertToFloat()};
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerSplit(SplitOp sp, const StepArgs &a) {
+  Operation *op = a.op;
+  const std::vector<Shape> &outs = a.outs;
+  const Shape &out = a.out;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  Kernel k;
+  const int64_t parts = static_cast<int64_t>(sp.getParts());
+  if (parts < 1 || static_cast<int64_t>(outs.size()) != parts)
+    return opError(op, "expects `parts` results");
+  if (x[r - 1] < 0 || out.size() != r || out[r - 1] < 0 ||
+      x[r - 1] != parts * out[r - 1])
+    return opError(op, "expects a static last dim equal to parts x the "
+                       "results' last dim");
+  std::string ys;
+  for (int64_t i = 0; i < parts; ++i)
+    ys += (i ? ", " : "") + a.result(i);
+  k.symbol = "enc_split_f32_" + shapeTag(x) + "_p" + std::to_string(parts);
+  k.call = "float *const ys[" + std::to_string(parts) + "] = {" + ys +
+           "};\n  enc_kernels::split<" + std::to_string(out[r - 1]) + ", " +
+           std::to_string(parts) + ">(IN_F(0), ys, " + a.rows(x) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerAddLayerNorm(AddLayerNormOp aln, const StepArgs &a) {
+  Operation *op = a.op;
+  const std::vector<Shape> &in = a.in;
+  const Shape &x = a.x;
+  const size_t r = a.r;
+  const std::string &res = a.res;
+  Kernel k;
+  if (auto err = a.needStatic(x[r - 1], "last dim"))
+    return std::move(err);
+  if (in[1] != x)
+    return opError(op, "expects x and residual of the same shape");
+  if (fusedQuantize_.count(op)) {
+    usesInt8_ = true;
+    k.symbol = "enc_add_layernorm_quantize_f32_" + shapeTag(x);
+    k.call = "enc_kernels::addLayerNormQuantize<" +
+             std::to_string(x[r - 1]) +
+             ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res +
+             ", OUT_U8(5), OUT_F(6), " + a.rows(x) +
+             ", fattr(c, 0, 1e-12f), t, n);";
+  } else {
+    k.symbol = "enc_add_layernorm_f32_" + shapeTag(x);
+    k.call = "enc_kernels::addLayerNorm<" + std::to_string(x[r - 1]) +
+             ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res + ", " +
+             a.rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
   }
-  auto needRightPadding = [&](Padding padding) -> llvm::Error {
-    if (padding == Padding::right)
-      return llvm::Error::success();
-    return opError(op, "unsupported padding " + stringifyPadding(padding) +
-                           " (only right is implemented)");
-  };
-  if (auto m = dyn_cast<MaskOp>(op)) {
-    if (auto err = needRightPadding(m.getPadding()))
-      return std::move(err);
-    if (r < 2)
-      return opError(op, "expects scores of rank >= 2");
-    k.symbol = "enc_mask_f32_" + shapeTag(x);
-    k.call = "enc_kernels::mask(IN_F(0), IN_I(1), " + res + ", " +
-             dimExpr(x[0]) + ", " + prodExpr(x, 1, r - 1) + ", " +
-             dimExpr(x[r - 1]) + ", t, n);";
-    return k;
-  }
-  if (isa<SoftmaxOp>(op)) {
-    k.symbol = "enc_softmax_f32_" + shapeTag(x);
-    k.call = "enc_kernels::softmax<" + staticArg(x[r - 1]) + ">(IN_F(0), " +
-             res + ", " + rows(x) + ", " + dimExpr(x[r - 1]) + ", t, n);";
-    return k;
-  }
-  if (auto ln = dyn_cast<LayerNormOp>(op)) {
-    if (auto err = needStatic(x[r - 1], "last dim"))
-      return std::move(err);
-    if (fusedQuantize_.count(op)) {
-      usesInt8_ = true;
-      k.symbol = "enc_layernorm_quantize_f32_" + shapeTag(x);
-      k.call = "enc_kernels::layerNormQuantize<" + std::to_string(x[r - 1]) +
-               ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", OUT_U8(4), OUT_F(5), " +
-               rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
-    } else {
-      k.symbol = "enc_layernorm_f32_" + shapeTag(x);
-      k.call = "enc_kernels::layerNorm<" + std::to_string(x[r - 1]) +
-               ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", " + rows(x) +
-               ", fattr(c, 0, 1e-12f), t, n);";
-    }
-    k.fattrs = {ln.getEpsilon().convertToFloat()};
-    return k;
-  }
-  if (auto g = dyn_cast<GeluOp>(op)) {
-    const bool t = g.getApproximate() == GeluApproximation::tanh;
-    k.symbol = std::string("enc_gelu") + (t ? "_tanh" : "") + "_f32_" + shapeTag(x);
-    k.call = std::string("enc_kernels::geluAct<") +
-             (t ? "enc_kernels::kGeluTanh" : "enc_kernels::kGeluErf") +
-             ">(IN_F(0), " + res + ", " + count(x) + ", t, n);";
-    return k;
-  }
-  if (isa<SplitHeadsOp>(op)) {
-    if (auto err = needRank(x, 3, "an input"))
-      return std::move(err);
-    if (auto err = needRank(out, 4, "a result"))
-      return std::move(err);
-    if (out[1] < 0 || out[3] < 0)
-      return opError(op, "expects static heads and head dim");
-    k.symbol = "enc_split_heads_f32_" + shapeTag(x) + "_h" + std::to_string(out[1]);
-    k.call = "enc_kernels::splitHeads<" + std::to_string(out[1]) + ", " +
-             std::to_string(out[3]) + ">(IN_F(0), " + res + ", " +
-             dimExpr(x[0]) + ", " + dimExpr(x[1]) + ", t, n);";
-    return k;
-  }
-  if (isa<MergeHeadsOp>(op)) {
-    if (auto err = needRank(x, 4, "an input"))
-      return std::move(err);
-    if (x[1] < 0 || x[3] < 0)
-      return opError(op, "expects static heads and head dim");
-    k.symbol = "enc_merge_heads_f32_" + shapeTag(x);
-    k.call = "enc_kernels::mergeHeads<" + std::to_string(x[1]) + ", " +
-             std::to_string(x[3]) + ">(IN_F(0), " + res + ", " +
-             dimExpr(x[0]) + ", " + dimExpr(x[2]) + ", t, n);";
-    return k;
-  }
-  if (auto p = dyn_cast<PoolOp>(op)) {
-    if (auto err = needRank(x, packed_ ? 2 : 3, "an input"))
-      return std::move(err);
-    if (auto err = needStatic(x.back(), "hidden size"))
-      return std::move(err);
-    const PoolingMode mode = p.getMode();
-    const std::string modeArg =
-        mode == PoolingMode::cls ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean";
-    k.symbol = "enc_pool_" + stringifyPoolingMode(mode).str() + "_f32_" + shapeTag(x);
-    if (packed_)
-      k.call = "enc_kernels::poolPacked<" + std::to_string(x.back()) + ", " +
-               modeArg + ">(IN_F(0), c->offsets, " + res + ", c->batch, t, n);";
-    else
-      k.call = "enc_kernels::pool<" + std::to_string(x[2]) + ", " + modeArg +
-               ">(IN_F(0), IN_I(1), " + res + ", " + dimExpr(x[0]) + ", " +
-               dimExpr(x[1]) + ", t, n);";
-    return k;
-  }
-  if (isa<L2NormOp>(op)) {
-    if (auto err = needStatic(x[r - 1], "last dim"))
-      return std::move(err);
-    k.symbol = "enc_l2norm_f32_" + shapeTag(x);
-    k.call = "enc_kernels::l2Norm<" + std::to_string(x[r - 1]) + ">(IN_F(0), " +
-             res + ", " + rows(x) + ", t, n);";
-    return k;
-  }
-  if (auto d = dyn_cast<DivOp>(op)) {
-    k.symbol = "enc_div_f32_" + shapeTag(out);
-    k.call = "enc_kernels::divide(IN_F(0), " + res + ", " + count(out) +
-             ", fattr(c, 0, 1.0f), t, n);";
-    k.fattrs = {d.getDivisor().convertToFloat()};
-    return k;
-  }
-  if (auto sms = dyn_cast<ScaleMaskSoftmaxOp>(op)) {
-    if (auto err = needRightPadding(sms.getPadding()))
-      return std::move(err);
-    if (r < 2)
-      return opError(op, "expects scores of rank >= 2");
-    k.symbol = "enc_scale_mask_softmax_f32_" + shapeTag(x);
-    k.call = "enc_kernels::scaleMaskSoftmax(IN_F(0), IN_I(1), " + res + ", " +
-             dimExpr(x[0]) + ", " + prodExpr(x, 1, r - 1) + ", " +
-             dimExpr(x[r - 1]) + ", fattr(c, 0, 1.0f), t, n);";
-    k.fattrs = {sms.getScale().convertToFloat()};
-    return k;
-  }
-  if (auto a = dyn_cast<AttentionOp>(op)) {
-    if (auto err = needRightPadding(a.getPadding()))
-      return std::move(err);
-    const bool packed = a.isPacked();
-    const size_t numIn = packed ? 1 : 3;
-    if (in.size() != numIn + 1)
-      return opError(op, "expects q, k, v or qkv, then lengths");
-    const size_t rank = packed_ ? 2 : 3;
-    if (auto err = needRank(out, rank, "a result"))
-      return std::move(err);
-    const int64_t H = out.back(), NH = static_cast<int64_t>(a.getNumHeads());
-    if (H < 0 || NH <= 0 || H % NH != 0)
-      return opError(op, "expects a static hidden size divisible by num_heads");
-    for (size_t i = 0; i < numIn; ++i)
-      if (in[i].size() != rank || in[i].back() != (packed ? 3 * H : H))
-        return opError(op, std::string("expects inputs [") +
-                               (packed_ ? "T, " : "B, S, ") +
-                               std::to_string(packed ? 3 * H : H) + "]");
-    const std::string Hs = std::to_string(H), lengths = "IN_I(" +
-                                                       std::to_string(numIn) + ")";
-    const std::string qkv =
-        packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs + ", 3 * " + Hs
-               : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
-    k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") +
-               "_f32_" + shapeTag(out) + "_h" + std::to_string(NH);
-    const std::string head =
-        std::to_string(NH) + ", " + std::to_string(H / NH) + ">(" + qkv + ", ";
-    if (packed_)
-      k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + res +
-               ", c->batch, fattr(c, 0, 1.0f), t, n);";
-    else
-      k.call = "enc_kernels::attention<" + head + lengths + ", " + res + ", " +
-               dimExpr(out[0]) + ", " + dimExpr(out[1]) +
-               ", fattr(c, 0, 1.0f), t, n);";
-    k.fattrs = {a.getScale().convertToFloat()};
-    return k;
-  }
-  if (auto sp = dyn_cast<SplitOp>(op)) {
-    const int64_t parts = static_cast<int64_t>(sp.getParts());
-    if (parts < 1 || static_cast<int64_t>(outs.size()) != parts)
-      return opError(op, "expects `parts` results");
-    if (x[r - 1] < 0 || out.size() != r || out[r - 1] < 0 ||
-        x[r - 1] != parts * out[r - 1])
-      return opError(op, "expects a static last dim equal to parts x the "
-                         "results' last dim");
-    std::string ys;
-    for (int64_t i = 0; i < parts; ++i)
-      ys += (i ? ", " : "") + result(i);
-    k.symbol = "enc_split_f32_" + shapeTag(x) + "_p" + std::to_string(parts);
-    k.call = "float *const ys[" + std::to_string(parts) + "] = {" + ys +
-             "};\n  enc_kernels::split<" + std::to_string(out[r - 1]) + ", " +
-             std::to_string(parts) + ">(IN_F(0), ys, " + rows(x) + ", t, n);";
-    return k;
-  }
-  if (auto aln = dyn_cast<AddLayerNormOp>(op)) {
-    if (auto err = needStatic(x[r - 1], "last dim"))
-      return std::move(err);
-    if (in[1] != x)
-      return opError(op, "expects x and residual of the same shape");
-    if (fusedQuantize_.count(op)) {
-      usesInt8_ = true;
-      k.symbol = "enc_add_layernorm_quantize_f32_" + shapeTag(x);
-      k.call = "enc_kernels::addLayerNormQuantize<" +
-               std::to_string(x[r - 1]) +
-               ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res +
-               ", OUT_U8(5), OUT_F(6), " + rows(x) +
-               ", fattr(c, 0, 1e-12f), t, n);";
-    } else {
-      k.symbol = "enc_add_layernorm_f32_" + shapeTag(x);
-      k.call = "enc_kernels::addLayerNorm<" + std::to_string(x[r - 1]) +
-               ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " + res + ", " +
-               rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
-    }
-    k.fattrs = {aln.getEpsilon().convertToFloat()};
-    return k;
-  }
-  return opError(op, "unsupported op (the CPU codegen has no kernel for it)");
+  k.fattrs = {aln.getEpsilon().convertToFloat()};
+  return k;
 }
 
 llvm::Error Generator::addStep(Operation *op) {

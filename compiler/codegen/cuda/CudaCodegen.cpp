@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/cuda/CudaCodegen.h"
+#include "compiler/codegen/OpLowering.h"
 
 #include "encrt/cuda_kernel_abi.h"
 #include "ir/EncOps.h"
@@ -114,6 +115,12 @@ private:
                    std::vector<float> fattrs);
   void planFusions(mlir::func::FuncOp func);
   llvm::Error addOp(Operation *op);
+  /// One lowering per op class (OpLoweringTable): adding an op to the CUDA
+  /// backend is one method and one line in lowerings().
+  using LoweringTable = codegen::OpLoweringTable<Generator, llvm::Error>;
+  static const LoweringTable &lowerings();
+  /// The ops only the unfused pipeline leaves: an error naming the op.
+  llvm::Error needsFusedPipeline(Operation *op);
   llvm::Error addEmbedding(enc::EmbeddingOp op);
   llvm::Error addLayerNorm(Operation *op);
   llvm::Error addQuantize(enc::QuantizeOp op);
@@ -749,31 +756,38 @@ llvm::Error Generator::addElementwise(Operation *op) {
               fattrs);
 }
 
+const Generator::LoweringTable &Generator::lowerings() {
+  static const LoweringTable table = [] {
+    LoweringTable t;
+    t.add(&Generator::addEmbedding)
+        .addAll<enc::LayerNormOp, enc::AddLayerNormOp>(&Generator::addLayerNorm)
+        .add(&Generator::addQuantize)
+        .add(&Generator::addLinear)
+        .add(&Generator::addQLinear)
+        .add(&Generator::addAttention)
+        .add(&Generator::addPool)
+        .add(&Generator::addSplit)
+        .addAll<enc::AddOp, enc::ScaleOp, enc::DivOp, enc::GeluOp, enc::L2NormOp>(
+            &Generator::addElementwise)
+        .addAll<enc::MatmulOp, enc::SplitHeadsOp, enc::MergeHeadsOp, enc::MaskOp, enc::SoftmaxOp,
+                enc::ScaleMaskSoftmaxOp>(&Generator::needsFusedPipeline);
+    return t;
+  }();
+  return table;
+}
+
+llvm::Error Generator::needsFusedPipeline(Operation *op) {
+  return makeError("--target=cuda needs the fused pipeline: " + op->getName().getStringRef() +
+                   " at " + locString(op->getLoc()) + " has no CUDA kernel");
+}
+
 llvm::Error Generator::addOp(Operation *op) {
   if (absorbed_.count(op))
     return llvm::Error::success();
-  if (isa<enc::MatmulOp, enc::SplitHeadsOp, enc::MergeHeadsOp, enc::MaskOp, enc::SoftmaxOp,
-          enc::ScaleMaskSoftmaxOp>(op))
-    return makeError("--target=cuda needs the fused pipeline: " +
-                     op->getName().getStringRef() + " at " + locString(op->getLoc()) +
-                     " has no CUDA kernel");
-  if (auto e = dyn_cast<enc::EmbeddingOp>(op))
-    return addEmbedding(e);
-  if (isa<enc::LayerNormOp, enc::AddLayerNormOp>(op))
-    return addLayerNorm(op);
-  if (auto q = dyn_cast<enc::QuantizeOp>(op))
-    return addQuantize(q);
-  if (auto l = dyn_cast<enc::LinearOp>(op))
-    return addLinear(l);
-  if (auto q = dyn_cast<enc::QLinearOp>(op))
-    return addQLinear(q);
-  if (auto a = dyn_cast<enc::AttentionOp>(op))
-    return addAttention(a);
-  if (auto p = dyn_cast<enc::PoolOp>(op))
-    return addPool(p);
-  if (auto s = dyn_cast<enc::SplitOp>(op))
-    return addSplit(s);
-  return addElementwise(op);
+  const LoweringTable::Fn *lower = lowerings().lookup(op);
+  if (!lower)
+    return opError(op, "unsupported op (the CUDA codegen has no kernel for it)");
+  return (*lower)(*this, op);
 }
 
 llvm::Expected<CudaCodegenResult> Generator::run(mlir::ModuleOp module) {
