@@ -3,10 +3,6 @@
 
 #include "Failure.h"
 
-#include <dlfcn.h>
-#include <mutex>
-#include <type_traits>
-
 namespace encrt::rt::cuda {
 
 const char *cublasStatusName(cublasStatus_t s) {
@@ -26,26 +22,17 @@ const char *cublasStatusName(cublasStatus_t s) {
 }
 
 bool CublasLt::load(std::string &why) {
-  const char *names[] = {"libcublasLt.so.13", "libcublasLt.so.12",
-                         "libcublasLt.so.11", "libcublasLt.so"};
   std::string errors;
-  for (const char *name : names) {
-    handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle_) {
-      soname = name;
-      break;
-    }
-    const char *e = dlerror();
-    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
-  }
-  if (!handle_) {
+  const char *opened = lib_.openFirst(
+      {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so"}, errors);
+  if (!opened) {
     why = "cuBLASLt not found (" + errors + ")";
     return false;
   }
+  soname = opened;
   bool ok = true;
   auto sym = [&](auto &fn, const char *name, bool required = true) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle_, name));
-    if (!fn && required && ok) {
+    if (!lib_.resolve(fn, name) && required && ok) {
       why = soname + " lacks " + name;
       ok = false;
     }
@@ -67,24 +54,7 @@ bool CublasLt::load(std::string &why) {
   return ok;
 }
 
-const CublasLt *CublasLt::get(std::string &why) {
-  static std::once_flag once;
-  static CublasLt *lib = nullptr;
-  static std::string error;
-  std::call_once(once, [] {
-    auto *l = new CublasLt();
-    if (l->load(error)) {
-      lib = l; // lives for the process
-    } else {
-      if (l->handle_)
-        dlclose(l->handle_);
-      delete l;
-    }
-  });
-  if (!lib)
-    why = error;
-  return lib;
-}
+const CublasLt *CublasLt::get(std::string &why) { return loadOnce<CublasLt>(why); }
 
 void CublasLt::check(cublasStatus_t s, const char *call,
                      const std::string &detail) const {

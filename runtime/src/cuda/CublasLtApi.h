@@ -137,9 +137,10 @@ public:
   PFN_cublasLtMatmul cublasLtMatmul = nullptr;
 
 private:
+  template <typename Lib> friend const Lib *loadOnce(std::string &why);
   CublasLt() = default;
   bool load(std::string &why);
-  void *handle_ = nullptr;
+  SharedLibrary lib_;
 };
 
 } // namespace encrt::rt::cuda

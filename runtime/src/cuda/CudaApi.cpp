@@ -3,10 +3,6 @@
 
 #include "Failure.h"
 
-#include <dlfcn.h>
-#include <type_traits>
-#include <mutex>
-
 namespace encrt::rt::cuda {
 
 std::string formatCudaError(const char *call, const std::string &detail,
@@ -20,16 +16,14 @@ std::string formatCudaError(const char *call, const std::string &detail,
 
 bool CudaDriver::load(std::string &why) {
   // The driver's soname only: the toolkit's stubs/libcuda.so must never load.
-  handle_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!handle_) {
-    const char *e = dlerror();
-    why = std::string("libcuda.so.1 not found (") + (e ? e : "dlopen failed") + ")";
+  std::string errors;
+  if (!lib_.openFirst({"libcuda.so.1"}, errors)) {
+    why = "libcuda.so.1 not found (" + errors + ")";
     return false;
   }
   bool ok = true;
   auto sym = [&](auto &fn, const char *name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle_, name));
-    if (!fn && ok) {
+    if (!lib_.resolve(fn, name) && ok) {
       why = std::string("libcuda.so.1 lacks ") + name + " (driver too old)";
       ok = false;
     }
@@ -94,24 +88,7 @@ bool CudaDriver::load(std::string &why) {
   return true;
 }
 
-const CudaDriver *CudaDriver::get(std::string &why) {
-  static std::once_flag once;
-  static CudaDriver *driver = nullptr;
-  static std::string error;
-  std::call_once(once, [] {
-    auto *d = new CudaDriver();
-    if (d->load(error)) {
-      driver = d; // lives for the process: libcuda is never unloaded
-    } else {
-      if (d->handle_)
-        dlclose(d->handle_);
-      delete d;
-    }
-  });
-  if (!driver)
-    why = error;
-  return driver;
-}
+const CudaDriver *CudaDriver::get(std::string &why) { return loadOnce<CudaDriver>(why); }
 
 std::string CudaDriver::describe(CUresult r) const {
   const char *name = nullptr, *text = nullptr;

@@ -10,6 +10,8 @@
 #ifndef ENCRT_CUDA_CUDAAPI_H
 #define ENCRT_CUDA_CUDAAPI_H
 
+#include "cuda/SharedLibrary.h"
+
 #include <cstddef>
 #include <string>
 
@@ -161,9 +163,10 @@ public:
   PFN_cuGetErrorString cuGetErrorString = nullptr;
 
 private:
+  template <typename Lib> friend const Lib *loadOnce(std::string &why);
   CudaDriver() = default;
   bool load(std::string &why);
-  void *handle_ = nullptr;
+  SharedLibrary lib_;
 };
 
 } // namespace encrt::rt::cuda
