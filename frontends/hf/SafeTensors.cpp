@@ -1,5 +1,6 @@
 //===- SafeTensors.cpp - Reader for the safetensors file format -----------===//
 #include "frontends/hf/SafeTensors.h"
+#include "encrt/float16.h"
 #include "frontends/hf/HFUtil.h"
 
 #include <nlohmann/json.hpp>
@@ -16,39 +17,6 @@ unsigned encc::safeTensorsDTypeSize(const std::string &dtype) {
       {"U32", 4},  {"F32", 4}, {"F64", 8}, {"I64", 8},     {"U64", 8}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
-}
-
-float encc::halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else { // subnormal: renormalise
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while (!(mant & 0x400));
-      bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
-    }
-  } else if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | mant << 13; // inf / nan
-  } else {
-    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-float encc::bfloat16ToFloat(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 const SafeTensorInfo *SafeTensorsFile::find(const std::string &name) const {
@@ -154,7 +122,7 @@ llvm::Expected<mlir::enc::WeightTensor> SafeTensorsFile::readF32(const std::stri
     bool half = info->dtype == "F16";
     for (uint64_t i = 0; i < n; ++i) {
       uint16_t v = uint16_t(src[2 * i] | src[2 * i + 1] << 8);
-      dst[i] = half ? halfToFloat(v) : bfloat16ToFloat(v);
+      dst[i] = half ? encm_f16_to_f32(v) : encm_bf16_to_f32(v);
     }
   } else {
     return hfError(path_ + ": tensor '" + name + "' has dtype " + info->dtype +

@@ -54,9 +54,6 @@ private:
 /// Bytes per element of a safetensors dtype, or 0 if the dtype is unknown.
 unsigned safeTensorsDTypeSize(const std::string &dtype);
 
-float halfToFloat(uint16_t h);
-float bfloat16ToFloat(uint16_t b);
-
 } // namespace encc
 
 #endif // ENCC_FRONTENDS_HF_SAFETENSORS_H

@@ -5,6 +5,7 @@
 #include "VerifyUtil.h"
 #include "cuda/CudaPlanVerify.h"
 #include "encrt/checksum.h"
+#include "encrt/float16.h"
 #include "encrt/schema_version.h"
 
 #include <algorithm>
@@ -54,32 +55,16 @@ inline float smallFloat(uint32_t r) {
   return static_cast<float>(static_cast<int32_t>(r) >> 8) * (0.05f / 8388608.0f);
 }
 
-inline uint32_t floatBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-/// IEEE half of a float with |f| <= 0.05: truncated mantissa, half
-/// subnormals flushed to (signed) zero.
-inline uint16_t halfBits(float f) {
-  uint32_t b = floatBits(f);
-  uint32_t sign = (b >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((b >> 23) & 0xFFu) - 127 + 15;
-  if (exp <= 0)
-    return static_cast<uint16_t>(sign);
-  return static_cast<uint16_t>(sign | (uint32_t(exp) << 10) | ((b >> 13) & 0x3FFu));
-}
-
-/// 4096 F16 (or BF16) bit patterns evenly spread over [-0.05, 0.05]: a
-/// 12-bit draw indexes them (cheaper than converting per element).
+/// 4096 F16 (or BF16) bit patterns evenly spread over [-0.0499, 0.0499]
+/// (rounded to 16 bits they stay within [-0.05, 0.05]): a 12-bit draw
+/// indexes them (cheaper than converting per element).
 struct HalfTables {
   uint16_t f16[4096], bf16[4096];
   HalfTables() {
     for (int i = 0; i < 4096; ++i) {
-      float f = static_cast<float>(i - 2048) * (0.05f / 2048.0f);
-      f16[i] = halfBits(f);
-      bf16[i] = static_cast<uint16_t>(floatBits(f) >> 16);
+      float f = static_cast<float>(i - 2048) * (0.0499f / 2048.0f);
+      f16[i] = encm_f32_to_f16(f);
+      bf16[i] = encm_f32_to_bf16(f);
     }
   }
 };
@@ -93,8 +78,8 @@ const HalfTables &halfTables() {
 inline uint64_t randomChunk(uint64_t r, encm::DType dtype, const HalfTables &ht) {
   switch (dtype) {
   case encm::DType::F32:
-    return uint64_t(floatBits(smallFloat(uint32_t(r)))) |
-           uint64_t(floatBits(smallFloat(uint32_t(r >> 32)))) << 32;
+    return uint64_t(encm_float_bits(smallFloat(uint32_t(r)))) |
+           uint64_t(encm_float_bits(smallFloat(uint32_t(r >> 32)))) << 32;
   case encm::DType::F16:
   case encm::DType::BF16: {
     const uint16_t *t = dtype == encm::DType::F16 ? ht.f16 : ht.bf16;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/cuda/CudaCodegen.h"
+#include "encrt/float16.h"
 #include "compiler/driver/CompileDriver.h"
 #include "encrt/cuda_kernel_abi.h"
 #include "frontends/hf/HFImport.h"
@@ -99,10 +100,10 @@ float weightElement(const mlir::enc::WeightTensor &t, int64_t i) {
   case mlir::enc::WeightType::F32: return t.f32()[i];
   case mlir::enc::WeightType::F16:
     std::memcpy(&h, t.bytes.data() + 2 * i, 2);
-    return halfBitsToFloat(h);
+    return encm_f16_to_f32(h);
   case mlir::enc::WeightType::BF16:
     std::memcpy(&h, t.bytes.data() + 2 * i, 2);
-    return bf16BitsToFloat(h);
+    return encm_bf16_to_f32(h);
   case mlir::enc::WeightType::I8: return static_cast<int8_t>(t.bytes[i]);
   case mlir::enc::WeightType::I32: return reinterpret_cast<const int32_t *>(t.bytes.data())[i];
   }
@@ -547,13 +548,13 @@ TEST(HalfConversion, MatchesNearestRepresentable) {
     return (h & 0x8000) ? -v : v;
   };
   for (uint32_t h = 0; h < 0x7c00; ++h) // finite positives round-trip
-    ASSERT_EQ(floatToHalfBits(static_cast<float>(decode(h))), h) << h;
+    ASSERT_EQ(encm_f32_to_f16(static_cast<float>(decode(h))), h) << h;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
   std::uniform_int_distribution<int> ex(-26, 16);
   for (int i = 0; i < 200000; ++i) {
     const float x = std::ldexp(mant(rng), ex(rng));
-    const uint16_t got = floatToHalfBits(x);
+    const uint16_t got = encm_f32_to_f16(x);
     const double ax = std::fabs(static_cast<double>(x));
     if (ax >= 65520.0) {
       ASSERT_EQ(got & 0x7fff, 0x7c00) << x;
@@ -574,33 +575,33 @@ TEST(HalfConversion, MatchesNearestRepresentable) {
       }
     }
   }
-  EXPECT_EQ(floatToHalfBits(INFINITY), 0x7c00);
-  EXPECT_EQ(floatToHalfBits(-INFINITY), 0xfc00);
-  EXPECT_EQ(floatToHalfBits(65504.0f), 0x7bff);
-  EXPECT_EQ(floatToHalfBits(65519.0f), 0x7bff);
-  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7c00);
-  EXPECT_EQ(floatToHalfBits(-0.0f), 0x8000);
-  EXPECT_EQ(floatToHalfBits(1.0f), 0x3c00);
-  EXPECT_TRUE(std::isnan(halfBitsToFloat(floatToHalfBits(NAN))));
+  EXPECT_EQ(encm_f32_to_f16(INFINITY), 0x7c00);
+  EXPECT_EQ(encm_f32_to_f16(-INFINITY), 0xfc00);
+  EXPECT_EQ(encm_f32_to_f16(65504.0f), 0x7bff);
+  EXPECT_EQ(encm_f32_to_f16(65519.0f), 0x7bff);
+  EXPECT_EQ(encm_f32_to_f16(65520.0f), 0x7c00);
+  EXPECT_EQ(encm_f32_to_f16(-0.0f), 0x8000);
+  EXPECT_EQ(encm_f32_to_f16(1.0f), 0x3c00);
+  EXPECT_TRUE(std::isnan(encm_f16_to_f32(encm_f32_to_f16(NAN))));
   for (uint32_t h = 0; h < 0x10000; ++h)
     if ((h & 0x7c00) != 0x7c00) {
-      ASSERT_EQ(static_cast<double>(halfBitsToFloat(h)), decode(h)) << h;
+      ASSERT_EQ(static_cast<double>(encm_f16_to_f32(h)), decode(h)) << h;
     }
 }
 
 TEST(Bf16Conversion, NearestEven) {
-  EXPECT_EQ(floatToBf16Bits(1.0f), 0x3f80);
+  EXPECT_EQ(encm_f32_to_bf16(1.0f), 0x3f80);
   // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: rounds to even (1).
-  EXPECT_EQ(floatToBf16Bits(1.0f + std::ldexp(1.0f, -8)), 0x3f80);
-  EXPECT_EQ(floatToBf16Bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
-  EXPECT_EQ(floatToBf16Bits(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 0x3f81);
-  EXPECT_EQ(floatToBf16Bits(-2.0f), 0xc000);
-  EXPECT_TRUE(std::isnan(bf16BitsToFloat(floatToBf16Bits(NAN))));
+  EXPECT_EQ(encm_f32_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);
+  EXPECT_EQ(encm_f32_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  EXPECT_EQ(encm_f32_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 0x3f81);
+  EXPECT_EQ(encm_f32_to_bf16(-2.0f), 0xc000);
+  EXPECT_TRUE(std::isnan(encm_bf16_to_f32(encm_f32_to_bf16(NAN))));
   std::mt19937 rng(5);
   std::normal_distribution<float> d(0.0f, 10.0f);
   for (int i = 0; i < 100000; ++i) {
     const float x = d(rng);
-    const float y = bf16BitsToFloat(floatToBf16Bits(x));
+    const float y = encm_bf16_to_f32(encm_f32_to_bf16(x));
     ASSERT_LE(std::fabs(y - x), std::ldexp(std::fabs(x), -8)) << x;
   }
 }

@@ -1,6 +1,7 @@
 //===- PlanEmulator.cpp - Runs a CUDA plan on the host (test only) --------===//
 #include "tests/cuda/PlanEmulator.h"
 
+#include "encrt/float16.h"
 #include "compiler/codegen/cuda/CudaCodegen.h"
 #include "encrt/cuda_kernel_abi.h"
 
@@ -29,8 +30,8 @@ struct Emulator {
   std::vector<std::vector<float>> buf;
 
   float round(float x) const {
-    return act == DType::F16 ? halfBitsToFloat(floatToHalfBits(x))
-                             : bf16BitsToFloat(floatToBf16Bits(x));
+    return act == DType::F16 ? encm_f16_to_f32(encm_f32_to_f16(x))
+                             : encm_bf16_to_f32(encm_f32_to_bf16(x));
   }
   float store(DType t, float x) const { return t == DType::F16 || t == DType::BF16 ? round(x) : x; }
   int64_t numel(const PlanValue &v) const {
@@ -60,11 +61,11 @@ struct Emulator {
         break;
       case mlir::enc::WeightType::F16:
         std::memcpy(&h, t->bytes.data() + 2 * i, 2);
-        f[i] = halfBitsToFloat(h);
+        f[i] = encm_f16_to_f32(h);
         break;
       case mlir::enc::WeightType::BF16:
         std::memcpy(&h, t->bytes.data() + 2 * i, 2);
-        f[i] = bf16BitsToFloat(h);
+        f[i] = encm_bf16_to_f32(h);
         break;
       }
     }

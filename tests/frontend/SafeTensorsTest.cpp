@@ -4,6 +4,7 @@
 // one-line error (and never crash), and values decode exactly.
 //
 //===----------------------------------------------------------------------===//
+#include "encrt/float16.h"
 #include "frontends/hf/SafeTensors.h"
 #include "tests/support/ProcessTempDir.h"
 #include "tests/support/Safetensors.h"
@@ -110,13 +111,13 @@ TEST(SafeTensors, ReadsF16AndBF16WithOffsets) {
 
 TEST(SafeTensors, HalfConversionMatchesIndependentDecoderOnAllBitPatterns) {
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
-    float got = halfToFloat(uint16_t(bits)), want = encc::testing::halfBitsToFloat(uint16_t(bits));
+    float got = encm_f16_to_f32(uint16_t(bits)), want = encc::testing::halfBitsToFloat(uint16_t(bits));
     if (std::isnan(want)) {
       EXPECT_TRUE(std::isnan(got)) << std::hex << bits;
       continue;
     }
     ASSERT_EQ(got, want) << std::hex << bits;
-    float gotB = bfloat16ToFloat(uint16_t(bits)),
+    float gotB = encm_bf16_to_f32(uint16_t(bits)),
           wantB = encc::testing::bf16BitsToFloat(uint16_t(bits));
     if (!std::isnan(wantB))
       ASSERT_EQ(gotB, wantB) << std::hex << bits;

@@ -12,6 +12,7 @@
 #include "Failure.h"
 #include "CudaTestPlan.h"
 #include "TestUtil.h"
+#include "encrt/float16.h"
 
 #include <cmath>
 #include <cstring>
@@ -28,14 +29,6 @@ std::vector<uint8_t> filled(D dtype, uint64_t bytes, uint64_t seed = 3, uint64_t
   std::vector<uint8_t> buf(bytes, 0);
   fillRandomWeights(buf.data(), 0, bytes, dtype, seed, offset);
   return buf;
-}
-
-float halfToFloat(uint16_t h) {
-  int exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float v = exp == 0 ? std::ldexp(float(mant), -24) : std::ldexp(float(mant + 1024), exp - 25);
-  if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  return (h & 0x8000) ? -v : v;
 }
 
 /// The runtime test model with its weights generated from `seed`.
@@ -83,7 +76,7 @@ TEST(FillRandomWeights, HalfAndBFloatBitPatterns) {
     uint16_t hb, bb;
     std::memcpy(&hb, h.data() + 2 * i, 2);
     std::memcpy(&bb, bf.data() + 2 * i, 2);
-    float hv = halfToFloat(hb);
+    float hv = encm_f16_to_f32(hb);
     uint32_t fb = uint32_t(bb) << 16;
     float bv;
     std::memcpy(&bv, &fb, 4);
@@ -200,7 +193,7 @@ TEST_F(RuntimeTest, CudaOnlyArtifactVerifies) {
   const encm::Value &table = *art->model().cuda()->values()->Get(2);
   const auto *h = static_cast<const uint16_t *>(art->weightData(table));
   for (int i = 0; i < TestModel::kVocab * TestModel::kHidden; ++i)
-    ASSERT_LE(std::fabs(halfToFloat(h[i])), 0.05f);
+    ASSERT_LE(std::fabs(encm_f16_to_f32(h[i])), 0.05f);
 
   // A CUDA plan weight outside the region, and a code_object that is not cuda.
   ArtifactSpec bad = s;

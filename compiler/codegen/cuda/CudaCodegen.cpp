@@ -14,6 +14,7 @@
 #include "compiler/codegen/OpLowering.h"
 
 #include "encrt/cuda_kernel_abi.h"
+#include "encrt/float16.h"
 #include "ir/EncOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -244,7 +245,7 @@ llvm::Expected<uint32_t> Generator::actWeight(Operation *user, Value v, const ch
     t.bytes.resize(n * 2);
     const float *f = src->f32();
     for (int64_t i = 0; i < n; ++i) {
-      uint16_t bits = act_ == DType::F16 ? floatToHalfBits(f[i]) : floatToBf16Bits(f[i]);
+      uint16_t bits = act_ == DType::F16 ? encm_f32_to_f16(f[i]) : encm_f32_to_bf16(f[i]);
       std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
     }
     weights_.set(name, std::move(t));
@@ -901,59 +902,4 @@ llvm::Expected<CudaCodegenResult> encc::generateCudaCode(mlir::ModuleOp module,
   if (options.dtype != DType::F16 && options.dtype != DType::BF16)
     return makeError("cuda codegen: the activation dtype must be F16 or BF16");
   return Generator(weights, options.dtype).run(module);
-}
-
-uint16_t encc::floatToHalfBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  const uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u)
-    return sign | 0x7e00u; // NaN
-  if (ax >= 0x477ff000u)   // >= 65520 rounds to infinity
-    return sign | 0x7c00u;
-  if (ax < 0x38800000u) { // below 2^-14: a subnormal half (or zero)
-    float af;
-    std::memcpy(&af, &ax, 4);
-    return sign | static_cast<uint16_t>(std::nearbyint(af * 16777216.0f)); // x 2^24
-  }
-  const uint32_t exp = (ax >> 23) - 127 + 15, mant = ax & 0x7fffffu;
-  uint32_t h = (exp << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-    ++h;
-  return sign | static_cast<uint16_t>(h);
-}
-
-uint16_t encc::floatToBf16Bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((x >> 16) | 0x40u); // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float encc::halfBitsToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    v = mant ? std::nanf("") : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
-  }
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  bits |= sign;
-  std::memcpy(&v, &bits, 4);
-  return v;
-}
-
-float encc::bf16BitsToFloat(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float v;
-  std::memcpy(&v, &bits, 4);
-  return v;
 }

@@ -79,13 +79,6 @@ const std::vector<EmbeddedFile> &embeddedCudaKernelFiles();
 std::vector<int64_t> cudaLaunchHeader(int64_t gridKind, int64_t threads, int64_t dynamicSmem,
                                       int64_t p0, int64_t p1);
 
-/// IEEE binary16 / bfloat16 bits of `f`, round to nearest even (NaN stays
-/// NaN, overflow gives infinity).
-uint16_t floatToHalfBits(float f);
-uint16_t floatToBf16Bits(float f);
-float halfBitsToFloat(uint16_t h);
-float bf16BitsToFloat(uint16_t h);
-
 } // namespace encc
 
 #endif // ENCC_COMPILER_CODEGEN_CUDA_CUDACODEGEN_H
