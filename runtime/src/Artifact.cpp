@@ -115,7 +115,9 @@ void fillRandomWeights(uint8_t *dst, uint64_t begin, uint64_t end, encm::DType d
 }
 
 std::unique_ptr<Artifact> Artifact::open(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected as
+  // not a regular file below (regular files ignore the flag).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     fail(ENCRT_IO_ERROR, path, ": cannot open (", std::strerror(errno), ")");
   struct stat st;

@@ -8,8 +8,10 @@
 #include "DeviceSession.h"
 #include "Failure.h"
 #include "LoadedModel.h"
+#include "ThreadPool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -28,9 +30,12 @@ struct encrt_model {
   std::shared_ptr<LoadedModel> impl;
 };
 
-/// The session of whichever device the model runs on.
+/// The session of whichever device the model runs on. `busy` is set for the
+/// length of a run or embed: a second thread calling meanwhile gets an error
+/// instead of corrupting the session's buffers.
 struct encrt_session {
   std::unique_ptr<DeviceSession> impl;
+  std::atomic<bool> busy{false};
 };
 
 namespace {
@@ -147,11 +152,41 @@ encrt_status *tokenize(const char *where, const encrt_model *model, const encrt_
   });
 }
 
+/// Holds `session` for one call (see encrt_session::busy).
+class SessionUse {
+public:
+  explicit SessionUse(encrt_session &s)
+      : session_(s), held_(!s.busy.exchange(true, std::memory_order_acquire)) {}
+  ~SessionUse() {
+    if (held_)
+      session_.busy.store(false, std::memory_order_release);
+  }
+  SessionUse(const SessionUse &) = delete;
+  SessionUse &operator=(const SessionUse &) = delete;
+
+  /// Null when held; else the error for `where`.
+  encrt_status *refusal(const char *where) const {
+    if (held_)
+      return nullptr;
+    return makeStatus(ENCRT_INVALID_ARGUMENT,
+                      std::string(where) +
+                          ": the session is in use by another thread (a session is not "
+                          "thread-safe: create one per thread)");
+  }
+
+private:
+  encrt_session &session_;
+  bool held_;
+};
+
 template <typename Texts>
 encrt_status *embed(const char *where, encrt_session *session, Texts texts, int64_t count,
                     float *out_embeddings) {
   if (!session)
     return nullArgument(where, "session");
+  SessionUse use(*session);
+  if (encrt_status *busy = use.refusal(where))
+    return busy;
   return guard(where, true, [&] {
     std::vector<std::string_view> views = viewTexts(texts, count);
     session->impl->embed(texts ? views.data() : nullptr, count, out_embeddings);
@@ -179,6 +214,7 @@ void encrt_model_options_initialize(encrt_model_options *options) {
   options->num_threads = 0;
   options->cpu_target = nullptr;
   options->device = nullptr;
+  options->max_text_bytes = 0;
 }
 
 encrt_status *encrt_model_load(const char *path,
@@ -196,17 +232,23 @@ encrt_status *encrt_model_load(const char *path,
                       offsetof(encrt_model_options, device) + sizeof(const char *),
                       encrt_model_options_initialize, opts))
     return st;
-  if (opts.num_threads < 0)
+  if (opts.num_threads < 0 || opts.num_threads > ThreadPool::maxThreads())
     return makeStatus(ENCRT_INVALID_ARGUMENT,
                       std::string(where) + ": num_threads is " +
-                          std::to_string(opts.num_threads) +
-                          " (expected >= 0, 0 = all cores)");
+                          std::to_string(opts.num_threads) + " (expected 0 = all cores, up to " +
+                          std::to_string(ThreadPool::maxThreads()) + ")");
+  if (opts.max_text_bytes < 0)
+    return makeStatus(ENCRT_INVALID_ARGUMENT,
+                      std::string(where) + ": max_text_bytes is " +
+                          std::to_string(opts.max_text_bytes) + " (expected >= 0, 0 = 1 MiB)");
   // Load errors already start with the path.
   return guard(where, false, [&] {
     LoadOptions o;
     o.numThreads = opts.num_threads;
     o.cpuTarget = opts.cpu_target;
     o.device = opts.device;
+    if (opts.max_text_bytes > 0)
+      o.maxTextBytes = opts.max_text_bytes;
     auto impl = LoadedModel::load(path, o);
     *out_model = new encrt_model{std::move(impl)};
   });
@@ -293,6 +335,9 @@ encrt_status *encrt_session_run(encrt_session *session, const int32_t *ids,
   const char *where = "encrt_session_run";
   if (!session)
     return nullArgument(where, "session");
+  SessionUse use(*session);
+  if (encrt_status *busy = use.refusal(where))
+    return busy;
   return guard(where, true,
                [&] { session->impl->run(ids, lengths, batch, seq, out_hidden, out_pooled); });
 }

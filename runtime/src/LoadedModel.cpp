@@ -61,6 +61,7 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
                                                const LoadOptions &options) {
   const cuda::DeviceChoice choice = cuda::parseDevice(options.device); // bad options before any I/O
   std::shared_ptr<LoadedModel> m(new LoadedModel());
+  m->maxTextBytes_ = options.maxTextBytes;
   m->artifact_ = Artifact::open(path);
   m->loadBackend(options, choice);
 
@@ -102,10 +103,13 @@ const encm::Step &LoadedModel::step(uint32_t index) const {
   return *steps->Get(index);
 }
 
-std::vector<int32_t> LoadedModel::encode(std::string_view text) const {
+std::vector<int32_t> LoadedModel::encode(std::string_view text, const char *what) const {
   if (!tokenizer_)
     fail(ENCRT_UNSUPPORTED, artifact_->path(),
          ": the artifact has no tokenizer (pass token ids instead)");
+  if (static_cast<int64_t>(text.size()) > maxTextBytes_)
+    fail(ENCRT_INVALID_ARGUMENT, what, " is ", text.size(), " bytes, more than max_text_bytes (",
+         maxTextBytes_, "; raise it in encrt_model_options)");
   return tokenizer_->encode(text, metadata().max_seq() < 2 ? 2 : metadata().max_seq());
 }
 

@@ -27,8 +27,12 @@ class CudaModel;
 struct DeviceChoice;
 }
 
+/// encrt_model_options.max_text_bytes when 0.
+constexpr int64_t kDefaultMaxTextBytes = int64_t(1) << 20;
+
 struct LoadOptions {
   int numThreads = 0;            ///< 0: all cores
+  int64_t maxTextBytes = kDefaultMaxTextBytes; ///< longer texts are refused
   const char *cpuTarget = nullptr; ///< null: best supported
   const char *device = nullptr;  ///< null/"auto", "cpu", "cuda", "cuda:N"
 };
@@ -64,8 +68,9 @@ public:
   const std::string &architecture() const { return architecture_; }
   const std::string &pooling() const { return pooling_; }
 
-  /// [CLS] ids [SEP] truncated to max_seq; throws Failure without a tokenizer.
-  std::vector<int32_t> encode(std::string_view text) const;
+  /// [CLS] ids [SEP] truncated to max_seq; throws Failure without a
+  /// tokenizer or for a text over the byte limit (`what` names it).
+  std::vector<int32_t> encode(std::string_view text, const char *what = "text") const;
 
 private:
   LoadedModel() = default;
@@ -79,6 +84,7 @@ private:
   std::unique_ptr<WordPieceTokenizer> tokenizer_;
   std::unique_ptr<cuda::CudaModel> cuda_;
   std::string architecture_, pooling_, device_;
+  int64_t maxTextBytes_ = kDefaultMaxTextBytes;
 };
 
 } // namespace encrt::rt

@@ -1,6 +1,7 @@
 //===- ThreadPool.cpp - Fork-join pool for plan steps ---------------------===//
 #include "ThreadPool.h"
 
+#include <algorithm>
 #include <sched.h>
 
 namespace encrt::rt {
@@ -25,6 +26,8 @@ int availableCpus() {
 }
 
 } // namespace
+
+int ThreadPool::maxThreads() { return std::max(64, 8 * availableCpus()); }
 
 ThreadPool::ThreadPool(int numThreads) {
   if (numThreads <= 0)

@@ -29,6 +29,10 @@ public:
 
   int numThreads() const { return static_cast<int>(workers_.size()) + 1; }
 
+  /// The most threads a pool may be asked for: 8 x the CPUs this process may
+  /// use, at least 64 (more only oversubscribes the cores).
+  static int maxThreads();
+
   /// A task function: a plain pointer + context so nothing is allocated.
   using TaskFn = void (*)(void *context, int32_t task, int32_t numTasks);
   void parallelFor(int32_t numTasks, TaskFn fn, void *context);

@@ -8,10 +8,14 @@
 #include "TestUtil.h"
 #include "encrt/encrt.hpp"
 
+#include <atomic>
 #include <cmath>
+#include <cerrno>
+#include <cstdio>
 #include <cstddef>
 #include <cstring>
 #include <string_view>
+#include <sys/stat.h>
 #include <thread>
 
 using namespace encrt::test;
@@ -544,6 +548,113 @@ TEST_F(RuntimeTest, TextsWithByteLengths) {
   expectError(encrt_session_embed_texts(s, nullptr, 2, a.data()), ENCRT_INVALID_ARGUMENT,
               "texts is NULL");
   EXPECT_EQ(encrt_session_embed_texts(s, nullptr, 0, nullptr), nullptr);
+  encrt_session_release(s);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, FifoIsRefusedWithoutBlocking) {
+  const std::string fifo = dir_ + "/pipe.encm";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  encrt_model *m = nullptr;
+  // Before the fix, open() waited for a writer forever.
+  expectError(encrt_model_load(fifo.c_str(), nullptr, &m), ENCRT_IO_ERROR,
+              fifo + ": not a regular file");
+  EXPECT_EQ(m, nullptr);
+  std::remove(fifo.c_str());
+}
+
+TEST_F(RuntimeTest, ThreadCountIsBounded) {
+  std::string path = write(writeArtifact(TestModel::spec(kernels())));
+  encrt_model_options o;
+  encrt_model_options_initialize(&o);
+  o.num_threads = 1000000;
+  encrt_model *m = nullptr;
+  expectError(encrt_model_load(path.c_str(), &o, &m), ENCRT_INVALID_ARGUMENT,
+              "encrt_model_load: num_threads is 1000000 (expected 0 = all cores, up to ");
+  EXPECT_EQ(m, nullptr);
+  o.num_threads = 64; // always allowed, whatever the core count
+  ASSERT_EQ(encrt_model_load(path.c_str(), &o, &m), nullptr);
+  encrt_model_release(m);
+}
+
+TEST_F(RuntimeTest, TextBytesAreBounded) {
+  std::string path = write(writeArtifact(TestModel::spec(kernels())));
+  encrt_model_options o;
+  encrt_model_options_initialize(&o);
+  EXPECT_EQ(o.max_text_bytes, 0);
+  o.max_text_bytes = -1;
+  encrt_model *m = nullptr;
+  expectError(encrt_model_load(path.c_str(), &o, &m), ENCRT_INVALID_ARGUMENT,
+              "max_text_bytes is -1 (expected >= 0, 0 = 1 MiB)");
+  o.max_text_bytes = 16;
+  ASSERT_EQ(encrt_model_load(path.c_str(), &o, &m), nullptr);
+  int64_t n = 0;
+  EXPECT_EQ(encrt_model_tokenize(m, "hello world the", nullptr, 0, &n), nullptr); // 15 bytes
+  expectError(encrt_model_tokenize(m, "hello world the a", nullptr, 0, &n), ENCRT_INVALID_ARGUMENT,
+              "encrt_model_tokenize: text is 17 bytes, more than max_text_bytes (16;");
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  const char *texts[] = {"hello", "hello world the a"};
+  std::vector<float> emb(2 * H);
+  expectError(encrt_session_embed(s, texts, 2, emb.data()), ENCRT_INVALID_ARGUMENT,
+              "encrt_session_embed: texts[1] is 17 bytes, more than max_text_bytes (16;");
+  encrt_session_release(s);
+  encrt_model_release(m);
+
+  // The default: 1 MiB.
+  m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  std::string big((1 << 20) + 1, 'a');
+  expectError(encrt_model_tokenize(m, big.c_str(), nullptr, 0, &n), ENCRT_INVALID_ARGUMENT,
+              "text is 1048577 bytes, more than max_text_bytes (1048576;");
+  big.pop_back();
+  EXPECT_EQ(encrt_model_tokenize(m, big.c_str(), nullptr, 0, &n), nullptr);
+  encrt_model_release(m);
+}
+
+/// Sharing a session between threads is a usage error: every call either runs
+/// alone (and is right) or is refused; none returns corrupted results.
+TEST_F(RuntimeTest, SharedSessionRefusesConcurrentCalls) {
+  std::string path = write(writeArtifact(TestModel::spec(kernels())));
+  encrt_model_options o;
+  encrt_model_options_initialize(&o);
+  o.num_threads = 1;
+  encrt_model *m = nullptr;
+  ASSERT_EQ(encrt_model_load(path.c_str(), &o, &m), nullptr);
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  std::atomic<int> refused{0}, ran{0}, wrong{0}, otherErrors{0}, ready{0};
+  constexpr int64_t kB = 64, kS = TestModel::kMaxSeq, kRuns = 300;
+  auto hammer = [&](uint32_t seed) {
+    ++ready;
+    while (ready.load() < 2) {
+    } // start together
+    for (int it = 0; it < kRuns; ++it) {
+      Batch b = makeBatch(kB, kS, seed + it);
+      std::vector<float> hidden(kB * kS * H), pooled(kB * H);
+      encrt_status *st = encrt_session_run(s, b.ids.data(), b.lengths.data(), kB, kS,
+                                           hidden.data(), pooled.data());
+      if (st) {
+        std::string msg = encrt_status_message(st);
+        (msg.find("the session is in use by another thread") != std::string::npos ? refused : otherErrors)++;
+        encrt_status_free(st);
+        continue;
+      }
+      ++ran;
+      for (int64_t i = 0; i < kB; ++i)
+        for (int64_t t = 0; t < b.lengths[i]; ++t)
+          if (std::fabs(hidden[(i * kS + t) * H] - TestModel::expected(b.ids[i * kS + t], 0)) > kTol)
+            ++wrong;
+    }
+  };
+  std::thread a(hammer, 1), b(hammer, 7);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(otherErrors.load(), 0);
+  EXPECT_EQ(ran.load() + refused.load(), 2 * kRuns);
+  EXPECT_GT(ran.load(), 0);
+  std::printf("[ info ] shared session: %d runs, %d refused as concurrent\n", ran.load(), refused.load());
   encrt_session_release(s);
   encrt_model_release(m);
 }

@@ -14,6 +14,9 @@
  *                    once; sessions keep what they need alive.
  *   encrt_session  - NOT thread-safe: use one session per thread. Sessions of
  *                    one model share its thread pool (their steps interleave).
+ *                    A run or embed on a session that another thread is
+ *                    running returns ENCRT_INVALID_ARGUMENT ("the session is
+ *                    in use by another thread"), never corrupted results.
  *
  * Evolving without breaking callers (API version 1, soname libencrt.so.1):
  *   - Structs the caller passes in (encrt_model_options,
@@ -88,13 +91,17 @@ typedef struct encrt_text {
 
 typedef struct encrt_model_options {
   uint32_t struct_size;   /* sizeof(encrt_model_options); set by _initialize */
-  int32_t num_threads;    /* threads of the model's pool; 0 = all cores */
+  int32_t num_threads;    /* threads of the model's pool; 0 = all cores;
+                             at most 8 x the cores (at least 64 allowed) */
   const char *cpu_target; /* e.g. "cpu-x86-64-v2"; NULL = best this CPU runs */
   /* "cpu", "cuda" (device 0), "cuda:N", or NULL / "auto": CUDA when the
      artifact has a CUDA plan and a CUDA device is present, else CPU.
      Asking for CUDA without a device (or a CUDA plan) is an ENCRT_UNSUPPORTED
      error ("no CUDA device: ..."), never a silent fallback. */
   const char *device;
+  /* Texts longer than this many bytes are refused (ENCRT_INVALID_ARGUMENT)
+     before tokenising; 0 = the default, 1 MiB. */
+  int64_t max_text_bytes;
 } encrt_model_options;
 
 ENCRT_API void encrt_model_options_initialize(encrt_model_options *options);
