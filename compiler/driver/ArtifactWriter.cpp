@@ -9,8 +9,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 
 using namespace encc;
 
@@ -221,19 +223,37 @@ llvm::Error encc::writeArtifact(const std::string &path, const ArtifactContents 
   auto bytes = serializeArtifact(c);
   if (!bytes)
     return bytes.takeError();
-  std::string tmp = path + ".partial";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return llvm::createStringError(ec, "%s: cannot write: %s", tmp.c_str(), ec.message().c_str());
-    os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-    os.close();
-    if (os.has_error())
-      return llvm::createStringError(os.error(), "%s: write failed: %s", tmp.c_str(), os.error().message().c_str());
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-    return llvm::createStringError(ec, "%s: cannot rename to %s: %s", tmp.c_str(), path.c_str(),
+  // A fresh temporary beside the target (O_EXCL: never an existing file or a
+  // planted symlink), fsync'ed, then renamed over the target; removed on
+  // every failure, so a failed compile leaves nothing behind.
+  int fd = -1;
+  llvm::SmallString<256> tmp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".partial-%%%%%%%%", fd, tmp))
+    return llvm::createStringError(ec, "%s: cannot create a temporary file beside it: %s", path.c_str(),
                                    ec.message().c_str());
+  auto failWith = [&](const char *what, std::error_code ec) -> llvm::Error {
+    llvm::sys::fs::remove(tmp);
+    return llvm::createStringError(ec, "%s: %s: %s", path.c_str(), what, ec.message().c_str());
+  };
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/false);
+    os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+    os.flush();
+    if (os.has_error()) {
+      std::error_code ec = os.error();
+      os.clear_error(); // handled here, not by raw_fd_ostream's fatal error
+      ::close(fd);
+      return failWith("write failed", ec);
+    }
+  }
+  if (::fsync(fd) != 0) {
+    std::error_code ec(errno, std::generic_category());
+    ::close(fd);
+    return failWith("fsync failed", ec);
+  }
+  if (::close(fd) != 0)
+    return failWith("close failed", std::error_code(errno, std::generic_category()));
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    return failWith("cannot rename the temporary file over it", ec);
   return llvm::Error::success();
 }

@@ -317,6 +317,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   io.pooling = opt.pooling;
   io.normalize = opt.normalize;
   io.randomWeightsSeed = opt.randomWeightsSeed;
+  io.allowNonFinite = opt.allowNonFinite;
   auto model = importHFModel(*ctx, opt.modelDir, io);
   if (!model)
     return model.takeError();

@@ -66,6 +66,8 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
                         stores no weight bytes (the runtime fills every weight at load
                         with its own uniform values) and outputs are meaningless: for
                         benchmarking model shapes only
+  --allow-nonfinite     compile weights with NaN or infinite values (by default an error
+                        naming the tensor: every output of such a model is NaN)
   -q, --quiet           no progress lines
 
 passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-attention,
@@ -215,6 +217,7 @@ int compileCommand(const Args &args) {
   if (!weights)
     return usageError(llvm::toString(weights.takeError()), kCompileUsage);
   opt.randomWeightsSeed = *weights;
+  opt.allowNonFinite = args.has("allow-nonfinite");
   bool quiet = args.has("quiet");
   auto progress = [&](const std::string &line) {
     if (!quiet)
@@ -251,7 +254,8 @@ int main(int argc, char **argv) {
       {"compile", kCompileUsage,
        {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after",
         "quantize", "quantize-skip", "calibrate", "weights", "target", "cuda-arch", "cuda-dtype"},
-       {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics"},
+       {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics",
+        "allow-nonfinite"},
        compileCommand},
       {"report", kReportUsage,
        {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize", "weights"},

@@ -26,6 +26,11 @@ public:
   llvm::Error getInt(const char *key, int64_t &out, int64_t fallback = -1, int64_t min = 1) const;
   /// A number in (0, 1); absent or null gives `fallback`.
   llvm::Error getDouble(const char *key, double &out, double fallback) const;
+  /// True when the field is present and JSON null.
+  bool isNull(const char *key) const {
+    auto it = obj_.find(key);
+    return it != obj_.end() && it->is_null();
+  }
   /// A string; a null `fallback` makes the field required.
   llvm::Error getString(const char *key, std::string &out, const char *fallback) const;
 

@@ -6,6 +6,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace encc;
 using llvm::Twine;
 
@@ -21,7 +23,16 @@ static std::string shapeStr(const std::vector<int64_t> &s) {
 }
 
 /// Loads every expected tensor (accepting a "bert."-style prefix) into `store`.
-static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c,
+/// The index of the first value of `t` that is NaN or infinite, or -1.
+static int64_t firstNonFinite(const mlir::enc::WeightTensor &t) {
+  const float *f = t.f32();
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+    if (!std::isfinite(f[i]))
+      return i;
+  return -1;
+}
+
+static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, const ImportOptions &opts,
                                mlir::enc::WeightStore &store) {
   std::string path = dir + "/model.safetensors";
   if (!fileExists(path)) {
@@ -63,8 +74,22 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c,
     auto t = file->readF32(fileName);
     if (!t)
       return t.takeError();
+    if (int64_t bad = opts.allowNonFinite ? -1 : firstNonFinite(*t); bad >= 0)
+      return hfError(path + ": tensor '" + fileName + "' has a non-finite value (" +
+                     (std::isnan(t->f32()[bad]) ? "NaN" : "infinity") + ") at index " + Twine(bad) +
+                     "; every output would be NaN (--allow-nonfinite compiles it anyway)");
     store.set(spec.name, std::move(*t));
   }
+  // A checkpoint with more layers than config.json names would silently lose
+  // them: refuse it.
+  ModelConfig more = c;
+  more.layers = c.layers + 1;
+  ModelWeightNames moreNames = modelWeightNames(more);
+  const std::string extra = prefix + moreNames.layers.back().query + ".weight";
+  if (file->find(extra))
+    return hfError(path + ": holds tensor '" + extra + "' of layer " + Twine(c.layers) +
+                   ", but config.json says the model has " + Twine(c.layers) +
+                   " layers (the checkpoint and the config disagree)");
   return llvm::Error::success();
 }
 
@@ -107,7 +132,7 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
   ImportedModel m;
   if (opts.randomWeightsSeed) {
     m.weights = randomWeights(c, *opts.randomWeightsSeed);
-  } else if (auto e = loadWeights(dir, c, m.weights)) {
+  } else if (auto e = loadWeights(dir, c, opts, m.weights)) {
     return std::move(e);
   }
   llvm::Expected<TokenizerData> tok = TokenizerData();

@@ -55,6 +55,9 @@ struct ImportOptions {
   /// Set: no model.safetensors is read; every weight is generated from this
   /// seed (randomWeights) and the vocabulary is optional (benchmarking shapes).
   std::optional<uint64_t> randomWeightsSeed;
+  /// Accept NaN / infinite weights (they make every output NaN); by default
+  /// they are an error naming the tensor.
+  bool allowNonFinite = false;
 };
 
 /// Imports the model folder `dir`. Loads the func and enc dialects into `ctx`.

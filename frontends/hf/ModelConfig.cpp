@@ -37,6 +37,9 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
 
   const char *actKey = c.family->activationKey();
   std::string act;
+  if (f.isNull(actKey)) // absent means gelu; an explicit null is a broken config
+    return hfError(path + ": field '" + actKey +
+                   "' is null, expected a string (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
   if (auto e = f.getString(actKey, act, "gelu"))
     return std::move(e);
   if (act == "gelu")

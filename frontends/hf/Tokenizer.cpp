@@ -90,6 +90,8 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
       tok.vocab.push_back(line.str());
       rest = tail;
     }
+    if (tok.vocab.empty())
+      return hfError(vocabPath + ": empty (expected one token per line)");
     source = vocabPath;
   } else if (fileExists(tjPath)) {
     auto text = readTextFile(tjPath);

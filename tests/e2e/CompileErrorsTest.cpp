@@ -11,6 +11,7 @@
 
 #include <gmock/gmock.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -107,6 +108,65 @@ TEST(CompileErrors, TruncatedSafetensors) {
   std::string data = readFile(m.dir + "/model.safetensors");
   writeFile(m.dir + "/model.safetensors", data.substr(0, data.size() - 100));
   EXPECT_THAT(compile(m.dir, dir.path() + "/out.encm"), HasSubstr("model.safetensors"));
+}
+
+TEST(CompileErrors, NonFiniteWeightsNeedAllowNonFinite) {
+  TempDir dir;
+  TinyModel m = writeTinyModel(dir.path() + "/m", small());
+  m.weights[kQuery][5] = std::nan("");
+  writeSafetensors(m.dir + "/model.safetensors", m.weights, m.shapes, "F32");
+  encc::CompileOptions o;
+  o.modelDir = m.dir;
+  o.output = dir.path() + "/out.encm";
+  std::string err = compile(o);
+  EXPECT_THAT(err, HasSubstr(std::string("tensor '") + kQuery + "' has a non-finite value (NaN) at index 5"));
+  EXPECT_THAT(err, HasSubstr("--allow-nonfinite"));
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+  o.allowNonFinite = true;
+  EXPECT_EQ(compile(o), "");
+  EXPECT_TRUE(std::filesystem::exists(o.output));
+}
+
+TEST(CompileErrors, CheckpointWithMoreLayersThanTheConfig) {
+  TempDir dir;
+  TinyModelSpec two = small();
+  two.layers = 2;
+  TinyModel m = writeTinyModel(dir.path() + "/m", two);
+  replaceInFile(m.dir + "/config.json", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1");
+  std::string err = compile(m.dir, dir.path() + "/out.encm");
+  EXPECT_THAT(err, HasSubstr("encoder.layer.1.attention.self.query.weight' of layer 1"));
+  EXPECT_THAT(err, HasSubstr("the model has 1 layers"));
+}
+
+TEST(CompileErrors, NullActivationAndEmptyVocabulary) {
+  TempDir dir;
+  TinyModel m = writeTinyModel(dir.path() + "/m", small());
+  replaceInFile(m.dir + "/config.json", "\"gelu\"", "null");
+  EXPECT_THAT(compile(m.dir, dir.path() + "/out.encm"),
+              HasSubstr("field 'hidden_act' is null, expected a string"));
+  TinyModel v = writeTinyModel(dir.path() + "/v", small());
+  writeFile(v.dir + "/vocab.txt", "");
+  EXPECT_THAT(compile(v.dir, dir.path() + "/out.encm"), HasSubstr("vocab.txt: empty"));
+}
+
+/// The artifact is written through a fresh temporary: a symlink planted at
+/// the old fixed temporary name is never followed, and nothing is left over.
+TEST(CompileErrors, OutputNeverFollowsAPlantedSymlink) {
+  TempDir dir;
+  TinyModel m = writeTinyModel(dir.path() + "/m", small());
+  const std::string out = dir.path() + "/out.encm", victim = dir.path() + "/victim";
+  writeFile(victim, "precious");
+  std::filesystem::create_symlink(victim, out + ".partial");
+  EXPECT_EQ(compile(m.dir, out), "");
+  EXPECT_EQ(readFile(victim), "precious");
+  EXPECT_TRUE(std::filesystem::is_regular_file(out));
+  int leftovers = 0;
+  for (const auto &e : std::filesystem::directory_iterator(dir.path()))
+    leftovers += e.path().filename().string().find("out.encm.partial-") == 0;
+  EXPECT_EQ(leftovers, 0);
+  // A directory that does not exist: one error, no crash.
+  EXPECT_THAT(compile(m.dir, dir.path() + "/no/such/dir/out.encm"),
+              HasSubstr("cannot create a temporary file beside it"));
 }
 
 TEST(ArtifactErrors, DamagedRealArtifactIsRejected) {
