@@ -20,6 +20,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -247,18 +248,24 @@ TEST_F(Int8MiniLM, ParaphraseRankingUnchanged) {
     std::vector<double> s;
     for (size_t i = 0; i < labels.size(); ++i)
       s.push_back(cosine(row(emb, 2 * i, 384), row(emb, 2 * i + 1, 384)));
+    // NaN-aware: std::min/max skip NaN and `>` is false both ways.
+    for (size_t i = 0; i < s.size(); ++i)
+      EXPECT_TRUE(std::isfinite(s[i])) << artifact << ": pair " << i << " cosine " << s[i];
     return s;
   };
   std::vector<double> sf = scores(fp32_), sq = scores(int8_);
   // Every English paraphrase pair above every unrelated one, in both builds.
   for (const auto *s : {&sf, &sq}) {
     double minPara = 2, maxUnrel = -2;
+    int numPara = 0, numUnrel = 0;
     for (size_t i = 0; i < labels.size(); ++i) {
       if (labels[i] == "para")
-        minPara = std::min(minPara, (*s)[i]);
+        minPara = std::min(minPara, (*s)[i]), ++numPara;
       if (labels[i] == "unrel")
-        maxUnrel = std::max(maxUnrel, (*s)[i]);
+        maxUnrel = std::max(maxUnrel, (*s)[i]), ++numUnrel;
     }
+    ASSERT_GT(numPara, 0);
+    ASSERT_GT(numUnrel, 0);
     EXPECT_GT(minPara, maxUnrel) << (s == &sq ? "int8" : "fp32");
     std::cout << (s == &sq ? "int8" : "fp32") << ": lowest paraphrase cosine " << minPara << ", highest unrelated "
               << maxUnrel << "\n";

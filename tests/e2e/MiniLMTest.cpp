@@ -108,14 +108,22 @@ TEST_F(MiniLM, ParaphrasesOutrankUnrelatedPairs) {
   encrt::Model model(artifact_);
   encrt::Session session(model);
   std::vector<float> emb = session.embed(texts);
+  // NaN-aware: std::min/max skip NaN and `>` is false both ways, so a NaN
+  // embedding must fail here, not pass the ranking below.
+  for (size_t i = 0; i < emb.size(); ++i)
+    ASSERT_TRUE(std::isfinite(emb[i])) << "embedding value " << i << " is " << emb[i];
   double minPara = 2, maxUnrel = -2;
+  int numPara = 0, numUnrel = 0;
   for (size_t i = 0; i < labels.size(); ++i) {
     double c = cosine(row(emb, 2 * i, 384), row(emb, 2 * i + 1, 384));
+    ASSERT_TRUE(std::isfinite(c)) << "pair " << i;
     if (labels[i] == "para")
-      minPara = std::min(minPara, c);
+      minPara = std::min(minPara, c), ++numPara;
     if (labels[i] == "unrel")
-      maxUnrel = std::max(maxUnrel, c);
+      maxUnrel = std::max(maxUnrel, c), ++numUnrel;
   }
+  ASSERT_GT(numPara, 0);
+  ASSERT_GT(numUnrel, 0);
   EXPECT_GT(minPara, maxUnrel);
   std::cout << "lowest paraphrase cosine " << minPara << ", highest unrelated " << maxUnrel << "\n";
 }
