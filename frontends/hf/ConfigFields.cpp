@@ -68,6 +68,18 @@ llvm::Error ConfigFields::getDouble(const char *key, double &out, double fallbac
   return llvm::Error::success();
 }
 
+llvm::Error ConfigFields::getBool(const char *key, bool &out, bool fallback) const {
+  auto it = obj_.find(key);
+  if (it == obj_.end() || it->is_null()) {
+    out = fallback;
+    return llvm::Error::success();
+  }
+  if (!it->is_boolean())
+    return wrongType(key, *it, "a boolean");
+  out = it->get<bool>();
+  return llvm::Error::success();
+}
+
 llvm::Error ConfigFields::getString(const char *key, std::string &out, const char *fallback) const {
   auto it = obj_.find(key);
   if (it == obj_.end() || it->is_null()) {

@@ -31,6 +31,8 @@ public:
     auto it = obj_.find(key);
     return it != obj_.end() && it->is_null();
   }
+  /// A boolean; absent or null gives `fallback`.
+  llvm::Error getBool(const char *key, bool &out, bool fallback) const;
   /// A string; a null `fallback` makes the field required.
   llvm::Error getString(const char *key, std::string &out, const char *fallback) const;
 

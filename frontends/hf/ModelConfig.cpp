@@ -28,6 +28,17 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (!c.family)
     return hfError(path + ": model_type '" + c.modelType + "' is not supported (supported: " +
                    supportedModelTypes() + ")");
+  // Every family here is an encoder: a decoder config (causal mask, cross
+  // attention) would compile and run without them, silently wrong.
+  for (const char *key : {"is_decoder", "add_cross_attention"}) {
+    bool set = false;
+    if (auto e = f.getBool(key, set, false))
+      return std::move(e);
+    if (set)
+      return hfError(path + ": field '" + key +
+                     "' is true: decoder models (causal attention, cross attention) are not supported; "
+                     "encc compiles encoders");
+  }
   if (auto e = c.family->readConfig(f, c))
     return std::move(e);
   if (auto e = f.getInt("vocab_size", c.vocab))

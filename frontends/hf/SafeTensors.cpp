@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 
 using namespace encc;
 using llvm::Twine;
@@ -48,9 +50,21 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, const st
                    Twine(fileSize));
 
   const char *hdr = reinterpret_cast<const char *>(base + 8);
-  json header = json::parse(hdr, hdr + headerSize, nullptr, /*allow_exceptions=*/false);
+  // JSON objects keep the last of two equal keys: find duplicated tensor
+  // names while parsing, before they are silently merged.
+  std::set<std::string> names;
+  std::string duplicate;
+  auto onEvent = [&](int depth, json::parse_event_t event, json &parsed) {
+    if (depth == 1 && event == json::parse_event_t::key && duplicate.empty() &&
+        !names.insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  json header = json::parse(hdr, hdr + headerSize, onEvent, /*allow_exceptions=*/false);
   if (header.is_discarded())
     return hfError(path + ": header is not valid JSON");
+  if (!duplicate.empty())
+    return hfError(path + ": tensor '" + duplicate + "' is listed twice in the header");
   if (!header.is_object())
     return hfError(path + ": header must be a JSON object");
 
@@ -100,6 +114,22 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, const st
       return hfError(where + ": data_offsets cover " + Twine(info.end - info.begin) +
                      " bytes, but shape and dtype " + info.dtype + " need " + Twine(nbytes));
     file.tensors_.emplace(name, std::move(info));
+  }
+  // Tensors must not share bytes: sort by start, each must begin at or after
+  // the previous end (empty tensors overlap nothing).
+  std::vector<std::pair<const std::string *, const SafeTensorInfo *>> byStart;
+  for (const auto &[name, info] : file.tensors_)
+    if (info.end > info.begin)
+      byStart.emplace_back(&name, &info);
+  std::sort(byStart.begin(), byStart.end(),
+            [](const auto &a, const auto &b) { return a.second->begin < b.second->begin; });
+  for (size_t i = 1; i < byStart.size(); ++i) {
+    const auto &[prevName, prev] = byStart[i - 1];
+    const auto &[name, info] = byStart[i];
+    if (info->begin < prev->end)
+      return hfError(path + ": tensors '" + *prevName + "' [" + Twine(prev->begin) + ", " + Twine(prev->end) +
+                     ") and '" + *name + "' [" + Twine(info->begin) + ", " + Twine(info->end) +
+                     ") overlap in the data section");
   }
   file.buffer_ = std::move(buffer);
   return std::move(file);

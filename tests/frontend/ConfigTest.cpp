@@ -105,6 +105,22 @@ TEST(ModelConfig, ErrorMissingOrMistypedField) {
   EXPECT_EQ(error("{"), "M/config.json: not valid JSON");
 }
 
+TEST(ModelConfig, ErrorDecoderConfigs) {
+  std::string s = kBert;
+  s.insert(1, R"("is_decoder":true,)");
+  EXPECT_EQ(error(s), "M/config.json: field 'is_decoder' is true: decoder models (causal attention, cross "
+                      "attention) are not supported; encc compiles encoders");
+  s = kBert;
+  s.insert(1, R"("add_cross_attention":true,)");
+  EXPECT_NE(error(s).find("field 'add_cross_attention' is true"), std::string::npos);
+  s = kBert;
+  s.insert(1, R"("is_decoder":"yes",)");
+  EXPECT_EQ(error(s), "M/config.json: field 'is_decoder' is a string, expected a boolean");
+  s = kBert;
+  s.insert(1, R"("is_decoder":false,"add_cross_attention":null,)");
+  EXPECT_EQ(error(s), "<no error>");
+}
+
 TEST(ModelConfig, ErrorHeadsDoNotDivideHidden) {
   EXPECT_EQ(error(bertWith("num_attention_heads", "5")),
             "M/config.json: hidden size 384 is not divisible by the number of attention heads 5");

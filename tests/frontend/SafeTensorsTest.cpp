@@ -174,6 +174,27 @@ TEST(SafeTensors, ErrorOffsetsOutOfRange) {
   EXPECT_NE(msg.find("out of range"), std::string::npos) << msg;
 }
 
+TEST(SafeTensors, ErrorOverlappingTensorsAndDuplicateNames) {
+  // b starts inside a: the two would alias the same bytes.
+  std::string msg = openError(writeFile(
+      "overlap.safetensors",
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+      f32Bytes({1, 2, 3})));
+  EXPECT_NE(msg.find("tensors 'a' [0, 8) and 'b' [4, 12) overlap in the data section"), std::string::npos) << msg;
+  // Adjacent and empty tensors are fine.
+  auto ok = SafeTensorsFile::open(writeFile(
+      "adjacent.safetensors",
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"e":{"dtype":"F32","shape":[0],"data_offsets":[2,2]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+      f32Bytes({1, 2})));
+  EXPECT_TRUE(bool(ok)) << llvm::toString(ok.takeError());
+  // JSON keeps the last of two equal keys; the reader must not.
+  msg = openError(writeFile(
+      "dup.safetensors",
+      R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+      f32Bytes({1, 2})));
+  EXPECT_NE(msg.find("tensor 'w' is listed twice in the header"), std::string::npos) << msg;
+}
+
 TEST(SafeTensors, ErrorShapeSizeMismatch) {
   std::string msg = openError(writeFile(
       "mismatch.safetensors", R"({"w":{"dtype":"F16","shape":[2,3],"data_offsets":[0,16]}})",
