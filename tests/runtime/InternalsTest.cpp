@@ -120,3 +120,36 @@ TEST(CpuFeatures, KnownAndUnknown) {
     EXPECT_TRUE(cpuSupports("avx2"));
   }
 }
+
+/// cpuSupports reads CPUID/XCR0 itself (clang lacks some of the builtin's
+/// names); under GCC the builtin is an independent reference for every name
+/// the two share.
+TEST(CpuFeatures, AgreesWithGccBuiltin) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+#define ENCRT_EXPECT_SAME(name) EXPECT_EQ(cpuSupports(name), bool(__builtin_cpu_supports(name))) << name;
+  ENCRT_EXPECT_SAME("sse2")
+  ENCRT_EXPECT_SAME("sse3")
+  ENCRT_EXPECT_SAME("ssse3")
+  ENCRT_EXPECT_SAME("sse4.1")
+  ENCRT_EXPECT_SAME("sse4.2")
+  ENCRT_EXPECT_SAME("popcnt")
+  ENCRT_EXPECT_SAME("movbe")
+  ENCRT_EXPECT_SAME("bmi")
+  ENCRT_EXPECT_SAME("bmi2")
+  ENCRT_EXPECT_SAME("avx")
+  ENCRT_EXPECT_SAME("fma")
+  ENCRT_EXPECT_SAME("f16c")
+  ENCRT_EXPECT_SAME("avx2")
+  ENCRT_EXPECT_SAME("avx512f")
+  ENCRT_EXPECT_SAME("avx512dq")
+  ENCRT_EXPECT_SAME("avx512cd")
+  ENCRT_EXPECT_SAME("avx512bw")
+  ENCRT_EXPECT_SAME("avx512vl")
+  ENCRT_EXPECT_SAME("avx512vnni")
+  ENCRT_EXPECT_SAME("avx512bf16")
+#undef ENCRT_EXPECT_SAME
+#else
+  GTEST_SKIP() << "needs GCC's __builtin_cpu_supports as the reference";
+#endif
+}

@@ -10,6 +10,8 @@
 // Matmuls go onto the mock driver's stream (recorded while it captures).
 //
 //===----------------------------------------------------------------------===//
+#include "encrt/float16.h"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -138,22 +140,22 @@ int cublasLtMatmul(void *, void *d, const void *alpha, const void *A, void *ad,
     std::memcpy(&be, beta, 4);
     if (al != 1.0f || be != 0.0f)
       return kInvalid;
-    auto *w = static_cast<const _Float16 *>(A);
-    auto *x = static_cast<const _Float16 *>(B);
-    auto *y = static_cast<_Float16 *>(D);
-    auto *bias = static_cast<const _Float16 *>(desc.bias);
+    auto *w = static_cast<const uint16_t *>(A);
+    auto *x = static_cast<const uint16_t *>(B);
+    auto *y = static_cast<uint16_t *>(D);
+    auto *bias = static_cast<const uint16_t *>(desc.bias);
     const uint32_t epi = desc.epilogue;
     f = [=] {
       for (uint64_t t = 0; t < T; ++t)
         for (uint64_t n = 0; n < N; ++n) {
           float acc = 0;
           for (uint64_t k = 0; k < K; ++k)
-            acc += float(w[k + n * K]) * float(x[k + t * K]);
+            acc += encm_f16_to_f32(w[k + n * K]) * encm_f16_to_f32(x[k + t * K]);
           if (epi != 1)
-            acc += float(bias[n]);
+            acc += encm_f16_to_f32(bias[n]);
           if (epi == 36)
             acc = 0.5f * acc * (1.0f + std::tanh(0.7978845608f * (acc + 0.044715f * acc * acc * acc)));
-          y[n + t * N] = static_cast<_Float16>(acc);
+          y[n + t * N] = encm_f32_to_f16(acc);
         }
     };
   }

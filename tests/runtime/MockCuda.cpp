@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "encrt/cuda_kernel_abi.h"
+#include "encrt/float16.h"
 
 #include <cmath>
 #include <cstdio>
@@ -132,17 +133,17 @@ void toHalfKernel(const enc_cuda_args &a, const unsigned grid[3]) {
   if (grid[0] != ceilDiv(a.tokens, 4))
     ++stats.badLaunches;
   auto *x = static_cast<const float *>(a.buffers[0]);
-  auto *y = static_cast<_Float16 *>(a.buffers[1]);
+  auto *y = static_cast<uint16_t *>(a.buffers[1]);
   for (int64_t i = 0; i < a.tokens * a.iattrs[0]; ++i)
-    y[i] = static_cast<_Float16>(x[i]);
+    y[i] = encm_f32_to_f16(x[i]);
 }
 void toFloatKernel(const enc_cuda_args &a, const unsigned grid[3]) {
   if (grid[0] != ceilDiv(a.tokens, 4))
     ++stats.badLaunches;
-  auto *x = static_cast<const _Float16 *>(a.buffers[0]);
+  auto *x = static_cast<const uint16_t *>(a.buffers[0]);
   auto *y = static_cast<float *>(a.buffers[1]);
   for (int64_t i = 0; i < a.tokens * a.iattrs[0]; ++i)
-    y[i] = static_cast<float>(x[i]);
+    y[i] = encm_f16_to_f32(x[i]);
 }
 
 const std::map<std::string, Kernel> kKernels = {

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestPlan.h"
+#include "encrt/float16.h"
 #include "TestUtil.h"
 
 #include <cmath>
@@ -319,12 +320,12 @@ TEST_F(MockCuda, RunsFp16GemmsWithBiasAndGeluThroughCublasLt) {
     const uint64_t wOffset = (s.weights.size() + 63) / 64 * 64;
     const uint64_t bOffset = wOffset + uint64_t(H) * H * 2;
     s.weights.resize(bOffset + H * 2);
-    auto *wp = reinterpret_cast<_Float16 *>(s.weights.data() + wOffset);
-    auto *bp = reinterpret_cast<_Float16 *>(s.weights.data() + bOffset);
+    auto *wp = reinterpret_cast<uint16_t *>(s.weights.data() + wOffset);
+    auto *bp = reinterpret_cast<uint16_t *>(s.weights.data() + bOffset);
     for (int32_t n = 0; n < H; ++n) {
-      bp[n] = static_cast<_Float16>(bias(n));
+      bp[n] = encm_f32_to_f16(bias(n));
       for (int32_t k = 0; k < H; ++k)
-        wp[n * H + k] = static_cast<_Float16>(w(n, k));
+        wp[n * H + k] = encm_f32_to_f16(w(n, k));
     }
     SpecCudaPlan &c = *s.cuda;
     c.values = {
@@ -356,7 +357,7 @@ TEST_F(MockCuda, RunsFp16GemmsWithBiasAndGeluThroughCublasLt) {
     auto row = [&](int32_t id, int32_t n) {
       double acc = 0;
       for (int32_t k = 0; k < H; ++k)
-        acc += double(static_cast<_Float16>(TestModel::expected(id, k))) * w(n, k);
+        acc += double(encm_f16_to_f32(encm_f32_to_f16(TestModel::expected(id, k)))) * w(n, k);
       if (epilogue >= 1)
         acc += bias(n);
       if (epilogue == 2)
