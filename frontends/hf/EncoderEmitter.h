@@ -28,9 +28,6 @@ public:
       : b(b), c(config), fileLoc(fileLoc), ids(ids), lengths(lengths) {}
 
   const ModelConfig &config() const { return c; }
-  mlir::OpBuilder &builder() { return b; }
-  mlir::Value idsArg() const { return ids; }
-  mlir::Value lengthsArg() const { return lengths; }
 
   /// NameLoc(hfModule) inside the model folder's location.
   mlir::Location loc(const std::string &hfModule);

@@ -22,7 +22,6 @@ static std::string shapeStr(const std::vector<int64_t> &s) {
   return r + "]";
 }
 
-/// Loads every expected tensor (accepting a "bert."-style prefix) into `store`.
 /// The index of the first value of `t` that is NaN or infinite, or -1.
 static int64_t firstNonFinite(const mlir::enc::WeightTensor &t) {
   const float *f = t.f32();
@@ -32,6 +31,7 @@ static int64_t firstNonFinite(const mlir::enc::WeightTensor &t) {
   return -1;
 }
 
+/// Loads every expected tensor (accepting a "bert."-style prefix) into `store`.
 static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, const ImportOptions &opts,
                                mlir::enc::WeightStore &store) {
   std::string path = dir + "/model.safetensors";
@@ -47,15 +47,14 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
   if (!file)
     return file.takeError();
 
-  const std::vector<std::string> prefixes = c.family->checkpointPrefixes(c);
+  const ModelWeightNames names = modelWeightNames(c);
   std::string prefix;
-  for (const std::string &p : prefixes)
-    if (file->find(p + "embeddings.word_embeddings.weight")) {
+  for (const std::string &p : c.family->checkpointPrefixes(c))
+    if (file->find(p + names.word + ".weight")) {
       prefix = p;
       break;
     }
 
-  ModelWeightNames names = modelWeightNames(c);
   for (const WeightSpec &spec : expectedWeights(c)) {
     if (names.tokenTypeSynthetic && spec.name == names.tokenType + ".weight") {
       mlir::enc::WeightTensor zeros;
@@ -84,8 +83,7 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
   // them: refuse it.
   ModelConfig more = c;
   more.layers = c.layers + 1;
-  ModelWeightNames moreNames = modelWeightNames(more);
-  const std::string extra = prefix + moreNames.layers.back().query + ".weight";
+  const std::string extra = prefix + modelWeightNames(more).layers.back().query + ".weight";
   if (file->find(extra))
     return hfError(path + ": holds tensor '" + extra + "' of layer " + Twine(c.layers) +
                    ", but config.json says the model has " + Twine(c.layers) +

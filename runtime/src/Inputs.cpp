@@ -71,8 +71,7 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts,
     encoded.clear();
     int64_t seq = 1;
     for (int64_t i = 0; i < n; ++i) {
-      const std::string what = "texts[" + std::to_string(first + i) + "]";
-      encoded.push_back(model.encode(texts[first + i], what.c_str()));
+      encoded.push_back(model.encode(texts[first + i], first + i));
       seq = std::max<int64_t>(seq, encoded.back().size());
     }
     ids.assign(static_cast<size_t>(n * seq), 0);

@@ -93,22 +93,24 @@ bool LoadedModel::hasPooledOutput() const {
   return outputs && outputs->size() >= 2;
 }
 
+const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *LoadedModel::runningSteps() const {
+  return cuda_ ? model().cuda()->steps() : model().steps();
+}
+
 int32_t LoadedModel::numSteps() const {
-  const auto *steps = cuda_ ? model().cuda()->steps() : model().steps();
+  const auto *steps = runningSteps();
   return steps ? static_cast<int32_t>(steps->size()) : 0;
 }
 
-const encm::Step &LoadedModel::step(uint32_t index) const {
-  const auto *steps = cuda_ ? model().cuda()->steps() : model().steps();
-  return *steps->Get(index);
-}
+const encm::Step &LoadedModel::step(uint32_t index) const { return *runningSteps()->Get(index); }
 
-std::vector<int32_t> LoadedModel::encode(std::string_view text, const char *what) const {
+std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index) const {
   if (!tokenizer_)
     fail(ENCRT_UNSUPPORTED, artifact_->path(),
          ": the artifact has no tokenizer (pass token ids instead)");
   if (static_cast<int64_t>(text.size()) > maxTextBytes_)
-    fail(ENCRT_INVALID_ARGUMENT, what, " is ", text.size(), " bytes, more than max_text_bytes (",
+    fail(ENCRT_INVALID_ARGUMENT, index < 0 ? std::string("text") : "texts[" + std::to_string(index) + "]",
+         " is ", text.size(), " bytes, more than max_text_bytes (",
          maxTextBytes_, "; raise it in encrt_model_options)");
   return tokenizer_->encode(text, metadata().max_seq() < 2 ? 2 : metadata().max_seq());
 }

@@ -69,11 +69,14 @@ public:
   const std::string &pooling() const { return pooling_; }
 
   /// [CLS] ids [SEP] truncated to max_seq; throws Failure without a
-  /// tokenizer or for a text over the byte limit (`what` names it).
-  std::vector<int32_t> encode(std::string_view text, const char *what = "text") const;
+  /// tokenizer or for a text over the byte limit (named "texts[index]" when
+  /// index >= 0, else "text").
+  std::vector<int32_t> encode(std::string_view text, int64_t index = -1) const;
 
 private:
   LoadedModel() = default;
+  /// The steps of the plan that runs (CUDA's or the CPU's); may be null.
+  const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *runningSteps() const;
   /// Picks and loads the backend for `choice` (options.device, parsed by
   /// load() before any I/O); throws Failure.
   void loadBackend(const LoadOptions &options, const cuda::DeviceChoice &choice);
