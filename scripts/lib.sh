@@ -6,7 +6,8 @@ ENCC_BUILD="${ENCC_BUILD:-$ENCC_ROOT/build}"
 ENCC_CACHE="${ENCC_CACHE:-$HOME/.cache/encc}"
 ENCC_DEB_PACKAGES=(cmake g++ python3 python3-pip unzip
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
-  libflatbuffers-dev flatbuffers-compiler libgtest-dev libbenchmark-dev nlohmann-json3-dev)
+  libflatbuffers-dev flatbuffers-compiler libgtest-dev libbenchmark-dev nlohmann-json3-dev
+  libsodium-dev)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

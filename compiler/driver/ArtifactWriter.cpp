@@ -6,6 +6,7 @@
 #include "encrt/checksum.h"
 #include "encrt/schema_version.h"
 
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -136,8 +137,10 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
   for (size_t i = 0; i < all.size(); ++i) {
     const CodeObject &co = *all[i];
     auto features = fbb.CreateVectorOfStrings(co.features);
+    const std::array<uint8_t, 32> digest = llvm::SHA256::hash(co.bytes);
     codes.push_back(encm::CreateCodeObject(fbb, fbb.CreateString(co.target), features, codeOffsets[i],
-                                           co.bytes.size()));
+                                           co.bytes.size(),
+                                           fbb.CreateVector(digest.data(), digest.size())));
   }
   flatbuffers::Offset<encm::CudaPlan> cuda;
   if (c.cuda) {
@@ -223,12 +226,18 @@ llvm::Error encc::writeArtifact(const std::string &path, const ArtifactContents 
   auto bytes = serializeArtifact(c);
   if (!bytes)
     return bytes.takeError();
+  return writeFileAtomically(path, *bytes);
+}
+
+llvm::Error encc::writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
+                                      unsigned mode) {
   // A fresh temporary beside the target (O_EXCL: never an existing file or a
   // planted symlink), fsync'ed, then renamed over the target; removed on
-  // every failure, so a failed compile leaves nothing behind.
+  // every failure, so a failed write leaves nothing behind.
   int fd = -1;
   llvm::SmallString<256> tmp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".partial-%%%%%%%%", fd, tmp))
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".partial-%%%%%%%%", fd, tmp, 
+                                                           llvm::sys::fs::OF_None, mode))
     return llvm::createStringError(ec, "%s: cannot create a temporary file beside it: %s", path.c_str(),
                                    ec.message().c_str());
   auto failWith = [&](const char *what, std::error_code ec) -> llvm::Error {
@@ -237,7 +246,7 @@ llvm::Error encc::writeArtifact(const std::string &path, const ArtifactContents 
   };
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/false);
-    os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+    os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
     os.flush();
     if (os.has_error()) {
       std::error_code ec = os.error();

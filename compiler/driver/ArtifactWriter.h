@@ -12,6 +12,7 @@
 #include "frontends/ModelDescription.h"
 #include "ir/WeightStore.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <optional>
@@ -39,6 +40,11 @@ llvm::Expected<std::vector<uint8_t>> serializeArtifact(const ArtifactContents &c
 
 /// Serialises and writes atomically (temp file + rename).
 llvm::Error writeArtifact(const std::string &path, const ArtifactContents &contents);
+
+/// Writes `bytes` to `path` through a fresh temporary beside it (O_EXCL,
+/// created with `mode`), fsync and rename; nothing is left behind on failure.
+llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
+                                unsigned mode = 0666);
 
 } // namespace encc
 

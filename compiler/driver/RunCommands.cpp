@@ -1,6 +1,7 @@
 //===- RunCommands.cpp - encc run / embed / inspect -----------------------===//
 
 #include "compiler/driver/RunCommands.h"
+#include "compiler/driver/SignCommands.h"
 
 #include "encrt/artifact_generated.h"
 #include "encrt/checksum.h"
@@ -70,6 +71,24 @@ bool openModel(const Args &args, const char *command, ModelPtr &model, SessionPt
     mo.cpu_target = cpu.c_str();
   if (!device.empty())
     mo.device = device.c_str();
+  std::string sha = args.get("require-sha256"), signature = args.get("signature"), key;
+  if (args.has("trusted-key")) {
+    std::string error;
+    key = readPublicKeyFile(args.get("trusted-key"), error);
+    if (key.empty()) {
+      fail("--trusted-key: " + error);
+      return false;
+    }
+  } else if (!signature.empty()) {
+    fail("--signature needs --trusted-key (the public key to check it with)");
+    return false;
+  }
+  if (args.has("require-sha256"))
+    mo.require_sha256 = sha.c_str();
+  if (!key.empty())
+    mo.trusted_public_key = key.c_str();
+  if (!signature.empty())
+    mo.signature_path = signature.c_str();
   encrt_model *m = nullptr;
   if (failed(encrt_model_load(args.positionals[0].c_str(), &mo, &m)))
     return false;

@@ -4,6 +4,7 @@
 //   encc run model.encm --ids "101 7592 102" [--ids ...] [--format=json]
 //   encc embed model.encm "text" ... [--file lines.txt] [--format=json]
 //   encc inspect model.encm [--format=json] [-v]
+//   encc keygen NAME; encc sign model.encm --key NAME.key
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "compiler/driver/CompileDriver.h"
 #include "compiler/driver/Report.h"
 #include "compiler/driver/RunCommands.h"
+#include "compiler/driver/SignCommands.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
@@ -35,6 +37,9 @@ commands:
                       tokenize, run, pool: sentence embeddings and their cosine matrix
   inspect ARTIFACT    metadata, targets, tensors, plan steps and sizes
   report MODEL_DIR    compile once per pass-pipeline prefix and measure what each pass buys
+  keygen NAME         an Ed25519 key pair for signing artifacts: NAME.key (secret), NAME.pub
+  sign ARTIFACT       sign an artifact (ARTIFACT.sig); runtimes given the public key refuse
+                      artifacts without a valid signature (docs/security.md)
 
 'encc <command> --help' describes each command's options. 'encc --version' prints the version.
 )";
@@ -123,6 +128,10 @@ const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [-
   --runs N              time N runs after one warm-up run: the median latency with p10/p90,
                         and with --profile the mean per-step times (default 1: one cold run)
   --profile             per-step times on stderr
+  --require-sha256 HEX  refuse the artifact unless its SHA-256 (sha256sum) is HEX
+  --trusted-key FILE    refuse the artifact unless signed by this public key (encc keygen's
+                        NAME.pub; the signature is read from ARTIFACT.sig, see encc sign)
+  --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
 )";
 
 const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
@@ -134,6 +143,29 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
   --device D            auto (default: CUDA when the artifact has a CUDA plan and a GPU is
                         present, else CPU) | cpu | cuda | cuda:N
   --profile             per-step times on stderr
+  --require-sha256 HEX  refuse the artifact unless its SHA-256 (sha256sum) is HEX
+  --trusted-key FILE    refuse the artifact unless signed by this public key (encc keygen's
+                        NAME.pub; the signature is read from ARTIFACT.sig, see encc sign)
+  --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
+)";
+
+const char *kKeygenUsage = R"(usage: encc keygen NAME
+
+Writes a new Ed25519 key pair: NAME.key (the secret key, mode 0600: keep it private) and
+NAME.pub (the public key, 64 hex digits: give it to runtimes as --trusted-key NAME.pub or
+encrt_model_options.trusted_public_key). Never overwrites an existing key.
+
+  -q, --quiet           no progress line
+)";
+
+const char *kSignUsage = R"(usage: encc sign ARTIFACT --key NAME.key [-o SIGNATURE]
+
+Signs the SHA-256 of every byte of ARTIFACT with the secret key and writes the detached
+signature (104 bytes, encrt/signature.h) to ARTIFACT.sig. Re-sign after any change to the file.
+
+  --key FILE            the secret key (encc keygen NAME writes NAME.key)
+  -o, --output FILE     where the signature goes (default: ARTIFACT.sig)
+  -q, --quiet           no progress line
 )";
 
 const char *kInspectUsage = R"(usage: encc inspect ARTIFACT [options]
@@ -260,9 +292,15 @@ int main(int argc, char **argv) {
       {"report", kReportUsage,
        {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize", "weights"},
        {"help"}, reportCommand},
-      {"run", kRunUsage, {"ids", "format", "threads", "cpu-target", "device", "runs"}, {"profile", "help"}, runCommand},
-      {"embed", kEmbedUsage, {"file", "format", "threads", "cpu-target", "device"}, {"profile", "help"}, embedCommand},
+      {"run", kRunUsage,
+       {"ids", "format", "threads", "cpu-target", "device", "runs", "require-sha256", "trusted-key", "signature"},
+       {"profile", "help"}, runCommand},
+      {"embed", kEmbedUsage,
+       {"file", "format", "threads", "cpu-target", "device", "require-sha256", "trusted-key", "signature"},
+       {"profile", "help"}, embedCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
+      {"keygen", kKeygenUsage, {}, {"quiet", "help"}, keygenCommand},
+      {"sign", kSignUsage, {"key", "output"}, {"quiet", "help"}, signCommand},
   };
   for (const Command &c : commands) {
     if (cmd != c.name)
@@ -279,5 +317,5 @@ int main(int argc, char **argv) {
       return usageError("--format expects text or json, got '" + format + "'", c.usage);
     return c.fn(args);
   }
-  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, inspect, report)", kUsage);
+  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, inspect, report, keygen, sign)", kUsage);
 }

@@ -2,11 +2,13 @@
 #include "Artifact.h"
 
 #include "Failure.h"
+#include "Integrity.h"
 #include "VerifyUtil.h"
 #include "cuda/CudaPlanVerify.h"
 #include "encrt/checksum.h"
 #include "encrt/float16.h"
 #include "encrt/schema_version.h"
+#include "encrt/signature.h"
 
 #include <algorithm>
 #include <atomic>
@@ -114,7 +116,7 @@ void fillRandomWeights(uint8_t *dst, uint64_t begin, uint64_t end, encm::DType d
   }
 }
 
-std::unique_ptr<Artifact> Artifact::open(const std::string &path) {
+std::unique_ptr<Artifact> Artifact::open(const std::string &path, const TrustPolicy &trust) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected as
   // not a regular file below (regular files ignore the flag).
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -144,6 +146,9 @@ std::unique_ptr<Artifact> Artifact::open(const std::string &path) {
     fail(ENCRT_IO_ERROR, path, ": cannot map (", std::strerror(err), ")");
   std::unique_ptr<Artifact> artifact(
       new Artifact(path, static_cast<const uint8_t *>(map), size));
+  // The caller's trust requirements first: nothing of an artifact that
+  // fails them is interpreted.
+  verifyTrust(artifact->data_, size, path, trust);
   artifact->verify();
   artifact->generateWeights();
   return artifact;
@@ -346,6 +351,9 @@ void Artifact::verifyCodeAndTokenizer() {
       fail(bad, p, ": code object ", c, " (", co.target()->str(), ") [",
            co.offset(), ", +", co.size(), ") lies outside the file (", body,
            " data bytes)");
+    if (!co.sha256() || co.sha256()->size() != ENCM_SHA256_SIZE)
+      fail(bad, p, ": code object ", c, " (", co.target()->str(),
+           ") has no SHA-256 (", ENCM_SHA256_SIZE, " bytes)");
   }
 
   // Tokenizer (optional).

@@ -15,6 +15,7 @@
 #ifndef ENCRT_ARTIFACT_H
 #define ENCRT_ARTIFACT_H
 
+#include "Integrity.h"
 #include "encrt/artifact_generated.h"
 
 #include <cstddef>
@@ -36,9 +37,11 @@ void fillRandomWeights(uint8_t *dst, uint64_t begin, uint64_t end, encm::DType d
 
 class Artifact {
 public:
-  /// Maps and verifies `path`; throws Failure with a one-line message naming
-  /// the file and the offending field.
-  static std::unique_ptr<Artifact> open(const std::string &path);
+  /// Maps `path`, checks it against `trust` (pinned SHA-256, signature),
+  /// then verifies it; throws Failure with a one-line message naming the
+  /// file and the offending field.
+  static std::unique_ptr<Artifact> open(const std::string &path,
+                                        const TrustPolicy &trust = {});
   ~Artifact();
   Artifact(const Artifact &) = delete;
   Artifact &operator=(const Artifact &) = delete;

@@ -215,6 +215,9 @@ void encrt_model_options_initialize(encrt_model_options *options) {
   options->cpu_target = nullptr;
   options->device = nullptr;
   options->max_text_bytes = 0;
+  options->require_sha256 = nullptr;
+  options->trusted_public_key = nullptr;
+  options->signature_path = nullptr;
 }
 
 encrt_status *encrt_model_load(const char *path,
@@ -249,6 +252,9 @@ encrt_status *encrt_model_load(const char *path,
     o.device = opts.device;
     if (opts.max_text_bytes > 0)
       o.maxTextBytes = opts.max_text_bytes;
+    o.trust.sha256 = opts.require_sha256 ? opts.require_sha256 : "";
+    o.trust.publicKey = opts.trusted_public_key ? opts.trusted_public_key : "";
+    o.trust.signaturePath = opts.signature_path ? opts.signature_path : "";
     auto impl = LoadedModel::load(path, o);
     *out_model = new encrt_model{std::move(impl)};
   });

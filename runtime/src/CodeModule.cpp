@@ -3,7 +3,10 @@
 
 #include "Artifact.h"
 #include "CpuFeatures.h"
+#include "ElfCheck.h"
 #include "Failure.h"
+#include "Integrity.h"
+#include "KernelContract.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -157,16 +160,31 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
   std::unique_ptr<CodeModule> module(new CodeModule());
   module->target_ = chosen->target()->str();
   const std::string &target = module->target_;
-  const uint8_t *blob = artifact.data() + chosen->offset();
+  const std::string what = p + ": code object " + target;
 
-  // Load.
+  // Verify a private copy (the file could change under its mapping), then
+  // load exactly those bytes: nothing of the object runs before its hash,
+  // its ELF structure and its kernels' contracts are checked.
+  std::vector<uint8_t> blob(artifact.data() + chosen->offset(),
+                            artifact.data() + chosen->offset() + chosen->size());
+  const Sha256 digest = sha256(blob.data(), blob.size());
+  if (std::memcmp(digest.data(), chosen->sha256()->data(), digest.size()) != 0)
+    fail(ENCRT_INVALID_ARTIFACT, what, ": SHA-256 is ", toHex(digest.data(), digest.size()),
+         ", the artifact records ", toHex(chosen->sha256()->data(), ENCM_SHA256_SIZE),
+         " (code object replaced or damaged)");
+  checkCodeObjectElf(blob.data(), blob.size(), what);
+
+  // Load: a sealed memfd (no one can change it once checked), else a
+  // temporary file.
   std::string memfdError, fileError;
-  int fd = memfd_create(("encm-" + target).c_str(), MFD_CLOEXEC);
+  int fd = memfd_create(("encm-" + target).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd >= 0) {
-    if (writeAll(fd, blob, chosen->size()))
-      module->handle_ = openMemfd(fd, memfdError);
-    else
+    if (!writeAll(fd, blob.data(), blob.size()))
       memfdError = std::string("cannot write memfd: ") + std::strerror(errno);
+    else if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+      memfdError = std::string("cannot seal memfd: ") + std::strerror(errno);
+    else
+      module->handle_ = openMemfd(fd, memfdError);
     if (module->handle_)
       module->fd_ = fd;
     else
@@ -175,32 +193,36 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
     memfdError = std::string("memfd_create: ") + std::strerror(errno);
   }
   if (!module->handle_)
-    module->handle_ = openTempFile(blob, chosen->size(), fileError);
+    module->handle_ = openTempFile(blob.data(), blob.size(), fileError);
   if (!module->handle_)
     fail(ENCRT_INVALID_ARTIFACT, p, ": cannot load code object ", target,
          " (", memfdError, "; temporary file: ", fileError, ")");
 
-  // Check the ABI.
-  auto info = reinterpret_cast<enc_code_info_fn>(
-      dlsym(module->handle_, "enc_code_info"));
-  if (!info)
-    fail(ENCRT_INVALID_ARTIFACT, p, ": code object ", target,
-         " does not export enc_code_info (not built by encc?)");
-  const enc_code_info_t *ci = info();
-  if (!ci)
-    fail(ENCRT_INVALID_ARTIFACT, p, ": code object ", target,
-         " returned no enc_code_info");
-  if (ci->abi_version != ENC_KERNEL_ABI_VERSION)
-    fail(ENCRT_UNSUPPORTED, p, ": code object ", target,
-         " has kernel ABI version ", ci->abi_version,
-         ", this runtime speaks version ", ENC_KERNEL_ABI_VERSION,
-         " (recompile with a matching encc)");
-
-  // Resolve every kernel; only symbols defined by the code object itself
-  // count (dlsym also searches its dependencies, e.g. libc).
+  // Only symbols defined by the code object itself count (dlsym also
+  // searches its dependencies, e.g. libc).
   struct link_map *self = nullptr;
   if (dlinfo(module->handle_, RTLD_DI_LINKMAP, &self) != 0 || !self)
     fail(ENCRT_INTERNAL, p, ": dlinfo failed on code object ", target);
+  auto ownSymbol = [&](const char *name) -> void * {
+    void *sym = dlsym(module->handle_, name);
+    Dl_info where;
+    if (!sym || !dladdr(sym, &where) || !where.dli_fname ||
+        std::strcmp(where.dli_fname, self->l_name) != 0)
+      return nullptr;
+    return sym;
+  };
+
+  // Check the ABI and the plan against the kernels' contracts (data only).
+  const auto *ci = static_cast<const enc_code_info_t *>(ownSymbol("enc_code_info"));
+  if (!ci)
+    fail(ENCRT_INVALID_ARTIFACT, what, " does not export enc_code_info (not built by encc?)");
+  if (ci->abi_version != ENC_KERNEL_ABI_VERSION)
+    fail(ENCRT_UNSUPPORTED, what, " has kernel ABI version ", ci->abi_version,
+         ", this runtime speaks version ", ENC_KERNEL_ABI_VERSION,
+         " (recompile with a matching encc)");
+  verifyKernelContracts(*ci, artifact.model(), what);
+
+  // Resolve every kernel.
   const auto &steps = *artifact.model().steps();
   std::unordered_map<std::string_view, enc_kernel_fn> resolved;
   module->kernels_.resize(steps.size());
@@ -208,10 +230,8 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
     std::string_view name = steps.Get(s)->kernel()->string_view();
     auto it = resolved.find(name);
     if (it == resolved.end()) {
-      void *sym = dlsym(module->handle_, steps.Get(s)->kernel()->c_str());
-      Dl_info where;
-      if (!sym || !dladdr(sym, &where) || !where.dli_fname ||
-          std::strcmp(where.dli_fname, self->l_name) != 0)
+      void *sym = ownSymbol(steps.Get(s)->kernel()->c_str());
+      if (!sym)
         fail(ENCRT_INVALID_ARTIFACT, p, ": step ", s, " kernel \"", name,
              "\" is not exported by code object ", target);
       it = resolved.emplace(name, reinterpret_cast<enc_kernel_fn>(sym)).first;

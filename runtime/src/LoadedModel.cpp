@@ -60,9 +60,10 @@ void LoadedModel::loadBackend(const LoadOptions &options,
 std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
                                                const LoadOptions &options) {
   const cuda::DeviceChoice choice = cuda::parseDevice(options.device); // bad options before any I/O
+  checkTrustPolicy(options.trust);
   std::shared_ptr<LoadedModel> m(new LoadedModel());
   m->maxTextBytes_ = options.maxTextBytes;
-  m->artifact_ = Artifact::open(path);
+  m->artifact_ = Artifact::open(path, options.trust);
   m->loadBackend(options, choice);
 
   const encm::Metadata &md = m->metadata();

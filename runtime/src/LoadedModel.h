@@ -35,6 +35,7 @@ struct LoadOptions {
   int64_t maxTextBytes = kDefaultMaxTextBytes; ///< longer texts are refused
   const char *cpuTarget = nullptr; ///< null: best supported
   const char *device = nullptr;  ///< null/"auto", "cpu", "cuda", "cuda:N"
+  TrustPolicy trust;             ///< what the artifact must meet before it is read
 };
 
 class LoadedModel {

@@ -602,11 +602,36 @@ TEST_F(SmallGraph, CodeObject) {
   ASSERT_GT(obj.bytes.size(), 4u);
   EXPECT_EQ(std::string(obj.bytes.begin(), obj.bytes.begin() + 4), "\x7f" "ELF");
   ASSERT_TRUE(built_->loaded.handle);
-  auto info = reinterpret_cast<enc_code_info_fn>(
+  const auto *info = static_cast<const enc_code_info_t *>(
       dlsym(built_->loaded.handle, "enc_code_info"));
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info()->abi_version, uint32_t(ENC_KERNEL_ABI_VERSION));
-  EXPECT_STREQ(info()->target, "cpu-x86-64-v3");
+  EXPECT_EQ(info->abi_version, uint32_t(ENC_KERNEL_ABI_VERSION));
+  EXPECT_STREQ(info->target, "cpu-x86-64-v3");
+  // One contract per distinct kernel, each exactly its steps' operands.
+  std::set<std::string> kernels;
+  for (const PlanStep &s : built_->code.plan.steps)
+    kernels.insert(s.kernel);
+  ASSERT_EQ(info->num_kernels, kernels.size());
+  for (const PlanStep &s : built_->code.plan.steps) {
+    const enc_kernel_contract *c = nullptr;
+    for (uint32_t k = 0; k < info->num_kernels; ++k)
+      if (s.kernel == info->kernels[k].name)
+        c = &info->kernels[k];
+    ASSERT_NE(c, nullptr) << s.kernel;
+    std::vector<int64_t> expected = {int64_t(s.operands.size()), s.numResults,
+                                     int64_t(s.iattrs.size()), int64_t(s.fattrs.size())};
+    expected.insert(expected.end(), s.iattrs.begin(), s.iattrs.end());
+    for (uint32_t id : s.operands) {
+      const PlanValue &v = built_->code.plan.values[id];
+      expected.push_back(int64_t(v.dtype));
+      expected.push_back(int64_t(v.shape.size()));
+      expected.insert(expected.end(), v.shape.begin(), v.shape.end());
+    }
+    EXPECT_EQ(std::vector<int64_t>(c->signature, c->signature + c->signature_len), expected)
+        << s.kernel;
+  }
+  // Linked without start files: nothing runs when the object is loaded.
+  EXPECT_EQ(dlsym(built_->loaded.handle, "_init"), nullptr);
   // Kernel internals stay hidden.
   EXPECT_EQ(dlsym(built_->loaded.handle, "fattr"), nullptr);
 }

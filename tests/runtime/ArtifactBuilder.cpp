@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <sodium.h>
 #include <stdexcept>
 
 namespace encrt::test {
@@ -67,9 +68,12 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> features;
     for (const auto &f : c.features)
       features.push_back(b.CreateString(f));
+    std::vector<uint8_t> digest(crypto_hash_sha256_BYTES);
+    crypto_hash_sha256(digest.data(), c.bytes.data(), c.bytes.size());
+    const std::vector<uint8_t> &sha = c.sha256 ? *c.sha256 : digest;
     codes.push_back(encm::CreateCodeObjectDirect(
         b, c.target.c_str(), &features, c.offset.value_or(layout.codeOffsets[i]),
-        c.size.value_or(c.bytes.size())));
+        c.size.value_or(c.bytes.size()), &sha));
   }
   flatbuffers::Offset<encm::Tokenizer> tokenizer = 0;
   if (s.tokenizer) {

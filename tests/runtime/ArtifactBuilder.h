@@ -41,6 +41,7 @@ struct SpecCode {
   std::vector<std::string> features;
   std::vector<uint8_t> bytes;
   std::optional<uint64_t> offset, size; ///< default: where it is written
+  std::optional<std::vector<uint8_t>> sha256; ///< default: SHA-256 of bytes
 };
 
 struct SpecTokenizer {

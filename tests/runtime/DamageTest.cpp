@@ -229,14 +229,40 @@ TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {
        [](ArtifactSpec &s) { s.tokenizer->vocab.resize(60, "x"); }, kBad,
        "tokenizer vocab has 60 entries, the model's vocab_size is 50"},
       {"missing kernel", [](ArtifactSpec &s) { s.steps[2].kernel = "test_nope"; },
-       kBad, "step 2 kernel \"test_nope\" is not exported by code object cpu-x86-64-v2"},
+       kBad, "code object cpu-x86-64-v2: step 2 kernel \"test_nope\" has no contract"},
       {"libc kernel", [](ArtifactSpec &s) { s.steps[0].kernel = "malloc"; },
-       kBad, "step 0 kernel \"malloc\" is not exported"},
+       kBad, "step 0 kernel \"malloc\" has no contract"},
       {"empty kernel", [](ArtifactSpec &s) { s.steps[0].kernel = ""; }, kBad,
        "step 0 has no kernel name"},
       {"not an ELF",
        [](ArtifactSpec &s) { s.codes[0].bytes.assign(256, 0x42); }, kBad,
-       "cannot load code object cpu-x86-64-v2"},
+       "code object cpu-x86-64-v2: not an ELF object"},
+      // The plan-kernel contract (issue 12, finding 2): each of these made a
+      // kernel read or write out of bounds before it was checked.
+      {"contract: other kernel", [](ArtifactSpec &s) { s.steps[1].kernel = "test_add"; },
+       kBad, "step 1 (enc.scale, kernel test_add) has 2 operands (1 results), its kernel "
+             "takes 3 (1 results)"},
+      {"contract: operand added", [](ArtifactSpec &s) { s.steps[1].operands = {4, 4, 5}; },
+       kBad, "step 1 (enc.scale, kernel test_scale) has 3 operands"},
+      {"contract: operand removed", [](ArtifactSpec &s) { s.steps[2].operands = {5, 6}; },
+       kBad, "step 2 (enc.add, kernel test_add) has 2 operands"},
+      {"contract: operand changed", [](ArtifactSpec &s) { s.steps[0].operands[1] = 3; },
+       kBad, "step 0 (enc.embedding, kernel test_embed) operand 1 is value 3 of type F32 [32], "
+             "its kernel was built for F32 [50,32]"},
+      {"contract: lengths for a tensor", [](ArtifactSpec &s) { s.steps[2].operands[0] = 1; },
+       kBad, "operand 0 is value 1 of type I32 [-1], its kernel was built for F32 [-1,-2,32]"},
+      {"contract: shape", [](ArtifactSpec &s) { s.values[5].shape = {-1, -2, 64}; },
+       kBad, "step 1 (enc.scale, kernel test_scale) operand 1 is value 5 of type F32 "
+             "[-1,-2,64], its kernel was built for F32 [-1,-2,32]"},
+      {"contract: dtype", [](ArtifactSpec &s) { s.values[4].dtype = D::I8; },
+       kBad, "operand 3 is value 4 of type I8 [-1,-2,32]"},
+      {"contract: iattr", [](ArtifactSpec &s) { s.steps[0].iattrs = {4096}; },
+       kBad, "step 0 (enc.embedding, kernel test_embed) integer attribute 0 is 4096, its "
+             "kernel was built for 32"},
+      {"contract: attribute count", [](ArtifactSpec &s) { s.steps[1].fattrs.clear(); },
+       kBad, "has 1 integer and 0 float attributes, its kernel takes 1 and 1"},
+      {"contract: results", [](ArtifactSpec &s) { s.steps[2].numResults = 2; },
+       kBad, "has 3 operands (2 results), its kernel takes 3 (1 results)"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.name);

@@ -8,6 +8,7 @@
 #include "encrt/kernel_abi.h"
 
 #include <cstdint>
+#include <stdlib.h>
 
 #ifndef TEST_ABI_VERSION
 #define TEST_ABI_VERSION ENC_KERNEL_ABI_VERSION
@@ -27,11 +28,21 @@ Range share(int64_t total, int32_t task, int32_t numTasks) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) const enc_code_info_t *
-enc_code_info(void) {
-  static const enc_code_info_t info = {TEST_ABI_VERSION, "cpu-test"};
-  return &info;
-}
+// The contracts of the test model's steps (ArtifactBuilder.cpp TestModel:
+// hidden 32, vocab 50); dtype 0 = F32, 1 = I32.
+static const int64_t kEmbed[] = {4, 1, 1, 0, 32, 1, 2, -1, -2, 0, 2, 50, 32,
+                                 0, 1, 32, 0, 3, -1, -2, 32};
+static const int64_t kScale[] = {2, 1, 1, 1, 32, 0, 3, -1, -2, 32, 0, 3, -1, -2, 32};
+static const int64_t kAdd[] = {3, 1, 1, 0, 32, 0, 3, -1, -2, 32, 0, 3, -1, -2, 32,
+                               0, 3, -1, -2, 32};
+static const int64_t kMeanPool[] = {3, 1, 1, 0, 32, 0, 3, -1, -2, 32, 1, 1, -1, 0, 2, -1, 32};
+#define CONTRACT(name, sig) {name, sig, sizeof(sig) / sizeof(sig[0])}
+static const enc_kernel_contract kContracts[] = {
+    CONTRACT("test_embed", kEmbed), CONTRACT("test_scale", kScale),
+    CONTRACT("test_add", kAdd), CONTRACT("test_mean_pool", kMeanPool)};
+
+__attribute__((visibility("default"))) extern const enc_code_info_t enc_code_info;
+const enc_code_info_t enc_code_info = {TEST_ABI_VERSION, "cpu-test", 4, kContracts};
 
 /// [ids, table[V,H], bias[H]] -> out[B,S,H] = table[ids] + bias. iattrs: {H}.
 __attribute__((visibility("default"))) void
@@ -86,3 +97,25 @@ test_mean_pool(const enc_step_ctx *ctx, int32_t task, int32_t numTasks) {
 }
 
 } // extern "C"
+
+// Variants the runtime must refuse before dlopen (CodeObjectTest.cpp), each
+// built as its own object by tests/runtime/CMakeLists.txt.
+#ifdef TEST_CONSTRUCTOR
+/// Would run inside dlopen: the test checks that it never does.
+__attribute__((constructor)) static void testConstructor() {
+  setenv("ENCRT_TEST_CONSTRUCTOR_RAN", "1", 1);
+}
+#endif
+
+#ifdef TEST_IFUNC
+extern "C" {
+static void ifuncTarget(const enc_step_ctx *, int32_t, int32_t) {}
+/// An IFUNC resolver runs when the symbol is bound or looked up.
+static enc_kernel_fn resolveIfunc() {
+  setenv("ENCRT_TEST_CONSTRUCTOR_RAN", "1", 1);
+  return ifuncTarget;
+}
+__attribute__((visibility("default"), ifunc("resolveIfunc"))) void
+test_ifunc(const enc_step_ctx *, int32_t, int32_t);
+}
+#endif

@@ -213,6 +213,10 @@ private:
   /// add_layernorm for fusion into that producer.
   void planQuantizeFusion(mlir::func::FuncOp func);
   llvm::Error addStep(Operation *op);
+  /// The contract (encrt/kernel_abi.h) of the kernel `step` calls: the
+  /// counts, the iattrs, then each operand's dtype, rank and dims.
+  std::vector<int64_t> contractOf(const PlanStep &step, const std::vector<int64_t> &iattrs,
+                                  size_t numFattrs) const;
   llvm::Expected<Kernel> kernelFor(Operation *op,
                                    const std::vector<Shape> &in,
                                    const std::vector<Shape> &outs);
@@ -258,6 +262,8 @@ private:
   bool usesInt8_ = false;
   std::vector<std::string> symbols_;              ///< in first-use order
   std::map<std::string, std::string> symbolCalls_; ///< symbol -> body
+  /// symbol -> its plan-kernel contract (encrt/kernel_abi.h signature)
+  std::map<std::string, std::vector<int64_t>> symbolContracts_;
 };
 
 llvm::Error Generator::addWeight(mlir::enc::WeightOp op) {
@@ -909,16 +915,35 @@ llvm::Error Generator::addStep(Operation *op) {
   step.numResults = static_cast<uint32_t>(results.size());
 
   auto [it, inserted] = symbolCalls_.emplace(kernel->symbol, kernel->call);
-  if (inserted)
+  std::vector<int64_t> contract = contractOf(step, kernel->iattrs, kernel->fattrs.size());
+  if (inserted) {
     symbols_.push_back(kernel->symbol);
-  else if (it->second != kernel->call)
+    symbolContracts_[kernel->symbol] = std::move(contract);
+  } else if (it->second != kernel->call || symbolContracts_[kernel->symbol] != contract) {
     return opError(op, "internal error: kernel symbol " + kernel->symbol +
                            " names two different instantiations");
+  }
   step.kernel = kernel->symbol;
   step.iattrs = kernel->iattrs;
   step.fattrs = kernel->fattrs;
   plan_.steps.push_back(std::move(step));
   return llvm::Error::success();
+}
+
+std::vector<int64_t> Generator::contractOf(const PlanStep &step,
+                                           const std::vector<int64_t> &iattrs,
+                                           size_t numFattrs) const {
+  std::vector<int64_t> sig = {static_cast<int64_t>(step.operands.size()), step.numResults,
+                              static_cast<int64_t>(iattrs.size()),
+                              static_cast<int64_t>(numFattrs)};
+  sig.insert(sig.end(), iattrs.begin(), iattrs.end());
+  for (uint32_t id : step.operands) {
+    const PlanValue &v = plan_.values[id];
+    sig.push_back(static_cast<int64_t>(v.dtype));
+    sig.push_back(static_cast<int64_t>(v.shape.size()));
+    sig.insert(sig.end(), v.shape.begin(), v.shape.end());
+  }
+  return sig;
 }
 
 llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
@@ -1005,16 +1030,29 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
          "  return i < c->num_fattrs ? c->fattrs[i] : d;\n}\n"
          "inline int64_t iattr(const enc_step_ctx *c, int i, int64_t d) {\n"
          "  return i < c->num_iattrs ? c->iattrs[i] : d;\n}\n"
-         "const enc_code_info_t kCodeInfo = {ENC_KERNEL_ABI_VERSION, ENC_TARGET};\n"
-         "} // namespace\n\n"
-         "extern \"C\" __attribute__((visibility(\"default\"))) const enc_code_info_t "
-         "*enc_code_info(void) { return &kCodeInfo; }\n\n";
+         "} // namespace\n\n";
   if (usesInt8_)
     src << "// The int8 GEMM path this object was built with (enc_qgemm.h).\n"
            "extern \"C\" __attribute__((visibility(\"default\"))) const char "
            "*enc_q8_path(void) { return enc_kernels::q8PathName(); }\n\n";
   for (const std::string &sym : symbols_)
     src << "ENC_KERNEL(" << sym << ") {\n  " << symbolCalls_[sym] << "\n}\n";
+  // The plan-kernel contract, read by the runtime at load (data only).
+  src << "\nnamespace {\n";
+  for (size_t k = 0; k < symbols_.size(); ++k) {
+    src << "const int64_t kContract" << k << "[] = {";
+    for (size_t i = 0; i < symbolContracts_[symbols_[k]].size(); ++i)
+      src << (i ? ", " : "") << symbolContracts_[symbols_[k]][i];
+    src << "};\n";
+  }
+  src << "const enc_kernel_contract kContracts[] = {\n";
+  for (size_t k = 0; k < symbols_.size(); ++k)
+    src << "  {\"" << symbols_[k] << "\", kContract" << k << ", "
+        << symbolContracts_[symbols_[k]].size() << "},\n";
+  src << "};\n} // namespace\n\n"
+         "extern \"C\" __attribute__((visibility(\"default\"))) const enc_code_info_t "
+         "enc_code_info = {ENC_KERNEL_ABI_VERSION, ENC_TARGET, "
+      << symbols_.size() << ", kContracts};\n";
   result.source = src.str();
   result.plan = std::move(plan_);
   result.packed = packed_;
@@ -1136,7 +1174,10 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
   CodeObject object;
   object.target = "cpu-" + cpuLevelName(level);
   std::vector<std::string> argv = compilerCommand();
-  for (const char *a : {"-O3", "-std=c++17", "-shared", "-fPIC",
+  // -nostartfiles: no crti/crtbegin, so the object has no initialisers or
+  // finalisers (DT_INIT, .init_array, ...): the runtime refuses any code
+  // object that would run code when loaded.
+  for (const char *a : {"-O3", "-std=c++17", "-shared", "-fPIC", "-nostartfiles",
                         "-fvisibility=hidden", "-ffp-contract=fast",
                         "-fno-trapping-math", "-fno-math-errno"})
     argv.push_back(a);

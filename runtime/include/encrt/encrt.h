@@ -102,6 +102,17 @@ typedef struct encrt_model_options {
   /* Texts longer than this many bytes are refused (ENCRT_INVALID_ARGUMENT)
      before tokenising; 0 = the default, 1 MiB. */
   int64_t max_text_bytes;
+  /* Trust (docs/security.md): an artifact carries native code. When set,
+     these are checked before any byte of the artifact is interpreted, and a
+     failure is ENCRT_INVALID_ARTIFACT.
+     require_sha256: 64 hex digits; the file's SHA-256 (what sha256sum
+     prints) must equal it. trusted_public_key: 64 hex digits (the contents of
+     `encc keygen`'s NAME.pub); the artifact must carry a valid signature by
+     that key (`encc sign`) in signature_path (NULL: the artifact's path +
+     ".sig"). NULL: not required. */
+  const char *require_sha256;
+  const char *trusted_public_key;
+  const char *signature_path;
 } encrt_model_options;
 
 ENCRT_API void encrt_model_options_initialize(encrt_model_options *options);

@@ -47,6 +47,10 @@ struct ModelOptions {
   int32_t numThreads = 0;  ///< 0: all cores
   std::string cpuTarget;   ///< empty: best this CPU runs
   std::string device;      ///< "cpu", "cuda", "cuda:N"; empty or "auto": CUDA when present (encrt.h)
+  /// Trust requirements (encrt.h, docs/security.md); empty: not required.
+  std::string requireSha256;    ///< 64 hex digits
+  std::string trustedPublicKey; ///< 64 hex digits (encc keygen's NAME.pub)
+  std::string signaturePath;    ///< empty: the artifact's path + ".sig"
 };
 
 class Model {
@@ -57,6 +61,10 @@ public:
     o.num_threads = options.numThreads;
     o.cpu_target = options.cpuTarget.empty() ? nullptr : options.cpuTarget.c_str();
     o.device = options.device.empty() ? nullptr : options.device.c_str();
+    o.require_sha256 = options.requireSha256.empty() ? nullptr : options.requireSha256.c_str();
+    o.trusted_public_key =
+        options.trustedPublicKey.empty() ? nullptr : options.trustedPublicKey.c_str();
+    o.signature_path = options.signaturePath.empty() ? nullptr : options.signaturePath.c_str();
     check(encrt_model_load(path.c_str(), &o, &model_));
   }
   ~Model() { encrt_model_release(model_); }

@@ -10,8 +10,14 @@
  * sequence b's rows are [offsets[b], offsets[b+1]) and row-wise kernels
  * process `tokens` rows; the codegen knows statically which form a step has.
  *
- * The shared object also exports `enc_code_info`, so the runtime can check
- * that the code object was built for this ABI.
+ * The shared object also exports the data symbol `enc_code_info`: the ABI
+ * version it was built for and the plan-kernel contract, one entry per
+ * exported kernel describing exactly what it was specialised to (its
+ * operands' dtypes and shapes, which of them it writes, its integer
+ * attributes). The runtime reads it without running any code of the object
+ * and refuses a plan step that does not match its kernel's contract, so a
+ * plan edited to hand a kernel other buffers cannot make it read or write
+ * out of bounds.
  *
  * Plain C, no dependencies: it is included by generated code and the runtime.
  *===----------------------------------------------------------------------===*/
@@ -24,7 +30,7 @@
 extern "C" {
 #endif
 
-#define ENC_KERNEL_ABI_VERSION 2
+#define ENC_KERNEL_ABI_VERSION 3
 
 typedef struct enc_step_ctx {
   void *const *buffers;   /* one pointer per Step.operands entry, same order */
@@ -44,13 +50,29 @@ typedef struct enc_step_ctx {
 typedef void (*enc_kernel_fn)(const enc_step_ctx *ctx, int32_t task,
                               int32_t num_tasks);
 
+/* One kernel's contract. `signature` holds `signature_len` integers:
+ *   num_operands, num_results, num_iattrs, num_fattrs,
+ *   the num_iattrs Step.iattrs values the kernel was generated for,
+ *   then per operand (Step.operands order): dtype (artifact.fbs DType), rank,
+ *   and the rank dims exactly as the plan's Value.shape has them (static
+ *   sizes, or the symbolic -1 batch, -2 sequence, -3 tokens).
+ * The last num_results operands are the ones the kernel writes. */
+typedef struct enc_kernel_contract {
+  const char *name;         /* the exported kernel symbol */
+  const int64_t *signature;
+  uint32_t signature_len;
+} enc_kernel_contract;
+
+#define ENC_CONTRACT_HEADER 4 /* the four counts before the iattrs */
+
 typedef struct enc_code_info_t {
   uint32_t abi_version; /* ENC_KERNEL_ABI_VERSION at build time */
   const char *target;   /* CodeObject.target it was built for */
+  uint32_t num_kernels; /* entries of `kernels` */
+  const enc_kernel_contract *kernels;
 } enc_code_info_t;
 
-/* The exported function: const enc_code_info_t *enc_code_info(void). */
-typedef const enc_code_info_t *(*enc_code_info_fn)(void);
+/* The exported data symbol: extern const enc_code_info_t enc_code_info. */
 
 #ifdef __cplusplus
 }

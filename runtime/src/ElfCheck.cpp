@@ -1,0 +1,317 @@
+//===- ElfCheck.cpp - A CPU code object, checked before it is dlopen'ed ---===//
+#include "ElfCheck.h"
+
+#include "Failure.h"
+#include "VerifyUtil.h"
+
+#include <algorithm>
+#include <cstring>
+#include <elf.h>
+#include <string_view>
+#include <vector>
+
+namespace encrt::rt {
+
+namespace {
+
+/// Libraries a generated object may need (all part of the C/C++ runtime).
+constexpr std::string_view kAllowedNeeded[] = {"libc.so.6", "libm.so.6", "libmvec.so.1",
+                                               "libstdc++.so.6", "libgcc_s.so.1"};
+/// More is a damaged or hostile object (generated ones have a handful).
+constexpr uint32_t kMaxProgramHeaders = 64;
+constexpr uint64_t kMaxDynamicEntries = 4096;
+constexpr uint64_t kMaxSymbols = uint64_t(1) << 20;
+
+class ElfReader {
+public:
+  ElfReader(const uint8_t *data, uint64_t size, const std::string &what)
+      : data_(data), size_(size), what_(what) {}
+
+  void check();
+
+private:
+  template <typename... Parts> [[noreturn]] void reject(const Parts &...parts) const {
+    fail(ENCRT_INVALID_ARTIFACT, what_, ": ", parts...);
+  }
+  /// A T at file offset `off`, bounds-checked.
+  template <typename T> T at(uint64_t off, const char *field) const {
+    if (!fitsIn(off, sizeof(T), size_))
+      reject(field, " at offset ", off, " lies outside the object (", size_, " bytes)");
+    T v;
+    std::memcpy(&v, data_ + off, sizeof(T));
+    return v;
+  }
+  /// The file offset of [vaddr, vaddr + bytes) inside one PT_LOAD's file
+  /// bytes (what the loader reads from the mapping), or a rejection.
+  uint64_t fileOffset(uint64_t vaddr, uint64_t bytes, const char *field) const;
+  std::string_view stringAt(uint64_t strtabOff, uint64_t strsz, uint64_t index,
+                            const char *field) const;
+
+  void checkHeader();
+  void checkProgramHeaders();
+  void checkSections();
+  void checkDynamic();
+  void checkRelocations(uint64_t vaddr, uint64_t bytes, const char *field);
+  uint64_t countSymbols() const;
+  void checkSymbols();
+
+  const uint8_t *data_;
+  uint64_t size_;
+  const std::string &what_;
+  Elf64_Ehdr eh_{};
+  std::vector<Elf64_Phdr> loads_;
+  const Elf64_Phdr *dynamic_ = nullptr;
+  std::vector<Elf64_Phdr> phdrs_;
+  // From the dynamic section (0 = absent).
+  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, syment_ = 0, hash_ = 0, gnuHash_ = 0;
+};
+
+uint64_t ElfReader::fileOffset(uint64_t vaddr, uint64_t bytes, const char *field) const {
+  for (const Elf64_Phdr &p : loads_)
+    if (vaddr >= p.p_vaddr && fitsIn(vaddr - p.p_vaddr, bytes, p.p_filesz))
+      return p.p_offset + (vaddr - p.p_vaddr);
+  reject(field, " [", vaddr, ", +", bytes, ") is not inside a loaded segment's file bytes");
+}
+
+std::string_view ElfReader::stringAt(uint64_t strtabOff, uint64_t strsz, uint64_t index,
+                                     const char *field) const {
+  if (index >= strsz)
+    reject(field, " name offset ", index, " lies outside the string table (", strsz, " bytes)");
+  const char *s = reinterpret_cast<const char *>(data_ + strtabOff + index);
+  const void *nul = std::memchr(s, 0, strsz - index);
+  if (!nul)
+    reject(field, " name is not terminated inside the string table");
+  return std::string_view(s, static_cast<const char *>(nul) - s);
+}
+
+void ElfReader::checkHeader() {
+  if (size_ < sizeof(Elf64_Ehdr))
+    reject("too small (", size_, " bytes) to be an ELF object");
+  std::memcpy(&eh_, data_, sizeof(eh_));
+  if (std::memcmp(eh_.e_ident, ELFMAG, SELFMAG) != 0)
+    reject("not an ELF object");
+  if (eh_.e_ident[EI_CLASS] != ELFCLASS64 || eh_.e_ident[EI_DATA] != ELFDATA2LSB ||
+      eh_.e_ident[EI_VERSION] != EV_CURRENT || eh_.e_machine != EM_X86_64)
+    reject("not a little-endian x86-64 ELF64 object");
+  if (eh_.e_type != ET_DYN)
+    reject("not a shared object (ELF type ", eh_.e_type, ")");
+  if (eh_.e_ehsize != sizeof(Elf64_Ehdr) || eh_.e_phentsize != sizeof(Elf64_Phdr) ||
+      (eh_.e_shnum != 0 && eh_.e_shentsize != sizeof(Elf64_Shdr)))
+    reject("unexpected ELF header sizes");
+  if (eh_.e_phnum == 0 || eh_.e_phnum > kMaxProgramHeaders)
+    reject(eh_.e_phnum, " program headers (expected 1 to ", kMaxProgramHeaders, ")");
+  if (!fitsIn(eh_.e_phoff, uint64_t(eh_.e_phnum) * sizeof(Elf64_Phdr), size_))
+    reject("program headers [", eh_.e_phoff, ", +", uint64_t(eh_.e_phnum) * sizeof(Elf64_Phdr),
+           ") lie outside the object (", size_, " bytes; truncated?)");
+}
+
+void ElfReader::checkProgramHeaders() {
+  for (uint32_t i = 0; i < eh_.e_phnum; ++i)
+    phdrs_.push_back(at<Elf64_Phdr>(eh_.e_phoff + uint64_t(i) * sizeof(Elf64_Phdr),
+                                    "a program header"));
+  for (uint32_t i = 0; i < phdrs_.size(); ++i) {
+    const Elf64_Phdr &p = phdrs_[i];
+    const bool fileBacked = p.p_type == PT_LOAD || p.p_type == PT_DYNAMIC ||
+                            p.p_type == PT_NOTE || p.p_type == PT_GNU_EH_FRAME;
+    if (fileBacked && !fitsIn(p.p_offset, p.p_filesz, size_))
+      reject("segment ", i, " [", p.p_offset, ", +", p.p_filesz,
+             ") lies outside the object (", size_, " bytes; truncated?)");
+    switch (p.p_type) {
+    case PT_LOAD:
+      if (p.p_filesz > p.p_memsz)
+        reject("segment ", i, " has more file bytes than memory bytes");
+      if ((p.p_flags & PF_W) && (p.p_flags & PF_X))
+        reject("segment ", i, " is both writable and executable");
+      // Ascending and disjoint (the ELF rule), so every address has one
+      // source: what is checked here is what the loader maps.
+      if (!loads_.empty() && (p.p_vaddr < loads_.back().p_vaddr ||
+                              p.p_vaddr - loads_.back().p_vaddr < loads_.back().p_memsz))
+        reject("loadable segment ", i, " overlaps or precedes the one before it");
+      if (p.p_memsz > (uint64_t(1) << 40) || p.p_vaddr > (uint64_t(1) << 40))
+        reject("loadable segment ", i, " is implausibly large or far");
+      loads_.push_back(p);
+      break;
+    case PT_DYNAMIC:
+      if (dynamic_)
+        reject("more than one dynamic segment");
+      dynamic_ = &phdrs_[i];
+      break;
+    case PT_GNU_STACK:
+      if (p.p_flags & PF_X)
+        reject("asks for an executable stack");
+      break;
+    case PT_INTERP:
+      reject("has an interpreter (an executable, not a code object)");
+    case PT_TLS:
+      reject("has thread-local storage (generated code has none)");
+    default:
+      break;
+    }
+  }
+  if (loads_.empty())
+    reject("no loadable segment");
+  if (!dynamic_)
+    reject("no dynamic segment (not a shared object built by encc)");
+}
+
+void ElfReader::checkSections() {
+  if (eh_.e_shnum == 0)
+    return;
+  if (!fitsIn(eh_.e_shoff, uint64_t(eh_.e_shnum) * sizeof(Elf64_Shdr), size_))
+    reject("section headers [", eh_.e_shoff, ", +", uint64_t(eh_.e_shnum) * sizeof(Elf64_Shdr),
+           ") lie outside the object (", size_, " bytes; truncated?)");
+  for (uint32_t i = 0; i < eh_.e_shnum; ++i) {
+    auto sh = at<Elf64_Shdr>(eh_.e_shoff + uint64_t(i) * sizeof(Elf64_Shdr), "a section header");
+    if (sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL && !fitsIn(sh.sh_offset, sh.sh_size, size_))
+      reject("section ", i, " [", sh.sh_offset, ", +", sh.sh_size,
+             ") lies outside the object (", size_, " bytes; truncated?)");
+    if (sh.sh_type == SHT_INIT_ARRAY || sh.sh_type == SHT_FINI_ARRAY ||
+        sh.sh_type == SHT_PREINIT_ARRAY)
+      reject("has initialisers or finalisers (init/fini array sections: code that runs on "
+             "load or unload)");
+  }
+}
+
+void ElfReader::checkDynamic() {
+  const uint64_t n = dynamic_->p_filesz / sizeof(Elf64_Dyn);
+  if (n > kMaxDynamicEntries)
+    reject("dynamic section has ", n, " entries");
+  // The loader reads it from memory: at its address, not at p_offset.
+  const uint64_t dynOff = fileOffset(dynamic_->p_vaddr, n * sizeof(Elf64_Dyn), "the dynamic section");
+  std::vector<Elf64_Dyn> entries;
+  for (uint64_t i = 0; i < n; ++i) {
+    auto d = at<Elf64_Dyn>(dynOff + i * sizeof(Elf64_Dyn), "a dynamic entry");
+    if (d.d_tag == DT_NULL)
+      break;
+    entries.push_back(d);
+  }
+  uint64_t rela = 0, relasz = 0, jmprel = 0, pltrelsz = 0;
+  bool hasStrsz = false;
+  for (const Elf64_Dyn &d : entries) {
+    switch (d.d_tag) {
+    case DT_INIT:
+    case DT_INIT_ARRAY:
+    case DT_PREINIT_ARRAY:
+      reject("has initialisers (DT_INIT / init arrays: code that runs on load)");
+    case DT_FINI:
+    case DT_FINI_ARRAY:
+      reject("has finalisers (DT_FINI / fini arrays: code that runs on unload)");
+    case DT_RPATH:
+    case DT_RUNPATH:
+      reject("has a library search path (RPATH/RUNPATH)");
+    case DT_AUDIT:
+    case DT_DEPAUDIT:
+    case DT_AUXILIARY:
+    case DT_FILTER:
+      reject("names audit or filter libraries");
+    case DT_TEXTREL:
+      reject("has text relocations");
+    case DT_FLAGS:
+      if (d.d_un.d_val & DF_TEXTREL)
+        reject("has text relocations");
+      break;
+    case DT_REL:
+      reject("has REL relocations (x86-64 objects use RELA)");
+    case DT_STRTAB: strtab_ = d.d_un.d_ptr; break;
+    case DT_STRSZ: strsz_ = d.d_un.d_val; hasStrsz = true; break;
+    case DT_SYMTAB: symtab_ = d.d_un.d_ptr; break;
+    case DT_SYMENT: syment_ = d.d_un.d_val; break;
+    case DT_HASH: hash_ = d.d_un.d_ptr; break;
+    case DT_GNU_HASH: gnuHash_ = d.d_un.d_ptr; break;
+    case DT_RELA: rela = d.d_un.d_ptr; break;
+    case DT_RELASZ: relasz = d.d_un.d_val; break;
+    case DT_JMPREL: jmprel = d.d_un.d_ptr; break;
+    case DT_PLTRELSZ: pltrelsz = d.d_un.d_val; break;
+    case DT_PLTREL:
+      if (d.d_un.d_val != DT_RELA)
+        reject("PLT relocations are not RELA");
+      break;
+    default:
+      break;
+    }
+  }
+  if (!strtab_ || !hasStrsz || !symtab_ || (!hash_ && !gnuHash_))
+    reject("dynamic section lacks its string table, symbol table or hash table");
+  if (syment_ != 0 && syment_ != sizeof(Elf64_Sym))
+    reject("unexpected symbol entry size ", syment_);
+  const uint64_t strOff = fileOffset(strtab_, strsz_, "the dynamic string table");
+  for (const Elf64_Dyn &d : entries)
+    if (d.d_tag == DT_NEEDED) {
+      std::string_view name = stringAt(strOff, strsz_, d.d_un.d_val, "DT_NEEDED");
+      bool allowed = false;
+      for (std::string_view ok : kAllowedNeeded)
+        allowed |= name == ok;
+      if (!allowed)
+        reject("needs library \"", name, "\" (only the C and C++ runtime libraries are allowed)");
+    }
+  if (rela)
+    checkRelocations(rela, relasz, "RELA relocations");
+  if (jmprel)
+    checkRelocations(jmprel, pltrelsz, "PLT relocations");
+}
+
+void ElfReader::checkRelocations(uint64_t vaddr, uint64_t bytes, const char *field) {
+  if (bytes % sizeof(Elf64_Rela) != 0)
+    reject(field, " size ", bytes, " is not a whole number of entries");
+  const uint64_t off = fileOffset(vaddr, bytes, field);
+  for (uint64_t o = 0; o < bytes; o += sizeof(Elf64_Rela)) {
+    auto r = at<Elf64_Rela>(off + o, field);
+    if (ELF64_R_TYPE(r.r_info) == R_X86_64_IRELATIVE)
+      reject("has IRELATIVE relocations (resolvers that run on load)");
+  }
+}
+
+/// The number of dynamic symbols, from DT_HASH's nchain or by walking
+/// DT_GNU_HASH's buckets and chains (as the loader would).
+uint64_t ElfReader::countSymbols() const {
+  if (hash_) {
+    uint64_t off = fileOffset(hash_, 8, "DT_HASH");
+    return at<uint32_t>(off + 4, "DT_HASH nchain");
+  }
+  uint64_t off = fileOffset(gnuHash_, 16, "DT_GNU_HASH");
+  const uint32_t nbuckets = at<uint32_t>(off, "DT_GNU_HASH");
+  const uint32_t symoffset = at<uint32_t>(off + 4, "DT_GNU_HASH");
+  const uint32_t bloomSize = at<uint32_t>(off + 8, "DT_GNU_HASH");
+  const uint64_t buckets = off + 16 + uint64_t(bloomSize) * 8;
+  const uint64_t chains = buckets + uint64_t(nbuckets) * 4;
+  fileOffset(gnuHash_, chains - off, "DT_GNU_HASH buckets");
+  uint32_t last = 0;
+  for (uint32_t b = 0; b < nbuckets; ++b)
+    last = std::max(last, at<uint32_t>(buckets + uint64_t(b) * 4, "a DT_GNU_HASH bucket"));
+  if (last < symoffset)
+    return symoffset;
+  for (uint64_t i = last; i < kMaxSymbols; ++i) {
+    uint32_t h = at<uint32_t>(chains + (i - symoffset) * 4, "a DT_GNU_HASH chain");
+    if (h & 1)
+      return i + 1;
+  }
+  reject("DT_GNU_HASH chain does not end");
+}
+
+void ElfReader::checkSymbols() {
+  const uint64_t count = countSymbols();
+  if (count > kMaxSymbols)
+    reject(count, " dynamic symbols");
+  const uint64_t off = fileOffset(symtab_, count * sizeof(Elf64_Sym), "the dynamic symbol table");
+  for (uint64_t i = 0; i < count; ++i) {
+    auto sym = at<Elf64_Sym>(off + i * sizeof(Elf64_Sym), "a dynamic symbol");
+    if (ELF64_ST_TYPE(sym.st_info) == STT_GNU_IFUNC && sym.st_shndx != SHN_UNDEF)
+      reject("defines an IFUNC symbol (its resolver would run on lookup)");
+  }
+}
+
+void ElfReader::check() {
+  checkHeader();
+  checkProgramHeaders();
+  checkSections();
+  checkDynamic();
+  checkSymbols();
+}
+
+} // namespace
+
+void checkCodeObjectElf(const uint8_t *data, uint64_t size, const std::string &what) {
+  ElfReader(data, size, what).check();
+}
+
+} // namespace encrt::rt

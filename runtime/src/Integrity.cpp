@@ -1,0 +1,141 @@
+//===- Integrity.cpp - SHA-256 and signatures of artifacts and code -------===//
+#include "Integrity.h"
+
+#include "Failure.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace encrt::rt {
+
+namespace {
+
+void initSodium() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (sodium_init() < 0)
+      fail(ENCRT_INTERNAL, "libsodium failed to initialise");
+  });
+}
+
+/// The signature file's bytes: exactly ENCM_SIGNATURE_SIZE.
+std::array<uint8_t, ENCM_SIGNATURE_SIZE> readSignature(const std::string &sigPath,
+                                                       const std::string &path) {
+  int fd = ::open(sigPath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    fail(ENCRT_INVALID_ARTIFACT, path, ": a signature is required and ", sigPath,
+         " cannot be opened (", std::strerror(errno), "; sign with 'encc sign')");
+  struct stat st;
+  std::array<uint8_t, ENCM_SIGNATURE_SIZE> sig{};
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == ENCM_SIGNATURE_SIZE;
+  size_t got = 0;
+  while (ok && got < sig.size()) {
+    ssize_t n = ::read(fd, sig.data() + got, sig.size() - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      ok = false;
+    else
+      got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (!ok || std::memcmp(sig.data(), ENCM_SIGNATURE_MAGIC, 8) != 0)
+    fail(ENCRT_INVALID_ARTIFACT, path, ": ", sigPath, " is not an encc signature file (",
+         ENCM_SIGNATURE_SIZE, " bytes starting with " ENCM_SIGNATURE_MAGIC ")");
+  return sig;
+}
+
+} // namespace
+
+Sha256 sha256(const uint8_t *data, uint64_t size) {
+  initSodium();
+  Sha256 digest;
+  crypto_hash_sha256_state state;
+  crypto_hash_sha256_init(&state);
+  // In pieces: the length argument is unsigned long long, but keep the
+  // updates bounded anyway.
+  constexpr uint64_t kPiece = uint64_t(1) << 30;
+  for (uint64_t at = 0; at < size; at += kPiece)
+    crypto_hash_sha256_update(&state, data + at, std::min(kPiece, size - at));
+  crypto_hash_sha256_final(&state, digest.data());
+  return digest;
+}
+
+std::string toHex(const uint8_t *data, size_t size) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < size; ++i) {
+    s += kDigits[data[i] >> 4];
+    s += kDigits[data[i] & 15];
+  }
+  return s;
+}
+
+bool parseHex(std::string_view hex, uint8_t *out, size_t size) {
+  if (hex.size() != 2 * size)
+    return false;
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < size; ++i) {
+    int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return false;
+    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
+
+void checkTrustPolicy(const TrustPolicy &policy) {
+  uint8_t scratch[ENCM_SHA256_SIZE];
+  if (!policy.sha256.empty() && !parseHex(policy.sha256, scratch, ENCM_SHA256_SIZE))
+    fail(ENCRT_INVALID_ARGUMENT, "require_sha256 must be 64 hex digits (what sha256sum prints)");
+  if (!policy.publicKey.empty() && !parseHex(policy.publicKey, scratch, ENCM_PUBLIC_KEY_SIZE))
+    fail(ENCRT_INVALID_ARGUMENT,
+         "trusted_public_key must be 64 hex digits (the contents of encc keygen's NAME.pub)");
+  if (!policy.signaturePath.empty() && policy.publicKey.empty())
+    fail(ENCRT_INVALID_ARGUMENT, "signature_path is set but no trusted_public_key to check it with");
+}
+
+void verifyTrust(const uint8_t *data, uint64_t size, const std::string &path,
+                 const TrustPolicy &policy) {
+  if (!policy.any())
+    return;
+  checkTrustPolicy(policy);
+  const Sha256 digest = sha256(data, size);
+  if (!policy.sha256.empty()) {
+    Sha256 pinned;
+    parseHex(policy.sha256, pinned.data(), pinned.size());
+    if (sodium_memcmp(pinned.data(), digest.data(), digest.size()) != 0)
+      fail(ENCRT_INVALID_ARTIFACT, path, ": SHA-256 is ", toHex(digest.data(), digest.size()),
+           ", the required one is ", policy.sha256, " (not the pinned artifact)");
+  }
+  if (policy.publicKey.empty())
+    return;
+  uint8_t key[ENCM_PUBLIC_KEY_SIZE];
+  parseHex(policy.publicKey, key, sizeof key);
+  const std::string sigPath = policy.signaturePath.empty() ? path + ".sig" : policy.signaturePath;
+  const auto sig = readSignature(sigPath, path);
+  if (std::memcmp(sig.data() + 8, key, sizeof key) != 0)
+    fail(ENCRT_INVALID_ARTIFACT, path, ": ", sigPath, " is signed by key ",
+         toHex(sig.data() + 8, ENCM_PUBLIC_KEY_SIZE), ", not by the trusted key ",
+         policy.publicKey);
+  uint8_t message[ENCM_SIGNATURE_CONTEXT_SIZE + ENCM_SHA256_SIZE];
+  std::memcpy(message, ENCM_SIGNATURE_CONTEXT, ENCM_SIGNATURE_CONTEXT_SIZE);
+  std::memcpy(message + ENCM_SIGNATURE_CONTEXT_SIZE, digest.data(), digest.size());
+  if (crypto_sign_verify_detached(sig.data() + 8 + ENCM_PUBLIC_KEY_SIZE, message, sizeof message,
+                                  key) != 0)
+    fail(ENCRT_INVALID_ARTIFACT, path, ": the signature in ", sigPath,
+         " does not match the artifact (modified after signing, or a forged signature)");
+}
+
+} // namespace encrt::rt

@@ -1,0 +1,168 @@
+//===- TrustTest.cpp - Pinned SHA-256 and signatures at load --------------===//
+//
+// encrt_model_options.require_sha256 / trusted_public_key (issue 12,
+// finding 1: "no signature or pinning option"). Signatures are made here
+// with libsodium directly, following encrt/signature.h, independently of
+// `encc sign` (tested in tests/lit).
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+#include "encrt/signature.h"
+
+#include <sodium.h>
+
+#include <cstring>
+
+using namespace encrt::test;
+
+namespace {
+
+constexpr auto kBad = ENCRT_INVALID_ARTIFACT;
+
+std::string hex(const uint8_t *data, size_t n) {
+  static const char d[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i)
+    s += {d[data[i] >> 4], d[data[i] & 15]};
+  return s;
+}
+
+struct KeyPair {
+  uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+  KeyPair() {
+    EXPECT_EQ(sodium_init() >= 0, true);
+    crypto_sign_keypair(pk, sk);
+  }
+  std::string publicHex() const { return hex(pk, sizeof pk); }
+  /// The .sig file of `artifact` (encrt/signature.h).
+  std::vector<uint8_t> sign(const std::vector<uint8_t> &artifact) const {
+    uint8_t message[ENCM_SIGNATURE_CONTEXT_SIZE + ENCM_SHA256_SIZE];
+    std::memcpy(message, ENCM_SIGNATURE_CONTEXT, ENCM_SIGNATURE_CONTEXT_SIZE);
+    crypto_hash_sha256(message + ENCM_SIGNATURE_CONTEXT_SIZE, artifact.data(), artifact.size());
+    std::vector<uint8_t> sig(ENCM_SIGNATURE_SIZE);
+    std::memcpy(sig.data(), ENCM_SIGNATURE_MAGIC, 8);
+    std::memcpy(sig.data() + 8, pk, sizeof pk);
+    crypto_sign_detached(sig.data() + 8 + sizeof pk, nullptr, message, sizeof message, sk);
+    return sig;
+  }
+};
+
+class TrustTest : public RuntimeTest {
+protected:
+  encrt_status *loadWith(const std::string &path, const encrt_model_options &o) {
+    encrt_model *m = nullptr;
+    encrt_status *st = encrt_model_load(path.c_str(), &o, &m);
+    encrt_model_release(m);
+    return st;
+  }
+  encrt_model_options options() {
+    encrt_model_options o;
+    encrt_model_options_initialize(&o);
+    o.num_threads = 1;
+    return o;
+  }
+};
+
+TEST_F(TrustTest, PinnedSha256) {
+  const auto file = writeArtifact(TestModel::spec(kernels()));
+  const std::string path = write(file);
+  uint8_t digest[32];
+  crypto_hash_sha256(digest, file.data(), file.size());
+  std::string good = hex(digest, 32);
+
+  encrt_model_options o = options();
+  o.require_sha256 = good.c_str();
+  EXPECT_EQ(loadWith(path, o), nullptr);
+  std::string upper = good;
+  for (char &c : upper)
+    c = static_cast<char>(std::toupper(c));
+  o.require_sha256 = upper.c_str();
+  EXPECT_EQ(loadWith(path, o), nullptr) << "hex digits in either case";
+
+  std::string other = good;
+  other[0] = other[0] == '0' ? '1' : '0';
+  o.require_sha256 = other.c_str();
+  expectError(loadWith(path, o), kBad, ": SHA-256 is " + good + ", the required one is " + other);
+
+  for (const char *malformed : {"", "abc", "zz", "0123"}) {
+    if (!*malformed)
+      continue; // "" is not required
+    o.require_sha256 = malformed;
+    expectError(loadWith(path, o), ENCRT_INVALID_ARGUMENT, "require_sha256 must be 64 hex digits");
+  }
+}
+
+TEST_F(TrustTest, Signatures) {
+  KeyPair signer, stranger;
+  const auto file = writeArtifact(TestModel::spec(kernels()));
+  const std::string path = write(file);
+  const std::string key = signer.publicHex();
+  encrt_model_options o = options();
+  o.trusted_public_key = key.c_str();
+
+  // No signature yet.
+  expectError(loadWith(path, o), kBad, "a signature is required and " + path + ".sig cannot be opened");
+
+  write(signer.sign(file), "model.encm.sig");
+  EXPECT_EQ(loadWith(path, o), nullptr);
+
+  // Another trusted key: the signer is named.
+  const std::string otherKey = stranger.publicHex();
+  o.trusted_public_key = otherKey.c_str();
+  expectError(loadWith(path, o), kBad, "is signed by key " + key + ", not by the trusted key");
+  o.trusted_public_key = key.c_str();
+
+  // The artifact changed after signing (checksum resealed, so it is
+  // otherwise valid): refused before it is read.
+  auto changed = file;
+  changed[100] ^= 1;
+  resealChecksum(changed);
+  write(changed);
+  expectError(loadWith(path, o), kBad, "does not match the artifact (modified after signing");
+
+  // A forged signature by a stranger claiming the signer's key.
+  write(file);
+  auto forged = stranger.sign(file);
+  std::memcpy(forged.data() + 8, signer.pk, sizeof signer.pk);
+  write(forged, "model.encm.sig");
+  expectError(loadWith(path, o), kBad, "does not match the artifact");
+
+  // A damaged signature file.
+  write(std::vector<uint8_t>(50, 'x'), "model.encm.sig");
+  expectError(loadWith(path, o), kBad, "is not an encc signature file");
+
+  // signature_path elsewhere; the default .sig is then not consulted.
+  const std::string elsewhere = write(signer.sign(file), "elsewhere.sig");
+  o.signature_path = elsewhere.c_str();
+  EXPECT_EQ(loadWith(path, o), nullptr);
+
+  // Both requirements at once.
+  uint8_t digest[32];
+  crypto_hash_sha256(digest, file.data(), file.size());
+  const std::string pin = hex(digest, 32);
+  o.require_sha256 = pin.c_str();
+  EXPECT_EQ(loadWith(path, o), nullptr);
+}
+
+TEST_F(TrustTest, BadOptionsBeforeAnyIo) {
+  encrt_model_options o = options();
+  o.trusted_public_key = "not hex";
+  expectError(loadWith("/nonexistent.encm", o), ENCRT_INVALID_ARGUMENT,
+              "trusted_public_key must be 64 hex digits");
+  o = options();
+  o.signature_path = "/tmp/x.sig";
+  expectError(loadWith("/nonexistent.encm", o), ENCRT_INVALID_ARGUMENT,
+              "signature_path is set but no trusted_public_key");
+}
+
+TEST_F(TrustTest, OlderCallersStructHasNoTrustFields) {
+  // A caller compiled before the trust fields existed: its struct_size ends
+  // at max_text_bytes, and loading works with nothing required.
+  const std::string path = write(writeArtifact(TestModel::spec(kernels())));
+  encrt_model_options o = options();
+  o.struct_size = offsetof(encrt_model_options, require_sha256);
+  o.require_sha256 = "garbage that must not be read";
+  EXPECT_EQ(loadWith(path, o), nullptr);
+}
+
+} // namespace
