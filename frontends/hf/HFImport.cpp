@@ -4,9 +4,11 @@
 #include "frontends/hf/ModelFamily.h"
 #include "frontends/hf/SafeTensors.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <unistd.h>
 
 using namespace encc;
 using llvm::Twine;
@@ -91,6 +93,41 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
   return llvm::Error::success();
 }
 
+namespace {
+
+/// The largest weights a compile handles: the runtime's limit for weights
+/// generated at load (Artifact.cpp) and the most any artifact would carry.
+constexpr uint64_t kMaxWeightBytes = uint64_t(64) << 30;
+
+/// Up-front size check of every weight the config implies (fp32 while
+/// compiling), so a config with huge dims is a one-line error instead of an
+/// overflowed size or an allocation failure deep in the compile.
+llvm::Error checkWeightsFit(const ModelConfig &c, const std::string &configPath) {
+  uint64_t total = 0;
+  for (const WeightSpec &spec : expectedWeights(c)) {
+    uint64_t bytes = 4;
+    for (int64_t d : spec.shape)
+      if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+        bytes = UINT64_MAX;
+    if (__builtin_add_overflow(total, bytes, &total))
+      total = UINT64_MAX;
+  }
+  auto gib = [](uint64_t b) { return llvm::formatv("{0:F1} GiB", double(b) / double(1ull << 30)).str(); };
+  if (total > kMaxWeightBytes)
+    return hfError(configPath + ": the model's dims imply " +
+                   (total == UINT64_MAX ? std::string("more than 2^64 bytes") : gib(total)) +
+                   " of fp32 weights, over the limit of " + gib(kMaxWeightBytes));
+  const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  // The passes and the weight packing hold up to about three copies.
+  if (memory > 0 && total > memory / 3)
+    return hfError(configPath + ": the model's dims imply " + gib(total) +
+                   " of fp32 weights; compiling holds up to three copies and this machine has " +
+                   gib(memory) + " of memory");
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const std::string &dirIn,
                                                   const ImportOptions &opts) {
   std::string dir = dirIn;
@@ -127,6 +164,8 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
   if (c.pooling == "none")
     c.normalize = false;
 
+  if (auto e = checkWeightsFit(c, configPath))
+    return std::move(e);
   ImportedModel m;
   if (opts.randomWeightsSeed) {
     m.weights = randomWeights(c, *opts.randomWeightsSeed);
