@@ -52,6 +52,11 @@ TEST_F(CodeObjectTest, ConstructorNeverRuns) {
   expectRefused(stripped, "has initialisers (DT_INIT / init arrays: code that runs on load)");
 }
 
+TEST_F(CodeObjectTest, DtInitAloneRefused) {
+  // An initialiser only the dynamic section names (no init array section).
+  expectRefused(variant("dtinit"), "has initialisers (DT_INIT / init arrays: code that runs on load)");
+}
+
 TEST_F(CodeObjectTest, StartFilesInitialisersRefused) {
   // The compiler's default link (crti/crtbegin): DT_INIT and init arrays.
   expectRefused(variant("startfiles"), "has initialisers");

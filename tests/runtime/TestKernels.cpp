@@ -107,11 +107,19 @@ __attribute__((constructor)) static void testConstructor() {
 }
 #endif
 
+#ifdef TEST_DT_INIT
+/// Linked with -Wl,-init=testDtInit: DT_INIT alone (no init array section).
+extern "C" __attribute__((visibility("hidden"))) void testDtInit() {
+  setenv("ENCRT_TEST_CONSTRUCTOR_RAN", "1", 1);
+}
+#endif
+
 #ifdef TEST_IFUNC
 extern "C" {
 static void ifuncTarget(const enc_step_ctx *, int32_t, int32_t) {}
-/// An IFUNC resolver runs when the symbol is bound or looked up.
-static enc_kernel_fn resolveIfunc() {
+/// An IFUNC resolver runs when the symbol is bound or looked up (external
+/// linkage: clang wants the resolver's name as written).
+__attribute__((visibility("hidden"))) enc_kernel_fn resolveIfunc() {
   setenv("ENCRT_TEST_CONSTRUCTOR_RAN", "1", 1);
   return ifuncTarget;
 }

@@ -1,0 +1,107 @@
+//===- ArtifactFuzzer.cpp - libFuzzer target: loading and running .encm ---===//
+//
+// Structure-aware: the custom mutator mutates the bytes before the trailer and
+// then recomputes the trailer checksum (anyone can), so mutations reach the
+// FlatBuffers verifier, the semantic checks, the code-object checks and the
+// plan-kernel contract instead of dying at the checksum. An artifact that
+// loads is run on a small ragged batch (and embedded when it has a
+// tokenizer): whatever the loader accepts must run without a sanitizer
+// report. Code objects stay as the seeds have them (their SHA-256 is not
+// recomputed; ElfFuzzer covers the ELF checks): accepting a changed code
+// object is what signatures are for, not this fuzzer.
+//
+// Seeds: `encrt_fuzz_seeds DIR` writes them (the runtime tests' model, with
+// and without pooling and tokenizer, and a weights_fill variant).
+//
+//===----------------------------------------------------------------------===//
+#include "encrt/checksum.h"
+#include "encrt/encrt.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
+namespace {
+
+void reseal(uint8_t *data, size_t size) {
+  if (size < ENCM_TRAILER_SIZE + 8)
+    return;
+  const size_t body = size - ENCM_TRAILER_SIZE;
+  std::memcpy(data + body, ENCM_TRAILER_MAGIC, 8);
+  uint64_t sum = encm_checksum64(data, body);
+  std::memcpy(data + body + 8, &sum, 8);
+}
+
+const std::string &scratchPath() {
+  static const std::string path = [] {
+    const char *dir = std::getenv("TMPDIR");
+    return std::string(dir && *dir ? dir : "/tmp") + "/encrt-fuzz-" + std::to_string(getpid()) +
+           ".encm";
+  }();
+  return path;
+}
+
+void runLoaded(encrt_model *model) {
+  encrt_session *session = nullptr;
+  if (encrt_status *st = encrt_session_create(model, nullptr, &session)) {
+    encrt_status_free(st);
+    return;
+  }
+  encrt_model_info info;
+  encrt_model_get_info(model, &info, sizeof info);
+  const int32_t seq = info.max_seq < 6 ? info.max_seq : 6;
+  const int32_t lengths[2] = {seq, seq > 1 ? seq - 1 : seq};
+  std::vector<int32_t> ids(2 * seq, 0);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<int32_t>(i % (info.vocab_size > 0 ? info.vocab_size : 1));
+  const size_t h = info.hidden_size > 0 ? size_t(info.hidden_size) : 1;
+  std::vector<float> hidden(size_t(2) * seq * h), pooled(2 * h);
+  encrt_status_free(encrt_session_run(session, ids.data(), lengths, 2, seq, hidden.data(),
+                                      info.has_pooled_output ? pooled.data() : nullptr));
+  const char *texts[2] = {"hello world", "a"};
+  encrt_status_free(encrt_session_embed(session, texts, 2, pooled.data()));
+  encrt_session_release(session);
+}
+
+} // namespace
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t maxSize,
+                                          unsigned int seed) {
+  (void)seed;
+  if (size <= ENCM_TRAILER_SIZE || maxSize <= ENCM_TRAILER_SIZE)
+    return LLVMFuzzerMutate(data, size, maxSize);
+  // Mutate the body only; the trailer is rewritten after it.
+  size_t body = LLVMFuzzerMutate(data, size - ENCM_TRAILER_SIZE, maxSize - ENCM_TRAILER_SIZE);
+  reseal(data, body + ENCM_TRAILER_SIZE);
+  return body + ENCM_TRAILER_SIZE;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const std::string &path = scratchPath();
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return 0;
+  std::fwrite(data, 1, size, f);
+  std::fclose(f);
+  encrt_model_options o;
+  encrt_model_options_initialize(&o);
+  o.num_threads = 1;
+  encrt_model *model = nullptr;
+  static const bool verbose = std::getenv("ENCRT_FUZZ_VERBOSE") != nullptr;
+  if (encrt_status *st = encrt_model_load(path.c_str(), &o, &model)) {
+    if (verbose)
+      std::fprintf(stderr, "load: %s\n", encrt_status_message(st));
+    encrt_status_free(st);
+    return 0;
+  }
+  if (verbose)
+    std::fprintf(stderr, "load: ok\n");
+  runLoaded(model);
+  encrt_model_release(model);
+  return 0;
+}
