@@ -6,16 +6,21 @@
 // plan-kernel contract instead of dying at the checksum. An artifact that
 // loads is run on a small ragged batch (and embedded when it has a
 // tokenizer): whatever the loader accepts must run without a sanitizer
-// report. Code objects stay as the seeds have them (their SHA-256 is not
-// recomputed; ElfFuzzer covers the ELF checks): accepting a changed code
-// object is what signatures are for, not this fuzzer.
+// report. Code objects must stay the trusted test kernels: an input whose
+// code object bytes differ is skipped (libFuzzer's comparison tracing learns
+// the recorded SHA-256 and rewrites both, which makes a *malicious* code
+// object: refusing those is what signatures are for, not this fuzzer;
+// ElfFuzzer covers the ELF checks).
 //
 // Seeds: `encrt_fuzz_seeds DIR` writes them (the runtime tests' model, with
 // and without pooling and tokenizer, and a weights_fill variant).
 //
 //===----------------------------------------------------------------------===//
+#include "encrt/artifact_generated.h"
 #include "encrt/checksum.h"
 #include "encrt/encrt.h"
+
+#include <sodium.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +32,45 @@
 extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 namespace {
+
+/// SHA-256 of the code object every seed carries (the runtime tests' kernels).
+const std::vector<uint8_t> &trustedCodeHash() {
+  static const std::vector<uint8_t> hash = [] {
+    std::vector<uint8_t> bytes;
+    if (FILE *f = std::fopen(ENCRT_FUZZ_TRUSTED_KERNELS, "rb")) {
+      uint8_t buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        bytes.insert(bytes.end(), buf, buf + n);
+      std::fclose(f);
+    }
+    if (bytes.empty()) {
+      std::fprintf(stderr, "cannot read the trusted kernels %s\n", ENCRT_FUZZ_TRUSTED_KERNELS);
+      std::abort();
+    }
+    std::vector<uint8_t> h(crypto_hash_sha256_BYTES);
+    crypto_hash_sha256(h.data(), bytes.data(), bytes.size());
+    return h;
+  }();
+  return hash;
+}
+
+/// False when a code object the table names (in bounds) is not the trusted one.
+bool onlyTrustedCode(const uint8_t *data, size_t size) {
+  if (size < ENCM_TRAILER_SIZE)
+    return true;
+  flatbuffers::Verifier verifier(data, size - ENCM_TRAILER_SIZE);
+  if (!encm::VerifyModelBuffer(verifier) || !encm::GetModel(data)->code_objects())
+    return true; // the runtime refuses it before any code
+  for (const encm::CodeObject *co : *encm::GetModel(data)->code_objects()) {
+    if (co->offset() > size || co->size() > size - co->offset())
+      continue; // refused by the runtime
+    uint8_t h[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(h, data + co->offset(), co->size());
+    if (std::memcmp(h, trustedCodeHash().data(), sizeof h) != 0)
+      return false;
+  }
+  return true;
+}
 
 void reseal(uint8_t *data, size_t size) {
   if (size < ENCM_TRAILER_SIZE + 8)
@@ -82,6 +126,8 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!onlyTrustedCode(data, size))
+    return -1; // not added to the corpus
   const std::string &path = scratchPath();
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)

@@ -53,9 +53,13 @@ test_embed(const enc_step_ctx *ctx, int32_t task, int32_t numTasks) {
   float *out = static_cast<float *>(ctx->buffers[3]);
   const int64_t h = ctx->iattrs[0];
   Range r = share(ctx->batch * ctx->seq, task, numTasks);
-  for (int64_t t = r.begin; t < r.end; ++t)
+  // Ids are checked against Metadata.vocab_size, which the runtime cannot
+  // tie to this table: clamp to it, as generated embeddings do (kernel_abi.h).
+  for (int64_t t = r.begin; t < r.end; ++t) {
+    const int64_t id = ids[t] < 0 ? 0 : ids[t] >= 50 ? 49 : ids[t];
     for (int64_t j = 0; j < h; ++j)
-      out[t * h + j] = table[ids[t] * h + j] + bias[j];
+      out[t * h + j] = table[id * h + j] + bias[j];
+  }
 }
 
 /// [x] -> y = x * fattrs[0]. iattrs: {H}.

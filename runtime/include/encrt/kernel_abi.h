@@ -10,6 +10,11 @@
  * sequence b's rows are [offsets[b], offsets[b+1]) and row-wise kernels
  * process `tokens` rows; the codegen knows statically which form a step has.
  *
+ * Token ids reach kernels checked against Metadata.vocab_size only: the
+ * runtime cannot tie that number to the table a kernel indexes, so a kernel
+ * that indexes a table by ids clamps them to the table it was built for (the
+ * generated embeddings do).
+ *
  * The shared object also exports the data symbol `enc_code_info`: the ABI
  * version it was built for and the plan-kernel contract, one entry per
  * exported kernel describing exactly what it was specialised to (its
