@@ -132,9 +132,9 @@ TinyModel makeTinyWeights(const TinyModelSpec &spec) {
     m.weights[P + name] = std::move(v);
     m.shapes[P + name] = std::move(shape);
   };
-  // Linear layer [out, in]: U(-1,1)/sqrt(in) keeps activations O(1).
+  // Linear layer [out, in]: U(-g,g)/sqrt(in) keeps activations O(g).
   auto linear = [&](const std::string &base, int64_t out, int64_t in) {
-    add(base + ".weight", {out, in}, 0.0, 1.0 / std::sqrt(double(in)));
+    add(base + ".weight", {out, in}, 0.0, spec.linearGain / std::sqrt(double(in)));
     add(base + ".bias", {out}, 0.0, 0.1);
   };
   auto layerNorm = [&](const std::string &base) {

@@ -36,6 +36,10 @@ struct TinyModelSpec {
   std::string dtype = "F32";    ///< F32 | F16 | BF16 (storage dtype)
   /// Prepended to every tensor name, e.g. "bert." (all-MiniLM-L6-v2 has none).
   std::string weightPrefix;
+  /// Linear weights are U(-g, g) / sqrt(in) with g = linearGain. Above 1 the
+  /// GELU inputs reach |x| of 2 to 4, where the erf and tanh forms differ by
+  /// up to 5e-4, and attention logits grow until their scale matters.
+  double linearGain = 1.0;
 
   /// config.json's pad_token_id: 0 for bert, 1 for roberta.
   int padTokenId() const { return modelType == "roberta" ? 1 : 0; }
