@@ -22,6 +22,7 @@
 // named by the object's enc_q8_path().
 //
 //===----------------------------------------------------------------------===//
+#include "tests/support/NanAware.h"
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "ir/EncDialect.h"
 #include "runtime/include/encrt/kernel_abi.h"
@@ -506,7 +507,7 @@ TEST_P(Int8Codegen, EveryStepMatchesQuantisedDoubleMath) {
     Vec got = floats(run.ptr[plan.outputs[0]], R * FF);
     double maxErr = 0;
     for (int64_t i = 0; i < R * FF; ++i)
-      maxErr = std::max(maxErr, std::fabs(got[i] - of[i]));
+      maxErr = encc::testing::errorMax(maxErr, std::fabs(got[i] - of[i]));
     EXPECT_LE(maxErr, 0.1) << "int8 vs float graph";
     EXPECT_GT(maxErr, 1e-4) << "int8 output equals the float one: not quantised?";
   }

@@ -13,6 +13,7 @@
 #include "encrt/cuda_kernel_abi.h"
 #include "frontends/hf/HFImport.h"
 #include "ir/EncDialect.h"
+#include "tests/support/NanAware.h"
 #include "tests/cuda/PlanEmulator.h"
 #include "tests/support/ReferenceEncoder.h"
 #include "tests/support/TinyModel.h"
@@ -362,7 +363,7 @@ void checkEmulatedOutputs(const Plan &plan, const mlir::enc::WeightStore &weight
     for (int64_t s = 0; s < lengths[b]; ++s, ++row)
       for (int64_t h = 0; h < H; ++h) {
         maxRef = std::max(maxRef, std::fabs(ref.hidden[b][s][h]));
-        maxErr = std::max(maxErr, std::fabs(got.hidden[row * H + h] - ref.hidden[b][s][h]));
+        maxErr = encc::testing::errorMax(maxErr, std::fabs(got.hidden[row * H + h] - ref.hidden[b][s][h]));
       }
   ASSERT_EQ(got.hidden.size(), static_cast<size_t>(row * H));
   EXPECT_LE(maxErr / maxRef, tolerance) << "hidden: max |err| " << maxErr << ", max |ref| " << maxRef;
@@ -377,7 +378,7 @@ void checkEmulatedOutputs(const Plan &plan, const mlir::enc::WeightStore &weight
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       pRef = std::max(pRef, std::fabs(ref.pooled[b][h]));
-      pErr = std::max(pErr, std::fabs(got.pooled[b * H + h] - ref.pooled[b][h]));
+      pErr = encc::testing::errorMax(pErr, std::fabs(got.pooled[b * H + h] - ref.pooled[b][h]));
     }
   EXPECT_LE(pErr / pRef, tolerance) << "pooled: max |err| " << pErr << ", max |ref| " << pRef;
 }

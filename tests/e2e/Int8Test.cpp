@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/support/NanAware.h"
 #include "tests/e2e/E2ETest.h"
 #include "tests/support/RecordedReference.h"
 #include "tests/support/ReferenceEncoder.h"
@@ -92,10 +93,10 @@ Errors errorsVsReference(const std::string &artifact, const TinyModel &model) {
   for (size_t b = 0; b < lengths.size(); ++b)
     for (int64_t t = 0; t < lengths[b]; ++t)
       for (int k = 0; k < s.hidden; ++k)
-        e.hidden = std::max(e.hidden, std::fabs(out.hidden[(b * kMaxSeq + t) * s.hidden + k] - ref.hidden[b][t][k]));
+        e.hidden = errorMax(e.hidden, std::fabs(out.hidden[(b * kMaxSeq + t) * s.hidden + k] - ref.hidden[b][t][k]));
   for (size_t b = 0; b < ref.pooled.size(); ++b)
     for (int k = 0; k < s.hidden; ++k)
-      e.pooled = std::max(e.pooled, std::fabs(out.pooled[b * s.hidden + k] - ref.pooled[b][k]));
+      e.pooled = errorMax(e.pooled, std::fabs(out.pooled[b * s.hidden + k] - ref.pooled[b][k]));
   return e;
 }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/support/NanAware.h"
 #include "tests/support/RecordedReference.h"
 #include "tests/support/ReferenceEncoder.h"
 #include "tests/support/Safetensors.h"
@@ -59,7 +60,7 @@ double maxAbsDiff(const std::vector<double> &a, const std::vector<double> &b) {
   EXPECT_EQ(a.size(), b.size());
   double m = 0;
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    m = std::max(m, std::fabs(a[i] - b[i]));
+    m = encc::testing::errorMax(m, std::fabs(a[i] - b[i]));
   return m;
 }
 
@@ -547,4 +548,13 @@ TEST(ReferenceEncoder, MiniLMMatchesSentenceTransformers) {
       EXPECT_LT(maxAbsDiff(head, s.hiddenHead[t]), 1e-4) << s.text << " token " << t;
     }
   }
+}
+
+TEST(NanAware, ErrorMaxKeepsNan) {
+  // std::max drops a NaN that comes second: the reason errorMax exists.
+  EXPECT_EQ(std::max(0.0, double(NAN)), 0.0);
+  EXPECT_TRUE(std::isnan(errorMax(0.0, NAN)));
+  EXPECT_TRUE(std::isnan(errorMax(NAN, 1.0)));
+  EXPECT_EQ(errorMax(1.0, 2.0), 2.0);
+  EXPECT_EQ(errorMax(3.0, INFINITY), INFINITY);
 }
