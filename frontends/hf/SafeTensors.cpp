@@ -147,7 +147,8 @@ llvm::Expected<mlir::enc::WeightTensor> SafeTensorsFile::readF32(const std::stri
   const uint8_t *src = data_ + info->begin;
   float *dst = t.f32();
   if (info->dtype == "F32") {
-    std::memcpy(dst, src, n * 4);
+    if (n != 0) // an empty tensor has no storage: memcpy(nullptr, ..., 0) is undefined
+      std::memcpy(dst, src, n * 4);
   } else if (info->dtype == "F16" || info->dtype == "BF16") {
     bool half = info->dtype == "F16";
     for (uint64_t i = 0; i < n; ++i) {
