@@ -160,6 +160,18 @@ Artifact::~Artifact() {
     munmap(generated_, generatedSize_);
 }
 
+std::vector<uint8_t> Artifact::codeObjectCopy(const encm::CodeObject &co,
+                                              const std::string &what) const {
+  // offset, size and a 32-byte sha256 were checked by verifyCodeAndTokenizer.
+  std::vector<uint8_t> blob(data_ + co.offset(), data_ + co.offset() + co.size());
+  const Sha256 digest = sha256(blob.data(), blob.size());
+  if (std::memcmp(digest.data(), co.sha256()->data(), digest.size()) != 0)
+    fail(ENCRT_INVALID_ARTIFACT, what, ": SHA-256 is ", toHex(digest.data(), digest.size()),
+         ", the artifact records ", toHex(co.sha256()->data(), ENCM_SHA256_SIZE),
+         " (code object replaced or damaged)");
+  return blob;
+}
+
 int32_t Artifact::liveEnd(const encm::Value &value) const {
   return rt::liveEnd(value, static_cast<int32_t>(model_->steps()->size()));
 }

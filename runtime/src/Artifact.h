@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace encrt::rt {
 
@@ -55,6 +56,10 @@ public:
   const void *weightData(const encm::Value &value) const {
     return weights_ + value.weight_offset();
   }
+  /// A private copy of code object `co`'s bytes (the file could change under
+  /// its mapping), checked against the SHA-256 the table records; throws
+  /// Failure naming `what` when they differ.
+  std::vector<uint8_t> codeObjectCopy(const encm::CodeObject &co, const std::string &what) const;
   /// False for an artifact compiled for CUDA only (empty CPU plan).
   bool hasCpuPlan() const { return hasCpuPlan_; }
   /// True when the weights were generated at open (outputs are meaningless).

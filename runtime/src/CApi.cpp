@@ -244,6 +244,13 @@ encrt_status *encrt_model_load(const char *path,
     return makeStatus(ENCRT_INVALID_ARGUMENT,
                       std::string(where) + ": max_text_bytes is " +
                           std::to_string(opts.max_text_bytes) + " (expected >= 0, 0 = 1 MiB)");
+  // A trust requirement given as "" is a mistake, not "none" (fail closed).
+  for (auto [name, value] : {std::pair{"require_sha256", opts.require_sha256},
+                             std::pair{"trusted_public_key", opts.trusted_public_key},
+                             std::pair{"signature_path", opts.signature_path}})
+    if (value && !*value)
+      return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": " + name +
+                                                    " is empty (NULL means not required)");
   // Load errors already start with the path.
   return guard(where, false, [&] {
     LoadOptions o;

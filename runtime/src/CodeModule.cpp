@@ -5,7 +5,6 @@
 #include "CpuFeatures.h"
 #include "ElfCheck.h"
 #include "Failure.h"
-#include "Integrity.h"
 #include "KernelContract.h"
 
 #include <algorithm>
@@ -165,13 +164,7 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
   // Verify a private copy (the file could change under its mapping), then
   // load exactly those bytes: nothing of the object runs before its hash,
   // its ELF structure and its kernels' contracts are checked.
-  std::vector<uint8_t> blob(artifact.data() + chosen->offset(),
-                            artifact.data() + chosen->offset() + chosen->size());
-  const Sha256 digest = sha256(blob.data(), blob.size());
-  if (std::memcmp(digest.data(), chosen->sha256()->data(), digest.size()) != 0)
-    fail(ENCRT_INVALID_ARTIFACT, what, ": SHA-256 is ", toHex(digest.data(), digest.size()),
-         ", the artifact records ", toHex(chosen->sha256()->data(), ENCM_SHA256_SIZE),
-         " (code object replaced or damaged)");
+  const std::vector<uint8_t> blob = artifact.codeObjectCopy(*chosen, what);
   checkCodeObjectElf(blob.data(), blob.size(), what);
 
   // Load: a sealed memfd (no one can change it once checked), else a

@@ -68,31 +68,18 @@ Sha256 sha256(const uint8_t *data, uint64_t size) {
 }
 
 std::string toHex(const uint8_t *data, size_t size) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < size; ++i) {
-    s += kDigits[data[i] >> 4];
-    s += kDigits[data[i] & 15];
-  }
+  std::string s(2 * size + 1, '\0');
+  sodium_bin2hex(s.data(), s.size(), data, size);
+  s.pop_back();
   return s;
 }
 
 bool parseHex(std::string_view hex, uint8_t *out, size_t size) {
-  if (hex.size() != 2 * size)
-    return false;
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < size; ++i) {
-    int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return false;
-    out[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  return true;
+  size_t got = 0;
+  const char *end = nullptr;
+  return hex.size() == 2 * size &&
+         sodium_hex2bin(out, size, hex.data(), hex.size(), nullptr, &got, &end) == 0 &&
+         got == size && end == hex.data() + hex.size();
 }
 
 void checkTrustPolicy(const TrustPolicy &policy) {

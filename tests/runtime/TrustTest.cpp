@@ -84,12 +84,20 @@ TEST_F(TrustTest, PinnedSha256) {
   o.require_sha256 = other.c_str();
   expectError(loadWith(path, o), kBad, ": SHA-256 is " + good + ", the required one is " + other);
 
-  for (const char *malformed : {"", "abc", "zz", "0123"}) {
-    if (!*malformed)
-      continue; // "" is not required
+  for (const char *malformed : {"abc", "zz", "0123", "g0"}) {
     o.require_sha256 = malformed;
     expectError(loadWith(path, o), ENCRT_INVALID_ARGUMENT, "require_sha256 must be 64 hex digits");
   }
+  // Hex digits followed by junk of the right total length.
+  std::string tail = good.substr(0, 62) + "x1";
+  o.require_sha256 = tail.c_str();
+  expectError(loadWith(path, o), ENCRT_INVALID_ARGUMENT, "require_sha256 must be 64 hex digits");
+  // "" fails closed: it is not "nothing required".
+  o.require_sha256 = "";
+  expectError(loadWith(path, o), ENCRT_INVALID_ARGUMENT, "require_sha256 is empty (NULL means not required)");
+  o.require_sha256 = nullptr;
+  o.trusted_public_key = "";
+  expectError(loadWith(path, o), ENCRT_INVALID_ARGUMENT, "trusted_public_key is empty");
 }
 
 TEST_F(TrustTest, Signatures) {

@@ -109,7 +109,7 @@ typedef struct encrt_model_options {
      prints) must equal it. trusted_public_key: 64 hex digits (the contents of
      `encc keygen`'s NAME.pub); the artifact must carry a valid signature by
      that key (`encc sign`) in signature_path (NULL: the artifact's path +
-     ".sig"). NULL: not required. */
+     ".sig"). NULL: not required; "" is an ENCRT_INVALID_ARGUMENT error. */
   const char *require_sha256;
   const char *trusted_public_key;
   const char *signature_path;

@@ -3,11 +3,9 @@
 
 #include "Artifact.h"
 #include "Failure.h"
-#include "Integrity.h"
 #include "encrt/cuda_kernel_abi.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 namespace encrt::rt::cuda {
@@ -72,13 +70,7 @@ std::unique_ptr<CudaModel> CudaModel::load(const Artifact &artifact,
   const encm::CodeObject &co = *model.code_objects()->Get(plan.code_object());
   // A private copy, checked against its recorded SHA-256, is what the driver
   // parses (the file could change under its mapping).
-  std::vector<uint8_t> fatbin(artifact.data() + co.offset(),
-                              artifact.data() + co.offset() + co.size());
-  const Sha256 digest = sha256(fatbin.data(), fatbin.size());
-  if (std::memcmp(digest.data(), co.sha256()->data(), digest.size()) != 0)
-    fail(ENCRT_INVALID_ARTIFACT, path, ": the CUDA code object's SHA-256 is ",
-         toHex(digest.data(), digest.size()), ", the artifact records ",
-         toHex(co.sha256()->data(), ENCM_SHA256_SIZE), " (code object replaced or damaged)");
+  const std::vector<uint8_t> fatbin = artifact.codeObjectCopy(co, path + ": CUDA code object");
   CUresult r = d.cuModuleLoadData(&m->module_, fatbin.data());
   if (r == kCuErrorNoBinaryForGpu) {
     std::string archs;
