@@ -2,26 +2,29 @@
 //
 // Compiles the same model with no passes, with each pass alone and with each
 // cumulative prefix of the default pipeline, and checks the hidden states
-// (valid tokens) against the unfused build: max |fused - unfused| / max
-// |unfused| <= 1e-4; the fused build also against the float64 reference. On
+// (valid tokens) against the unfused build and against the float64 reference:
+// max |got - want| / max |want| <= 1e-5 (measured <= 8e-7 on both tiny models,
+// printed as "[ measured ]"; the gate leaves about 12x). On
 // all-MiniLM-L6-v2: sentence embeddings cosine >= 0.99999 vs the unfused build.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tests/e2e/E2ETest.h"
+#include "tests/support/NanAware.h"
 #include "tests/support/RecordedReference.h"
 #include "tests/support/ReferenceEncoder.h"
 #include "tests/support/TinyModel.h"
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cstdio>
 #include <random>
 
 using namespace encc::testing;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;
+constexpr double kTolerance = 1e-5;
 
 struct Batch {
   std::vector<int32_t> ids, lengths;
@@ -72,30 +75,14 @@ TEST_P(PassesPreserveOutput, TinyModel) {
   spec.intermediate = 136;
   spec.act = GetParam();
   spec.seed = 99;
+  spec.linearGain = 3; // GELU inputs reach |x| 2-4, where erf and tanh differ
   TempDir dir;
   TinyModel model = writeTinyModel(dir.path() + "/m", spec);
   Batch batch = mixedBatch(spec.vocab, 20);
 
-  ASSERT_EQ(compileWith(model.dir, dir.path() + "/none.encm", "none"), "");
-  int32_t unfusedSteps = 0, fusedSteps = 0;
-  std::vector<double> unfused = runValid(dir.path() + "/none.encm", batch, spec.hidden, &unfusedSteps);
-
-  const std::vector<std::string> &passes = encc::defaultPassNames();
-  for (size_t i = 0; i < passes.size(); ++i) {
-    std::vector<std::string> prefix(passes.begin(), passes.begin() + i + 1);
-    for (const std::string &pipeline : {passes[i], llvm::join(prefix, ",")}) {
-      std::string path = dir.path() + "/p.encm";
-      ASSERT_EQ(compileWith(model.dir, path, pipeline), "") << pipeline;
-      int32_t steps = 0;
-      std::vector<double> fused = runValid(path, batch, spec.hidden, &steps);
-      EXPECT_LE(maxRelativeError(fused, unfused), kTolerance) << "pipeline " << pipeline;
-      if (i + 1 == passes.size())
-        fusedSteps = steps;
-    }
-  }
-  EXPECT_LT(fusedSteps, unfusedSteps) << "the full pipeline should launch fewer kernels";
-
-  // The fully fused build against the float64 reference, too.
+  // The float64 reference for the same batch: every build is compared with it
+  // as well as with the unfused build (a bug shared by both builds passes the
+  // differential check, not this one).
   std::vector<std::vector<int64_t>> ids(batch.lengths.size());
   for (size_t i = 0; i < ids.size(); ++i)
     ids[i].assign(batch.ids.begin() + i * batch.seq, batch.ids.begin() + (i + 1) * batch.seq);
@@ -105,8 +92,36 @@ TEST_P(PassesPreserveOutput, TinyModel) {
   for (size_t i = 0; i < ids.size(); ++i)
     for (int t = 0; t < batch.lengths[i]; ++t)
       expected.insert(expected.end(), ref.hidden[i][t].begin(), ref.hidden[i][t].end());
+
+  ASSERT_EQ(compileWith(model.dir, dir.path() + "/none.encm", "none"), "");
+  int32_t unfusedSteps = 0, fusedSteps = 0;
+  std::vector<double> unfused = runValid(dir.path() + "/none.encm", batch, spec.hidden, &unfusedSteps);
+  double worstVsUnfused = 0, worstVsReference = maxRelativeError(unfused, expected);
+  EXPECT_LE(worstVsReference, kTolerance) << "unfused build vs the float64 reference";
+
+  const std::vector<std::string> &passes = encc::defaultPassNames();
+  for (size_t i = 0; i < passes.size(); ++i) {
+    std::vector<std::string> prefix(passes.begin(), passes.begin() + i + 1);
+    for (const std::string &pipeline : {passes[i], llvm::join(prefix, ",")}) {
+      std::string path = dir.path() + "/p.encm";
+      ASSERT_EQ(compileWith(model.dir, path, pipeline), "") << pipeline;
+      int32_t steps = 0;
+      std::vector<double> fused = runValid(path, batch, spec.hidden, &steps);
+      double vsUnfused = maxRelativeError(fused, unfused), vsReference = maxRelativeError(fused, expected);
+      EXPECT_LE(vsUnfused, kTolerance) << "pipeline " << pipeline << " vs the unfused build";
+      EXPECT_LE(vsReference, kTolerance) << "pipeline " << pipeline << " vs the float64 reference";
+      worstVsUnfused = errorMax(worstVsUnfused, vsUnfused);
+      worstVsReference = errorMax(worstVsReference, vsReference);
+      if (i + 1 == passes.size())
+        fusedSteps = steps;
+    }
+  }
+  std::printf("[ measured ] worst max relative error over %zu pipelines: %.2e vs unfused, %.2e vs float64\n",
+              2 * passes.size(), worstVsUnfused, worstVsReference);
+  EXPECT_LT(fusedSteps, unfusedSteps) << "the full pipeline should launch fewer kernels";
   ASSERT_EQ(compileWith(model.dir, dir.path() + "/all.encm", ""), "");
-  EXPECT_LE(maxRelativeError(runValid(dir.path() + "/all.encm", batch, spec.hidden), expected), kTolerance);
+  EXPECT_LE(maxRelativeError(runValid(dir.path() + "/all.encm", batch, spec.hidden), expected), kTolerance)
+      << "default pipeline vs the float64 reference";
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, PassesPreserveOutput, ::testing::Values("gelu", "gelu_new"));
