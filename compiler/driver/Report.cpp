@@ -38,7 +38,8 @@ struct Row {
   std::string name;
   std::string target; ///< the code object the runtime picked
   double medianMs = 0, p10Ms = 0, p90Ms = 0;
-  double maxAbsErr = 0, meanCosine = 1;
+  double maxAbsErr = 0, meanCosine = 1; ///< NaN when an output is not finite
+  int64_t nonFinite = 0;                 ///< outputs that are NaN or infinite
   int64_t ops = 0, launches = 0;
   uint64_t arenaBytes = 0, artifactBytes = 0, weightBytes = 0;
 };
@@ -163,14 +164,17 @@ llvm::Error measure(const std::string &path, const Inputs &in, int32_t threads, 
   return result;
 }
 
-/// Max abs difference and mean per-token cosine of `a` vs `base` (rows of h).
+/// Max abs difference and mean per-token cosine of `a` vs `base` (rows of h);
+/// both NaN, and the count in nonFinite, when `a` has a NaN or an infinity
+/// (std::max would silently skip a NaN).
 void compareOutputs(const std::vector<float> &a, const std::vector<float> &base, int64_t h, Row &row) {
   double maxErr = 0, cosSum = 0;
-  int64_t rows = static_cast<int64_t>(base.size()) / h;
+  int64_t rows = static_cast<int64_t>(base.size()) / h, nonFinite = 0;
   for (int64_t r = 0; r < rows; ++r) {
     double dot = 0, na = 0, nb = 0;
     for (int64_t k = 0; k < h; ++k) {
       double x = a[r * h + k], y = base[r * h + k];
+      nonFinite += !std::isfinite(x);
       maxErr = std::max(maxErr, std::fabs(x - y));
       dot += x * y;
       na += x * x;
@@ -178,8 +182,21 @@ void compareOutputs(const std::vector<float> &a, const std::vector<float> &base,
     }
     cosSum += dot / std::max(1e-30, std::sqrt(na * nb));
   }
-  row.maxAbsErr = maxErr;
-  row.meanCosine = rows ? cosSum / rows : 1;
+  row.nonFinite = nonFinite;
+  row.maxAbsErr = nonFinite ? NAN : maxErr;
+  row.meanCosine = nonFinite ? NAN : rows ? cosSum / rows : 1;
+}
+
+/// 1, with an error naming each row, when a row produced NaN or infinity: the
+/// report is written either way so the numbers can be looked at.
+int failIfNonFinite(const std::vector<Row> &rows) {
+  int status = 0;
+  for (const Row &r : rows)
+    if (r.nonFinite) {
+      llvm::errs() << "encc: error: " << r.name << ": " << r.nonFinite << " outputs are NaN or infinite\n";
+      status = 1;
+    }
+  return status;
 }
 
 std::string xmlEscape(const std::string &s) {
@@ -352,8 +369,7 @@ int encc::reportCommand(const Args &args) {
     if (auto err = measure(path, in, static_cast<int32_t>(threads), runs, row, k == 0 ? baseline : output))
       return fail(llvm::toString(std::move(err)));
     llvm::sys::fs::remove(path);
-    if (k > 0)
-      compareOutputs(output, baseline, model->description.hidden, row);
+    compareOutputs(k == 0 ? baseline : output, baseline, model->description.hidden, row);
     rows.push_back(row);
   }
   llvm::sys::fs::remove_directories(tmpDir);
@@ -385,8 +401,16 @@ int encc::reportCommand(const Args &args) {
             j.attribute("p90_ms", r.p90Ms);
             j.attribute("speedup_vs_baseline", rows[0].medianMs / r.medianMs);
             j.attribute("speedup_vs_previous", (i ? rows[i - 1].medianMs : r.medianMs) / r.medianMs);
-            j.attribute("max_abs_error", r.maxAbsErr);
-            j.attribute("mean_cosine", r.meanCosine);
+            // JSON has no NaN: a non-finite error is null, and counted.
+            auto number = [&](const char *key, double v) {
+              if (std::isfinite(v))
+                j.attribute(key, v);
+              else
+                j.attribute(key, nullptr);
+            };
+            number("max_abs_error", r.maxAbsErr);
+            number("mean_cosine", r.meanCosine);
+            j.attribute("nonfinite_outputs", r.nonFinite);
             j.attribute("ops", r.ops);
             j.attribute("kernel_launches", r.launches);
             j.attribute("arena_bytes", static_cast<int64_t>(r.arenaBytes));
@@ -407,7 +431,7 @@ int encc::reportCommand(const Args &args) {
 
   if (args.get("format") == "json") {
     llvm::outs() << json << "\n";
-    return 0;
+    return failIfNonFinite(rows);
   }
   auto &os = llvm::outs();
   os << title << " (lengths " << in.lengths.front() << ".." << in.lengths.back() << "), " << runs << " runs, "
@@ -428,5 +452,5 @@ int encc::reportCommand(const Args &args) {
        << llvm::right_justify(fmt("%.1f", r.artifactBytes / 1e6), 13) << "  " << r.target << "\n";
   }
   os << "\nwrote " << jsonPath << " and " << svgPath << "\n";
-  return 0;
+  return failIfNonFinite(rows);
 }

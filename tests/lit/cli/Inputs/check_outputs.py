@@ -3,6 +3,7 @@
   check_outputs.py same RUN_A.json RUN_B.json [TOL]      hidden and pooled agree within TOL
   check_outputs.py cosine EMBED.json                     cosine matrix from the embeddings
   check_outputs.py pooled RUN.json MODE NORMALIZED       pooled = MODE pooling of hidden
+  check_outputs.py report REPORT.json BATCH SEQ INT8     report.json's schema and numbers
 Exits non-zero with a message naming the first difference; NaN never passes.
 """
 import json
@@ -30,6 +31,71 @@ def close(a, b, tol, what):
     for i, (x, y) in enumerate(zip(a, b)):
         if not (math.isfinite(x) and math.isfinite(y)) or abs(x - y) > tol * max(1.0, abs(y)):
             sys.exit(f"{what}: value {i}: {x} vs {y} (tolerance {tol})")
+
+
+REPORT_KEYS = {"model": str, "batch": int, "seq": int, "lengths": list, "runs": int, "threads": int,
+               "cpu": str, "rows": list}
+ROW_KEYS = {"name": str, "cpu_target": str, "median_ms": float, "p10_ms": float, "p90_ms": float,
+            "speedup_vs_baseline": float, "speedup_vs_previous": float, "max_abs_error": float,
+            "mean_cosine": float, "nonfinite_outputs": int, "ops": int, "kernel_launches": int,
+            "arena_bytes": int, "weight_bytes": int, "artifact_bytes": int}
+
+
+def check_keys(obj, keys, what):
+    if set(obj) != set(keys):
+        sys.exit(f"{what}: keys {sorted(obj)}, expected {sorted(keys)}")
+    for k, t in keys.items():
+        v = obj[k]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) if t is float else \
+            isinstance(v, t) and not isinstance(v, bool)
+        if not ok or (t is float and not math.isfinite(v)):
+            sys.exit(f"{what}: {k} = {v!r} is not a finite {t.__name__}")
+
+
+def check_report(d, batch, seq, int8):
+    """Schema (every key, its type), then the numbers: the baseline is exact,
+    each fp32 row within 1e-5 of it (mean token cosine >= 0.999999), the int8
+    row measurably different but close, timings ordered and the speedups the
+    ratios of the medians."""
+    check_keys(d, REPORT_KEYS, "report")
+    if d["batch"] != batch or d["seq"] != seq or len(d["lengths"]) != batch:
+        sys.exit(f"report: batch {d['batch']} seq {d['seq']} lengths {d['lengths']}, expected {batch} x {seq}")
+    if max(d["lengths"]) != seq or min(d["lengths"]) < 1:
+        sys.exit(f"report: lengths {d['lengths']} should span 1..{seq} and reach {seq}")
+    rows = d["rows"]
+    if not rows or rows[0]["name"] != "baseline (no passes)":
+        sys.exit("report: the first row must be the baseline")
+    if (rows[-1]["name"] == "+quantize-linear-int8") != int8:
+        sys.exit(f"report: last row {rows[-1]['name']!r}, int8 row expected: {int8}")
+    base = rows[0]
+    for i, r in enumerate(rows):
+        what = f"row {i} ({r.get('name')})"
+        check_keys(r, ROW_KEYS, what)
+        if r["nonfinite_outputs"] != 0:
+            sys.exit(f"{what}: {r['nonfinite_outputs']} non-finite outputs")
+        if not 0 < r["p10_ms"] <= r["median_ms"] <= r["p90_ms"]:
+            sys.exit(f"{what}: p10 {r['p10_ms']} median {r['median_ms']} p90 {r['p90_ms']} not ordered")
+        prev = rows[i - 1] if i else r
+        close([r["speedup_vs_baseline"], r["speedup_vs_previous"]],
+              [base["median_ms"] / r["median_ms"], prev["median_ms"] / r["median_ms"]], 1e-9, f"{what}: speedups")
+        if not 1 <= r["kernel_launches"] <= r["ops"]:
+            sys.exit(f"{what}: {r['kernel_launches']} launches for {r['ops']} ops")
+        if not 0 < r["weight_bytes"] < r["artifact_bytes"] or r["arena_bytes"] <= 0:
+            sys.exit(f"{what}: weight {r['weight_bytes']}, artifact {r['artifact_bytes']}, arena {r['arena_bytes']} bytes")
+        quantized = int8 and i == len(rows) - 1
+        if i == 0:
+            if r["max_abs_error"] != 0 or abs(r["mean_cosine"] - 1) > 1e-12:
+                sys.exit(f"{what}: error {r['max_abs_error']} cosine {r['mean_cosine']} against itself")
+        elif quantized:
+            if not (1e-6 < r["max_abs_error"] < 0.1 and 0.999 <= r["mean_cosine"] < 1):
+                sys.exit(f"{what}: int8 error {r['max_abs_error']} cosine {r['mean_cosine']} outside (1e-6, 0.1) / [0.999, 1)")
+            if not r["weight_bytes"] < base["weight_bytes"] / 2:
+                sys.exit(f"{what}: int8 weights {r['weight_bytes']} bytes, fp32 {base['weight_bytes']}")
+        elif not (r["max_abs_error"] <= 1e-5 and r["mean_cosine"] >= 0.999999):
+            sys.exit(f"{what}: fp32 error {r['max_abs_error']} cosine {r['mean_cosine']} (gates 1e-5, 0.999999)")
+    fused = rows[-2] if int8 else rows[-1]
+    if any(r["name"] == "+fuse-attention" for r in rows) and not fused["kernel_launches"] < base["kernel_launches"]:
+        sys.exit(f"report: fused launches {fused['kernel_launches']} not below the baseline's {base['kernel_launches']}")
 
 
 def main():
@@ -61,6 +127,8 @@ def main():
             norm = math.sqrt(sum(x * x for x in d["pooled"][b]))
             if normalized != (abs(norm - 1) < 1e-4):
                 sys.exit(f"pooled[{b}] has norm {norm}, normalized={normalized}")
+    elif cmd == "report":
+        check_report(load(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1")
     else:
         sys.exit(f"unknown command {cmd}")
 
