@@ -13,10 +13,27 @@
 // CHECK: %[[TYPE:.*]] = enc.weight "embeddings.token_type_embeddings.weight" : tensor<2x32xf32>
 // CHECK: %[[ELNW:.*]] = enc.weight "embeddings.LayerNorm.weight" : tensor<32xf32>
 // CHECK: %[[ELNB:.*]] = enc.weight "embeddings.LayerNorm.bias" : tensor<32xf32>
+// Every weight of layer 0 is captured, so each op below is tied to its own tensors.
 // CHECK: %[[QW:.*]] = enc.weight "encoder.layer.0.attention.self.query.weight" : tensor<32x32xf32>
 // CHECK: %[[QB:.*]] = enc.weight "encoder.layer.0.attention.self.query.bias" : tensor<32xf32>
+// CHECK: %[[KW:.*]] = enc.weight "encoder.layer.0.attention.self.key.weight" : tensor<32x32xf32>
+// CHECK: %[[KB:.*]] = enc.weight "encoder.layer.0.attention.self.key.bias" : tensor<32xf32>
+// CHECK: %[[VW:.*]] = enc.weight "encoder.layer.0.attention.self.value.weight" : tensor<32x32xf32>
+// CHECK: %[[VB:.*]] = enc.weight "encoder.layer.0.attention.self.value.bias" : tensor<32xf32>
+// CHECK: %[[OW:.*]] = enc.weight "encoder.layer.0.attention.output.dense.weight" : tensor<32x32xf32>
+// CHECK: %[[OB:.*]] = enc.weight "encoder.layer.0.attention.output.dense.bias" : tensor<32xf32>
+// CHECK: %[[ALNW:.*]] = enc.weight "encoder.layer.0.attention.output.LayerNorm.weight" : tensor<32xf32>
+// CHECK: %[[ALNB:.*]] = enc.weight "encoder.layer.0.attention.output.LayerNorm.bias" : tensor<32xf32>
 // CHECK: %[[IW:.*]] = enc.weight "encoder.layer.0.intermediate.dense.weight" : tensor<48x32xf32>
-// CHECK: enc.weight "encoder.layer.1.output.LayerNorm.bias" : tensor<32xf32>
+// CHECK: %[[IB:.*]] = enc.weight "encoder.layer.0.intermediate.dense.bias" : tensor<48xf32>
+// CHECK: %[[FW:.*]] = enc.weight "encoder.layer.0.output.dense.weight" : tensor<32x48xf32>
+// CHECK: %[[FB:.*]] = enc.weight "encoder.layer.0.output.dense.bias" : tensor<32xf32>
+// CHECK: %[[FLNW:.*]] = enc.weight "encoder.layer.0.output.LayerNorm.weight" : tensor<32xf32>
+// CHECK: %[[FLNB:.*]] = enc.weight "encoder.layer.0.output.LayerNorm.bias" : tensor<32xf32>
+// CHECK: %[[Q1W:.*]] = enc.weight "encoder.layer.1.attention.self.query.weight" : tensor<32x32xf32>
+// CHECK: %[[Q1B:.*]] = enc.weight "encoder.layer.1.attention.self.query.bias" : tensor<32xf32>
+// CHECK: %[[LLNW:.*]] = enc.weight "encoder.layer.1.output.LayerNorm.weight" : tensor<32xf32>
+// CHECK: %[[LLNB:.*]] = enc.weight "encoder.layer.1.output.LayerNorm.bias" : tensor<32xf32>
 // CHECK-NOT: enc.weight
 
 // CHECK: %[[EMB:.*]] = enc.embedding %[[IDS]], %[[WORD]], %[[POS]], %[[TYPE]] {position_offset = 0 : i64}
@@ -25,9 +42,9 @@
 // Layer 0: attention.
 // CHECK: %[[Q:.*]] = enc.linear %[[X0]], %[[QW]], %[[QB]] : (tensor<?x?x32xf32>, tensor<32x32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
 // CHECK: %[[QH:.*]] = enc.split_heads %[[Q]] {num_heads = 4 : i64} : tensor<?x?x32xf32> -> tensor<?x4x?x8xf32>
-// CHECK: %[[K:.*]] = enc.linear %[[X0]]
+// CHECK: %[[K:.*]] = enc.linear %[[X0]], %[[KW]], %[[KB]] :
 // CHECK: %[[KH:.*]] = enc.split_heads %[[K]]
-// CHECK: %[[V:.*]] = enc.linear %[[X0]]
+// CHECK: %[[V:.*]] = enc.linear %[[X0]], %[[VW]], %[[VB]] :
 // CHECK: %[[VH:.*]] = enc.split_heads %[[V]]
 // CHECK: %[[S:.*]] = enc.matmul %[[QH]], %[[KH]] {transpose_b} : {{.*}} -> tensor<?x4x?x?xf32>
 // CHECK: %[[SS:.*]] = enc.scale %[[S]] {factor = 0.353553385 : f32}
@@ -35,23 +52,23 @@
 // CHECK: %[[P:.*]] = enc.softmax %[[SM]] : tensor<?x4x?x?xf32>
 // CHECK: %[[CH:.*]] = enc.matmul %[[P]], %[[VH]] : {{.*}} -> tensor<?x4x?x8xf32>
 // CHECK: %[[C:.*]] = enc.merge_heads %[[CH]] : tensor<?x4x?x8xf32> -> tensor<?x?x32xf32>
-// CHECK: %[[O:.*]] = enc.linear %[[C]]
+// CHECK: %[[O:.*]] = enc.linear %[[C]], %[[OW]], %[[OB]] :
 // CHECK: %[[R:.*]] = enc.add %[[O]], %[[X0]] : tensor<?x?x32xf32>
-// CHECK: %[[A:.*]] = enc.layernorm %[[R]]
+// CHECK: %[[A:.*]] = enc.layernorm %[[R]], %[[ALNW]], %[[ALNB]] {epsilon = 9.99999996E-13 : f32}
 // Layer 0: feed-forward.
-// CHECK: %[[H:.*]] = enc.linear %[[A]], %[[IW]], {{.*}} -> tensor<?x?x48xf32>
+// CHECK: %[[H:.*]] = enc.linear %[[A]], %[[IW]], %[[IB]] : {{.*}} -> tensor<?x?x48xf32>
 // CHECK: %[[G:.*]] = enc.gelu %[[H]] {approximate = #enc.approximation<none>} : tensor<?x?x48xf32>
-// CHECK: %[[F:.*]] = enc.linear %[[G]], {{.*}} -> tensor<?x?x32xf32>
+// CHECK: %[[F:.*]] = enc.linear %[[G]], %[[FW]], %[[FB]] : {{.*}} -> tensor<?x?x32xf32>
 // CHECK: %[[R2:.*]] = enc.add %[[F]], %[[A]]
-// CHECK: %[[X1:.*]] = enc.layernorm %[[R2]]
+// CHECK: %[[X1:.*]] = enc.layernorm %[[R2]], %[[FLNW]], %[[FLNB]] {epsilon = 9.99999996E-13 : f32}
 
 // Layer 1 reads layer 0's output; the last LayerNorm feeds pooling.
-// CHECK: enc.linear %[[X1]]
+// CHECK: enc.linear %[[X1]], %[[Q1W]], %[[Q1B]] :
 // CHECK: enc.softmax
 // CHECK-NOT: enc.softmax
 // CHECK: enc.gelu
 // CHECK-NOT: enc.gelu
-// CHECK: %[[LAST:.*]] = enc.layernorm
+// CHECK: %[[LAST:.*]] = enc.layernorm %{{.*}}, %[[LLNW]], %[[LLNB]]
 // CHECK-NEXT: %[[POOL:.*]] = enc.pool %[[LAST]], %[[LEN]] {mode = #enc.pooling<mean>} : (tensor<?x?x32xf32>, tensor<?xi32>) -> tensor<?x32xf32>
 // CHECK-NEXT: %[[NORM:.*]] = enc.l2norm %[[POOL]] : tensor<?x32xf32>
 // CHECK-NEXT: return %[[LAST]], %[[NORM]]
