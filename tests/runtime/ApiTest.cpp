@@ -443,6 +443,48 @@ TEST_F(RuntimeTest, CppWrapper) {
   }
 }
 
+TEST_F(RuntimeTest, CppWrapperOptionalOutputsSizesAndMoves) {
+  std::string path = write(writeArtifact(TestModel::spec(kernels())));
+  encrt::Model model(path);
+  encrt::Session session(model);
+  Batch b = makeBatch(2, 7, 21);
+  encrt::RunResult full = session.run(b.ids, b.lengths, 7);
+  checkOutputs(b, full.hidden, full.pooled);
+
+  // Each output on its own: the other is empty, the one asked for unchanged.
+  encrt::RunResult pooledOnly = session.run(b.ids, b.lengths, 7, /*wantHidden=*/false);
+  EXPECT_TRUE(pooledOnly.hidden.empty());
+  EXPECT_EQ(pooledOnly.pooled, full.pooled);
+  encrt::RunResult hiddenOnly = session.run(b.ids, b.lengths, 7, true, /*wantPooled=*/false);
+  EXPECT_TRUE(hiddenOnly.pooled.empty());
+  EXPECT_EQ(hiddenOnly.hidden, full.hidden);
+
+  // ids that do not hold batch x seq values are refused before the C API.
+  for (size_t n : {size_t(13), size_t(15), size_t(0)}) {
+    std::vector<int32_t> ids(b.ids.begin(), b.ids.begin() + std::min(n, b.ids.size()));
+    ids.resize(n, 4);
+    try {
+      session.run(ids, b.lengths, 7);
+      FAIL() << "ids of " << n << " values accepted for 2 x 7";
+    } catch (const encrt::Error &e) {
+      EXPECT_EQ(e.code(), ENCRT_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("ids has " + std::to_string(n)), std::string::npos) << e.what();
+    }
+  }
+
+  // Moves: the moved-to handle works, the moved-from one is released once
+  // (no double free under ASan), and move assignment gives up the old handle.
+  encrt::Model other(path);
+  other = std::move(model);
+  encrt::Model third(std::move(other));
+  EXPECT_EQ(third.info().hidden_size, H);
+  EXPECT_EQ(third.tokenize("hello world"), (std::vector<int32_t>{2, 4, 5, 3}));
+  encrt::Session s2(third);
+  s2 = std::move(session);
+  encrt::Session s3(std::move(s2));
+  EXPECT_EQ(s3.run(b.ids, b.lengths, 7).hidden, full.hidden);
+}
+
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
   EXPECT_EQ(ENCRT_API_VERSION, 1);
