@@ -7,7 +7,8 @@
 //
 // all-MiniLM-L6-v2 ($ENCC_MINILM_DIR): int8 vs the fp32 build on the 64
 // sentences of tests/reference/minilm_embeddings.json: mean cosine >= 0.99,
-// minimum >= 0.98; the English paraphrase pairs of sentence-pairs.tsv still
+// minimum >= 0.98, and each >= 0.99 against the embeddings recorded from
+// sentence-transformers (measured min 0.9946); the English paraphrase pairs of sentence-pairs.tsv still
 // all outrank the unrelated ones; the int8 artifact is < 30% of the fp32
 // artifact's size.
 //
@@ -213,13 +214,19 @@ TEST_F(Int8MiniLM, EmbeddingsCloseToFp32AndArtifactSmall) {
   encrt::Model mf(fp32_), mq(int8_);
   encrt::Session sf(mf), sq(mq);
   std::vector<float> ef = sf.embed(texts), eq = sq.embed(texts);
-  double sum = 0, worst = 1;
+  double sum = 0, worst = 1, worstVsRecorded = 1;
   for (size_t i = 0; i < texts.size(); ++i) {
     double c = cosine(row(eq, i, 384), row(ef, i, 384));
     sum += c;
     worst = std::min(worst, c);
     EXPECT_GE(c, 0.98) << texts[i];
+    // And against the independent reference: the embeddings recorded from
+    // sentence-transformers (a bug shared by both builds fails here).
+    double r = cosine(row(eq, i, 384), ref.sentences[i].embedding);
+    worstVsRecorded = std::min(worstVsRecorded, r);
+    EXPECT_GE(r, 0.99) << texts[i] << " (int8 vs sentence-transformers; measured min 0.9946)";
   }
+  std::cout << "int8 vs sentence-transformers: min cosine " << worstVsRecorded << "\n";
   const double mean = sum / texts.size();
   EXPECT_GE(mean, 0.99);
   const auto sizeF = std::filesystem::file_size(fp32_), sizeQ = std::filesystem::file_size(int8_);
