@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace encc {
@@ -26,11 +27,27 @@ struct ModelDescription {
   bool normalize = false;       ///< L2-normalise the pooled output
 };
 
-/// A WordPiece tokenizer as the artifact stores it.
+enum class TokenizerKind { WordPiece, ByteLevelBPE };
+
+/// A token cut out of the text before pre-tokenisation (tokenizers' AddedToken).
+struct AddedTokenData {
+  std::string content;
+  int32_t id = 0;
+  bool special = true, lstrip = false, rstrip = false, normalized = false;
+};
+
+/// The tokenizer as the artifact stores it (runtime/schema/artifact.fbs).
 struct TokenizerData {
-  std::vector<std::string> vocab; ///< id -> token; empty if not WordPiece
+  TokenizerKind kind = TokenizerKind::WordPiece;
+  std::vector<std::string> vocab; ///< id -> token; empty: no tokenizer (`note` says why)
+  // WordPiece.
   bool lowercase = true, stripAccents = true, splitChinese = true;
   int32_t unkId = -1, clsId = -1, sepId = -1, padId = -1;
+  // ByteLevelBPE (unkId -1: none).
+  std::vector<std::pair<int32_t, int32_t>> merges; ///< vocab ids, in rank order
+  std::vector<AddedTokenData> addedTokens;
+  bool addPrefixSpace = false, ignoreMerges = false, fuseUnk = false;
+  std::vector<int32_t> templateIds; ///< one sequence's post-processing; -1 = the text
   std::string note; ///< why `vocab` is empty, if it is
 };
 

@@ -157,8 +157,19 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
 
   const TokenizerData &tk = *c.tokenizer;
   auto vocab = fbb.CreateVectorOfStrings(tk.vocab);
-  auto tokenizer = encm::CreateTokenizer(fbb, vocab, tk.lowercase, tk.stripAccents, tk.splitChinese, tk.unkId,
-                                         tk.clsId, tk.sepId, tk.padId, 100);
+  std::vector<encm::MergePair> merges;
+  for (auto [left, right] : tk.merges)
+    merges.emplace_back(left, right);
+  std::vector<flatbuffers::Offset<encm::AddedToken>> added;
+  for (const AddedTokenData &t : tk.addedTokens)
+    added.push_back(encm::CreateAddedToken(fbb, fbb.CreateString(t.content), t.id, t.special, t.lstrip, t.rstrip,
+                                           t.normalized));
+  const bool bpe = tk.kind == TokenizerKind::ByteLevelBPE;
+  auto tokenizer = encm::CreateTokenizer(
+      fbb, vocab, tk.lowercase, tk.stripAccents, tk.splitChinese, tk.unkId, tk.clsId, tk.sepId, tk.padId, 100,
+      bpe ? encm::TokenizerKind::ByteLevelBPE : encm::TokenizerKind::WordPiece,
+      bpe ? fbb.CreateVectorOfStructs(merges) : 0, bpe ? fbb.CreateVector(added) : 0, tk.addPrefixSpace,
+      tk.ignoreMerges, tk.fuseUnk, bpe ? fbb.CreateVector(tk.templateIds) : 0);
 
   const ModelDescription &cfg = *c.model;
   auto passes = fbb.CreateVectorOfStrings(c.passes);

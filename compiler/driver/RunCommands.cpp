@@ -342,37 +342,100 @@ int encc::runCommand(const Args &args) {
   return 0;
 }
 
-int encc::embedCommand(const Args &args) {
-  ModelPtr model;
-  SessionPtr session;
-  if (!openModel(args, "embed", model, session))
-    return 1;
-  std::vector<std::string> texts(args.positionals.begin() + 1, args.positionals.end());
+namespace {
+
+/// The texts of embed / tokenize: the positionals after the artifact, then
+/// each non-empty line of every --file (every byte is text, NUL included).
+/// Fails (returns false, after printing why) when there are none or the
+/// artifact has no tokenizer.
+bool readTexts(const Args &args, const char *command, std::vector<std::string> &texts) {
+  texts.assign(args.positionals.begin() + 1, args.positionals.end());
   for (const std::string &path : args.all("file")) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in)
-      return fail(path + ": cannot open the text file");
+      return fail(path + ": cannot open the text file"), false;
     for (std::string line; std::getline(in, line);)
       if (!line.empty())
         texts.push_back(line);
   }
   if (texts.empty())
-    return fail("'encc embed' needs at least one text: encc embed model.encm \"A sentence.\" [--file lines.txt]");
+    return fail(std::string("'encc ") + command + "' needs at least one text: encc " + command +
+                " model.encm \"A sentence.\" [--file lines.txt]"),
+           false;
   if (readArtifactFacts(args.positionals[0]).vocabTokens == 0)
-    return fail(args.positionals[0] + ": the artifact has no tokenizer vocabulary (compiled without vocab.txt or "
-                                      "tokenizer.json); use 'encc run --ids' with token ids");
+    return fail(args.positionals[0] + ": the artifact has no tokenizer (compiled from a folder without a tokenizer "
+                                      "encc implements; see the compile notes); use 'encc run --ids' with token ids"),
+           false;
+  return true;
+}
+
+std::vector<encrt_text> textViews(const std::vector<std::string> &texts) {
+  std::vector<encrt_text> views;
+  for (const std::string &t : texts)
+    views.push_back({t.data(), static_cast<int64_t>(t.size())});
+  return views;
+}
+
+} // namespace
+
+int encc::tokenizeCommand(const Args &args) {
+  ModelPtr model;
+  SessionPtr session;
+  std::vector<std::string> texts;
+  if (!openModel(args, "tokenize", model, session) || !readTexts(args, "tokenize", texts))
+    return 1;
+  std::vector<std::vector<int32_t>> ids;
+  for (const encrt_text &t : textViews(texts)) {
+    int64_t count = 0;
+    if (failed(encrt_model_tokenize_text(model.get(), t, nullptr, 0, &count)))
+      return 1;
+    ids.emplace_back(static_cast<size_t>(count));
+    if (failed(encrt_model_tokenize_text(model.get(), t, ids.back().data(), count, &count)))
+      return 1;
+  }
+  if (args.get("format") == "json") {
+    llvm::json::OStream j(llvm::outs());
+    j.object([&] {
+      j.attributeArray("texts", [&] {
+        for (auto &t : texts)
+          j.value(t);
+      });
+      j.attributeArray("ids", [&] {
+        for (auto &row : ids)
+          j.array([&] {
+            for (int32_t id : row)
+              j.value(id);
+          });
+      });
+    });
+    llvm::outs() << "\n";
+    return 0;
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    llvm::outs() << "[" << i << "] " << ids[i].size() << " ids:";
+    for (int32_t id : ids[i])
+      llvm::outs() << " " << id;
+    llvm::outs() << "\n";
+  }
+  return 0;
+}
+
+int encc::embedCommand(const Args &args) {
+  ModelPtr model;
+  SessionPtr session;
+  std::vector<std::string> texts;
+  if (!openModel(args, "embed", model, session) || !readTexts(args, "embed", texts))
+    return 1;
   encrt_model_info info;
   encrt_model_get_info(model.get(), &info, sizeof info);
   if (!info.has_pooled_output)
     return fail(args.positionals[0] + ": this artifact has no pooled output (compiled with --pooling=none); use "
                                       "'encc run' for hidden states");
   int64_t n = static_cast<int64_t>(texts.size()), h = info.hidden_size;
-  std::vector<const char *> ptrs;
-  for (auto &t : texts)
-    ptrs.push_back(t.c_str());
+  std::vector<encrt_text> views = textViews(texts);
   std::vector<float> emb(n * h);
   auto t0 = std::chrono::steady_clock::now();
-  if (failed(encrt_session_embed(session.get(), ptrs.data(), n, emb.data())))
+  if (failed(encrt_session_embed_texts(session.get(), views.data(), n, emb.data())))
     return 1;
   double ms = msSince(t0);
   std::vector<double> cosine(n * n);
@@ -552,6 +615,10 @@ int encc::inspectCommand(const Args &args) {
       j.attribute("vocab_size", static_cast<int64_t>(m->tokenizer() && m->tokenizer()->vocab()
                                                          ? m->tokenizer()->vocab()->size()
                                                          : 0));
+      const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
+      j.attribute("tokenizer", !hasTokenizer ? "none"
+                               : m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE ? "byte-level-bpe"
+                                                                                              : "wordpiece");
       j.attributeArray("tensors", [&] {
         for (const encm::Value *v : *m->values())
           if (v->kind() == encm::ValueKind::Weight)
@@ -618,6 +685,11 @@ int encc::inspectCommand(const Args &args) {
   const size_t vocabTokens = m->tokenizer() && m->tokenizer()->vocab() ? m->tokenizer()->vocab()->size() : 0;
   if (vocabTokens == 0)
     os << "tokenizer: none (the model runs on token ids only)\n";
+  else if (m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE)
+    os << "tokenizer: byte-level BPE, " << vocabTokens << " tokens, "
+       << (m->tokenizer()->merges() ? m->tokenizer()->merges()->size() : 0) << " merges, "
+       << (m->tokenizer()->added_tokens() ? m->tokenizer()->added_tokens()->size() : 0) << " added tokens"
+       << (m->tokenizer()->add_prefix_space() ? ", prefix space" : "") << "\n";
   else
     os << "tokenizer: WordPiece, " << vocabTokens << " tokens"
        << (m->tokenizer()->do_lower_case() ? ", lowercase" : "") << "\n";

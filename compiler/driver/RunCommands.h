@@ -1,4 +1,4 @@
-//===- RunCommands.h - encc run / embed / inspect -------------------------===//
+//===- RunCommands.h - encc run / embed / tokenize / inspect----------------------===//
 //
 // The subcommands that only execute or read artifacts. They use libencrt's C
 // API (and the schema for `inspect`), never the compiler.
@@ -13,6 +13,8 @@ namespace encc {
 
 int runCommand(const Args &args);
 int embedCommand(const Args &args);
+/// encc tokenize ARTIFACT TEXT...: the token ids the artifact's tokenizer gives.
+int tokenizeCommand(const Args &args);
 int inspectCommand(const Args &args);
 
 } // namespace encc

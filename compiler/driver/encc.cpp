@@ -3,6 +3,7 @@
 //   encc compile MODEL_DIR [-o model.encm] [--emit=artifact|mlir|cpp] ...
 //   encc run model.encm --ids "101 7592 102" [--ids ...] [--format=json]
 //   encc embed model.encm "text" ... [--file lines.txt] [--format=json]
+//   encc tokenize model.encm "text" ... [--file lines.txt] [--format=json]
 //   encc inspect model.encm [--format=json] [-v]
 //   encc keygen NAME; encc sign model.encm --key NAME.key
 //
@@ -35,6 +36,8 @@ commands:
   run ARTIFACT        run on token ids; prints the last hidden state (and pooled output)
   embed ARTIFACT TEXT...
                       tokenize, run, pool: sentence embeddings and their cosine matrix
+  tokenize ARTIFACT TEXT...
+                      the token ids the artifact's tokenizer gives each text
   inspect ARTIFACT    metadata, targets, tensors, plan steps and sizes
   report MODEL_DIR    compile once per pass-pipeline prefix and measure what each pass buys
   keygen NAME         an Ed25519 key pair for signing artifacts: NAME.key (secret), NAME.pub
@@ -132,6 +135,15 @@ const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [-
   --trusted-key FILE    refuse the artifact unless signed by this public key (encc keygen's
                         NAME.pub; the signature is read from ARTIFACT.sig, see encc sign)
   --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
+)";
+
+const char *kTokenizeUsage = R"(usage: encc tokenize ARTIFACT TEXT... [options]
+
+The token ids the model runs on for each text (its special tokens included,
+truncated to the compiled maximum sequence length).
+
+  --file FILE           also tokenize each non-empty line of FILE (repeatable)
+  --format FMT          text (default) | json ({"texts": [...], "ids": [[...], ...]})
 )";
 
 const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
@@ -298,6 +310,7 @@ int main(int argc, char **argv) {
       {"embed", kEmbedUsage,
        {"file", "format", "threads", "cpu-target", "device", "require-sha256", "trusted-key", "signature"},
        {"profile", "help"}, embedCommand},
+      {"tokenize", kTokenizeUsage, {"file", "format"}, {"help"}, tokenizeCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
       {"keygen", kKeygenUsage, {}, {"quiet", "help"}, keygenCommand},
       {"sign", kSignUsage, {"key", "output"}, {"quiet", "help"}, signCommand},
@@ -317,5 +330,5 @@ int main(int argc, char **argv) {
       return usageError("--format expects text or json, got '" + format + "'", c.usage);
     return c.fn(args);
   }
-  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, inspect, report, keygen, sign)", kUsage);
+  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, tokenize, inspect, report, keygen, sign)", kUsage);
 }

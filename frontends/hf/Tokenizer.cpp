@@ -1,13 +1,16 @@
-//===- Tokenizer.cpp - WordPiece vocabulary -> TokenizerData --------------===//
+//===- Tokenizer.cpp - The model folder's tokenizer -> TokenizerData ------===//
 //
 // vocab.txt (one token per line) or tokenizer.json (model.type WordPiece,
 // model.vocab: token -> id), then tokenizer_config.json for lowercasing,
 // accent stripping, CJK splitting and the special token texts (defaults from
-// the model family). BPE and Unigram tokenizers (families with
-// vocabularyOptional: roberta, xlm-roberta) import with an empty vocabulary:
-// the model still runs on ids, only text embedding is unavailable.
+// the model family). A tokenizer.json of model.type BPE is read by
+// BpeTokenizerJson.cpp. Unigram tokenizers, and BPE ones asking for what
+// encrt does not implement, import with an empty vocabulary (families with
+// vocabularyOptional: roberta, xlm-roberta): the model still runs on ids,
+// only text embedding is unavailable, and a note says why.
 //
 //===----------------------------------------------------------------------===//
+#include "frontends/hf/BpeTokenizerJson.h"
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
 #include "frontends/hf/ModelFamily.h"
@@ -121,11 +124,15 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
         if (auto e = readBool(*norm, "handle_chinese_chars", tjPath, tok.splitChinese))
           return std::move(e);
       }
+    } else if (type == "BPE") {
+      if (auto e = readByteLevelBpe(j, tjPath, tok))
+        return std::move(e);
+      source = tjPath;
+      if (tok.vocab.empty() && model->contains("vocab"))
+        (void)vocabFromMap((*model)["vocab"], tjPath, nonWordPieceVocab);
     } else {
       tok.note = tjPath + ": tokenizer model '" + type +
-                 "' is not WordPiece; the model runs on token ids only";
-      if (type == "BPE" && model->contains("vocab"))
-        (void)vocabFromMap((*model)["vocab"], tjPath, nonWordPieceVocab);
+                 "' is not implemented (WordPiece and byte-level BPE are); the model runs on token ids only";
     }
   } else if (config.family->vocabularyOptional()) {
     tok.note = dir + ": no WordPiece vocabulary (vocab.txt or tokenizer.json); the model runs "
@@ -157,6 +164,9 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
   if (!stripSet)
     tok.stripAccents = tok.lowercase;
 
+  // BPE: its ids come from tokenizer.json (unk_token, the post-processor);
+  // these are informational and fall back like the ids-only case.
+  const bool wordPiece = tok.kind == TokenizerKind::WordPiece && !tok.vocab.empty();
   const std::vector<std::string> &lookup = tok.vocab.empty() ? nonWordPieceVocab : tok.vocab;
   std::unordered_map<std::string, int32_t> ids;
   for (size_t i = 0; i < lookup.size(); ++i)
@@ -167,14 +177,15 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
       out = it->second;
       return llvm::Error::success();
     }
-    if (!tok.vocab.empty())
+    if (wordPiece)
       return hfError(source + ": special token '" + text + "' is not in the vocabulary");
     out = fallback;
     return llvm::Error::success();
   };
   // Fallbacks (token ids only): the fairseq ids roberta checkpoints use.
-  if (auto e = idOf(names.unk, 3, tok.unkId))
-    return std::move(e);
+  if (tok.kind != TokenizerKind::ByteLevelBPE)
+    if (auto e = idOf(names.unk, 3, tok.unkId))
+      return std::move(e);
   if (auto e = idOf(names.cls, 0, tok.clsId))
     return std::move(e);
   if (auto e = idOf(names.sep, 2, tok.sepId))
@@ -185,5 +196,13 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
   if (int64_t(tok.vocab.size()) > config.vocab)
     return hfError(source + ": " + Twine(tok.vocab.size()) +
                    " tokens, more than the model's vocab_size " + Twine(config.vocab));
+  for (const AddedTokenData &t : tok.addedTokens)
+    if (t.id >= config.vocab)
+      return hfError(source + ": added token '" + t.content + "' has id " + Twine(t.id) +
+                     ", outside the model's vocab_size " + Twine(config.vocab));
+  for (int32_t id : tok.templateIds)
+    if (id >= config.vocab)
+      return hfError(source + ": the post-processor adds id " + Twine(id) + ", outside the model's vocab_size " +
+                     Twine(config.vocab));
   return tok;
 }

@@ -377,6 +377,10 @@ void Artifact::verifyCodeAndTokenizer() {
     if (n > md->vocab_size())
       fail(bad, p, ": tokenizer vocab has ", n,
            " entries, the model's vocab_size is ", md->vocab_size());
+    // Byte-level BPE: its ids, merges and template are checked where it is
+    // built (TokenizerLoad.cpp), before any code is loaded.
+    if (tok->kind() != encm::TokenizerKind::WordPiece)
+      return;
     const std::pair<const char *, int32_t> ids[] = {
         {"unk_id", tok->unk_id()}, {"cls_id", tok->cls_id()},
         {"sep_id", tok->sep_id()}, {"pad_id", tok->pad_id()}};

@@ -2,6 +2,7 @@
 #include "LoadedModel.h"
 
 #include "Failure.h"
+#include "TokenizerLoad.h"
 #include "cuda/CudaHost.h"
 #include "cuda/CudaModel.h"
 
@@ -64,28 +65,14 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
   std::shared_ptr<LoadedModel> m(new LoadedModel());
   m->maxTextBytes_ = options.maxTextBytes;
   m->artifact_ = Artifact::open(path, options.trust);
+  // The tokenizer (data only) is built and checked before any code is loaded.
+  m->tokenizer_ = loadTokenizer(m->model().tokenizer(), m->metadata().vocab_size(), path);
   m->loadBackend(options, choice);
 
   const encm::Metadata &md = m->metadata();
   m->architecture_ = md.architecture() ? md.architecture()->str() : "";
   m->pooling_ = md.pooling() ? md.pooling()->str() : "none";
 
-  if (const encm::Tokenizer *t = m->model().tokenizer(); t && t->vocab() && t->vocab()->size() != 0) {
-    std::vector<std::string> vocab;
-    vocab.reserve(t->vocab()->size());
-    for (const auto *token : *t->vocab())
-      vocab.push_back(token->str());
-    WordPieceOptions o;
-    o.lowercase = t->do_lower_case();
-    o.stripAccents = t->strip_accents();
-    o.splitChinese = t->tokenize_chinese_chars();
-    o.unkId = t->unk_id();
-    o.clsId = t->cls_id();
-    o.sepId = t->sep_id();
-    o.padId = t->pad_id();
-    o.maxCharsPerWord = t->max_input_chars_per_word();
-    m->tokenizer_ = std::make_unique<WordPieceTokenizer>(std::move(vocab), o);
-  }
   return m;
 }
 

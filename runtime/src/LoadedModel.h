@@ -55,7 +55,7 @@ public:
   const cuda::CudaModel *cudaModel() const { return cuda_.get(); }
   bool onCuda() const { return cuda_ != nullptr; }
   /// Null when the artifact carries no tokenizer.
-  const WordPieceTokenizer *tokenizer() const { return tokenizer_.get(); }
+  const Tokenizer *tokenizer() const { return tokenizer_.get(); }
   /// Of the plan that runs.
   bool hasPooledOutput() const;
   /// Steps of the plan that runs.
@@ -85,7 +85,7 @@ private:
   std::unique_ptr<Artifact> artifact_;
   std::unique_ptr<CodeModule> code_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<WordPieceTokenizer> tokenizer_;
+  std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<cuda::CudaModel> cuda_;
   std::string architecture_, pooling_, device_;
   int64_t maxTextBytes_ = kDefaultMaxTextBytes;

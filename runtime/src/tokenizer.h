@@ -1,9 +1,11 @@
-//===- tokenizer.h - BERT WordPiece tokenizer -----------------------------===//
+//===- tokenizer.h - The runtime's tokenizers: interface and WordPiece ----===//
 //
-// BERT basic tokenisation (clean text, optional lowercasing and accent
-// stripping, punctuation and CJK splitting) followed by greedy longest-match
-// WordPiece with "##" continuations, as in HF BertTokenizer. Immutable after
-// construction; thread-safe.
+// Tokenizer: text -> ids with the model's special tokens, truncated to the
+// compiled maximum. Implementations: WordPieceTokenizer (here: BERT basic
+// tokenisation, i.e. clean text, optional lowercasing and accent stripping,
+// punctuation and CJK splitting, then greedy longest-match WordPiece with "##"
+// continuations, as in HF BertTokenizer) and BytePairTokenizer
+// (bpe_tokenizer.h). Immutable after construction; thread-safe.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_TOKENIZER_H
@@ -29,17 +31,31 @@ struct WordPieceOptions {
   int32_t maxCharsPerWord = 100;
 };
 
-class WordPieceTokenizer {
+class Tokenizer {
+public:
+  virtual ~Tokenizer() = default;
+
+  /// The pieces of `text` as vocabulary strings, without the special tokens
+  /// the model adds around a text; invalid UTF-8 bytes are dropped.
+  virtual std::vector<std::string> tokenize(std::string_view text) const = 0;
+
+  /// The ids the model runs on: the text's pieces inside the model's special
+  /// tokens ([CLS] ... [SEP], <s> ... </s>), the pieces truncated so that the
+  /// result has at most maxLen ids (maxLen >= the number of special tokens).
+  virtual std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const = 0;
+};
+
+class WordPieceTokenizer : public Tokenizer {
 public:
   WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options);
 
   /// Word pieces of `text` (no [CLS]/[SEP] added); invalid UTF-8 bytes are
   /// dropped. Special tokens written literally in `text` ([CLS], [SEP],
   /// [PAD], [UNK], [MASK]) stay whole, as in HF.
-  std::vector<std::string> tokenize(std::string_view text) const;
+  std::vector<std::string> tokenize(std::string_view text) const override;
 
   /// [CLS] ids... [SEP], truncated so the result has at most maxLen ids (>= 2).
-  std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const;
+  std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const override;
 
   const std::vector<std::string> &vocab() const { return vocab_; }
   const WordPieceOptions &options() const { return options_; }

@@ -95,6 +95,15 @@ CharClass charClass(char32_t cp) {
   return static_cast<CharClass>(it[-1] & 7);
 }
 
+Gpt2Class gpt2Class(char32_t cp) {
+  if (cp > 0x10FFFF)
+    return Gpt2Class::Other;
+  const uint32_t key = (static_cast<uint32_t>(cp) << 2) | 3;
+  const uint32_t *end = kGpt2ClassBreaks + kNumGpt2ClassBreaks;
+  const uint32_t *it = std::upper_bound(kGpt2ClassBreaks, end, key);
+  return it == kGpt2ClassBreaks ? Gpt2Class::Other : static_cast<Gpt2Class>(it[-1] & 3);
+}
+
 int toLower(char32_t cp, char32_t out[2]) {
   if (cp < 0x80) {
     out[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;

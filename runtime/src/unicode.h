@@ -48,6 +48,14 @@ inline bool isChineseChar(char32_t cp) {
 /// `out` and returns how many.
 int toLower(char32_t cp, char32_t out[2]);
 
+/// The classes of the GPT-2 byte-level pre-tokenizer's regex, exactly as the
+/// `tokenizers` library's Oniguruma tables have them (unicode_gpt2_gen.py):
+/// \p{L}, \p{N}, \s (Unicode White_Space, also what added tokens' lstrip
+/// and rstrip strip), and everything else.
+enum class Gpt2Class : uint8_t { Other = 0, Letter = 1, Number = 2, Space = 3 };
+
+Gpt2Class gpt2Class(char32_t cp);
+
 /// NFD of `cp` with Mn marks dropped; writes 0 to 3 code points to `out` and
 /// returns how many.
 int stripAccents(char32_t cp, char32_t out[3]);

@@ -1,7 +1,9 @@
 //===- unicode_tables.h - generated Unicode tables (declarations) ---------===//
 //
 // Data defined in unicode_tables.cpp, which unicode_tables_gen.py generates
-// from Python's unicodedata. Use through unicode.h, not directly.
+// from Python's unicodedata, and in unicode_gpt2_tables.cpp, which
+// unicode_gpt2_gen.py generates from the `tokenizers` library. Use through
+// unicode.h, not directly.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_UNICODE_TABLES_H
@@ -43,6 +45,12 @@ extern const StripEntry kStrip[];
 extern const size_t kNumStrip;
 extern const StripEntry3 kStrip3[];
 extern const size_t kNumStrip3;
+
+/// unicode_gpt2_tables.cpp (unicode_gpt2_gen.py, from the `tokenizers`
+/// library): sorted (start << 2) | Gpt2Class for every code point.
+extern const char kGpt2TablesSource[];
+extern const uint32_t kGpt2ClassBreaks[];
+extern const size_t kNumGpt2ClassBreaks;
 
 } // namespace encrt::unicode::detail
 

@@ -321,15 +321,42 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
             std::string::npos)
       << importError(tiny.dir);
 
-  // BPE: imports for id-only use, with an empty vocabulary and a note.
+  // Byte-level BPE: vocabulary, merges as ids, added tokens, the template.
   nlohmann::json bpe;
   bpe["model"] = {{"type", "BPE"},
-                  {"vocab", {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}}}};
+                  {"vocab", {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}, {"a", 4}, {"b", 5}, {"ab", 6}}},
+                  {"merges", {"a b"}},
+                  {"unk_token", "<unk>"}};
+  bpe["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"use_regex", true}};
+  bpe["post_processor"] = {{"type", "RobertaProcessing"}, {"cls", {"<s>", 0}}, {"sep", {"</s>", 2}}};
+  bpe["added_tokens"] = {{{"id", 7}, {"content", "<mask>"}, {"lstrip", true}, {"special", true}}};
   std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
   auto b = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  EXPECT_EQ(b->tokenizer.kind, encc::TokenizerKind::ByteLevelBPE);
+  EXPECT_EQ(b->tokenizer.vocab.size(), 7u);
+  EXPECT_EQ(b->tokenizer.merges, (std::vector<std::pair<int32_t, int32_t>>{{4, 5}}));
+  EXPECT_EQ(b->tokenizer.templateIds, (std::vector<int32_t>{0, -1, 2}));
+  EXPECT_EQ(b->tokenizer.unkId, 3);
+  EXPECT_TRUE(b->tokenizer.addPrefixSpace);
+  ASSERT_EQ(b->tokenizer.addedTokens.size(), 1u);
+  EXPECT_EQ(b->tokenizer.addedTokens[0].content, "<mask>");
+  EXPECT_TRUE(b->tokenizer.addedTokens[0].lstrip);
+
+  // What encc's BPE does not implement imports for id-only use, with a note.
+  bpe["pre_tokenizer"] = {{"type", "Metaspace"}};
+  std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+  b = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_TRUE(b->tokenizer.vocab.empty());
-  EXPECT_NE(b->tokenizer.note.find("is not WordPiece"), std::string::npos) << b->tokenizer.note;
+  EXPECT_NE(b->tokenizer.note.find("pre_tokenizer 'Metaspace' (only ByteLevel is implemented)"), std::string::npos)
+      << b->tokenizer.note;
+
+  // A malformed one is an error naming the field.
+  bpe["model"].erase("merges");
+  std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+  EXPECT_NE(importError(tiny.dir).find("tokenizer.json: field 'model.merges' must be an array"), std::string::npos)
+      << importError(tiny.dir);
 }
 
 TEST(Import, RealMiniLM) {

@@ -1,4 +1,4 @@
-//===- TokenizerFuzzer.cpp - libFuzzer target: the WordPiece tokenizer ----===//
+//===- TokenizerFuzzer.cpp - libFuzzer target: WordPiece and BPE tokenizers ===//
 //
 // Input: one option byte (lowercase, strip accents, split CJK, a small
 // max_input_chars_per_word, the truncation length) then the text, any bytes
@@ -6,10 +6,17 @@
 // specials and non-ASCII pieces. Besides crashes and sanitizer reports it
 // checks what must hold for every text: encode() is [CLS] ... [SEP], at most
 // maxLen ids, every id in the vocabulary, and its inner ids are tokenize()'s
-// pieces mapped through the vocabulary (so the two paths agree).
+// pieces mapped through the vocabulary (so the two paths agree). The same
+// text then goes through a byte-level BPE tokenizer (the 256 byte symbols,
+// merges spelling a few words, <mask> with lstrip and a normalized added
+// token with rstrip), checked the same way: <s> ... </s>, at most maxLen ids,
+// every id one it can produce, and encode's ids are tokenize()'s pieces.
 //
 //===----------------------------------------------------------------------===//
+#include "bpe_tokenizer.h"
 #include "tokenizer.h"
+
+#include <unordered_map>
 
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +38,50 @@ std::vector<std::string> vocabulary() {
     v.push_back(std::string("##") + c);
   }
   return v;
+}
+
+/// <s>, </s>, the byte alphabet, then merges spelling each word left to right.
+struct BpeData {
+  std::vector<std::string> vocab = {"<s>", "</s>"};
+  std::vector<std::pair<int32_t, int32_t>> merges;
+};
+
+BpeData bpeData() {
+  BpeData d;
+  std::unordered_map<std::string, int32_t> ids;
+  auto add = [&](const std::string &t) {
+    auto [it, inserted] = ids.emplace(t, static_cast<int32_t>(d.vocab.size()));
+    if (inserted)
+      d.vocab.push_back(t);
+    return it->second;
+  };
+  std::vector<std::string> byteSymbol(256);
+  for (unsigned b = 0; b < 256; ++b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+    unsigned n = 0;
+    for (unsigned x = 0; x < b; ++x)
+      n += !((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE);
+    const char32_t cp = printable ? b : 0x100 + n;
+    std::string &u = byteSymbol[b];
+    if (cp < 0x80)
+      u = std::string(1, static_cast<char>(cp));
+    else
+      u = {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
+    add(u);
+  }
+  for (const char *word : {" the", "the", " hello", "hello", " world", "ing", " a", "café", "'s", "  ", "123"}) {
+    std::string prefix;
+    for (const char *c = word; *c; ++c) {
+      const std::string sym = byteSymbol[static_cast<unsigned char>(*c)];
+      if (!prefix.empty()) {
+        const int32_t left = ids.at(prefix);
+        d.merges.emplace_back(left, ids.at(sym));
+        add(prefix + sym);
+      }
+      prefix += sym;
+    }
+  }
+  return d;
 }
 
 [[noreturn]] void violated(const char *what) {
@@ -71,6 +122,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       violated("id outside the vocabulary");
     if (vocab[id] != pieces[i])
       violated("encode's id is not tokenize's piece");
+  }
+
+  static const BpeData bpe = bpeData();
+  static const encrt::BytePairTokenizer bpeTok = [] {
+    encrt::BpeOptions bo;
+    bo.templateIds = {0, encrt::BpeOptions::kSequence, 1};
+    std::vector<encrt::AddedToken> added = {{"<mask>", 9000, true, true, false, false},
+                                            {"[X]", 9001, false, false, true, true}};
+    return encrt::BytePairTokenizer(bpe.vocab, bpe.merges, added, bo);
+  }();
+  pieces = bpeTok.tokenize(text);
+  ids = bpeTok.encode(text, maxLen);
+  if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != 0 || ids.back() != 1)
+    violated("BPE encode is not <s> ... </s> within maxLen");
+  if (ids.size() - 2 != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
+    violated("BPE encode and tokenize disagree on the number of pieces");
+  for (size_t i = 1; i + 1 < ids.size(); ++i) {
+    const int32_t id = ids[i];
+    const bool added = id == 9000 || id == 9001;
+    if (id < 0 || (!added && static_cast<size_t>(id) >= bpe.vocab.size()))
+      violated("BPE id outside what it can produce");
+    if (!added && bpe.vocab[id] != pieces[i - 1])
+      violated("BPE encode's id is not tokenize's piece");
   }
   return 0;
 }

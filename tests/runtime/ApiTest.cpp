@@ -485,6 +485,36 @@ TEST_F(RuntimeTest, CppWrapperOptionalOutputsSizesAndMoves) {
   EXPECT_EQ(s3.run(b.ids, b.lengths, 7).hidden, full.hidden);
 }
 
+TEST_F(RuntimeTest, BytePairTokenizerThroughTheCApi) {
+  // A byte-level BPE table in the artifact: merges by rank, the template
+  // around the pieces, an added token cut out first. Ids worked out by hand:
+  // "hello" -> h e l l o -> he, ll (ranks 0, 1) -> hell (2) -> hello (3);
+  // " world" -> \u0120 w o r l d -> \u0120w (4) o r l d.
+  ArtifactSpec spec = TestModel::spec(kernels());
+  SpecTokenizer &t = *spec.tokenizer;
+  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
+             "he", "ll", "hell", "hello", "\u0120w"};
+  t.bpe = true;
+  t.unkId = -1;
+  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  t.added = {{"<mask>", 17}};
+  t.templateIds = {0, -1, 2};
+  encrt_model *m = load(writeArtifact(spec));
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(tokenize(m, "hello world"), (std::vector<int32_t>{0, 15, 16, 7, 10, 6, 11, 2}));
+  EXPECT_EQ(tokenize(m, "hello<mask>"), (std::vector<int32_t>{0, 15, 17, 2}));
+  EXPECT_EQ(tokenize(m, ""), (std::vector<int32_t>{0, 2}));
+  // Truncated to max_seq: the specials stay.
+  std::string longText;
+  for (int i = 0; i < 100; ++i)
+    longText += "hello ";
+  std::vector<int32_t> ids = tokenize(m, longText.c_str());
+  ASSERT_EQ(static_cast<int64_t>(ids.size()), TestModel::kMaxSeq);
+  EXPECT_EQ(ids.front(), 0);
+  EXPECT_EQ(ids.back(), 2);
+  encrt_model_release(m);
+}
+
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
   EXPECT_EQ(ENCRT_API_VERSION, 1);

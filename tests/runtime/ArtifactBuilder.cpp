@@ -80,9 +80,18 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> vocab;
     for (const auto &t : s.tokenizer->vocab)
       vocab.push_back(b.CreateString(t));
+    const SpecTokenizer &t = *s.tokenizer;
+    std::vector<encm::MergePair> merges;
+    for (auto [l, r] : t.merges)
+      merges.emplace_back(l, r);
+    std::vector<flatbuffers::Offset<encm::AddedToken>> added;
+    for (const auto &[content, id] : t.added)
+      added.push_back(encm::CreateAddedTokenDirect(b, content.c_str(), id));
     tokenizer = encm::CreateTokenizerDirect(
-        b, &vocab, true, true, true, s.tokenizer->unkId, s.tokenizer->clsId,
-        s.tokenizer->sepId, s.tokenizer->padId, 100);
+        b, &vocab, true, true, true, t.unkId, t.clsId, t.sepId, t.padId, 100,
+        t.bpe ? encm::TokenizerKind::ByteLevelBPE : encm::TokenizerKind::WordPiece,
+        t.bpe ? &merges : nullptr, t.bpe ? &added : nullptr, false, false, false,
+        t.bpe ? &t.templateIds : nullptr);
   }
   std::vector<std::string> passesStr = {"canonicalize"};
   std::vector<flatbuffers::Offset<flatbuffers::String>> passes;

@@ -47,6 +47,11 @@ struct SpecCode {
 struct SpecTokenizer {
   std::vector<std::string> vocab;
   int32_t unkId = 1, clsId = 2, sepId = 3, padId = 0;
+  /// Byte-level BPE instead of WordPiece: these, and unkId (-1: none).
+  bool bpe = false;
+  std::vector<std::pair<int32_t, int32_t>> merges;
+  std::vector<std::pair<std::string, int32_t>> added; ///< special, not normalized
+  std::vector<int32_t> templateIds;
 };
 
 /// A CudaPlan (its values, steps, inputs and outputs by id).

@@ -22,6 +22,16 @@ namespace {
 
 constexpr auto kBad = ENCRT_INVALID_ARTIFACT;
 
+/// Turns the test model's tokenizer into a valid byte-level BPE one (its
+/// vocabulary, <s> ... </s> around the text, no merges) for a case to damage.
+SpecTokenizer &bytePair(ArtifactSpec &s) {
+  SpecTokenizer &t = *s.tokenizer;
+  t.bpe = true;
+  t.unkId = -1;
+  t.templateIds = {2, -1, 3};
+  return t;
+}
+
 /// [start, end) of the weights region and of the first code object.
 struct Regions {
   uint64_t table, weightsBegin, weightsEnd, codeBegin, codeEnd, size;
@@ -228,6 +238,20 @@ TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {
       {"tokenizer vocab",
        [](ArtifactSpec &s) { s.tokenizer->vocab.resize(60, "x"); }, kBad,
        "tokenizer vocab has 60 entries, the model's vocab_size is 50"},
+      // Byte-level BPE: checked where it is built, before any code loads.
+      {"bpe template id", [](ArtifactSpec &s) { bytePair(s).templateIds = {0, -1, 60}; }, kBad,
+       "the tokenizer produces id 60, the model's vocab_size is 50"},
+      {"bpe added id", [](ArtifactSpec &s) { bytePair(s).added = {{"<mask>", 50}}; }, kBad,
+       "the tokenizer produces id 50, the model's vocab_size is 50"},
+      {"bpe merge", [](ArtifactSpec &s) { bytePair(s).merges = {{0, 99}}; }, kBad,
+       "tokenizer: BytePairTokenizer: merge 0 (0, 99) is outside the vocabulary of 10"},
+      {"bpe merge result", [](ArtifactSpec &s) { bytePair(s).merges = {{4, 5}}; }, kBad,
+       "merge 0: 'helloworld' is not in the vocabulary"},
+      {"bpe template", [](ArtifactSpec &s) { bytePair(s).templateIds = {0, 2}; }, kBad,
+       "the post-processing template must hold the sequence exactly once"},
+      {"bpe unk", [](ArtifactSpec &s) { bytePair(s).unkId = 10; }, kBad, "unk id 10 is outside the vocabulary"},
+      {"bpe empty added token", [](ArtifactSpec &s) { bytePair(s).added = {{"", 4}}; }, kBad,
+       "added token 0: content of 0 bytes"},
       {"missing kernel", [](ArtifactSpec &s) { s.steps[2].kernel = "test_nope"; },
        kBad, "code object cpu-x86-64-v2: step 2 kernel \"test_nope\" has no contract"},
       {"libc kernel", [](ArtifactSpec &s) { s.steps[0].kernel = "malloc"; },

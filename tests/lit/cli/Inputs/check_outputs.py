@@ -4,6 +4,9 @@
   check_outputs.py cosine EMBED.json                     cosine matrix from the embeddings
   check_outputs.py pooled RUN.json MODE NORMALIZED       pooled = MODE pooling of hidden
   check_outputs.py report REPORT.json BATCH SEQ INT8     report.json's schema and numbers
+  check_outputs.py texts EXPECTED.json OUT.txt          write the texts `encc tokenize --file` can take
+  check_outputs.py tokenize OUT.json EXPECTED.json MAXLEN
+                                                        encc tokenize ids = the recorded ones, truncated
 Exits non-zero with a message naming the first difference; NaN never passes.
 """
 import json
@@ -127,6 +130,23 @@ def main():
             norm = math.sqrt(sum(x * x for x in d["pooled"][b]))
             if normalized != (abs(norm - 1) < 1e-4):
                 sys.exit(f"pooled[{b}] has norm {norm}, normalized={normalized}")
+    elif cmd == "texts":
+        # One per line: no newlines, not empty (--file skips empty lines).
+        texts = [t for t in load(sys.argv[2])["texts"] if t and "\n" not in t]
+        with open(sys.argv[3], "w", encoding="utf-8", newline="") as f:
+            f.write("".join(t + "\n" for t in texts))
+    elif cmd == "tokenize":
+        got, exp, max_len = load(sys.argv[2]), load(sys.argv[3]), int(sys.argv[4])
+        want = dict(zip(exp["texts"], exp["tokenizers_files"][0]["ids"]))
+        if not got["texts"]:
+            sys.exit("no texts")
+        for text, ids in zip(got["texts"], got["ids"]):
+            full = want[text]
+            # RobertaProcessing: <s> pieces </s>, the pieces truncated first.
+            expected = full if len(full) <= max_len else full[:max_len - 1] + full[-1:]
+            if ids != expected:
+                sys.exit(f"{text!r}: encc {ids}, tokenizers {expected}")
+        print(f"{len(got['texts'])} texts match")
     elif cmd == "report":
         check_report(load(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1")
     else:

@@ -1,0 +1,289 @@
+//===- bpe_tokenizer.cpp - Byte-level BPE tokenizer (GPT-2, RoBERTa) ------===//
+//
+// Follows the `tokenizers` library (0.23): pre_tokenizers/byte_level.rs (the
+// GPT-2 regex, written out below as a scanner over code points; the classes
+// come from unicode_gpt2_tables.cpp, generated from the library itself),
+// models/bpe/model.rs merge_word and word.rs merge_all (a min-heap on (rank,
+// position), stale entries skipped), processors (a template of ids).
+//
+//===----------------------------------------------------------------------===//
+#include "bpe_tokenizer.h"
+
+#include "unicode.h"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+
+namespace encrt {
+using unicode::Gpt2Class;
+
+namespace {
+
+[[noreturn]] void invalid(const std::string &what) { throw std::invalid_argument("BytePairTokenizer: " + what); }
+
+/// GPT-2's bytes_to_unicode: printable Latin-1 bytes map to themselves, the
+/// others to U+0100 + n in byte order.
+char32_t byteChar(unsigned b) {
+  auto printable = [](unsigned x) { return (x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE); };
+  if (printable(b))
+    return b;
+  char32_t n = 0;
+  for (unsigned x = 0; x < b; ++x)
+    n += !printable(x);
+  return 0x100 + n;
+}
+
+/// Calls emit(beginByte, endByte) for each piece of the GPT-2 regex
+///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+/// over `s` (valid UTF-8).
+template <typename Emit> void splitGpt2(std::string_view s, std::vector<char32_t> &cps,
+                                        std::vector<size_t> &offsets, Emit emit) {
+  cps.clear();
+  offsets.clear();
+  for (size_t pos = 0; pos < s.size();) {
+    offsets.push_back(pos);
+    char32_t cp;
+    unicode::decodeUtf8(s, pos, cp);
+    cps.push_back(cp);
+  }
+  offsets.push_back(s.size());
+  const size_t n = cps.size();
+  auto cls = [&](size_t i) { return unicode::gpt2Class(cps[i]); };
+  for (size_t i = 0; i < n;) {
+    size_t j = 0;
+    if (cps[i] == '\'' && i + 1 < n) {
+      const char32_t a = cps[i + 1], b = i + 2 < n ? cps[i + 2] : 0;
+      if (a == 's' || a == 't' || a == 'm' || a == 'd')
+        j = i + 2;
+      else if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l'))
+        j = i + 3;
+    }
+    if (j == 0) {
+      size_t runStart = i;
+      if (cps[i] == ' ' && i + 1 < n && cls(i + 1) != Gpt2Class::Space)
+        runStart = i + 1; // " ?X+" with the optional space
+      const Gpt2Class target = cls(runStart);
+      if (target != Gpt2Class::Space) {
+        j = runStart + 1;
+        while (j < n && cls(j) == target)
+          ++j;
+      } else {
+        size_t k = i;
+        while (k < n && cls(k) == Gpt2Class::Space)
+          ++k;
+        // \s+(?!\S) leaves the last space for a following " ?X+"; a single
+        // space before a non-space is \s+ alone.
+        j = k == n ? n : k - i >= 2 ? k - 1 : k;
+      }
+    }
+    emit(offsets[i], offsets[j]);
+    i = j;
+  }
+}
+
+struct Symbol {
+  int32_t id;
+  int32_t prev, next;
+  bool alive;
+};
+
+struct Merge {
+  int32_t rank;
+  size_t pos;
+  int32_t newId;
+  bool operator>(const Merge &o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+};
+
+uint64_t pairKey(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+
+} // namespace
+
+BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
+                                     const std::vector<std::pair<int32_t, int32_t>> &merges,
+                                     std::vector<AddedToken> added, BpeOptions options)
+    : vocab_(std::move(vocab)), added_(added), options_(std::move(options)) {
+  if (vocab_.empty())
+    invalid("empty vocabulary");
+  const int32_t n = static_cast<int32_t>(vocab_.size());
+  ids_.reserve(vocab_.size());
+  for (int32_t i = 0; i < n; ++i)
+    ids_[vocab_[i]] = i;
+  for (unsigned b = 0; b < 256; ++b) {
+    unicode::appendUtf8(byteChars_[b], byteChar(b));
+    auto it = ids_.find(byteChars_[b]);
+    byteIds_[b] = it == ids_.end() ? -1 : it->second;
+  }
+  merges_.reserve(merges.size());
+  for (size_t r = 0; r < merges.size(); ++r) {
+    auto [a, b] = merges[r];
+    if (a < 0 || a >= n || b < 0 || b >= n)
+      invalid("merge " + std::to_string(r) + " (" + std::to_string(a) + ", " + std::to_string(b) +
+              ") is outside the vocabulary of " + std::to_string(n));
+    auto it = ids_.find(vocab_[a] + vocab_[b]);
+    if (it == ids_.end())
+      invalid("merge " + std::to_string(r) + ": '" + vocab_[a] + vocab_[b] + "' is not in the vocabulary");
+    merges_[pairKey(a, b)] = {static_cast<int32_t>(r), it->second}; // a later duplicate wins
+  }
+  maxId_ = n - 1;
+  for (const AddedToken &t : added) {
+    addedText_[t.id] = t.content;
+    maxId_ = std::max(maxId_, t.id);
+  }
+  if (options_.unkId < -1 || options_.unkId >= n)
+    invalid("unk id " + std::to_string(options_.unkId) + " is outside the vocabulary");
+  if (std::count(options_.templateIds.begin(), options_.templateIds.end(), BpeOptions::kSequence) != 1)
+    invalid("the post-processing template must hold the sequence exactly once");
+  for (int32_t id : options_.templateIds) {
+    if (id < BpeOptions::kSequence)
+      invalid("template id " + std::to_string(id));
+    maxId_ = std::max(maxId_, id);
+  }
+  numSpecials_ = options_.templateIds.size() - 1;
+}
+
+void BytePairTokenizer::mergeWord(std::string_view bytes, std::vector<int32_t> &ids) const {
+  if (options_.ignoreMerges) {
+    std::string mapped;
+    for (unsigned char b : bytes)
+      mapped += byteChars_[b];
+    if (auto it = ids_.find(mapped); it != ids_.end()) {
+      ids.push_back(it->second);
+      return;
+    }
+  }
+  std::vector<Symbol> symbols;
+  symbols.reserve(bytes.size());
+  bool lastWasUnk = false;
+  for (unsigned char b : bytes) {
+    int32_t id = byteIds_[b];
+    if (id < 0) {
+      if (options_.unkId < 0)
+        continue; // no unk token: the byte is dropped, as in `tokenizers`
+      if (options_.fuseUnk && lastWasUnk)
+        continue;
+      id = options_.unkId;
+      lastWasUnk = true;
+    } else {
+      lastWasUnk = false;
+    }
+    const int32_t k = static_cast<int32_t>(symbols.size());
+    symbols.push_back({id, k - 1, k + 1, true});
+  }
+  if (symbols.empty())
+    return;
+  symbols.back().next = -1;
+
+  std::priority_queue<Merge, std::vector<Merge>, std::greater<Merge>> queue;
+  auto pushPair = [&](size_t pos) {
+    const Symbol &s = symbols[pos];
+    if (s.next < 0)
+      return;
+    auto it = merges_.find(pairKey(s.id, symbols[static_cast<size_t>(s.next)].id));
+    if (it != merges_.end())
+      queue.push({it->second.first, pos, it->second.second});
+  };
+  for (size_t i = 0; i + 1 < symbols.size(); ++i)
+    pushPair(i);
+  while (!queue.empty()) {
+    const Merge top = queue.top();
+    queue.pop();
+    Symbol &cur = symbols[top.pos];
+    if (!cur.alive || cur.next < 0)
+      continue;
+    const size_t nextPos = static_cast<size_t>(cur.next);
+    auto it = merges_.find(pairKey(cur.id, symbols[nextPos].id));
+    if (it == merges_.end() || it->second.second != top.newId)
+      continue; // stale: one side has merged since
+    cur.id = top.newId;
+    symbols[nextPos].alive = false;
+    cur.next = symbols[nextPos].next;
+    if (cur.next >= 0)
+      symbols[static_cast<size_t>(cur.next)].prev = static_cast<int32_t>(top.pos);
+    if (cur.prev >= 0)
+      pushPair(static_cast<size_t>(cur.prev));
+    pushPair(top.pos);
+  }
+  for (const Symbol &s : symbols)
+    if (s.alive)
+      ids.push_back(s.id);
+}
+
+void BytePairTokenizer::run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
+  // Invalid UTF-8 bytes are dropped (the `tokenizers` library only ever sees
+  // valid strings).
+  std::string clean;
+  clean.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t from = pos;
+    char32_t cp;
+    if (unicode::decodeUtf8(text, pos, cp))
+      clean.append(text, from, pos - from);
+  }
+  const size_t base = ids.size();
+  auto full = [&] { return ids.size() - base >= maxPieces; };
+  std::vector<TextPiece> raw, normal;
+  std::vector<char32_t> cps;
+  std::vector<size_t> offsets;
+  std::vector<int32_t> wordIds;
+  std::string segment;
+  added_.split(clean, false, raw);
+  for (const TextPiece &p : raw) {
+    if (full())
+      break;
+    if (p.id >= 0) {
+      ids.push_back(p.id);
+      continue;
+    }
+    normal.clear();
+    added_.split(p.text, true, normal); // no normalizer: the text as it is
+    for (const TextPiece &q : normal) {
+      if (full())
+        break;
+      if (q.id >= 0) {
+        ids.push_back(q.id);
+        continue;
+      }
+      segment.clear();
+      if (options_.addPrefixSpace && q.text.front() != ' ')
+        segment = " ";
+      segment.append(q.text);
+      splitGpt2(segment, cps, offsets, [&](size_t from, size_t to) {
+        if (full())
+          return;
+        wordIds.clear();
+        mergeWord(std::string_view(segment).substr(from, to - from), wordIds);
+        for (int32_t id : wordIds)
+          if (!full())
+            ids.push_back(id);
+      });
+    }
+  }
+}
+
+std::vector<std::string> BytePairTokenizer::tokenize(std::string_view text) const {
+  std::vector<int32_t> ids;
+  run(text, std::numeric_limits<size_t>::max(), ids);
+  std::vector<std::string> pieces;
+  pieces.reserve(ids.size());
+  for (int32_t id : ids) {
+    auto it = addedText_.find(id);
+    pieces.push_back(it != addedText_.end() ? it->second : vocab_[static_cast<size_t>(id)]);
+  }
+  return pieces;
+}
+
+std::vector<int32_t> BytePairTokenizer::encode(std::string_view text, int32_t maxLen) const {
+  const size_t cap = std::max<size_t>(static_cast<size_t>(std::max<int32_t>(maxLen, 0)), numSpecials_);
+  std::vector<int32_t> ids;
+  ids.reserve(std::min<size_t>(cap, text.size() + numSpecials_ + 1));
+  for (int32_t id : options_.templateIds)
+    if (id == BpeOptions::kSequence)
+      run(text, cap - numSpecials_, ids);
+    else
+      ids.push_back(id);
+  return ids;
+}
+
+} // namespace encrt

@@ -1,0 +1,73 @@
+//===- bpe_tokenizer.h - Byte-level BPE tokenizer (GPT-2, RoBERTa) --------===//
+//
+// The `tokenizers` library's byte-level BPE, id for id: added tokens split
+// off first (added_tokens.h); each remaining segment optionally gets a leading
+// space (add_prefix_space), is cut by the GPT-2 pre-tokenizer regex, mapped
+// byte by byte to the GPT-2 byte alphabet, and merged by rank (lowest first,
+// then leftmost); a template (RobertaProcessing, TemplateProcessing) puts the
+// special tokens around the pieces. Immutable after construction; thread-safe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCRT_BPE_TOKENIZER_H
+#define ENCRT_BPE_TOKENIZER_H
+
+#include "added_tokens.h"
+#include "tokenizer.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace encrt {
+
+struct BpeOptions {
+  bool addPrefixSpace = false; ///< ByteLevel pre-tokenizer: " " before each segment
+  bool ignoreMerges = false;   ///< a pre-token that is a vocabulary entry is taken whole
+  bool fuseUnk = false;        ///< consecutive unknown symbols become one unk
+  int32_t unkId = -1;          ///< for bytes missing from the vocabulary; -1: dropped
+  /// One sequence's post-processing: these ids, with kSequence where the
+  /// text's pieces go (exactly once).
+  std::vector<int32_t> templateIds;
+  static constexpr int32_t kSequence = -1;
+};
+
+class BytePairTokenizer : public Tokenizer {
+public:
+  /// vocab: id -> byte-level string ("Ġthe"); merges in rank order, each a pair
+  /// of vocabulary ids whose concatenation must be in the vocabulary; added
+  /// tokens' ids may lie past the vocabulary (the model's embedding table
+  /// bounds them, checked by the caller). Throws std::invalid_argument on
+  /// anything inconsistent.
+  BytePairTokenizer(std::vector<std::string> vocab, const std::vector<std::pair<int32_t, int32_t>> &merges,
+                    std::vector<AddedToken> added, BpeOptions options);
+
+  std::vector<std::string> tokenize(std::string_view text) const override;
+  std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const override;
+
+  /// The largest id this tokenizer can produce.
+  int32_t maxId() const { return maxId_; }
+
+private:
+  /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
+  void run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const;
+  /// BPE of one pre-token (raw bytes), appending ids.
+  void mergeWord(std::string_view bytes, std::vector<int32_t> &ids) const;
+
+  std::vector<std::string> vocab_;
+  std::unordered_map<std::string, int32_t> ids_;
+  /// (left << 32 | right) -> (rank, merged id).
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
+  int32_t byteIds_[256];          ///< id of each byte's alphabet symbol, -1 if none
+  std::string byteChars_[256];    ///< UTF-8 of each byte's alphabet symbol
+  AddedTokenSplitter added_;
+  std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
+  BpeOptions options_;
+  size_t numSpecials_ = 0;
+  int32_t maxId_ = 0;
+};
+
+} // namespace encrt
+
+#endif // ENCRT_BPE_TOKENIZER_H

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Byte-level BPE reference data for the tokenizer tests, from the `tokenizers` library.
+
+Writes tests/tokenizer/bpe/:
+  tokenizer.json          RoBERTa-style byte-level BPE (no normalizer, ByteLevel
+                          pre-tokenizer without prefix space, RobertaProcessing
+                          <s> ... </s>, <mask> with lstrip), trained here by
+                          `tokenizers` on /usr/share/common-licenses and the
+                          sentence pairs (2000 tokens). Only with --train: the file
+                          is committed, so re-recording keeps the same vocabulary.
+  tokenizer-variant.json  the same vocabulary and merges with the other options
+                          encrt implements: add_prefix_space, ignore_merges, an
+                          unk token, TemplateProcessing, a non-special
+                          (normalized) added token with rstrip and a special one
+                          with rstrip.
+  expected.json           ids from Tokenizer.encode(text).ids (post-processor
+                          applied, no truncation) for both files, on the sentence
+                          pairs, hand-written edge cases and 600 seeded random
+                          strings over all of Unicode (weighted towards the
+                          scripts, spaces and punctuation that stress the
+                          pre-tokenizer); plus truncated encodings.
+
+Usage (a venv with `tokenizers`; the version is recorded in expected.json):
+  python tests/tokenizer/record_bpe.py [--train]
+"""
+import argparse
+import glob
+import json
+import os
+import random
+
+import tokenizers
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "bpe")
+PAIRS = os.path.join(os.path.dirname(HERE), "reference", "sentence-pairs.tsv")
+
+
+def sentences():
+    out = []
+    with open(PAIRS, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() and not line.startswith("#"):
+                out += line.split("\t")[1:3]
+    return out
+
+
+def train():
+    lines = []
+    for path in sorted(glob.glob("/usr/share/common-licenses/*")):
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines += f.read().splitlines()
+    lines += sentences()
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=2000, min_frequency=2, show_progress=False,
+                                  special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(lines, trainer)
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False, special=True)])
+    tok.post_processor = processors.RobertaProcessing(("</s>", tok.token_to_id("</s>")),
+                                                      ("<s>", tok.token_to_id("<s>")))
+    tok.save(os.path.join(OUT, "tokenizer.json"))
+
+
+def variant():
+    with open(os.path.join(OUT, "tokenizer.json"), encoding="utf-8") as f:
+        j = json.load(f)
+    j["model"]["unk_token"] = "<unk>"
+    j["model"]["ignore_merges"] = True
+    j["pre_tokenizer"]["add_prefix_space"] = True
+    tok = Tokenizer.from_str(json.dumps(j))
+    tok.add_tokens([AddedToken("hello world", rstrip=True, normalized=True, special=False)])
+    tok.add_special_tokens([AddedToken("[SEP2]", rstrip=True, normalized=False, special=True)])
+    s, e = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> <s> $A </s>", pair="<s> $A </s> $B </s>", special_tokens=[("<s>", s), ("</s>", e)])
+    tok.save(os.path.join(OUT, "tokenizer-variant.json"))
+
+
+EDGE_CASES = [
+    "", " ", "  ", "a", " a", "a ", "  a", "a  b", "a   b  ", "\ta", "a\t\tb", "\n\nx\n", "\r\n",
+    "Hello, World!", "hello world", "Hello world hello world!", "I'm you're we've she'll he'd it's 'S 'LL",
+    "don't DON'T isn't ''s '''", "123 4567 89,000.5 ٣٤٥ ½ Ⅻ ²", "$100 -> 50% @user #tag",
+    "naïve café Crème Brûlée", "Die Straße ist groß", "Привет, мир!", "Καλημέρα κόσμε",
+    "你好世界，今天天气很好。", "日本語のテキスト", "한국어 텍스트입니다", "مرحبا بالعالم", "שלום עולם",
+    "नमस्ते दुनिया", "สวัสดีชาวโลก", "e\u0301 a\u0308 combining", "emoji 😀👍🏽 👨‍👩‍👧 🇩🇪",
+    "\u00a0nbsp\u00a0 \u3000ideographic\u2028line\u2029para\u2009thin\u200bzwsp",
+    "<s>", "</s>", "<mask>", "a <mask> b", "a   <mask>", "<mask><mask>", "x<s>y</s>z", "<s> <pad> <unk>",
+    "hello world", "say hello world  now", "[SEP2]  tail", "<mas", "mask>",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "Thisisaverylongwordwithoutanyspacesatallthatgoesonandon", "GNU General Public License version 3",
+    "\x00\x01\x7f control \x1b[0m", "\ufeffBOM", "tab\tsep\tvalues", "x" * 3 + " " * 5 + "y",
+    "Mixed123Numbers456and789", "snake_case_name camelCaseName kebab-case-name",
+    "http://example.com/path?q=1&r=2", "e-mail: someone@example.org", "😀" * 5, "\U0010ffff\U000e0001",
+]
+
+
+def random_strings(n, seed):
+    rng = random.Random(seed)
+    pools = [
+        (8, [chr(c) for c in range(0x20, 0x7f)]),
+        (3, list(" \t\n\r\u00a0\u2000\u3000\u2028\u0085")),
+        (2, [chr(c) for c in range(0xa0, 0x250)]),
+        (2, [chr(c) for c in range(0x370, 0x530)]),
+        (1, [chr(c) for c in range(0x600, 0x700)] + [chr(c) for c in range(0x900, 0x980)]),
+        (2, [chr(c) for c in range(0x4e00, 0x4e80)] + [chr(c) for c in range(0x3040, 0x3100)]),
+        (1, [chr(c) for c in range(0x300, 0x370)]),
+        (1, [chr(c) for c in range(0x1f300, 0x1f680)]),
+        (1, ["'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "<mask>", "<s>", "</s>", " <mask>", "hello world",
+             "[SEP2]", "'"]),
+        (2, None),  # any scalar value
+    ]
+    weights = [w for w, _ in pools]
+    out = []
+    for _ in range(n):
+        parts = []
+        for _ in range(rng.randint(1, 40)):
+            _, pool = rng.choices(pools, weights)[0]
+            if pool is None:
+                cp = rng.randrange(0x110000)
+                while 0xD800 <= cp <= 0xDFFF:
+                    cp = rng.randrange(0x110000)
+                parts.append(chr(cp))
+            else:
+                parts.append(rng.choice(pool))
+        out.append("".join(parts))
+    return out
+
+
+def record(name, tok, texts):
+    return {"file": name, "ids": [tok.encode(t).ids for t in texts]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train", action="store_true", help="train tokenizer.json again (changes the vocabulary)")
+    args = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    if args.train:
+        train()
+    variant()
+    texts = sentences() + EDGE_CASES + random_strings(600, 20261201)
+    base = Tokenizer.from_file(os.path.join(OUT, "tokenizer.json"))
+    var = Tokenizer.from_file(os.path.join(OUT, "tokenizer-variant.json"))
+    truncated = []
+    for max_len in (2, 3, 8):
+        base.enable_truncation(max_len)
+        var.enable_truncation(max_len)
+        for t in texts[:40:3] + EDGE_CASES[::4]:
+            truncated.append({"text": t, "max_len": max_len, "base": base.encode(t).ids,
+                              "variant": var.encode(t).ids})
+    base.no_truncation()
+    var.no_truncation()
+    data = {
+        "generator": "tests/tokenizer/record_bpe.py",
+        "tokenizers": tokenizers.__version__,
+        "texts": texts,
+        "tokenizers_files": [record("tokenizer.json", base, texts), record("tokenizer-variant.json", var, texts)],
+        "truncated": truncated,
+    }
+    with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=True, separators=(",", ":"))
+        f.write("\n")
+    print(f"{len(texts)} texts, {sum(len(i) for i in data['tokenizers_files'][0]['ids'])} ids "
+          f"(tokenizers {tokenizers.__version__})")
+
+
+if __name__ == "__main__":
+    main()
