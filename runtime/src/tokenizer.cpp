@@ -1,12 +1,15 @@
 //===- tokenizer.cpp - BERT WordPiece tokenizer ---------------------------===//
 //
-// Mirrors HF BertTokenizer (transformers 4.40): special tokens are split off
-// the raw text first; the rest is cleaned (C* dropped, whitespace -> space),
-// CJK ideographs isolated, split on whitespace; each word is lowercased,
-// accent-stripped, split on punctuation, then WordPiece'd (greedy longest
-// match, "##" continuations, [UNK] for a word over maxCharsPerWord or with
-// no match). HF's NFC step is omitted: it cannot change the result when
-// accents are stripped (NFD follows).
+// Mirrors the `tokenizers` library's BERT pipeline (the fast tokenizer that
+// sentence-transformers and transformers use): the special tokens are cut out
+// of the raw text first (added_tokens.h: [PAD] [UNK] [CLS] [SEP] [MASK], exact
+// and case-sensitive); BertNormalizer then drops controls, format and
+// unassigned code points, turns whitespace into spaces, puts spaces around CJK
+// ideographs, strips accents (NFD, Mn dropped) and lowercases, each per code
+// point; BertPreTokenizer splits on whitespace and isolates punctuation; each
+// word is WordPiece'd (greedy longest match, "##" continuations, [UNK] for a
+// word over maxCharsPerWord or with no match). The Unicode data is the
+// library's own (unicode_bert_tables.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "tokenizer.h"
@@ -18,37 +21,49 @@
 #include <stdexcept>
 
 namespace encrt {
-using unicode::CharClass;
+using unicode::BertClass;
 
-WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab,
-                                       WordPieceOptions options)
-    : vocab_(std::move(vocab)), options_(options) {
-  const auto check = [&](int32_t id, const char *field) {
-    if (id < 0 || static_cast<size_t>(id) >= vocab_.size())
-      throw std::invalid_argument(std::string("WordPieceTokenizer: options.") +
-                                  field + " = " + std::to_string(id) +
-                                  " is outside the vocabulary of " +
-                                  std::to_string(vocab_.size()) + " tokens");
+namespace {
+
+std::vector<AddedToken> specialTokens(const std::vector<std::string> &vocab, const WordPieceOptions &o) {
+  std::vector<AddedToken> specials;
+  auto add = [&](const std::string &content, int32_t id) {
+    if (!content.empty())
+      specials.push_back({content, id, true, false, false, false});
   };
-  check(options_.unkId, "unkId");
-  check(options_.clsId, "clsId");
-  check(options_.sepId, "sepId");
-  check(options_.padId, "padId");
-  if (options_.maxCharsPerWord < 1)
-    throw std::invalid_argument(
-        "WordPieceTokenizer: options.maxCharsPerWord must be >= 1");
+  for (int32_t id : {o.padId, o.unkId, o.clsId, o.sepId})
+    add(vocab[static_cast<size_t>(id)], id);
+  for (size_t i = 0; i < vocab.size(); ++i)
+    if (vocab[i] == "[MASK]")
+      add(vocab[i], static_cast<int32_t>(i));
+  return specials;
+}
+
+const WordPieceOptions &checked(const std::vector<std::string> &vocab, const WordPieceOptions &o) {
+  const auto check = [&](int32_t id, const char *field) {
+    if (id < 0 || static_cast<size_t>(id) >= vocab.size())
+      throw std::invalid_argument(std::string("WordPieceTokenizer: options.") + field + " = " + std::to_string(id) +
+                                  " is outside the vocabulary of " + std::to_string(vocab.size()) + " tokens");
+  };
+  check(o.unkId, "unkId");
+  check(o.clsId, "clsId");
+  check(o.sepId, "sepId");
+  check(o.padId, "padId");
+  if (o.maxCharsPerWord < 1)
+    throw std::invalid_argument("WordPieceTokenizer: options.maxCharsPerWord must be >= 1");
+  return o;
+}
+
+} // namespace
+
+WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options)
+    : vocab_(std::move(vocab)), options_(checked(vocab_, options)),
+      specials_(specialTokens(vocab_, options_)) {
   ids_.reserve(vocab_.size());
   for (size_t i = 0; i < vocab_.size(); ++i) {
-    ids_[vocab_[i]] =
-        static_cast<int32_t>(i); // Later duplicates win, as in HF.
+    ids_[vocab_[i]] = static_cast<int32_t>(i); // Later duplicates win, as in HF.
     maxPieceBytes_ = std::max(maxPieceBytes_, vocab_[i].size());
   }
-  for (const std::string &s :
-       {vocab_[options_.padId], vocab_[options_.unkId], vocab_[options_.clsId],
-        vocab_[options_.sepId], std::string("[MASK]")})
-    if (!s.empty() && ids_.count(s) &&
-        std::find(specials_.begin(), specials_.end(), s) == specials_.end())
-      specials_.push_back(s);
 }
 
 namespace {
@@ -58,28 +73,17 @@ struct Run {
   const std::unordered_map<std::string, int32_t> &ids;
   const std::vector<std::string> &vocab;
   const WordPieceOptions &opt;
-  const std::vector<std::string> &specials;
   size_t maxPieceBytes;
   size_t maxPieces;
   std::vector<int32_t> *outIds;
   std::vector<std::string> *outPieces;
 
   size_t emitted = 0;
-  std::vector<char32_t> word;  // Cleaned code points of one whitespace word.
-  std::vector<char32_t> norm;  // The word lowercased / accent-stripped.
-  std::string bytes;           // UTF-8 of one punctuation-split segment.
+  std::vector<char32_t> word;  // Normalised code points of one word.
+  std::string bytes;           // UTF-8 of the word.
   std::vector<size_t> offsets; // Byte offset of each code point in `bytes`.
   std::string key;             // Lookup key ("##" + substring).
-  std::vector<int32_t> subIds; // Pieces of the current segment.
-
-  Run(const std::unordered_map<std::string, int32_t> &ids,
-      const std::vector<std::string> &vocab, const WordPieceOptions &opt,
-      const std::vector<std::string> &specials, size_t maxPieceBytes,
-      size_t maxPieces, std::vector<int32_t> *outIds,
-      std::vector<std::string> *outPieces)
-      : ids(ids), vocab(vocab), opt(opt), specials(specials),
-        maxPieceBytes(maxPieceBytes), maxPieces(maxPieces), outIds(outIds),
-        outPieces(outPieces) {}
+  std::vector<int32_t> subIds; // Pieces of the current word.
 
   bool full() const { return emitted >= maxPieces; }
 
@@ -93,30 +97,26 @@ struct Run {
       outPieces->push_back(vocab[static_cast<size_t>(id)]);
   }
 
-  /// The special token starting at text[pos], or nullptr.
-  const std::string *specialAt(std::string_view text, size_t pos) const {
-    for (const std::string &s : specials)
-      if (text.compare(pos, s.size(), s) == 0)
-        return &s;
-    return nullptr;
-  }
-
-  void wordPiece(size_t begin, size_t end) {
-    const size_t n = end - begin;
+  /// WordPiece of the pending word, then starts a new one.
+  void endWord() {
+    const size_t n = word.size();
+    if (n == 0)
+      return;
     if (n > static_cast<size_t>(opt.maxCharsPerWord)) {
+      word.clear();
       emit(opt.unkId);
       return;
     }
     bytes.clear();
     offsets.clear();
-    for (size_t i = begin; i < end; ++i) {
+    for (char32_t c : word) {
       offsets.push_back(bytes.size());
-      unicode::appendUtf8(bytes, norm[i]);
+      unicode::appendUtf8(bytes, c);
     }
     offsets.push_back(bytes.size());
+    word.clear();
     subIds.clear();
-    size_t start = 0;
-    while (start < n) {
+    for (size_t start = 0; start < n;) {
       const size_t prefix = start > 0 ? 2 : 0;
       int32_t found = -1;
       size_t stop = n;
@@ -143,80 +143,46 @@ struct Run {
       emit(id);
   }
 
-  /// Normalises and emits the pending whitespace word.
-  void flush() {
-    if (word.empty())
+  /// A normalised code point into the pre-tokenizer: whitespace ends the
+  /// word, punctuation is a word of its own.
+  void preTokenize(char32_t c) {
+    switch (unicode::bertClass(c)) {
+    case BertClass::Space:
+      endWord();
       return;
-    norm.clear();
-    for (char32_t c : word) {
-      char32_t low[2] = {c, 0};
-      int n = opt.lowercase ? unicode::toLower(c, low) : 1;
-      norm.insert(norm.end(), low, low + n);
+    case BertClass::Punct:
+      endWord();
+      word.push_back(c);
+      endWord();
+      return;
+    default:
+      word.push_back(c);
     }
-    word.clear();
-    // HF passes its special tokens as never_split: a (lowercased) word equal
-    // to one is kept whole.
-    if (norm[0] == '[' && norm.size() <= 16) {
-      bytes.clear();
-      for (char32_t c : norm)
-        unicode::appendUtf8(bytes, c);
-      for (const std::string &s : specials)
-        if (bytes == s) {
-          emit(ids.at(s));
-          return;
-        }
-    }
-    if (opt.stripAccents) {
-      for (char32_t c : norm) {
-        char32_t st[3];
-        int n = unicode::stripAccents(c, st);
-        word.insert(word.end(), st, st + n);
-      }
-      norm.swap(word);
-      word.clear();
-    }
-    // Punctuation split: every punctuation character is its own segment.
-    size_t segStart = 0;
-    for (size_t i = 0; i < norm.size() && !full(); ++i) {
-      if (unicode::charClass(norm[i]) != CharClass::Punct)
-        continue;
-      if (i > segStart)
-        wordPiece(segStart, i);
-      wordPiece(i, i + 1);
-      segStart = i + 1;
-    }
-    if (segStart < norm.size() && !full())
-      wordPiece(segStart, norm.size());
   }
 
-  void operator()(std::string_view text) {
-    size_t pos = 0;
-    while (pos < text.size() && !full()) {
-      if (text[pos] == '[') {
-        if (const std::string *s = specialAt(text, pos)) {
-          flush();
-          emit(ids.at(*s));
-          pos += s->size();
-          continue;
-        }
-      }
+  /// A plain segment (no special tokens) of valid UTF-8.
+  void segment(std::string_view text) {
+    char32_t norm[unicode::kMaxBertExpansion];
+    for (size_t pos = 0; pos < text.size() && !full();) {
       char32_t cp;
-      if (!unicode::decodeUtf8(text, pos, cp))
-        continue; // Invalid bytes are dropped.
-      CharClass cls = unicode::charClass(cp);
-      if (cp == 0 || cp == 0xFFFD || cls == CharClass::Control)
+      unicode::decodeUtf8(text, pos, cp);
+      const BertClass cls = unicode::bertClass(cp);
+      if (cls == BertClass::Removed)
         continue;
-      if (cls == CharClass::Space) {
-        flush();
-      } else if (opt.splitChinese && unicode::isChineseChar(cp)) {
-        flush();
-        word.push_back(cp);
-        flush();
-      } else {
-        word.push_back(cp);
+      if (cls == BertClass::Space) {
+        endWord();
+        continue;
       }
+      const bool isolate = cls == BertClass::Chinese && opt.splitChinese;
+      if (isolate)
+        endWord();
+      const int n = unicode::bertNormalize(cp, opt.stripAccents, opt.lowercase, norm);
+      for (int i = 0; i < n; ++i)
+        preTokenize(norm[i]);
+      if (isolate)
+        endWord();
     }
-    flush();
+    endWord();
   }
 };
 
@@ -225,9 +191,30 @@ struct Run {
 void WordPieceTokenizer::run(std::string_view text, size_t maxPieces,
                              std::vector<int32_t> *ids,
                              std::vector<std::string> *pieces) const {
-  Run r(ids_, vocab_, options_, specials_, maxPieceBytes_, maxPieces, ids,
-        pieces);
-  r(text);
+  // Each invalid UTF-8 byte becomes U+FFFD, as Python's errors="replace"
+  // decoding would give the library; the normalizer then drops it (so a
+  // special token broken by one is not special, "[CL\xffS]" is not [CLS]).
+  std::string clean;
+  clean.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t from = pos;
+    char32_t cp;
+    if (unicode::decodeUtf8(text, pos, cp))
+      clean.append(text, from, pos - from);
+    else
+      clean.append("\xef\xbf\xbd");
+  }
+  Run r{ids_, vocab_, options_, maxPieceBytes_, maxPieces, ids, pieces};
+  std::vector<TextPiece> parts;
+  specials_.split(clean, false, parts);
+  for (const TextPiece &p : parts) {
+    if (r.full())
+      break;
+    if (p.id >= 0)
+      r.emit(p.id);
+    else
+      r.segment(p.text);
+  }
 }
 
 std::vector<std::string>

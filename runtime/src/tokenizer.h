@@ -4,12 +4,15 @@
 // compiled maximum. Implementations: WordPieceTokenizer (here: BERT basic
 // tokenisation, i.e. clean text, optional lowercasing and accent stripping,
 // punctuation and CJK splitting, then greedy longest-match WordPiece with "##"
-// continuations, as in HF BertTokenizer) and BytePairTokenizer
+// continuations, as the `tokenizers` library's BERT tokenizer does) and
+// BytePairTokenizer
 // (bpe_tokenizer.h). Immutable after construction; thread-safe.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_TOKENIZER_H
 #define ENCRT_TOKENIZER_H
+
+#include "added_tokens.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +54,7 @@ public:
 
   /// Word pieces of `text` (no [CLS]/[SEP] added); invalid UTF-8 bytes are
   /// dropped. Special tokens written literally in `text` ([CLS], [SEP],
-  /// [PAD], [UNK], [MASK]) stay whole, as in HF.
+  /// [PAD], [UNK], [MASK]; exactly, case-sensitive) stay whole, as in HF.
   std::vector<std::string> tokenize(std::string_view text) const override;
 
   /// [CLS] ids... [SEP], truncated so the result has at most maxLen ids (>= 2).
@@ -68,8 +71,8 @@ private:
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int32_t> ids_;
   WordPieceOptions options_;
-  /// Special tokens recognised verbatim in the input, as HF does.
-  std::vector<std::string> specials_;
+  /// Special tokens cut out of the input verbatim, as the library does.
+  AddedTokenSplitter specials_;
   /// Longest vocabulary entry in bytes; longer candidates are not looked up.
   size_t maxPieceBytes_ = 0;
 };

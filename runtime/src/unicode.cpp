@@ -73,26 +73,39 @@ void appendUtf8(std::string &out, char32_t cp) {
   }
 }
 
-CharClass charClass(char32_t cp) {
-  if (cp < 0x80) {
-    if (cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r')
-      return CharClass::Space;
-    if (cp < 0x20 || cp == 0x7F)
-      return CharClass::Control;
-    if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) ||
-        (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
-      return CharClass::Punct;
-    return CharClass::Other;
-  }
+BertClass bertClass(char32_t cp) {
   if (cp > 0x10FFFF)
-    return CharClass::Control;
-  // The last break at or below cp: entries are (start << 3) | class.
+    return BertClass::Removed;
   const uint32_t key = (static_cast<uint32_t>(cp) << 3) | 7;
-  const uint32_t *end = kClassBreaks + kNumClassBreaks;
-  const uint32_t *it = std::upper_bound(kClassBreaks, end, key);
-  if (it == kClassBreaks)
-    return CharClass::Other;
-  return static_cast<CharClass>(it[-1] & 7);
+  const uint32_t *end = kBertClassBreaks + kNumBertClassBreaks;
+  const uint32_t *it = std::upper_bound(kBertClassBreaks, end, key);
+  return it == kBertClassBreaks ? BertClass::Other : static_cast<BertClass>(it[-1] & 7);
+}
+
+static_assert(kMaxBertExpansion == kBertMapMaxLength);
+
+int bertNormalize(char32_t cp, bool stripAccents, bool lowercase, char32_t out[kMaxBertExpansion]) {
+  out[0] = cp;
+  if (!stripAccents && !lowercase)
+    return 1;
+  constexpr char32_t SBase = 0xAC00, SLast = 0xD7A3;
+  if (cp >= SBase && cp <= SLast) { // Hangul syllables: algorithmic NFD
+    if (!stripAccents)
+      return 1;
+    const char32_t s = cp - SBase;
+    out[0] = 0x1100 + s / 588;
+    out[1] = 0x1161 + (s % 588) / 28;
+    out[2] = 0x11A7 + s % 28;
+    return s % 28 ? 3 : 2;
+  }
+  const BertMapping *table = stripAccents ? (lowercase ? kBertStripLower : kBertStrip) : kBertLower;
+  const size_t n = stripAccents ? (lowercase ? kNumBertStripLower : kNumBertStrip) : kNumBertLower;
+  const BertMapping *it = std::lower_bound(table, table + n, static_cast<uint32_t>(cp),
+                                           [](const BertMapping &m, uint32_t c) { return m.cp < c; });
+  if (it == table + n || it->cp != cp)
+    return 1;
+  std::copy(kBertMapPool + it->start, kBertMapPool + it->start + it->count, out);
+  return it->count;
 }
 
 Gpt2Class gpt2Class(char32_t cp) {
@@ -102,75 +115,6 @@ Gpt2Class gpt2Class(char32_t cp) {
   const uint32_t *end = kGpt2ClassBreaks + kNumGpt2ClassBreaks;
   const uint32_t *it = std::upper_bound(kGpt2ClassBreaks, end, key);
   return it == kGpt2ClassBreaks ? Gpt2Class::Other : static_cast<Gpt2Class>(it[-1] & 3);
-}
-
-int toLower(char32_t cp, char32_t out[2]) {
-  if (cp < 0x80) {
-    out[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
-    return 1;
-  }
-  if (cp == 0x130) { // LATIN CAPITAL LETTER I WITH DOT ABOVE -> i + U+0307.
-    out[0] = 'i';
-    out[1] = 0x307;
-    return 2;
-  }
-  out[0] = cp;
-  const LowerRun *end = kLowerRuns + kNumLowerRuns;
-  const LowerRun *it =
-      std::upper_bound(kLowerRuns, end, cp,
-                       [](char32_t c, const LowerRun &r) { return c < r.lo; });
-  if (it == kLowerRuns)
-    return 1;
-  const LowerRun &r = it[-1];
-  uint32_t off = cp - r.lo;
-  if (off % r.stride == 0 && off / r.stride < r.count)
-    out[0] = static_cast<char32_t>(static_cast<int64_t>(cp) + r.delta);
-  return 1;
-}
-
-int stripAccents(char32_t cp, char32_t out[3]) {
-  if (cp < 0x80) {
-    out[0] = cp;
-    return 1;
-  }
-  if (charClass(cp) == CharClass::Mark)
-    return 0;
-  // Hangul syllables decompose algorithmically into conjoining jamo (Lo).
-  constexpr char32_t SBase = 0xAC00, LBase = 0x1100, VBase = 0x1161,
-                     TBase = 0x11A7;
-  constexpr char32_t TCount = 28, NCount = 21 * 28, SCount = 19 * NCount;
-  if (cp >= SBase && cp < SBase + SCount) {
-    char32_t s = cp - SBase;
-    out[0] = LBase + s / NCount;
-    out[1] = VBase + (s % NCount) / TCount;
-    if (s % TCount == 0)
-      return 2;
-    out[2] = TBase + s % TCount;
-    return 3;
-  }
-  out[0] = cp;
-  const StripEntry *end = kStrip + kNumStrip;
-  const StripEntry *it =
-      std::lower_bound(kStrip, end, cp, [](const StripEntry &e, char32_t c) {
-        return e.cp < c;
-      });
-  if (it != end && it->cp == cp) {
-    out[0] = it->to;
-    return 1;
-  }
-  const StripEntry3 *end3 = kStrip3 + kNumStrip3;
-  const StripEntry3 *it3 =
-      std::lower_bound(kStrip3, end3, cp, [](const StripEntry3 &e, char32_t c) {
-        return e.cp < c;
-      });
-  if (it3 != end3 && it3->cp == cp) {
-    int n = 0;
-    for (uint32_t c : it3->to)
-      if (c)
-        out[n++] = c;
-    return n;
-  }
-  return 1;
 }
 
 } // namespace encrt::unicode

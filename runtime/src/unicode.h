@@ -1,10 +1,11 @@
-//===- unicode.h - UTF-8 decoding and the Unicode queries of the tokenizer
-//-===//
+//===- unicode.h - UTF-8 and the Unicode queries of the tokenizers --------===//
 //
-// Just what BERT basic tokenisation needs, with HF BertTokenizer semantics:
-// strict UTF-8 decoding, character classes (control / whitespace /
-// punctuation / nonspacing mark), CJK ideographs, full lowercasing and accent
-// stripping (NFD, then Mn marks dropped). Table data: unicode_tables.cpp.
+// Strict UTF-8 decoding, and just what the tokenizers ask of Unicode, with the
+// `tokenizers` library's semantics and Unicode data (the tables are generated
+// by asking the library about every code point): BERT normalisation and
+// pre-tokenisation classes with accent stripping and lowercasing
+// (unicode_bert_tables.cpp), the GPT-2 pre-tokenizer's classes
+// (unicode_gpt2_tables.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_UNICODE_H
@@ -17,14 +18,6 @@
 
 namespace encrt::unicode {
 
-enum class CharClass : uint8_t {
-  Other = 0,
-  Control = 1, ///< Any category C* except \t \n \r.
-  Space = 2,   ///< ' ', \t, \n, \r, Zs, U+2028, U+2029.
-  Punct = 3,   ///< ASCII 33-47, 58-64, 91-96, 123-126 and category P*.
-  Mark = 4,    ///< Category Mn (dropped by accent stripping).
-};
-
 /// Decodes the code point at `pos` and advances `pos` past it. On an invalid,
 /// overlong, surrogate or truncated sequence returns false and advances `pos`
 /// by one byte. Requires pos < s.size().
@@ -33,20 +26,25 @@ bool decodeUtf8(std::string_view s, size_t &pos, char32_t &cp);
 /// Appends the UTF-8 encoding of `cp` (a valid scalar value).
 void appendUtf8(std::string &out, char32_t cp);
 
-CharClass charClass(char32_t cp);
+/// What the `tokenizers` library's BertNormalizer (clean_text,
+/// handle_chinese_chars) and BertPreTokenizer do with a code point
+/// (unicode_bert_gen.py reads it off the library).
+enum class BertClass : uint8_t {
+  Other = 0,
+  Removed = 1, ///< clean_text drops it: controls, format, unassigned, NUL, U+FFFD
+  Space = 2,   ///< clean_text makes it " "; words end there
+  Punct = 3,   ///< the pre-tokenizer makes it a word of its own
+  Chinese = 4, ///< handle_chinese_chars puts spaces around it
+};
 
-/// HF's _is_chinese_char: the CJK Unified Ideographs blocks and extensions
-/// A-E, plus the CJK Compatibility Ideographs (and supplement).
-inline bool isChineseChar(char32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
+BertClass bertClass(char32_t cp);
 
-/// Python's str.lower() of one code point; writes 1 or 2 code points to
-/// `out` and returns how many.
-int toLower(char32_t cp, char32_t out[2]);
+constexpr int kMaxBertExpansion = 3;
+
+/// The BertNormalizer's strip_accents (NFD, Mn dropped) and/or lowercase of
+/// one code point: writes 0..kMaxBertExpansion code points to `out`, returns
+/// how many.
+int bertNormalize(char32_t cp, bool stripAccents, bool lowercase, char32_t out[kMaxBertExpansion]);
 
 /// The classes of the GPT-2 byte-level pre-tokenizer's regex, exactly as the
 /// `tokenizers` library's Oniguruma tables have them (unicode_gpt2_gen.py):
@@ -55,10 +53,6 @@ int toLower(char32_t cp, char32_t out[2]);
 enum class Gpt2Class : uint8_t { Other = 0, Letter = 1, Number = 2, Space = 3 };
 
 Gpt2Class gpt2Class(char32_t cp);
-
-/// NFD of `cp` with Mn marks dropped; writes 0 to 3 code points to `out` and
-/// returns how many.
-int stripAccents(char32_t cp, char32_t out[3]);
 
 } // namespace encrt::unicode
 

@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""Records HF BertTokenizer's ids for the tokenizer test (tests/tokenizer/expected.json).
+"""Records the `tokenizers` library's BERT ids for the tokenizer test (tests/tokenizer/expected.json).
 
-Run with the reference Python (transformers 4.40.2):
-  ENCC_MINILM_DIR=... /opt/encc-ref/bin/python tests/tokenizer/record_expected.py
-Inputs: both sentences of every row of /work/shared/data/sentence-pairs.tsv
-(or $ENCC_SENTENCE_PAIRS) plus the edge cases below. The slow BertTokenizer is
-the reference; the fast one is compared too and any disagreement is printed
-(and recorded in the case as "fast_differs").
+The reference is the fast tokenizer sentence-transformers and transformers use:
+the `tokenizers` library on all-MiniLM-L6-v2's tokenizer.json. Run in a venv
+with `tokenizers` (the version is recorded):
+  ENCC_MINILM_DIR=... python tests/tokenizer/record_expected.py
+Inputs: both sentences of every row of tests/reference/sentence-pairs.tsv (or
+$ENCC_SENTENCE_PAIRS), the edge cases below, and a sweep of single code points
+("a" + c + "b"): every 97th scalar value plus the ones where Python's slow
+BertTokenizer (Unicode 14 tables) and the library disagree (sweep_extra.txt).
 """
 import json
 import os
 import sys
 
-from transformers import BertTokenizer, BertTokenizerFast
+from tokenizers import Tokenizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PAIRS = os.environ.get("ENCC_SENTENCE_PAIRS", "/work/shared/data/sentence-pairs.tsv")
+PAIRS = os.environ.get("ENCC_SENTENCE_PAIRS",
+                       os.path.join(os.path.dirname(HERE), "reference", "sentence-pairs.tsv"))
 
 EDGE_CASES = [
     ("empty", ""),
@@ -66,15 +69,20 @@ EDGE_CASES = [
 ]
 
 
+def sweep_code_points():
+    cps = set(range(0, 0x110000, 97))
+    with open(os.path.join(HERE, "sweep_extra.txt")) as f:
+        cps |= {int(x, 16) for x in f.read().split()}
+    return sorted(cp for cp in cps if not 0xD800 <= cp <= 0xDFFF)
+
+
 def main():
     model_dir = os.environ.get("ENCC_MINILM_DIR")
-    if not model_dir or not os.path.isfile(os.path.join(model_dir, "vocab.txt")):
-        sys.exit("error: set ENCC_MINILM_DIR to the all-MiniLM-L6-v2 directory (with vocab.txt)")
-    with open(os.path.join(model_dir, "tokenizer_config.json")) as f:
-        cfg = json.load(f)
-    lower = bool(cfg.get("do_lower_case", True))
-    slow = BertTokenizer.from_pretrained(model_dir, do_lower_case=lower)
-    fast = BertTokenizerFast.from_pretrained(model_dir, do_lower_case=lower)
+    if not model_dir or not os.path.isfile(os.path.join(model_dir, "tokenizer.json")):
+        sys.exit("error: set ENCC_MINILM_DIR to the all-MiniLM-L6-v2 directory (with tokenizer.json)")
+    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
 
     cases = []
     with open(PAIRS, encoding="utf-8") as f:
@@ -88,27 +96,23 @@ def main():
 
     out = []
     for name, text in cases:
-        ids = slow(text, add_special_tokens=True, truncation=False)["input_ids"]
-        case = {"name": name, "text": text, "ids": ids,
-                "tokens": slow.convert_ids_to_tokens(ids)}
-        fids = fast(text, add_special_tokens=True, truncation=False)["input_ids"]
-        if fids != ids:
-            print("note: fast tokenizer differs on %s: %s vs %s" % (name, fids, ids), file=sys.stderr)
-            case["fast_differs"] = fids
-        out.append(case)
+        enc = tok.encode(text)
+        out.append({"name": name, "text": text, "ids": enc.ids, "tokens": enc.tokens})
+    cps = sweep_code_points()
+    sweep = [tok.encode("a" + chr(cp) + "b").ids for cp in cps]
 
+    import tokenizers
     doc = {
         "generator": "tests/tokenizer/record_expected.py",
-        "reference": "transformers %s BertTokenizer (slow)" % __import__("transformers").__version__,
-        "model": cfg.get("name_or_path", ""),
-        "do_lower_case": lower,
+        "reference": "tokenizers %s on all-MiniLM-L6-v2 tokenizer.json" % tokenizers.__version__,
         "cases": out,
+        "sweep": {"text": "a + chr(cp) + b", "code_points": cps, "ids": sweep},
     }
     path = os.path.join(HERE, "expected.json")
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, ensure_ascii=False, indent=1)
+        json.dump(doc, f, ensure_ascii=False, indent=None, separators=(",", ":"))
         f.write("\n")
-    print("wrote %d cases to %s" % (len(out), path))
+    print("wrote %d cases and %d sweep code points to %s" % (len(out), len(cps), path))
 
 
 if __name__ == "__main__":
