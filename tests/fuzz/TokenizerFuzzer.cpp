@@ -14,9 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bpe_tokenizer.h"
+#include "tests/tokenizer/ByteLevelVocab.h"
 #include "tokenizer.h"
-
-#include <unordered_map>
 
 #include <cstdio>
 #include <cstdlib>
@@ -38,50 +37,6 @@ std::vector<std::string> vocabulary() {
     v.push_back(std::string("##") + c);
   }
   return v;
-}
-
-/// <s>, </s>, the byte alphabet, then merges spelling each word left to right.
-struct BpeData {
-  std::vector<std::string> vocab = {"<s>", "</s>"};
-  std::vector<std::pair<int32_t, int32_t>> merges;
-};
-
-BpeData bpeData() {
-  BpeData d;
-  std::unordered_map<std::string, int32_t> ids;
-  auto add = [&](const std::string &t) {
-    auto [it, inserted] = ids.emplace(t, static_cast<int32_t>(d.vocab.size()));
-    if (inserted)
-      d.vocab.push_back(t);
-    return it->second;
-  };
-  std::vector<std::string> byteSymbol(256);
-  for (unsigned b = 0; b < 256; ++b) {
-    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    unsigned n = 0;
-    for (unsigned x = 0; x < b; ++x)
-      n += !((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE);
-    const char32_t cp = printable ? b : 0x100 + n;
-    std::string &u = byteSymbol[b];
-    if (cp < 0x80)
-      u = std::string(1, static_cast<char>(cp));
-    else
-      u = {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
-    add(u);
-  }
-  for (const char *word : {" the", "the", " hello", "hello", " world", "ing", " a", "café", "'s", "  ", "123"}) {
-    std::string prefix;
-    for (const char *c = word; *c; ++c) {
-      const std::string sym = byteSymbol[static_cast<unsigned char>(*c)];
-      if (!prefix.empty()) {
-        const int32_t left = ids.at(prefix);
-        d.merges.emplace_back(left, ids.at(sym));
-        add(prefix + sym);
-      }
-      prefix += sym;
-    }
-  }
-  return d;
 }
 
 [[noreturn]] void violated(const char *what) {
@@ -124,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       violated("encode's id is not tokenize's piece");
   }
 
-  static const BpeData bpe = bpeData();
+  static const encc::testing::ByteLevelVocab bpe = encc::testing::byteLevelVocab(
+      {" the", "the", " hello", "hello", " world", "ing", " a", "café", "'s", "  ", "123"});
   static const encrt::BytePairTokenizer bpeTok = [] {
     encrt::BpeOptions bo;
     bo.templateIds = {0, encrt::BpeOptions::kSequence, 1};

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bpe_tokenizer.h"
+#include "tests/tokenizer/ByteLevelVocab.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -185,6 +186,27 @@ TEST_F(BpeTokenizer, InvalidUtf8IsDroppedAndRandomBytesAreSafe) {
     for (int32_t id : ids)
       ASSERT_TRUE(id >= 0 && id <= tok.maxId());
   }
+}
+
+TEST(BpeTokenizerPreTokenizer, CutsWhereTheGpt2RegexDoes) {
+  // Merges that spell each contraction whole (and "ll", "ve" on their own;
+  // the space-prefixed words rank first): a piece shows where the
+  // pre-tokenizer cut.
+  auto data = encc::testing::byteLevelVocab({" he", " 12", " !!", "  ", "'s", "'t", "'re", "'ve", "'m", "'ll", "'d",
+                                             "ll", "ve", "he", "12", "!!"});
+  BpeOptions o;
+  o.templateIds = {BpeOptions::kSequence};
+  BytePairTokenizer tok(data.vocab, data.merges, {}, o);
+  using V = std::vector<std::string>;
+  const std::string sp = encc::testing::byteSymbol(' ');
+  EXPECT_EQ(tok.tokenize("he'll"), (V{"he", "'ll"})); // a contraction is one piece
+  EXPECT_EQ(tok.tokenize("he's he've he'd he'm he't he're"),
+            (V{"he", "'s", sp + "he", "'ve", sp + "he", "'d", sp + "he", "'m", sp + "he", "'t", sp + "he", "'re"}));
+  EXPECT_EQ(tok.tokenize("he'LL"), (V{"he", "'", "L", "L"})); // case-sensitive
+  EXPECT_EQ(tok.tokenize("he 12!!"), (V{"he", sp + "12", "!!"}));
+  EXPECT_EQ(tok.tokenize("he  12"), (V{"he", sp, sp + "12"})); // a space run leaves its last space
+  EXPECT_EQ(tok.tokenize("he\t12"), (V{"he", encc::testing::byteSymbol('\t'), "12"}));
+  EXPECT_EQ(tok.tokenize(" !!  "), (V{sp + "!!", sp + sp}));
 }
 
 TEST(BpeTokenizerOptions, InconsistentDataIsRefused) {
