@@ -8,8 +8,11 @@
 // ENCC_BENCH_ARTIFACT_INT8 adds one labelled "int8". ENCC_BENCH_THREADS sets
 // the worker threads (default: all cores).
 // BM_Forward/<label>/B/S runs batch B of full-length sequences of S tokens;
-// BM_Tokenize times the WordPiece tokenizer on a typical sentence (first
-// artifact that has a vocabulary). With two or more artifacts a table of time
+// BM_Tokenize/<label>/{sentence,paragraph} times the tokenizer of the first
+// artifact that has one, and of each artifact in ENCC_BENCH_TOKENIZERS (a
+// comma-separated list, e.g. a byte-level BPE one), on a typical sentence and
+// on a paragraph of 20 (bench/peers/tokenizers_peer.py times the `tokenizers`
+// library on the same texts). With two or more artifacts a table of time
 // ratios vs the first follows the results (median of the repetitions when
 // there are some).
 // Load time and memory (issue 5): before the benchmarks, each artifact is
@@ -121,6 +124,21 @@ const char *q8Path(const std::string &target) {
   return "depends on -march=native";
 }
 
+/// The non-empty items of a comma-separated list (none for null).
+std::vector<std::string> splitList(const char *list) {
+  std::vector<std::string> items;
+  const std::string s = list ? list : "";
+  for (size_t b = 0; b <= s.size();) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos)
+      e = s.size();
+    if (e > b)
+      items.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return items;
+}
+
 std::string stem(const std::string &path) {
   std::string name = path.substr(path.find_last_of('/') + 1);
   if (name.size() > 5 && name.compare(name.size() - 5, 5, ".encm") == 0)
@@ -138,16 +156,7 @@ void loadArtifacts() {
                          "ENCC_BENCH_ARTIFACT_INT8 adds an int8 build; see scripts/bench)\n");
     std::exit(2);
   }
-  std::string s = list;
-  std::vector<std::string> paths;
-  for (size_t b = 0; b <= s.size();) {
-    size_t e = s.find(',', b);
-    if (e == std::string::npos)
-      e = s.size();
-    if (e > b)
-      paths.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
+  const std::vector<std::string> paths = splitList(list);
   for (const std::string &p : paths)
     artifacts().push_back({paths.size() == 1 ? "fp32" : stem(p), p});
   if (int8 && *int8)
@@ -265,13 +274,27 @@ void BM_Load(benchmark::State &state, const std::string &path) {
   state.counters["peak_rss_MB"] = peakRssMB();
 }
 
-void BM_Tokenize(benchmark::State &state, encrt_model *model) {
-  const char *text = "The quick brown fox jumps over the lazy dog, and then naïvely asks: "
-                     "how many word-pieces does tokenisation produce?";
-  std::vector<int32_t> ids(512);
+/// A typical sentence, and a paragraph of 20 of them (2.3 KB: the tokenizer
+/// stops at the model's maximum sequence length, as encrt_model_tokenize does).
+const std::string &tokenizeText(bool paragraph) {
+  static const std::string sentence = "The quick brown fox jumps over the lazy dog, and then naïvely asks: "
+                                      "how many word-pieces does tokenisation produce?";
+  static const std::string para = [] {
+    std::string p;
+    for (int i = 0; i < 20; ++i)
+      p += sentence + " ";
+    return p;
+  }();
+  return paragraph ? para : sentence;
+}
+
+void BM_Tokenize(benchmark::State &state, encrt_model *model, bool paragraph) {
+  const std::string &text = tokenizeText(paragraph);
+  const encrt_text t{text.data(), static_cast<int64_t>(text.size())};
+  std::vector<int32_t> ids(4096);
   int64_t count = 0;
   for (auto _ : state) {
-    if (encrt_status *s = encrt_model_tokenize(model, text, ids.data(), 512, &count)) {
+    if (encrt_status *s = encrt_model_tokenize_text(model, t, ids.data(), 4096, &count)) {
       state.SkipWithError(encrt_status_message(s));
       encrt_status_free(s);
       break;
@@ -279,6 +302,7 @@ void BM_Tokenize(benchmark::State &state, encrt_model *model) {
     benchmark::DoNotOptimize(count);
   }
   state.counters["texts/s"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ids"] = static_cast<double>(count);
 }
 
 /// Console output plus the per-iteration real time of each run, by name
@@ -327,11 +351,28 @@ int main(int argc, char **argv) {
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->MinTime(0.5);
+  // The first artifact with a tokenizer, and each of ENCC_BENCH_TOKENIZERS
+  // (a comma-separated list of artifacts timed for their tokenizer only).
+  std::vector<std::pair<std::string, encrt_model *>> tokenizers;
   for (const Artifact &a : artifacts())
     if (a.hasTokenizer) {
-      benchmark::RegisterBenchmark("BM_Tokenize", BM_Tokenize, a.model)->Unit(benchmark::kMicrosecond);
+      tokenizers.emplace_back(a.label, a.model);
       break;
     }
+  for (const std::string &path : splitList(std::getenv("ENCC_BENCH_TOKENIZERS"))) {
+    encrt_model *m = nullptr;
+    if (encrt_status *st = encrt_model_load(path.c_str(), nullptr, &m)) {
+      std::fprintf(stderr, "encc_bench: %s\n", encrt_status_message(st));
+      encrt_status_free(st);
+      return 1;
+    }
+    tokenizers.emplace_back(stem(path), m); // released at exit
+  }
+  for (const auto &[label, model] : tokenizers)
+    for (bool paragraph : {false, true})
+      benchmark::RegisterBenchmark(("BM_Tokenize/" + label + (paragraph ? "/paragraph" : "/sentence")).c_str(),
+                                   BM_Tokenize, model, paragraph)
+          ->Unit(benchmark::kMicrosecond);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
 

@@ -41,6 +41,7 @@ AddedTokenSplitter::AddedTokenSplitter(const std::vector<AddedToken> &tokens) : 
                                   std::to_string(tok.content.size()) + " bytes (1.." +
                                   std::to_string(kMaxContentBytes) + ") with id " + std::to_string(tok.id));
     Trie &trie = tries_[tok.normalized];
+    trie.firstByte[static_cast<unsigned char>(tok.content[0])] = true;
     uint32_t node = 0;
     for (unsigned char b : tok.content) {
       auto [it, inserted] = trie.edges.try_emplace((uint64_t(node) << 8) | b, uint32_t(trie.terminal.size()));
@@ -60,6 +61,10 @@ void AddedTokenSplitter::split(std::string_view text, bool normalizedPass, std::
   };
   size_t startOffset = 0;
   for (size_t s = 0; s < text.size();) {
+    if (!trie.firstByte[static_cast<unsigned char>(text[s])]) {
+      ++s;
+      continue;
+    }
     // The longest token starting at s.
     int32_t found = -1;
     size_t foundEnd = 0;

@@ -54,6 +54,7 @@ private:
   struct Trie {
     std::unordered_map<uint64_t, uint32_t> edges; ///< (node << 8 | byte) -> child
     std::vector<int32_t> terminal = {-1};
+    bool firstByte[256] = {}; ///< bytes a token starts with (most positions skip the walk)
   };
   std::vector<AddedToken> tokens_;
   Trie tries_[2];

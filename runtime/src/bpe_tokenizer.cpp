@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 #include <stdexcept>
 
 namespace encrt {
@@ -37,7 +36,7 @@ char32_t byteChar(unsigned b) {
 
 /// Calls emit(beginByte, endByte) for each piece of the GPT-2 regex
 ///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-/// over `s` (valid UTF-8).
+/// over `s` (valid UTF-8), until emit returns false.
 template <typename Emit> void splitGpt2(std::string_view s, std::vector<char32_t> &cps,
                                         std::vector<size_t> &offsets, Emit emit) {
   cps.clear();
@@ -78,7 +77,8 @@ template <typename Emit> void splitGpt2(std::string_view s, std::vector<char32_t
         j = k == n ? n : k - i >= 2 ? k - 1 : k;
       }
     }
-    emit(offsets[i], offsets[j]);
+    if (!emit(offsets[i], offsets[j]))
+      return;
     i = j;
   }
 }
@@ -98,7 +98,29 @@ struct Merge {
 
 uint64_t pairKey(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
+/// `text` itself when it is valid UTF-8, else a copy in `buffer` without the
+/// invalid bytes (the `tokenizers` library only ever sees valid strings).
+std::string_view validUtf8(std::string_view text, std::string &buffer) {
+  if (unicode::isValidUtf8(text))
+    return text;
+  buffer.clear();
+  char32_t cp;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t from = pos;
+    if (unicode::decodeUtf8(text, pos, cp))
+      buffer.append(text, from, pos - from);
+  }
+  return buffer;
+}
+
 } // namespace
+
+/// Buffers reused across the words of one run.
+struct BytePairTokenizer::Scratch {
+  std::vector<Symbol> symbols;
+  std::vector<Merge> heap;
+  std::string mapped;
+};
 
 BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
                                      const std::vector<std::pair<int32_t, int32_t>> &merges,
@@ -143,9 +165,10 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
   numSpecials_ = options_.templateIds.size() - 1;
 }
 
-void BytePairTokenizer::mergeWord(std::string_view bytes, std::vector<int32_t> &ids) const {
+void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const {
   if (options_.ignoreMerges) {
-    std::string mapped;
+    std::string &mapped = scratch.mapped;
+    mapped.clear();
     for (unsigned char b : bytes)
       mapped += byteChars_[b];
     if (auto it = ids_.find(mapped); it != ids_.end()) {
@@ -153,8 +176,8 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, std::vector<int32_t> &
       return;
     }
   }
-  std::vector<Symbol> symbols;
-  symbols.reserve(bytes.size());
+  std::vector<Symbol> &symbols = scratch.symbols;
+  symbols.clear();
   bool lastWasUnk = false;
   for (unsigned char b : bytes) {
     int32_t id = byteIds_[b];
@@ -175,20 +198,26 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, std::vector<int32_t> &
     return;
   symbols.back().next = -1;
 
-  std::priority_queue<Merge, std::vector<Merge>, std::greater<Merge>> queue;
+  // A min-heap on (rank, position), as word.rs's merge_all.
+  std::vector<Merge> &heap = scratch.heap;
+  heap.clear();
+  const std::greater<Merge> after;
   auto pushPair = [&](size_t pos) {
     const Symbol &s = symbols[pos];
     if (s.next < 0)
       return;
     auto it = merges_.find(pairKey(s.id, symbols[static_cast<size_t>(s.next)].id));
-    if (it != merges_.end())
-      queue.push({it->second.first, pos, it->second.second});
+    if (it == merges_.end())
+      return;
+    heap.push_back({it->second.first, pos, it->second.second});
+    std::push_heap(heap.begin(), heap.end(), after);
   };
   for (size_t i = 0; i + 1 < symbols.size(); ++i)
     pushPair(i);
-  while (!queue.empty()) {
-    const Merge top = queue.top();
-    queue.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    const Merge top = heap.back();
+    heap.pop_back();
     Symbol &cur = symbols[top.pos];
     if (!cur.alive || cur.next < 0)
       continue;
@@ -211,16 +240,8 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, std::vector<int32_t> &
 }
 
 void BytePairTokenizer::run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
-  // Invalid UTF-8 bytes are dropped (the `tokenizers` library only ever sees
-  // valid strings).
-  std::string clean;
-  clean.reserve(text.size());
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t from = pos;
-    char32_t cp;
-    if (unicode::decodeUtf8(text, pos, cp))
-      clean.append(text, from, pos - from);
-  }
+  std::string buffer;
+  const std::string_view clean = validUtf8(text, buffer);
   const size_t base = ids.size();
   auto full = [&] { return ids.size() - base >= maxPieces; };
   std::vector<TextPiece> raw, normal;
@@ -228,6 +249,7 @@ void BytePairTokenizer::run(std::string_view text, size_t maxPieces, std::vector
   std::vector<size_t> offsets;
   std::vector<int32_t> wordIds;
   std::string segment;
+  Scratch scratch;
   added_.split(clean, false, raw);
   for (const TextPiece &p : raw) {
     if (full())
@@ -250,13 +272,12 @@ void BytePairTokenizer::run(std::string_view text, size_t maxPieces, std::vector
         segment = " ";
       segment.append(q.text);
       splitGpt2(segment, cps, offsets, [&](size_t from, size_t to) {
-        if (full())
-          return;
         wordIds.clear();
-        mergeWord(std::string_view(segment).substr(from, to - from), wordIds);
+        mergeWord(std::string_view(segment).substr(from, to - from), scratch, wordIds);
         for (int32_t id : wordIds)
           if (!full())
             ids.push_back(id);
+        return !full();
       });
     }
   }

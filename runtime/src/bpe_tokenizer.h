@@ -50,10 +50,11 @@ public:
   int32_t maxId() const { return maxId_; }
 
 private:
+  struct Scratch;
   /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
   void run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const;
   /// BPE of one pre-token (raw bytes), appending ids.
-  void mergeWord(std::string_view bytes, std::vector<int32_t> &ids) const;
+  void mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const;
 
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int32_t> ids_;

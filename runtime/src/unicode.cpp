@@ -55,6 +55,14 @@ bool decodeUtf8(std::string_view s, size_t &pos, char32_t &cp) {
   return true;
 }
 
+bool isValidUtf8(std::string_view s) {
+  char32_t cp;
+  for (size_t pos = 0; pos < s.size();)
+    if (!decodeUtf8(s, pos, cp))
+      return false;
+  return true;
+}
+
 void appendUtf8(std::string &out, char32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
@@ -73,7 +81,28 @@ void appendUtf8(std::string &out, char32_t cp) {
   }
 }
 
+namespace {
+
+/// bertClass of the ASCII range, from the tables, once.
+struct AsciiBertClasses {
+  BertClass cls[128];
+  AsciiBertClasses() {
+    const uint32_t *it = kBertClassBreaks;
+    for (uint32_t cp = 0; cp < 128; ++cp) {
+      while (it + 1 < kBertClassBreaks + kNumBertClassBreaks && (it[1] >> 3) <= cp)
+        ++it;
+      cls[cp] = static_cast<BertClass>(*it & 7);
+    }
+  }
+};
+
+} // namespace
+
 BertClass bertClass(char32_t cp) {
+  if (cp < 128) {
+    static const AsciiBertClasses ascii;
+    return ascii.cls[cp];
+  }
   if (cp > 0x10FFFF)
     return BertClass::Removed;
   const uint32_t key = (static_cast<uint32_t>(cp) << 3) | 7;
@@ -86,6 +115,11 @@ static_assert(kMaxBertExpansion == kBertMapMaxLength);
 
 int bertNormalize(char32_t cp, bool stripAccents, bool lowercase, char32_t out[kMaxBertExpansion]) {
   out[0] = cp;
+  if (cp < 128) { // no accents to strip; the tables lowercase A-Z only
+    if (lowercase && cp >= 'A' && cp <= 'Z')
+      out[0] = cp + 32;
+    return 1;
+  }
   if (!stripAccents && !lowercase)
     return 1;
   constexpr char32_t SBase = 0xAC00, SLast = 0xD7A3;
@@ -109,6 +143,20 @@ int bertNormalize(char32_t cp, bool stripAccents, bool lowercase, char32_t out[k
 }
 
 Gpt2Class gpt2Class(char32_t cp) {
+  if (cp < 128) {
+    static const struct Ascii {
+      Gpt2Class cls[128];
+      Ascii() {
+        const uint32_t *it = kGpt2ClassBreaks;
+        for (uint32_t c = 0; c < 128; ++c) {
+          while (it + 1 < kGpt2ClassBreaks + kNumGpt2ClassBreaks && (it[1] >> 2) <= c)
+            ++it;
+          cls[c] = static_cast<Gpt2Class>(*it & 3);
+        }
+      }
+    } ascii;
+    return ascii.cls[cp];
+  }
   if (cp > 0x10FFFF)
     return Gpt2Class::Other;
   const uint32_t key = (static_cast<uint32_t>(cp) << 2) | 3;

@@ -174,6 +174,7 @@ TEST_F(BpeTokenizer, InvalidUtf8IsDroppedAndRandomBytesAreSafe) {
   const BytePairTokenizer &tok = *fixture().base;
   EXPECT_EQ(tok.encode("ab\xff\xfe" "cd", kNoLimit), tok.encode("abcd", kNoLimit));
   EXPECT_EQ(tok.encode("\xe2\x82", kNoLimit), tok.encode("", kNoLimit)); // truncated sequence
+  EXPECT_EQ(tok.encode("abcd\xff", kNoLimit), tok.encode("abcd", kNoLimit)); // a last invalid byte
   std::mt19937 rng(5);
   for (int i = 0; i < 2000; ++i) {
     std::string s(rng() % 64, '\0');
