@@ -83,32 +83,31 @@ void appendUtf8(std::string &out, char32_t cp) {
 
 namespace {
 
-/// bertClass of the ASCII range, from the tables, once.
-struct AsciiBertClasses {
-  BertClass cls[128];
-  AsciiBertClasses() {
-    const uint32_t *it = kBertClassBreaks;
-    for (uint32_t cp = 0; cp < 128; ++cp) {
-      while (it + 1 < kBertClassBreaks + kNumBertClassBreaks && (it[1] >> 3) <= cp)
-        ++it;
-      cls[cp] = static_cast<BertClass>(*it & 7);
-    }
+/// A class table: sorted (start << Shift) | class entries, the first at 0;
+/// the ASCII range looked up once, the rest by binary search.
+template <unsigned Shift> class ClassTable {
+public:
+  ClassTable(const uint32_t *breaks, size_t n) : breaks_(breaks), end_(breaks + n) {
+    for (uint32_t cp = 0; cp < 128; ++cp)
+      ascii_[cp] = search(cp);
   }
+  uint8_t operator()(char32_t cp) const { return cp < 128 ? ascii_[cp] : search(cp); }
+
+private:
+  uint8_t search(char32_t cp) const {
+    const uint32_t key = (static_cast<uint32_t>(cp) << Shift) | ((1u << Shift) - 1);
+    const uint32_t *it = std::upper_bound(breaks_, end_, key);
+    return static_cast<uint8_t>(it[-1] & ((1u << Shift) - 1));
+  }
+  const uint32_t *breaks_, *end_;
+  uint8_t ascii_[128];
 };
 
 } // namespace
 
 BertClass bertClass(char32_t cp) {
-  if (cp < 128) {
-    static const AsciiBertClasses ascii;
-    return ascii.cls[cp];
-  }
-  if (cp > 0x10FFFF)
-    return BertClass::Removed;
-  const uint32_t key = (static_cast<uint32_t>(cp) << 3) | 7;
-  const uint32_t *end = kBertClassBreaks + kNumBertClassBreaks;
-  const uint32_t *it = std::upper_bound(kBertClassBreaks, end, key);
-  return it == kBertClassBreaks ? BertClass::Other : static_cast<BertClass>(it[-1] & 7);
+  static const ClassTable<3> table(kBertClassBreaks, kNumBertClassBreaks);
+  return cp > 0x10FFFF ? BertClass::Removed : static_cast<BertClass>(table(cp));
 }
 
 static_assert(kMaxBertExpansion == kBertMapMaxLength);
@@ -143,26 +142,8 @@ int bertNormalize(char32_t cp, bool stripAccents, bool lowercase, char32_t out[k
 }
 
 Gpt2Class gpt2Class(char32_t cp) {
-  if (cp < 128) {
-    static const struct Ascii {
-      Gpt2Class cls[128];
-      Ascii() {
-        const uint32_t *it = kGpt2ClassBreaks;
-        for (uint32_t c = 0; c < 128; ++c) {
-          while (it + 1 < kGpt2ClassBreaks + kNumGpt2ClassBreaks && (it[1] >> 2) <= c)
-            ++it;
-          cls[c] = static_cast<Gpt2Class>(*it & 3);
-        }
-      }
-    } ascii;
-    return ascii.cls[cp];
-  }
-  if (cp > 0x10FFFF)
-    return Gpt2Class::Other;
-  const uint32_t key = (static_cast<uint32_t>(cp) << 2) | 3;
-  const uint32_t *end = kGpt2ClassBreaks + kNumGpt2ClassBreaks;
-  const uint32_t *it = std::upper_bound(kGpt2ClassBreaks, end, key);
-  return it == kGpt2ClassBreaks ? Gpt2Class::Other : static_cast<Gpt2Class>(it[-1] & 3);
+  static const ClassTable<2> table(kGpt2ClassBreaks, kNumGpt2ClassBreaks);
+  return cp > 0x10FFFF ? Gpt2Class::Other : static_cast<Gpt2Class>(table(cp));
 }
 
 } // namespace encrt::unicode
