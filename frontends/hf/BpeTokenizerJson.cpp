@@ -74,21 +74,12 @@ private:
 
   llvm::Error readVocab(const json &model) {
     const json *map = field(model, "vocab");
-    if (!map || !map->is_object() || map->empty())
+    if (!map || map->empty())
       return bad("field 'model.vocab' must be a non-empty object mapping tokens to ids");
-    tok_.vocab.assign(map->size(), std::string());
-    std::vector<bool> seen(map->size(), false);
-    for (auto it = map->begin(); it != map->end(); ++it) {
-      if (!it->is_number_integer())
-        return bad("vocabulary id of '" + it.key() + "' must be an integer");
-      int64_t id = it->get<int64_t>();
-      if (id < 0 || id >= int64_t(seen.size()) || seen[id])
-        return bad("vocabulary ids must be 0.." + Twine(seen.size() - 1) + ", each once; '" + it.key() + "' has " +
-                   Twine(id));
-      seen[id] = true;
-      tok_.vocab[id] = it.key();
-      ids_[it.key()] = static_cast<int32_t>(id);
-    }
+    if (auto e = vocabFromMap(*map, path_, tok_.vocab))
+      return e;
+    for (size_t i = 0; i < tok_.vocab.size(); ++i)
+      ids_[tok_.vocab[i]] = static_cast<int32_t>(i);
     return llvm::Error::success();
   }
 
@@ -279,6 +270,26 @@ private:
 };
 
 } // namespace
+
+/// Fills `vocab` (by id) from a JSON map token -> id; ids must be 0..n-1.
+llvm::Error encc::vocabFromMap(const json &map, const std::string &path,
+                         std::vector<std::string> &vocab) {
+  if (!map.is_object())
+    return hfError(path + ": field 'model.vocab' must be an object mapping tokens to ids");
+  vocab.assign(map.size(), std::string());
+  std::vector<bool> seen(map.size(), false);
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->is_number_integer())
+      return hfError(path + ": vocabulary id of '" + it.key() + "' must be an integer");
+    int64_t id = it->get<int64_t>();
+    if (id < 0 || id >= int64_t(vocab.size()) || seen[id])
+      return hfError(path + ": vocabulary ids must be 0.." + Twine(vocab.size() - 1) +
+                     ", each once; '" + it.key() + "' has " + Twine(id));
+    seen[id] = true;
+    vocab[id] = it.key();
+  }
+  return llvm::Error::success();
+}
 
 llvm::Error encc::readByteLevelBpe(const json &j, const std::string &path, TokenizerData &tok) {
   TokenizerData bpe;

@@ -50,26 +50,6 @@ llvm::Error readBool(const json &obj, const char *key, const std::string &path, 
   return llvm::Error::success();
 }
 
-/// Fills `vocab` (by id) from a JSON map token -> id; ids must be 0..n-1.
-llvm::Error vocabFromMap(const json &map, const std::string &path,
-                         std::vector<std::string> &vocab) {
-  if (!map.is_object())
-    return hfError(path + ": field 'model.vocab' must be an object mapping tokens to ids");
-  vocab.assign(map.size(), std::string());
-  std::vector<bool> seen(map.size(), false);
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!it->is_number_integer())
-      return hfError(path + ": vocabulary id of '" + it.key() + "' must be an integer");
-    int64_t id = it->get<int64_t>();
-    if (id < 0 || id >= int64_t(vocab.size()) || seen[id])
-      return hfError(path + ": vocabulary ids must be 0.." + Twine(vocab.size() - 1) +
-                     ", each once; '" + it.key() + "' has " + Twine(id));
-    seen[id] = true;
-    vocab[id] = it.key();
-  }
-  return llvm::Error::success();
-}
-
 } // namespace
 
 llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,

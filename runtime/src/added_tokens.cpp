@@ -105,4 +105,18 @@ void AddedTokenSplitter::split(std::string_view text, bool normalizedPass, std::
   plain(startOffset, text.size());
 }
 
+void AddedTokenSplitter::split(std::string_view text, std::vector<TextPiece> &out) const {
+  if (tries_[true].terminal.size() <= 1) { // no normalized tokens
+    split(text, false, out);
+    return;
+  }
+  std::vector<TextPiece> raw;
+  split(text, false, raw);
+  for (const TextPiece &p : raw)
+    if (p.id >= 0)
+      out.push_back(p);
+    else
+      split(p.text, true, out);
+}
+
 } // namespace encrt

@@ -47,7 +47,9 @@ public:
   /// segments are left out.
   void split(std::string_view text, bool normalizedPass, std::vector<TextPiece> &out) const;
 
-  bool empty(bool normalizedPass) const { return tries_[normalizedPass].terminal.size() <= 1; }
+  /// Both passes, for a tokenizer without a normalizer: the plain pieces of
+  /// the first pass are cut again at the normalized tokens.
+  void split(std::string_view text, std::vector<TextPiece> &out) const;
 
 private:
   /// A byte trie: node 0 is the root; terminal[node] indexes tokens_ or is -1.

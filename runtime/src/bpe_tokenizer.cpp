@@ -98,21 +98,6 @@ struct Merge {
 
 uint64_t pairKey(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
-/// `text` itself when it is valid UTF-8, else a copy in `buffer` without the
-/// invalid bytes (the `tokenizers` library only ever sees valid strings).
-std::string_view validUtf8(std::string_view text, std::string &buffer) {
-  if (unicode::isValidUtf8(text))
-    return text;
-  buffer.clear();
-  char32_t cp;
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t from = pos;
-    if (unicode::decodeUtf8(text, pos, cp))
-      buffer.append(text, from, pos - from);
-  }
-  return buffer;
-}
-
 } // namespace
 
 /// Buffers reused across the words of one run.
@@ -240,46 +225,37 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std:
 }
 
 void BytePairTokenizer::run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
+  // Invalid bytes are dropped (the library only ever sees valid strings).
   std::string buffer;
-  const std::string_view clean = validUtf8(text, buffer);
+  const std::string_view clean = unicode::validUtf8(text, buffer, "");
   const size_t base = ids.size();
   auto full = [&] { return ids.size() - base >= maxPieces; };
-  std::vector<TextPiece> raw, normal;
+  std::vector<TextPiece> pieces;
   std::vector<char32_t> cps;
   std::vector<size_t> offsets;
   std::vector<int32_t> wordIds;
   std::string segment;
   Scratch scratch;
-  added_.split(clean, false, raw);
-  for (const TextPiece &p : raw) {
+  added_.split(clean, pieces);
+  for (const TextPiece &p : pieces) {
     if (full())
       break;
     if (p.id >= 0) {
       ids.push_back(p.id);
       continue;
     }
-    normal.clear();
-    added_.split(p.text, true, normal); // no normalizer: the text as it is
-    for (const TextPiece &q : normal) {
-      if (full())
-        break;
-      if (q.id >= 0) {
-        ids.push_back(q.id);
-        continue;
-      }
-      segment.clear();
-      if (options_.addPrefixSpace && q.text.front() != ' ')
-        segment = " ";
-      segment.append(q.text);
-      splitGpt2(segment, cps, offsets, [&](size_t from, size_t to) {
-        wordIds.clear();
-        mergeWord(std::string_view(segment).substr(from, to - from), scratch, wordIds);
-        for (int32_t id : wordIds)
-          if (!full())
-            ids.push_back(id);
-        return !full();
-      });
-    }
+    segment.clear();
+    if (options_.addPrefixSpace && p.text.front() != ' ')
+      segment = " ";
+    segment.append(p.text);
+    splitGpt2(segment, cps, offsets, [&](size_t from, size_t to) {
+      wordIds.clear();
+      mergeWord(std::string_view(segment).substr(from, to - from), scratch, wordIds);
+      for (int32_t id : wordIds)
+        if (!full())
+          ids.push_back(id);
+      return !full();
+    });
   }
 }
 

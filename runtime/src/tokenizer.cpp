@@ -194,23 +194,11 @@ void WordPieceTokenizer::run(std::string_view text, size_t maxPieces,
   // Each invalid UTF-8 byte becomes U+FFFD, as Python's errors="replace"
   // decoding would give the library; the normalizer then drops it (so a
   // special token broken by one is not special, "[CL\xffS]" is not [CLS]).
-  const bool valid = unicode::isValidUtf8(text);
   std::string buffer;
-  if (!valid) {
-    buffer.reserve(text.size() + 16);
-    char32_t cp;
-    for (size_t pos = 0; pos < text.size();) {
-      const size_t from = pos;
-      if (unicode::decodeUtf8(text, pos, cp))
-        buffer.append(text, from, pos - from);
-      else
-        buffer.append("\xef\xbf\xbd");
-    }
-  }
-  const std::string_view clean = valid ? text : std::string_view(buffer);
+  const std::string_view clean = unicode::validUtf8(text, buffer, "\xef\xbf\xbd");
   Run r{ids_, vocab_, options_, maxPieceBytes_, maxPieces, ids, pieces, 0, {}, {}, {}, {}, {}};
   std::vector<TextPiece> parts;
-  specials_.split(clean, false, parts);
+  specials_.split(clean, parts);
   for (const TextPiece &p : parts) {
     if (r.full())
       break;

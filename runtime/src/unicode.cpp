@@ -55,12 +55,27 @@ bool decodeUtf8(std::string_view s, size_t &pos, char32_t &cp) {
   return true;
 }
 
-bool isValidUtf8(std::string_view s) {
+std::string_view validUtf8(std::string_view text, std::string &buffer, std::string_view replacement) {
   char32_t cp;
-  for (size_t pos = 0; pos < s.size();)
-    if (!decodeUtf8(s, pos, cp))
-      return false;
-  return true;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t from = pos;
+    if (!decodeUtf8(text, pos, cp)) {
+      pos = from;
+      break;
+    }
+  }
+  if (pos == text.size())
+    return text;
+  buffer.assign(text.substr(0, pos));
+  while (pos < text.size()) {
+    const size_t from = pos;
+    if (decodeUtf8(text, pos, cp))
+      buffer.append(text, from, pos - from);
+    else
+      buffer.append(replacement);
+  }
+  return buffer;
 }
 
 void appendUtf8(std::string &out, char32_t cp) {

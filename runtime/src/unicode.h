@@ -23,8 +23,9 @@ namespace encrt::unicode {
 /// by one byte. Requires pos < s.size().
 bool decodeUtf8(std::string_view s, size_t &pos, char32_t &cp);
 
-/// True when all of `s` decodes (decodeUtf8 never fails on it).
-bool isValidUtf8(std::string_view s);
+/// `text` itself when it is valid UTF-8; else `text` with each invalid byte
+/// replaced by `replacement` (empty: dropped), written to `buffer`.
+std::string_view validUtf8(std::string_view text, std::string &buffer, std::string_view replacement);
 
 /// Appends the UTF-8 encoding of `cp` (a valid scalar value).
 void appendUtf8(std::string &out, char32_t cp);
