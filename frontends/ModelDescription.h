@@ -27,13 +27,23 @@ struct ModelDescription {
   bool normalize = false;       ///< L2-normalise the pooled output
 };
 
-enum class TokenizerKind { WordPiece, ByteLevelBPE };
+enum class TokenizerKind { WordPiece, ByteLevelBPE, Unigram };
 
 /// A token cut out of the text before pre-tokenisation (tokenizers' AddedToken).
 struct AddedTokenData {
   std::string content;
   int32_t id = 0;
   bool special = true, lstrip = false, rstrip = false, normalized = false;
+};
+
+/// One normalizer of a Unigram tokenizer (artifact.fbs NormalizerStep).
+struct NormalizerStepData {
+  enum class Kind { Precompiled, Replace, Strip } kind = Kind::Replace;
+  std::string charsmap;           ///< Precompiled: the decoded map
+  std::string pattern, content;   ///< Replace
+  int32_t minRepeat = 0;          ///< Replace: 0 each occurrence; n: runs of n or more
+  bool stripLeft = false, stripRight = false; ///< Strip
+  bool stripSpacesOnly = false;               ///< Strip: only U+0020, not all White_Space
 };
 
 /// The tokenizer as the artifact stores it (runtime/schema/artifact.fbs).
@@ -48,6 +58,14 @@ struct TokenizerData {
   std::vector<AddedTokenData> addedTokens;
   bool addPrefixSpace = false, ignoreMerges = false, fuseUnk = false;
   std::vector<int32_t> templateIds; ///< one sequence's post-processing; -1 = the text
+  // Unigram (and addedTokens, templateIds, unkId).
+  std::vector<double> scores;
+  bool byteFallback = false;
+  std::vector<NormalizerStepData> normalizers;
+  bool whitespaceSplit = false;
+  std::string metaspaceReplacement = "\xE2\x96\x81"; ///< U+2581
+  enum class Prepend { Always, First, Never } metaspacePrepend = Prepend::Always;
+  bool metaspaceSplit = true;
   std::string note; ///< why `vocab` is empty, if it is
 };
 

@@ -113,6 +113,83 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::Step>>> buildS
 }
 
 /// CPU code objects, then the CUDA fatbin (if any), in file order.
+flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuilder &fbb, const TokenizerData &tk) {
+  const bool wordPiece = tk.kind == TokenizerKind::WordPiece, bpe = tk.kind == TokenizerKind::ByteLevelBPE,
+             unigram = tk.kind == TokenizerKind::Unigram;
+  auto vocab = fbb.CreateVectorOfStrings(tk.vocab);
+  flatbuffers::Offset<flatbuffers::Vector<const encm::MergePair *>> merges;
+  if (bpe) {
+    std::vector<encm::MergePair> pairs;
+    for (auto [left, right] : tk.merges)
+      pairs.emplace_back(left, right);
+    merges = fbb.CreateVectorOfStructs(pairs);
+  }
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::AddedToken>>> added;
+  flatbuffers::Offset<flatbuffers::Vector<int32_t>> templateIds;
+  if (!wordPiece) {
+    std::vector<flatbuffers::Offset<encm::AddedToken>> tokens;
+    for (const AddedTokenData &t : tk.addedTokens)
+      tokens.push_back(encm::CreateAddedToken(fbb, fbb.CreateString(t.content), t.id, t.special, t.lstrip,
+                                              t.rstrip, t.normalized));
+    added = fbb.CreateVector(tokens);
+    templateIds = fbb.CreateVector(tk.templateIds);
+  }
+  flatbuffers::Offset<flatbuffers::Vector<double>> scores;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::NormalizerStep>>> normalizers;
+  flatbuffers::Offset<flatbuffers::String> replacement;
+  if (unigram) {
+    scores = fbb.CreateVector(tk.scores);
+    std::vector<flatbuffers::Offset<encm::NormalizerStep>> steps;
+    for (const NormalizerStepData &n : tk.normalizers) {
+      auto charsmap = n.charsmap.empty() ? 0 : fbb.CreateVector(reinterpret_cast<const uint8_t *>(n.charsmap.data()),
+                                                                 n.charsmap.size());
+      auto pattern = fbb.CreateString(n.pattern), content = fbb.CreateString(n.content);
+      const auto kind = n.kind == NormalizerStepData::Kind::Precompiled ? encm::NormalizerKind::Precompiled
+                        : n.kind == NormalizerStepData::Kind::Replace   ? encm::NormalizerKind::Replace
+                                                                        : encm::NormalizerKind::Strip;
+      steps.push_back(encm::CreateNormalizerStep(fbb, kind, charsmap, pattern, n.minRepeat, content, n.stripLeft,
+                                                 n.stripRight, n.stripSpacesOnly));
+    }
+    normalizers = fbb.CreateVector(steps);
+    replacement = fbb.CreateString(tk.metaspaceReplacement);
+  }
+  encm::TokenizerBuilder t(fbb);
+  t.add_vocab(vocab);
+  t.add_do_lower_case(tk.lowercase);
+  t.add_strip_accents(tk.stripAccents);
+  t.add_tokenize_chinese_chars(tk.splitChinese);
+  t.add_unk_id(tk.unkId);
+  t.add_cls_id(tk.clsId);
+  t.add_sep_id(tk.sepId);
+  t.add_pad_id(tk.padId);
+  t.add_max_input_chars_per_word(100);
+  t.add_kind(bpe ? encm::TokenizerKind::ByteLevelBPE
+             : unigram ? encm::TokenizerKind::Unigram
+                       : encm::TokenizerKind::WordPiece);
+  if (bpe) {
+    t.add_merges(merges);
+    t.add_add_prefix_space(tk.addPrefixSpace);
+    t.add_ignore_merges(tk.ignoreMerges);
+    t.add_fuse_unk(tk.fuseUnk);
+  }
+  if (!wordPiece) {
+    t.add_added_tokens(added);
+    t.add_template_ids(templateIds);
+  }
+  if (unigram) {
+    t.add_scores(scores);
+    t.add_byte_fallback(tk.byteFallback);
+    t.add_normalizers(normalizers);
+    t.add_whitespace_split(tk.whitespaceSplit);
+    t.add_metaspace_replacement(replacement);
+    t.add_metaspace_prepend(tk.metaspacePrepend == TokenizerData::Prepend::First   ? encm::PrependScheme::First
+                            : tk.metaspacePrepend == TokenizerData::Prepend::Never ? encm::PrependScheme::Never
+                                                                                   : encm::PrependScheme::Always);
+    t.add_metaspace_split(tk.metaspaceSplit);
+  }
+  return t.Finish();
+}
+
 std::vector<const CodeObject *> allCodeObjects(const ArtifactContents &c) {
   std::vector<const CodeObject *> all;
   for (const CodeObject &co : c.codeObjects)
@@ -156,20 +233,7 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
     fill = encm::CreateWeightsFill(fbb, *c.randomWeightsSeed);
 
   const TokenizerData &tk = *c.tokenizer;
-  auto vocab = fbb.CreateVectorOfStrings(tk.vocab);
-  std::vector<encm::MergePair> merges;
-  for (auto [left, right] : tk.merges)
-    merges.emplace_back(left, right);
-  std::vector<flatbuffers::Offset<encm::AddedToken>> added;
-  for (const AddedTokenData &t : tk.addedTokens)
-    added.push_back(encm::CreateAddedToken(fbb, fbb.CreateString(t.content), t.id, t.special, t.lstrip, t.rstrip,
-                                           t.normalized));
-  const bool bpe = tk.kind == TokenizerKind::ByteLevelBPE;
-  auto tokenizer = encm::CreateTokenizer(
-      fbb, vocab, tk.lowercase, tk.stripAccents, tk.splitChinese, tk.unkId, tk.clsId, tk.sepId, tk.padId, 100,
-      bpe ? encm::TokenizerKind::ByteLevelBPE : encm::TokenizerKind::WordPiece,
-      bpe ? fbb.CreateVectorOfStructs(merges) : 0, bpe ? fbb.CreateVector(added) : 0, tk.addPrefixSpace,
-      tk.ignoreMerges, tk.fuseUnk, bpe ? fbb.CreateVector(tk.templateIds) : 0);
+  auto tokenizerTable = writeTokenizer(fbb, tk);
 
   const ModelDescription &cfg = *c.model;
   auto passes = fbb.CreateVectorOfStrings(c.passes);
@@ -180,7 +244,7 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
 
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
-                                 tokenizer, fill, cuda);
+                                 tokenizerTable, fill, cuda);
   encm::FinishModelBuffer(fbb, model);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

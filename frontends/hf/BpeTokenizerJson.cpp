@@ -10,6 +10,7 @@
 #include "frontends/hf/BpeTokenizerJson.h"
 
 #include "frontends/hf/HFUtil.h"
+#include "frontends/hf/TokenizerJsonReader.h"
 
 #include <unordered_map>
 
@@ -19,15 +20,9 @@ using nlohmann::json;
 
 namespace {
 
-/// Why the file cannot be tokenised by encrt (empty: it can).
-struct Unsupported {
-  std::string why;
-  explicit operator bool() const { return !why.empty(); }
-};
-
-class Reader {
+class Reader : TokenizerJsonReader {
 public:
-  Reader(const json &j, const std::string &path, TokenizerData &tok) : j_(j), path_(path), tok_(tok) {}
+  Reader(const json &j, const std::string &path, TokenizerData &tok) : TokenizerJsonReader(j, path, tok) {}
 
   llvm::Error read(Unsupported &unsupported) {
     const json &model = j_.at("model");
@@ -47,31 +42,6 @@ public:
   }
 
 private:
-  static const json *field(const json &obj, const char *key) {
-    auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-  }
-  /// obj["type"], or "" when it has none.
-  static std::string typeOf(const json &obj) {
-    const json *t = obj.is_object() ? field(obj, "type") : nullptr;
-    return t && t->is_string() ? t->get<std::string>() : std::string();
-  }
-  static std::string quotedType(const json &obj) {
-    std::string t = typeOf(obj);
-    return t.empty() ? "(no type)" : "'" + t + "'";
-  }
-  llvm::Error bad(const Twine &what) const { return hfError(path_ + ": " + what); }
-
-  llvm::Error readBool(const json &obj, const char *key, const char *where, bool &out) const {
-    const json *v = field(obj, key);
-    if (!v || v->is_null())
-      return llvm::Error::success();
-    if (!v->is_boolean())
-      return bad(Twine("field '") + where + key + "' must be a boolean");
-    out = v->get<bool>();
-    return llvm::Error::success();
-  }
-
   llvm::Error readVocab(const json &model) {
     const json *map = field(model, "vocab");
     if (!map || map->empty())
@@ -138,34 +108,6 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error readAddedTokens(Unsupported &unsupported) {
-    const json *added = field(j_, "added_tokens");
-    if (!added || added->is_null())
-      return llvm::Error::success();
-    if (!added->is_array())
-      return bad("field 'added_tokens' must be an array");
-    for (size_t i = 0; i < added->size(); ++i) {
-      const json &a = (*added)[i];
-      const std::string where = "added_tokens[" + std::to_string(i) + "].";
-      const json *content = a.is_object() ? field(a, "content") : nullptr, *id = content ? field(a, "id") : nullptr;
-      if (!content || !content->is_string() || content->get<std::string>().empty() || !id ||
-          !id->is_number_integer() || id->get<int64_t>() < 0 || id->get<int64_t>() > INT32_MAX)
-        return bad("field '" + where + "' needs a non-empty 'content' and an 'id' >= 0");
-      AddedTokenData t;
-      t.content = content->get<std::string>();
-      t.id = static_cast<int32_t>(id->get<int64_t>());
-      bool singleWord = false;
-      for (auto [key, out] : {std::pair<const char *, bool *>{"special", &t.special}, {"lstrip", &t.lstrip},
-                              {"rstrip", &t.rstrip}, {"normalized", &t.normalized}, {"single_word", &singleWord}})
-        if (auto e = readBool(a, key, where.c_str(), *out))
-          return e;
-      if (singleWord)
-        return unsupported.why = "added token '" + t.content + "' with single_word", llvm::Error::success();
-      tok_.addedTokens.push_back(std::move(t));
-    }
-    return llvm::Error::success();
-  }
-
   /// ByteLevel alone, or inside a Sequence of one.
   llvm::Error readPreTokenizer(Unsupported &unsupported) {
     const json *pre = field(j_, "pre_tokenizer");
@@ -185,111 +127,10 @@ private:
     return readBool(*pre, "add_prefix_space", "pre_tokenizer.", tok_.addPrefixSpace);
   }
 
-  /// The id of a [token, id] pair (RobertaProcessing's cls / sep).
-  llvm::Error pairId(const json &post, const char *key, int32_t &out) const {
-    const json *v = field(post, key);
-    if (!v || !v->is_array() || v->size() != 2 || !(*v)[1].is_number_integer() || (*v)[1].get<int64_t>() < 0 ||
-        (*v)[1].get<int64_t>() > INT32_MAX)
-      return bad(Twine("field 'post_processor.") + key + "' must be [token, id]");
-    out = static_cast<int32_t>((*v)[1].get<int64_t>());
-    return llvm::Error::success();
-  }
-
-  llvm::Error templateOf(const json &post, Unsupported &unsupported) {
-    const std::string type = typeOf(post);
-    std::vector<int32_t> &ids = tok_.templateIds;
-    ids.clear();
-    if (type == "ByteLevel") {
-      ids = {-1};
-    } else if (type == "RobertaProcessing" || type == "BertProcessing") {
-      int32_t cls = 0, sep = 0;
-      if (auto e = pairId(post, "cls", cls))
-        return e;
-      if (auto e = pairId(post, "sep", sep))
-        return e;
-      ids = {cls, -1, sep};
-    } else if (type == "TemplateProcessing") {
-      const json *single = field(post, "single"), *specials = field(post, "special_tokens");
-      if (!single || !single->is_array() || !specials || !specials->is_object())
-        return bad("post_processor (TemplateProcessing) needs 'single' and 'special_tokens'");
-      for (const json &piece : *single) {
-        const json *special = piece.is_object() ? field(piece, "SpecialToken") : nullptr;
-        if (piece.is_object() && field(piece, "Sequence")) {
-          ids.push_back(-1);
-        } else if (special && special->is_object() && field(*special, "id") && (*special)["id"].is_string()) {
-          const json *st = field(*specials, (*special)["id"].get<std::string>().c_str());
-          const json *stIds = st && st->is_object() ? field(*st, "ids") : nullptr;
-          if (!stIds || !stIds->is_array())
-            return bad("post_processor special token '" + (*special)["id"].get<std::string>() +
-                       "' has no ids in 'special_tokens'");
-          for (const json &id : *stIds) {
-            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-              return bad("post_processor special token ids must be integers >= 0");
-            ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
-          }
-        } else {
-          return bad("post_processor (TemplateProcessing) piece must be {\"Sequence\": ...} or "
-                     "{\"SpecialToken\": {\"id\": ...}}");
-        }
-      }
-      if (std::count(ids.begin(), ids.end(), -1) != 1)
-        return bad("post_processor (TemplateProcessing) 'single' must hold the sequence once");
-    } else {
-      unsupported.why = "post_processor " + quotedType(post);
-    }
-    return llvm::Error::success();
-  }
-
-  /// null (the text alone), one post-processor, or a Sequence whose
-  /// ByteLevel members only trim offsets and whose last other member decides.
-  llvm::Error readPostProcessor(Unsupported &unsupported) {
-    const json *post = field(j_, "post_processor");
-    if (!post || post->is_null()) {
-      tok_.templateIds = {-1};
-      return llvm::Error::success();
-    }
-    if (!post->is_object())
-      return bad("field 'post_processor' must be an object or null");
-    if (typeOf(*post) != "Sequence")
-      return templateOf(*post, unsupported);
-    const json *list = field(*post, "processors");
-    if (!list || !list->is_array())
-      return bad("post_processor (Sequence) needs 'processors'");
-    tok_.templateIds = {-1};
-    for (const json &p : *list)
-      if (typeOf(p) != "ByteLevel")
-        if (auto e = templateOf(p, unsupported); e || unsupported)
-          return e;
-    return llvm::Error::success();
-  }
-
-  const json &j_;
-  const std::string &path_;
-  TokenizerData &tok_;
   std::unordered_map<std::string, int32_t> ids_;
 };
 
 } // namespace
-
-/// Fills `vocab` (by id) from a JSON map token -> id; ids must be 0..n-1.
-llvm::Error encc::vocabFromMap(const json &map, const std::string &path,
-                         std::vector<std::string> &vocab) {
-  if (!map.is_object())
-    return hfError(path + ": field 'model.vocab' must be an object mapping tokens to ids");
-  vocab.assign(map.size(), std::string());
-  std::vector<bool> seen(map.size(), false);
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!it->is_number_integer())
-      return hfError(path + ": vocabulary id of '" + it.key() + "' must be an integer");
-    int64_t id = it->get<int64_t>();
-    if (id < 0 || id >= int64_t(vocab.size()) || seen[id])
-      return hfError(path + ": vocabulary ids must be 0.." + Twine(vocab.size() - 1) +
-                     ", each once; '" + it.key() + "' has " + Twine(id));
-    seen[id] = true;
-    vocab[id] = it.key();
-  }
-  return llvm::Error::success();
-}
 
 llvm::Error encc::readByteLevelBpe(const json &j, const std::string &path, TokenizerData &tok) {
   TokenizerData bpe;

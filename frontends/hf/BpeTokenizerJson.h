@@ -12,10 +12,6 @@
 
 namespace encc {
 
-/// Fills `vocab` (by id) from a tokenizer.json model.vocab map token -> id;
-/// ids must be 0..n-1, each once. Errors are prefixed with `path`.
-llvm::Error vocabFromMap(const nlohmann::json &map, const std::string &path, std::vector<std::string> &vocab);
-
 /// tokenizer.json `j` (read from `path`) whose model.type is "BPE". When the
 /// runtime implements everything the file asks for (byte-level BPE: no
 /// normalizer, the ByteLevel pre-tokenizer with its regex, RobertaProcessing /

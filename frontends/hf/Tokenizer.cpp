@@ -4,13 +4,16 @@
 // model.vocab: token -> id), then tokenizer_config.json for lowercasing,
 // accent stripping, CJK splitting and the special token texts (defaults from
 // the model family). A tokenizer.json of model.type BPE is read by
-// BpeTokenizerJson.cpp. Unigram tokenizers, and BPE ones asking for what
-// encrt does not implement, import with an empty vocabulary (families with
+// BpeTokenizerJson.cpp, one of model.type Unigram by UnigramTokenizerJson.cpp.
+// Other tokenizers, and BPE / Unigram ones asking for what encrt does not
+// implement, import with an empty vocabulary (families with
 // vocabularyOptional: roberta, xlm-roberta): the model still runs on ids,
 // only text embedding is unavailable, and a note says why.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/BpeTokenizerJson.h"
+#include "frontends/hf/TokenizerJsonReader.h"
+#include "frontends/hf/UnigramTokenizerJson.h"
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
 #include "frontends/hf/ModelFamily.h"
@@ -110,9 +113,19 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
       source = tjPath;
       if (tok.vocab.empty() && model->contains("vocab"))
         (void)vocabFromMap((*model)["vocab"], tjPath, nonWordPieceVocab);
+    } else if (type == "Unigram") {
+      if (auto e = readUnigram(j, tjPath, tok))
+        return std::move(e);
+      source = tjPath;
+      if (tok.vocab.empty() && model->contains("vocab") && (*model)["vocab"].is_array())
+        for (const json &entry : (*model)["vocab"])
+          nonWordPieceVocab.push_back(entry.is_array() && !entry.empty() && entry[0].is_string()
+                                          ? entry[0].get<std::string>()
+                                          : std::string());
     } else {
       tok.note = tjPath + ": tokenizer model '" + type +
-                 "' is not implemented (WordPiece and byte-level BPE are); the model runs on token ids only";
+                 "' is not implemented (WordPiece, byte-level BPE and Unigram are); the model runs on token ids "
+                 "only";
     }
   } else if (config.family->vocabularyOptional()) {
     tok.note = dir + ": no WordPiece vocabulary (vocab.txt or tokenizer.json); the model runs "
@@ -163,7 +176,8 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
     return llvm::Error::success();
   };
   // Fallbacks (token ids only): the fairseq ids roberta checkpoints use.
-  if (tok.kind != TokenizerKind::ByteLevelBPE)
+  // BPE and Unigram name their unknown token themselves.
+  if (tok.kind == TokenizerKind::WordPiece)
     if (auto e = idOf(names.unk, 3, tok.unkId))
       return std::move(e);
   if (auto e = idOf(names.cls, 0, tok.clsId))

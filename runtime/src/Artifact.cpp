@@ -377,8 +377,8 @@ void Artifact::verifyCodeAndTokenizer() {
     if (n > md->vocab_size())
       fail(bad, p, ": tokenizer vocab has ", n,
            " entries, the model's vocab_size is ", md->vocab_size());
-    // Byte-level BPE: its ids, merges and template are checked where it is
-    // built (TokenizerLoad.cpp), before any code is loaded.
+    // BPE and Unigram: their ids and tables are checked where they are built
+    // (TokenizerLoad.cpp), before any code is loaded.
     if (tok->kind() != encm::TokenizerKind::WordPiece)
       return;
     const std::pair<const char *, int32_t> ids[] = {

@@ -3,6 +3,7 @@
 
 #include "Failure.h"
 #include "bpe_tokenizer.h"
+#include "unigram_tokenizer.h"
 
 #include <stdexcept>
 
@@ -22,6 +23,20 @@ std::unique_ptr<Tokenizer> wordPiece(const encm::Tokenizer &t, std::vector<std::
   return std::make_unique<WordPieceTokenizer>(std::move(vocab), o);
 }
 
+std::vector<AddedToken> addedTokens(const encm::Tokenizer &t) {
+  std::vector<AddedToken> added;
+  if (t.added_tokens())
+    for (const encm::AddedToken *a : *t.added_tokens())
+      added.push_back({a->content() ? a->content()->str() : std::string(), a->id(), a->special(), a->lstrip(),
+                       a->rstrip(), a->normalized()});
+  return added;
+}
+
+std::vector<int32_t> templateIds(const encm::Tokenizer &t) {
+  return t.template_ids() ? std::vector<int32_t>(t.template_ids()->begin(), t.template_ids()->end())
+                          : std::vector<int32_t>();
+}
+
 std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vector<std::string> vocab) {
   std::vector<std::pair<int32_t, int32_t>> merges;
   if (t.merges()) {
@@ -29,19 +44,62 @@ std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vecto
     for (const encm::MergePair *m : *t.merges())
       merges.emplace_back(m->left(), m->right());
   }
-  std::vector<AddedToken> added;
-  if (t.added_tokens())
-    for (const encm::AddedToken *a : *t.added_tokens())
-      added.push_back({a->content() ? a->content()->str() : std::string(), a->id(), a->special(), a->lstrip(),
-                       a->rstrip(), a->normalized()});
   BpeOptions o;
   o.addPrefixSpace = t.add_prefix_space();
   o.ignoreMerges = t.ignore_merges();
   o.fuseUnk = t.fuse_unk();
   o.unkId = t.unk_id();
-  if (t.template_ids())
-    o.templateIds.assign(t.template_ids()->begin(), t.template_ids()->end());
-  return std::make_unique<BytePairTokenizer>(std::move(vocab), merges, std::move(added), std::move(o));
+  o.templateIds = templateIds(t);
+  return std::make_unique<BytePairTokenizer>(std::move(vocab), merges, addedTokens(t), std::move(o));
+}
+
+std::unique_ptr<UnigramTokenizer> unigram(const encm::Tokenizer &t, std::vector<std::string> vocab) {
+  std::vector<double> scores;
+  if (t.scores())
+    scores.assign(t.scores()->begin(), t.scores()->end());
+  UnigramOptions o;
+  o.unkId = t.unk_id();
+  o.byteFallback = t.byte_fallback();
+  if (t.normalizers())
+    for (const encm::NormalizerStep *n : *t.normalizers()) {
+      NormalizerStep s;
+      switch (n->kind()) {
+      case encm::NormalizerKind::Precompiled: s.kind = NormalizerStep::Kind::Precompiled; break;
+      case encm::NormalizerKind::Replace: s.kind = NormalizerStep::Kind::Replace; break;
+      case encm::NormalizerKind::Strip: s.kind = NormalizerStep::Kind::Strip; break;
+      default: throw std::invalid_argument("unknown normalizer kind " + std::to_string(int(n->kind())));
+      }
+      if (n->charsmap())
+        s.charsmap.assign(reinterpret_cast<const char *>(n->charsmap()->data()), n->charsmap()->size());
+      s.pattern = n->pattern() ? n->pattern()->str() : std::string();
+      s.minRepeat = n->min_repeat();
+      s.content = n->content() ? n->content()->str() : std::string();
+      s.stripLeft = n->strip_left();
+      s.stripRight = n->strip_right();
+      s.stripSpacesOnly = n->strip_spaces_only();
+      o.normalizers.push_back(std::move(s));
+    }
+  o.whitespaceSplit = t.whitespace_split();
+  if (t.metaspace_replacement())
+    o.replacement = t.metaspace_replacement()->str();
+  switch (t.metaspace_prepend()) {
+  case encm::PrependScheme::Always: o.prepend = UnigramOptions::Prepend::Always; break;
+  case encm::PrependScheme::First: o.prepend = UnigramOptions::Prepend::First; break;
+  case encm::PrependScheme::Never: o.prepend = UnigramOptions::Prepend::Never; break;
+  default: throw std::invalid_argument("unknown Metaspace prepend scheme " + std::to_string(int(t.metaspace_prepend())));
+  }
+  o.split = t.metaspace_split();
+  o.templateIds = templateIds(t);
+  return std::make_unique<UnigramTokenizer>(std::move(vocab), std::move(scores), addedTokens(t), std::move(o));
+}
+
+/// A tokenizer that checks its own tables, if its ids fit the model.
+template <typename T>
+std::unique_ptr<Tokenizer> fitting(std::unique_ptr<T> tok, int32_t modelVocab, const std::string &path) {
+  if (tok->maxId() >= modelVocab)
+    fail(ENCRT_INVALID_ARTIFACT, path, ": the tokenizer produces id ", tok->maxId(), ", the model's vocab_size is ",
+         modelVocab);
+  return tok;
 }
 
 } // namespace
@@ -58,13 +116,10 @@ std::unique_ptr<Tokenizer> loadTokenizer(const encm::Tokenizer *table, int32_t m
     switch (table->kind()) {
     case encm::TokenizerKind::WordPiece:
       return wordPiece(*table, std::move(vocab));
-    case encm::TokenizerKind::ByteLevelBPE: {
-      auto bpe = bytePair(*table, std::move(vocab));
-      if (bpe->maxId() >= modelVocab)
-        fail(ENCRT_INVALID_ARTIFACT, path, ": the tokenizer produces id ", bpe->maxId(),
-             ", the model's vocab_size is ", modelVocab);
-      return bpe;
-    }
+    case encm::TokenizerKind::ByteLevelBPE:
+      return fitting(bytePair(*table, std::move(vocab)), modelVocab, path);
+    case encm::TokenizerKind::Unigram:
+      return fitting(unigram(*table, std::move(vocab)), modelVocab, path);
     }
   } catch (const std::invalid_argument &e) {
     fail(ENCRT_INVALID_ARTIFACT, path, ": tokenizer: ", e.what());

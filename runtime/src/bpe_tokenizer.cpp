@@ -147,7 +147,6 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
       invalid("template id " + std::to_string(id));
     maxId_ = std::max(maxId_, id);
   }
-  numSpecials_ = options_.templateIds.size() - 1;
 }
 
 void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const {
@@ -272,15 +271,8 @@ std::vector<std::string> BytePairTokenizer::tokenize(std::string_view text) cons
 }
 
 std::vector<int32_t> BytePairTokenizer::encode(std::string_view text, int32_t maxLen) const {
-  const size_t cap = std::max<size_t>(static_cast<size_t>(std::max<int32_t>(maxLen, 0)), numSpecials_);
-  std::vector<int32_t> ids;
-  ids.reserve(std::min<size_t>(cap, text.size() + numSpecials_ + 1));
-  for (int32_t id : options_.templateIds)
-    if (id == BpeOptions::kSequence)
-      run(text, cap - numSpecials_, ids);
-    else
-      ids.push_back(id);
-  return ids;
+  return encodeWithTemplate(options_.templateIds, maxLen, text.size(),
+                            [&](size_t maxPieces, std::vector<int32_t> &ids) { run(text, maxPieces, ids); });
 }
 
 } // namespace encrt

@@ -65,7 +65,6 @@ private:
   AddedTokenSplitter added_;
   std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
   BpeOptions options_;
-  size_t numSpecials_ = 0;
   int32_t maxId_ = 0;
 };
 

@@ -14,6 +14,7 @@
 
 #include "added_tokens.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -47,6 +48,25 @@ public:
   /// result has at most maxLen ids (maxLen >= the number of special tokens).
   virtual std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const = 0;
 };
+
+/// A post-processing template around one text: `templateIds` with the text's
+/// pieces where -1 stands (once), the pieces truncated so that the result has
+/// at most maxLen ids (never fewer than the template's own). run(maxPieces,
+/// ids) appends the pieces; sizeHint bounds the reservation.
+template <typename Run>
+std::vector<int32_t> encodeWithTemplate(const std::vector<int32_t> &templateIds, int32_t maxLen, size_t sizeHint,
+                                        Run run) {
+  const size_t specials = templateIds.empty() ? 0 : templateIds.size() - 1;
+  const size_t cap = std::max<size_t>(static_cast<size_t>(std::max<int32_t>(maxLen, 0)), specials);
+  std::vector<int32_t> ids;
+  ids.reserve(std::min<size_t>(cap, sizeHint + specials + 1));
+  for (int32_t id : templateIds)
+    if (id == -1)
+      run(cap - specials, ids);
+    else
+      ids.push_back(id);
+  return ids;
+}
 
 class WordPieceTokenizer : public Tokenizer {
 public:

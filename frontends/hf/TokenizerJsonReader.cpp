@@ -1,0 +1,192 @@
+//===- TokenizerJsonReader.cpp - What tokenizer.json readers share --------===//
+#include "frontends/hf/TokenizerJsonReader.h"
+
+#include "frontends/hf/HFUtil.h"
+
+using namespace encc;
+using llvm::Twine;
+using nlohmann::json;
+
+/// Fills `vocab` (by id) from a JSON map token -> id; ids must be 0..n-1.
+llvm::Error encc::vocabFromMap(const json &map, const std::string &path, std::vector<std::string> &vocab) {
+  if (!map.is_object())
+    return hfError(path + ": field 'model.vocab' must be an object mapping tokens to ids");
+  vocab.assign(map.size(), std::string());
+  std::vector<bool> seen(map.size(), false);
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->is_number_integer())
+      return hfError(path + ": vocabulary id of '" + it.key() + "' must be an integer");
+    int64_t id = it->get<int64_t>();
+    if (id < 0 || id >= int64_t(vocab.size()) || seen[id])
+      return hfError(path + ": vocabulary ids must be 0.." + Twine(vocab.size() - 1) +
+                     ", each once; '" + it.key() + "' has " + Twine(id));
+    seen[id] = true;
+    vocab[id] = it.key();
+  }
+  return llvm::Error::success();
+}
+
+const nlohmann::json *TokenizerJsonReader::field(const json &obj, const char *key) {
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+std::string TokenizerJsonReader::typeOf(const json &obj) {
+  const json *t = obj.is_object() ? field(obj, "type") : nullptr;
+  return t && t->is_string() ? t->get<std::string>() : std::string();
+}
+std::string TokenizerJsonReader::quotedType(const json &obj) {
+  std::string t = typeOf(obj);
+  return t.empty() ? "(no type)" : "'" + t + "'";
+}
+llvm::Error TokenizerJsonReader::bad(const Twine &what) const { return hfError(path_ + ": " + what); }
+
+llvm::Error TokenizerJsonReader::readBool(const json &obj, const char *key, const char *where, bool &out) const {
+  const json *v = field(obj, key);
+  if (!v || v->is_null())
+    return llvm::Error::success();
+  if (!v->is_boolean())
+    return bad(Twine("field '") + where + key + "' must be a boolean");
+  out = v->get<bool>();
+  return llvm::Error::success();
+}
+
+
+llvm::Error TokenizerJsonReader::readAddedTokens(Unsupported &unsupported) {
+  const json *added = field(j_, "added_tokens");
+  if (!added || added->is_null())
+    return llvm::Error::success();
+  if (!added->is_array())
+    return bad("field 'added_tokens' must be an array");
+  for (size_t i = 0; i < added->size(); ++i) {
+    const json &a = (*added)[i];
+    const std::string where = "added_tokens[" + std::to_string(i) + "].";
+    const json *content = a.is_object() ? field(a, "content") : nullptr, *id = content ? field(a, "id") : nullptr;
+    if (!content || !content->is_string() || content->get<std::string>().empty() || !id ||
+        !id->is_number_integer() || id->get<int64_t>() < 0 || id->get<int64_t>() > INT32_MAX)
+      return bad("field '" + where + "' needs a non-empty 'content' and an 'id' >= 0");
+    AddedTokenData t;
+    t.content = content->get<std::string>();
+    t.id = static_cast<int32_t>(id->get<int64_t>());
+    bool singleWord = false;
+    for (auto [key, out] : {std::pair<const char *, bool *>{"special", &t.special}, {"lstrip", &t.lstrip},
+                            {"rstrip", &t.rstrip}, {"normalized", &t.normalized}, {"single_word", &singleWord}})
+      if (auto e = readBool(a, key, where.c_str(), *out))
+        return e;
+    if (singleWord)
+      return unsupported.why = "added token '" + t.content + "' with single_word", llvm::Error::success();
+    tok_.addedTokens.push_back(std::move(t));
+  }
+  return llvm::Error::success();
+}
+
+
+/// The id of a [token, id] pair (RobertaProcessing's cls / sep).
+llvm::Error TokenizerJsonReader::pairId(const json &post, const char *key, int32_t &out) const {
+  const json *v = field(post, key);
+  if (!v || !v->is_array() || v->size() != 2 || !(*v)[1].is_number_integer() || (*v)[1].get<int64_t>() < 0 ||
+      (*v)[1].get<int64_t>() > INT32_MAX)
+    return bad(Twine("field 'post_processor.") + key + "' must be [token, id]");
+  out = static_cast<int32_t>((*v)[1].get<int64_t>());
+  return llvm::Error::success();
+}
+
+llvm::Error TokenizerJsonReader::templateOf(const json &post, Unsupported &unsupported) {
+  const std::string type = typeOf(post);
+  std::vector<int32_t> &ids = tok_.templateIds;
+  ids.clear();
+  if (type == "ByteLevel") {
+    ids = {-1};
+  } else if (type == "RobertaProcessing" || type == "BertProcessing") {
+    int32_t cls = 0, sep = 0;
+    if (auto e = pairId(post, "cls", cls))
+      return e;
+    if (auto e = pairId(post, "sep", sep))
+      return e;
+    ids = {cls, -1, sep};
+  } else if (type == "TemplateProcessing") {
+    const json *single = field(post, "single"), *specials = field(post, "special_tokens");
+    if (!single || !single->is_array() || !specials || !specials->is_object())
+      return bad("post_processor (TemplateProcessing) needs 'single' and 'special_tokens'");
+    for (const json &piece : *single) {
+      const json *special = piece.is_object() ? field(piece, "SpecialToken") : nullptr;
+      if (piece.is_object() && field(piece, "Sequence")) {
+        ids.push_back(-1);
+      } else if (special && special->is_object() && field(*special, "id") && (*special)["id"].is_string()) {
+        const json *st = field(*specials, (*special)["id"].get<std::string>().c_str());
+        const json *stIds = st && st->is_object() ? field(*st, "ids") : nullptr;
+        if (!stIds || !stIds->is_array())
+          return bad("post_processor special token '" + (*special)["id"].get<std::string>() +
+                     "' has no ids in 'special_tokens'");
+        for (const json &id : *stIds) {
+          if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+            return bad("post_processor special token ids must be integers >= 0");
+          ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+        }
+      } else {
+        return bad("post_processor (TemplateProcessing) piece must be {\"Sequence\": ...} or "
+                   "{\"SpecialToken\": {\"id\": ...}}");
+      }
+    }
+    if (std::count(ids.begin(), ids.end(), -1) != 1)
+      return bad("post_processor (TemplateProcessing) 'single' must hold the sequence once");
+  } else {
+    unsupported.why = "post_processor " + quotedType(post);
+  }
+  return llvm::Error::success();
+}
+
+/// null (the text alone), one post-processor, or a Sequence whose ByteLevel
+/// members only trim offsets and whose last other member decides.
+llvm::Error TokenizerJsonReader::readPostProcessor(Unsupported &unsupported) {
+  const json *post = field(j_, "post_processor");
+  if (!post || post->is_null()) {
+    tok_.templateIds = {-1};
+    return llvm::Error::success();
+  }
+  if (!post->is_object())
+    return bad("field 'post_processor' must be an object or null");
+  if (typeOf(*post) != "Sequence")
+    return templateOf(*post, unsupported);
+  const json *list = field(*post, "processors");
+  if (!list || !list->is_array())
+    return bad("post_processor (Sequence) needs 'processors'");
+  tok_.templateIds = {-1};
+  for (const json &p : *list)
+    if (typeOf(p) != "ByteLevel")
+      if (auto e = templateOf(p, unsupported); e || unsupported)
+        return e;
+  return llvm::Error::success();
+}
+bool encc::decodeBase64(const std::string &text, std::string &out) {
+  out.clear();
+  out.reserve(text.size() / 4 * 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t padding = 0;
+  for (char ch : text) {
+    int v;
+    if (ch >= 'A' && ch <= 'Z')
+      v = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z')
+      v = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9')
+      v = ch - '0' + 52;
+    else if (ch == '+')
+      v = 62;
+    else if (ch == '/')
+      v = 63;
+    else if (ch == '=' && ++padding <= 2)
+      continue;
+    else
+      return false;
+    if (padding)
+      return false; // data after padding
+    acc = (acc << 6) | uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  return bits < 6; // a lone trailing 6-bit group is not a byte
+}

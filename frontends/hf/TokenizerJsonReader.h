@@ -1,0 +1,68 @@
+//===- TokenizerJsonReader.h - What tokenizer.json readers share ----------===//
+//
+// The `tokenizers` library's serialisation (tokenizers 0.23) as the BPE and
+// Unigram readers see it: typed fields with errors that name them, the
+// added_tokens list and the post-processor (RobertaProcessing /
+// BertProcessing / TemplateProcessing / ByteLevel, or a Sequence of them) as
+// one sequence's template of ids.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_FRONTENDS_HF_TOKENIZERJSONREADER_H
+#define ENCC_FRONTENDS_HF_TOKENIZERJSONREADER_H
+
+#include "frontends/ModelDescription.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace encc {
+
+/// Fills `vocab` (by id) from a tokenizer.json model.vocab map token -> id;
+/// ids must be 0..n-1, each once. Errors are prefixed with `path`.
+llvm::Error vocabFromMap(const nlohmann::json &map, const std::string &path, std::vector<std::string> &vocab);
+
+/// Why the file cannot be tokenised by encrt (empty: it can).
+struct Unsupported {
+  std::string why;
+  explicit operator bool() const { return !why.empty(); }
+};
+
+class TokenizerJsonReader {
+protected:
+  using json = nlohmann::json;
+  TokenizerJsonReader(const json &j, const std::string &path, TokenizerData &tok) : j_(j), path_(path), tok_(tok) {}
+
+  static const json *field(const json &obj, const char *key);
+  /// obj["type"], or "" when it has none.
+  static std::string typeOf(const json &obj);
+  static std::string quotedType(const json &obj);
+  llvm::Error bad(const llvm::Twine &what) const;
+  /// obj[key] into `out` when present and not null; `where` prefixes the key
+  /// in the error ("model.").
+  llvm::Error readBool(const json &obj, const char *key, const char *where, bool &out) const;
+
+  /// added_tokens into tok_.addedTokens (single_word is not supported).
+  llvm::Error readAddedTokens(Unsupported &unsupported);
+  /// post_processor into tok_.templateIds (null: the text alone).
+  llvm::Error readPostProcessor(Unsupported &unsupported);
+
+  const json &j_;
+  const std::string &path_;
+  TokenizerData &tok_;
+
+private:
+  llvm::Error pairId(const json &post, const char *key, int32_t &out) const;
+  llvm::Error templateOf(const json &post, Unsupported &unsupported);
+};
+
+/// The decoded bytes of standard base64 `text` (padding optional); false on
+/// any other character.
+bool decodeBase64(const std::string &text, std::string &out);
+
+} // namespace encc
+
+#endif // ENCC_FRONTENDS_HF_TOKENIZERJSONREADER_H

@@ -1,0 +1,97 @@
+//===- unigram_tokenizer.h - SentencePiece Unigram tokenizer (XLM-R) ------===//
+//
+// The `tokenizers` library's Unigram tokenizer as XLM-RoBERTa, multilingual-e5
+// and paraphrase-multilingual-* models use it, id for id: added tokens split
+// off first (added_tokens.h), each remaining segment normalised
+// (text_normalizer.h: the precompiled charsmap, Replace, Strip), optionally
+// split at whitespace (WhitespaceSplit), then Metaspace (" " -> "▁", a "▁"
+// prepended, split before each "▁"), then the Viterbi segmentation of each
+// piece into vocabulary pieces by score (models/unigram/model.rs
+// encode_optimized: unknown characters cost min_score - 10 and consecutive
+// ones fuse into one unknown), unknown pieces spelled as <0xXX> byte pieces
+// when byte_fallback is on; a template puts the special tokens around the
+// pieces. Immutable after construction; thread-safe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCRT_UNIGRAM_TOKENIZER_H
+#define ENCRT_UNIGRAM_TOKENIZER_H
+
+#include "added_tokens.h"
+#include "text_normalizer.h"
+#include "tokenizer.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace encrt {
+
+struct UnigramOptions {
+  int32_t unkId = 0;         ///< required: Viterbi needs an unknown piece
+  bool byteFallback = false; ///< unknown pieces as <0xXX> pieces when all exist
+  std::vector<NormalizerStep> normalizers;
+  bool whitespaceSplit = false; ///< WhitespaceSplit before Metaspace
+  std::string replacement = "\xE2\x96\x81"; ///< Metaspace: one character, U+2581 "▁"
+  enum class Prepend { Always, First, Never } prepend = Prepend::Always;
+  bool split = true; ///< Metaspace: a piece starts at each replacement
+  /// One sequence's post-processing: these ids, with kSequence where the
+  /// text's pieces go (exactly once).
+  std::vector<int32_t> templateIds;
+  static constexpr int32_t kSequence = -1;
+};
+
+class UnigramTokenizer : public Tokenizer {
+public:
+  /// vocab: id -> piece; scores: id -> log probability (finite); added
+  /// tokens' ids may lie past the vocabulary (the model's embedding table
+  /// bounds them, checked by the caller). Throws std::invalid_argument on
+  /// anything inconsistent.
+  UnigramTokenizer(std::vector<std::string> vocab, std::vector<double> scores, std::vector<AddedToken> added,
+                   UnigramOptions options);
+
+  std::vector<std::string> tokenize(std::string_view text) const override;
+  std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const override;
+
+  /// The largest id this tokenizer can produce.
+  int32_t maxId() const { return maxId_; }
+
+private:
+  struct Scratch;
+  /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
+  void run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const;
+  /// Pre-tokenises and segments one normalised plain segment; `origin`: its
+  /// bytes' offsets in the original text when the segment begins the text
+  /// and prepend_scheme is "first" (a piece starting at 0 gets the "▁"),
+  /// else null.
+  void segment(std::string_view normalized, const uint32_t *origin, Scratch &scratch,
+               std::vector<int32_t> &ids) const;
+  /// Viterbi over one pre-token, appending ids.
+  void viterbi(std::string_view piece, Scratch &scratch, std::vector<int32_t> &ids) const;
+  /// The id of exactly `piece`, or -1.
+  int32_t lookup(std::string_view piece) const;
+
+  /// A byte trie over the vocabulary, children sorted by label: node i's
+  /// children are nodes [childBegin, childEnd), labels_[j] the byte into j.
+  struct Node {
+    uint32_t childBegin = 0, childEnd = 0;
+    int32_t id = -1; ///< the piece ending here (the last duplicate, as the library's map)
+  };
+  /// The child of `node` along byte `c`, or -1.
+  int64_t child(size_t node, unsigned char c) const;
+
+  std::vector<std::string> vocab_;
+  std::vector<double> scores_;
+  std::vector<Node> nodes_;
+  std::vector<unsigned char> labels_;
+  double unkScore_ = 0;
+  int32_t byteIds_[256]; ///< ids of <0x00>..<0xFF>, -1 where missing
+  AddedTokenSplitter added_;
+  std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
+  TextNormalizer normalizer_;
+  UnigramOptions options_;
+  int32_t maxId_ = 0;
+};
+
+} // namespace encrt
+
+#endif // ENCRT_UNIGRAM_TOKENIZER_H
