@@ -618,6 +618,7 @@ int encc::inspectCommand(const Args &args) {
       const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
       j.attribute("tokenizer", !hasTokenizer ? "none"
                                : m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE ? "byte-level-bpe"
+                               : m->tokenizer()->kind() == encm::TokenizerKind::Unigram      ? "unigram"
                                                                                               : "wordpiece");
       j.attributeArray("tensors", [&] {
         for (const encm::Value *v : *m->values())
@@ -690,6 +691,11 @@ int encc::inspectCommand(const Args &args) {
        << (m->tokenizer()->merges() ? m->tokenizer()->merges()->size() : 0) << " merges, "
        << (m->tokenizer()->added_tokens() ? m->tokenizer()->added_tokens()->size() : 0) << " added tokens"
        << (m->tokenizer()->add_prefix_space() ? ", prefix space" : "") << "\n";
+  else if (m->tokenizer()->kind() == encm::TokenizerKind::Unigram)
+    os << "tokenizer: Unigram (SentencePiece), " << vocabTokens << " pieces, "
+       << (m->tokenizer()->added_tokens() ? m->tokenizer()->added_tokens()->size() : 0) << " added tokens, "
+       << (m->tokenizer()->normalizers() ? m->tokenizer()->normalizers()->size() : 0) << " normalizers"
+       << (m->tokenizer()->byte_fallback() ? ", byte fallback" : "") << "\n";
   else
     os << "tokenizer: WordPiece, " << vocabTokens << " tokens"
        << (m->tokenizer()->do_lower_case() ? ", lowercase" : "") << "\n";

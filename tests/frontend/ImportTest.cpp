@@ -357,6 +357,76 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
   EXPECT_NE(importError(tiny.dir).find("tokenizer.json: field 'model.merges' must be an array"), std::string::npos)
       << importError(tiny.dir);
+
+  // Unigram: pieces and scores, the normalisers (the converters' regexes
+  // read as runs, a literal or a strip of spaces), Metaspace's older
+  // add_prefix_space, WhitespaceSplit, the template.
+  nlohmann::json uni;
+  uni["model"] = {{"type", "Unigram"},
+                  {"unk_id", 3},
+                  {"byte_fallback", true},
+                  {"vocab", nlohmann::json::array()}};
+  for (auto [piece, score] : {std::pair<const char *, double>{"<s>", 0}, {"<pad>", 0}, {"</s>", 0}, {"<unk>", 0},
+                              {"\u2581a", -1.5}})
+    uni["model"]["vocab"].push_back(nlohmann::json::array({piece, score})); // [piece, score], not an object
+  uni["normalizer"] = {{"type", "Sequence"},
+                       {"normalizers",
+                        {{{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", "\u2581"}},
+                         {{"type", "Replace"}, {"pattern", {{"Regex", "a\\.b"}}}, {"content", "x"}},
+                         {{"type", "Replace"}, {"pattern", {{"Regex", "\\A +| +\\z"}}}, {"content", ""}},
+                         {{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}}}}};
+  uni["pre_tokenizer"] = {{"type", "Sequence"},
+                          {"pretokenizers",
+                           {{{"type", "WhitespaceSplit"}},
+                            {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"add_prefix_space", false}}}}};
+  uni["post_processor"] = {{"type", "RobertaProcessing"}, {"cls", {"<s>", 0}}, {"sep", {"</s>", 2}}};
+  std::ofstream(tiny.dir + "/tokenizer.json") << uni.dump();
+  auto u = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(u)) << llvm::toString(u.takeError());
+  const encc::TokenizerData &ut = u->tokenizer;
+  EXPECT_EQ(ut.kind, encc::TokenizerKind::Unigram);
+  EXPECT_EQ(ut.scores, (std::vector<double>{0, 0, 0, 0, -1.5}));
+  EXPECT_EQ(ut.unkId, 3);
+  EXPECT_TRUE(ut.byteFallback);
+  EXPECT_TRUE(ut.whitespaceSplit);
+  EXPECT_EQ(ut.metaspacePrepend, encc::TokenizerData::Prepend::Never);
+  EXPECT_EQ(ut.templateIds, (std::vector<int32_t>{0, -1, 2}));
+  ASSERT_EQ(ut.normalizers.size(), 4u);
+  EXPECT_EQ(ut.normalizers[0].pattern, " ");
+  EXPECT_EQ(ut.normalizers[0].minRepeat, 2);
+  EXPECT_EQ(ut.normalizers[1].pattern, "a.b"); // an escaped metacharacter is itself
+  EXPECT_EQ(ut.normalizers[1].minRepeat, 0);
+  EXPECT_EQ(ut.normalizers[2].kind, encc::NormalizerStepData::Kind::Strip);
+  EXPECT_TRUE(ut.normalizers[2].stripSpacesOnly && ut.normalizers[2].stripLeft && ut.normalizers[2].stripRight);
+  EXPECT_FALSE(ut.normalizers[3].stripLeft || ut.normalizers[3].stripSpacesOnly);
+
+  // A regex beyond those, or no unk_id, imports for ids only with a note.
+  uni["normalizer"]["normalizers"][1]["pattern"]["Regex"] = "[ab]+";
+  std::ofstream(tiny.dir + "/tokenizer.json") << uni.dump();
+  u = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(u)) << llvm::toString(u.takeError());
+  EXPECT_TRUE(u->tokenizer.vocab.empty());
+  EXPECT_NE(u->tokenizer.note.find("normalizer.normalizers[1] (Replace) regex '[ab]+' is not implemented"),
+            std::string::npos)
+      << u->tokenizer.note;
+  uni["normalizer"] = nullptr;
+  uni["model"]["unk_id"] = nullptr;
+  std::ofstream(tiny.dir + "/tokenizer.json") << uni.dump();
+  u = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(u)) << llvm::toString(u.takeError());
+  EXPECT_NE(u->tokenizer.note.find("a Unigram model without unk_id"), std::string::npos) << u->tokenizer.note;
+
+  // Contradicting Metaspace options and an unk_id outside the pieces are errors.
+  uni["model"]["unk_id"] = 5;
+  std::ofstream(tiny.dir + "/tokenizer.json") << uni.dump();
+  EXPECT_NE(importError(tiny.dir).find("field 'model.unk_id' must be an index into model.vocab (0..4)"),
+            std::string::npos)
+      << importError(tiny.dir);
+  uni["model"]["unk_id"] = 3;
+  uni["pre_tokenizer"]["pretokenizers"][1]["prepend_scheme"] = "always";
+  std::ofstream(tiny.dir + "/tokenizer.json") << uni.dump();
+  EXPECT_NE(importError(tiny.dir).find("add_prefix_space false contradicts prepend_scheme"), std::string::npos)
+      << importError(tiny.dir);
 }
 
 TEST(Import, RealMiniLM) {

@@ -11,11 +11,19 @@
 // merges spelling a few words, <mask> with lstrip and a normalized added
 // token with rstrip), checked the same way: <s> ... </s>, at most maxLen ids,
 // every id one it can produce, and encode's ids are tokenize()'s pieces.
+// Then through the three SentencePiece Unigram tokenizers of
+// tests/tokenizer/unigram (XLM-R's normalisers and Metaspace; WhitespaceSplit
+// and byte_fallback; prepend_scheme "first"), checked the same way, and the
+// input itself is tried as a precompiled charsmap (refused or used on the
+// text, never read outside its bytes).
 //
 //===----------------------------------------------------------------------===//
 #include "bpe_tokenizer.h"
+#include "precompiled_charsmap.h"
 #include "tests/tokenizer/ByteLevelVocab.h"
+#include "tests/tokenizer/UnigramJson.h"
 #include "tokenizer.h"
+#include "unicode.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +109,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       violated("BPE id outside what it can produce");
     if (!added && bpe.vocab[id] != pieces[i - 1])
       violated("BPE encode's id is not tokenize's piece");
+  }
+
+  static const std::vector<std::unique_ptr<encrt::UnigramTokenizer>> unigrams = [] {
+    std::vector<std::unique_ptr<encrt::UnigramTokenizer>> u;
+    for (const char *file : {"tokenizer.json", "tokenizer-variant.json", "tokenizer-first.json"})
+      u.push_back(encc::testing::loadUnigram(std::string(ENCC_UNIGRAM_DIR) + "/" + file));
+    return u;
+  }();
+  for (size_t u = 0; u < unigrams.size(); ++u) {
+    const encrt::UnigramTokenizer &tok = *unigrams[u];
+    const size_t specials = u == 2 ? 1 : 2; // "first" is $A </s>
+    pieces = tok.tokenize(text);
+    ids = tok.encode(text, maxLen);
+    if (ids.size() < specials || ids.size() > static_cast<size_t>(maxLen) || ids.back() != 2 ||
+        (specials == 2 && ids.front() != 0))
+      violated("Unigram encode is not its template within maxLen");
+    if (ids.size() - specials != std::min(pieces.size(), static_cast<size_t>(maxLen) - specials))
+      violated("Unigram encode and tokenize disagree on the number of pieces");
+    for (size_t i = specials - 1; i + 1 < ids.size(); ++i)
+      if (ids[i] < 0 || ids[i] > tok.maxId())
+        violated("Unigram id outside what it can produce");
+  }
+
+  // The input as a charsmap: refused, or applied without reading outside it.
+  try {
+    const encrt::PrecompiledCharsmap map(text);
+    std::string out;
+    map.normalize("Ａｂｃ \xe2\x91\xa0 e\xcc\x81", out);
+    std::string buffer;
+    map.normalize(encrt::unicode::validUtf8(text, buffer, ""), out);
+  } catch (const std::invalid_argument &) {
   }
   return 0;
 }

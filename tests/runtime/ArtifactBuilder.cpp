@@ -87,11 +87,20 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
     std::vector<flatbuffers::Offset<encm::AddedToken>> added;
     for (const auto &[content, id] : t.added)
       added.push_back(encm::CreateAddedTokenDirect(b, content.c_str(), id));
+    std::vector<flatbuffers::Offset<encm::NormalizerStep>> normalizers;
+    if (!t.charsmap.empty()) {
+      std::vector<uint8_t> map(t.charsmap.begin(), t.charsmap.end());
+      normalizers.push_back(encm::CreateNormalizerStepDirect(b, encm::NormalizerKind::Precompiled, &map));
+    }
+    const bool table = t.bpe || t.unigram;
     tokenizer = encm::CreateTokenizerDirect(
         b, &vocab, true, true, true, t.unkId, t.clsId, t.sepId, t.padId, 100,
-        t.bpe ? encm::TokenizerKind::ByteLevelBPE : encm::TokenizerKind::WordPiece,
-        t.bpe ? &merges : nullptr, t.bpe ? &added : nullptr, false, false, false,
-        t.bpe ? &t.templateIds : nullptr);
+        t.bpe       ? encm::TokenizerKind::ByteLevelBPE
+        : t.unigram ? encm::TokenizerKind::Unigram
+                    : encm::TokenizerKind::WordPiece,
+        t.bpe ? &merges : nullptr, table ? &added : nullptr, false, false, false,
+        table ? &t.templateIds : nullptr, t.unigram ? &t.scores : nullptr, false,
+        t.unigram ? &normalizers : nullptr);
   }
   std::vector<std::string> passesStr = {"canonicalize"};
   std::vector<flatbuffers::Offset<flatbuffers::String>> passes;

@@ -52,6 +52,11 @@ struct SpecTokenizer {
   std::vector<std::pair<int32_t, int32_t>> merges;
   std::vector<std::pair<std::string, int32_t>> added; ///< special, not normalized
   std::vector<int32_t> templateIds;
+  /// Unigram instead: these scores (one per piece), added, templateIds,
+  /// unkId, and one precompiled charsmap normalizer when not empty.
+  bool unigram = false;
+  std::vector<double> scores;
+  std::string charsmap;
 };
 
 /// A CudaPlan (its values, steps, inputs and outputs by id).

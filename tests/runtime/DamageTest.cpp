@@ -32,6 +32,16 @@ SpecTokenizer &bytePair(ArtifactSpec &s) {
   return t;
 }
 
+/// The same as a valid Unigram one (scores, <unk> = 1, <s> ... </s>).
+SpecTokenizer &unigram(ArtifactSpec &s) {
+  SpecTokenizer &t = *s.tokenizer;
+  t.unigram = true;
+  t.unkId = 1;
+  t.scores.assign(t.vocab.size(), -1.0);
+  t.templateIds = {2, -1, 3};
+  return t;
+}
+
 /// [start, end) of the weights region and of the first code object.
 struct Regions {
   uint64_t table, weightsBegin, weightsEnd, codeBegin, codeEnd, size;
@@ -252,6 +262,16 @@ TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {
       {"bpe unk", [](ArtifactSpec &s) { bytePair(s).unkId = 10; }, kBad, "unk id 10 is outside the vocabulary"},
       {"bpe empty added token", [](ArtifactSpec &s) { bytePair(s).added = {{"", 4}}; }, kBad,
        "added token 0: content of 0 bytes"},
+      // Unigram: the same, and its scores and charsmap.
+      {"unigram template id", [](ArtifactSpec &s) { unigram(s).templateIds = {0, -1, 60}; }, kBad,
+       "the tokenizer produces id 60, the model's vocab_size is 50"},
+      {"unigram scores", [](ArtifactSpec &s) { unigram(s).scores.pop_back(); }, kBad,
+       "UnigramTokenizer: 9 scores for 10 pieces"},
+      {"unigram score", [](ArtifactSpec &s) { unigram(s).scores[4] = 1.0 / 0.0; }, kBad,
+       "the score of piece 4 is not finite"},
+      {"unigram unk", [](ArtifactSpec &s) { unigram(s).unkId = -1; }, kBad, "unk id -1 is outside the vocabulary"},
+      {"unigram charsmap", [](ArtifactSpec &s) { unigram(s).charsmap = std::string("\x40\0\0\0abcd", 8); }, kBad,
+       "precompiled charsmap: trie size 64 is not a positive multiple of 4 within the map's 8 bytes"},
       {"missing kernel", [](ArtifactSpec &s) { s.steps[2].kernel = "test_nope"; },
        kBad, "code object cpu-x86-64-v2: step 2 kernel \"test_nope\" has no contract"},
       {"libc kernel", [](ArtifactSpec &s) { s.steps[0].kernel = "malloc"; },

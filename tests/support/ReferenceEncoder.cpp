@@ -296,7 +296,7 @@ TinyModelSpec readModelSpec(const std::string &dir) {
   spec.typeVocab = cfg.value("type_vocab_size", 2);
   spec.act = cfg.value("hidden_act", std::string("gelu"));
   spec.eps = cfg.value("layer_norm_eps", 1e-12);
-  if (spec.modelType != "bert" && spec.modelType != "roberta")
+  if (spec.modelType != "bert" && !spec.robertaLayout())
     throw std::runtime_error(cfgPath + ": model_type '" + spec.modelType +
                              "' not supported (expected bert or roberta)");
 

@@ -61,8 +61,8 @@ void TinyModelSpec::validate() const {
   auto bad = [](const std::string &field, const std::string &why) {
     throw std::invalid_argument("TinyModelSpec." + field + ": " + why);
   };
-  if (modelType != "bert" && modelType != "roberta")
-    bad("modelType", "expected 'bert' or 'roberta', got '" + modelType + "'");
+  if (modelType != "bert" && !robertaLayout())
+    bad("modelType", "expected 'bert', 'roberta' or 'xlm-roberta', got '" + modelType + "'");
   if (hidden <= 0 || layers <= 0 || heads <= 0 || intermediate <= 0)
     bad("hidden/layers/heads/intermediate", "must be positive");
   if (hidden % heads)
@@ -89,7 +89,7 @@ void TinyModelSpec::validate() const {
 
 std::vector<std::string> tinyVocab(const TinyModelSpec &spec) {
   std::vector<std::string> v;
-  if (spec.modelType == "roberta")
+  if (spec.robertaLayout())
     v = {"[CLS]", "[PAD]", "[SEP]", "[UNK]", "[MASK]"};
   else
     v = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
@@ -168,9 +168,9 @@ TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
   if (ec)
     throw std::runtime_error(dir + ": cannot create directory: " + ec.message());
 
-  const bool roberta = spec.modelType == "roberta";
+  const bool roberta = spec.robertaLayout();
   nlohmann::ordered_json cfg;
-  cfg["architectures"] = {roberta ? "RobertaModel" : "BertModel"};
+  cfg["architectures"] = {spec.modelType == "xlm-roberta" ? "XLMRobertaModel" : roberta ? "RobertaModel" : "BertModel"};
   cfg["model_type"] = spec.modelType;
   cfg["hidden_size"] = spec.hidden;
   cfg["num_hidden_layers"] = spec.layers;

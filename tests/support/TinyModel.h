@@ -18,7 +18,7 @@
 namespace encc::testing {
 
 struct TinyModelSpec {
-  std::string modelType = "bert"; ///< "bert" | "roberta"
+  std::string modelType = "bert"; ///< "bert" | "roberta" | "xlm-roberta" (RoBERTa's layout)
   int hidden = 64;
   int layers = 2;
   int heads = 2;
@@ -42,9 +42,11 @@ struct TinyModelSpec {
   double linearGain = 1.0;
 
   /// config.json's pad_token_id: 0 for bert, 1 for roberta.
-  int padTokenId() const { return modelType == "roberta" ? 1 : 0; }
+  /// RoBERTa's layout (roberta, xlm-roberta): <s> <pad> </s> <unk>, positions offset.
+  bool robertaLayout() const { return modelType == "roberta" || modelType == "xlm-roberta"; }
+  int padTokenId() const { return robertaLayout() ? 1 : 0; }
   /// First position id: pad_token_id + 1 = 2 for roberta, 0 for bert.
-  int positionOffset() const { return modelType == "roberta" ? 2 : 0; }
+  int positionOffset() const { return robertaLayout() ? 2 : 0; }
   /// Throws std::invalid_argument naming the bad field.
   void validate() const;
 };
