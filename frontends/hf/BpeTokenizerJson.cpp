@@ -133,18 +133,5 @@ private:
 } // namespace
 
 llvm::Error encc::readByteLevelBpe(const json &j, const std::string &path, TokenizerData &tok) {
-  TokenizerData bpe;
-  bpe.kind = TokenizerKind::ByteLevelBPE;
-  Unsupported unsupported;
-  if (auto e = Reader(j, path, bpe).read(unsupported))
-    return e;
-  if (unsupported) {
-    tok.vocab.clear();
-    tok.note = path + ": " + unsupported.why + " is not implemented by encc's BPE tokenizer; the model runs on "
-                                               "token ids only";
-    return llvm::Error::success();
-  }
-  bpe.note.clear();
-  tok = std::move(bpe);
-  return llvm::Error::success();
+  return readTokenizerJson<Reader>(j, path, tok, TokenizerKind::ByteLevelBPE, "BPE");
 }

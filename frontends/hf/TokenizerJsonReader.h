@@ -59,6 +59,29 @@ private:
   llvm::Error templateOf(const json &post, Unsupported &unsupported);
 };
 
+/// Runs `R(j, path, data).read(unsupported)` into fresh data of `kind`: the
+/// result replaces `tok`, or, when the file asks for what encrt does not
+/// implement, tok.vocab is emptied and tok.note says why (`what` names the
+/// tokenizer in it).
+template <typename R>
+llvm::Error readTokenizerJson(const nlohmann::json &j, const std::string &path, TokenizerData &tok, TokenizerKind kind,
+                              const char *what) {
+  TokenizerData data;
+  data.kind = kind;
+  Unsupported unsupported;
+  if (auto e = R(j, path, data).read(unsupported))
+    return e;
+  if (unsupported) {
+    tok.vocab.clear();
+    tok.note = path + ": " + unsupported.why + " is not implemented by encc's " + what +
+               " tokenizer; the model runs on token ids only";
+    return llvm::Error::success();
+  }
+  data.note.clear();
+  tok = std::move(data);
+  return llvm::Error::success();
+}
+
 /// The decoded bytes of standard base64 `text` (padding optional); false on
 /// any other character.
 bool decodeBase64(const std::string &text, std::string &out);

@@ -239,18 +239,5 @@ private:
 } // namespace
 
 llvm::Error encc::readUnigram(const json &j, const std::string &path, TokenizerData &tok) {
-  TokenizerData unigram;
-  unigram.kind = TokenizerKind::Unigram;
-  Unsupported unsupported;
-  if (auto e = Reader(j, path, unigram).read(unsupported))
-    return e;
-  if (unsupported) {
-    tok.vocab.clear();
-    tok.note = path + ": " + unsupported.why + " is not implemented by encc's Unigram tokenizer; the model runs on "
-                                               "token ids only";
-    return llvm::Error::success();
-  }
-  unigram.note.clear();
-  tok = std::move(unigram);
-  return llvm::Error::success();
+  return readTokenizerJson<Reader>(j, path, tok, TokenizerKind::Unigram, "Unigram");
 }

@@ -227,4 +227,15 @@ std::vector<int32_t> WordPieceTokenizer::encode(std::string_view text,
   return ids;
 }
 
+std::vector<std::string> piecesOf(const std::vector<int32_t> &ids, const std::vector<std::string> &vocab,
+                                  const std::unordered_map<int32_t, std::string> &added) {
+  std::vector<std::string> pieces;
+  pieces.reserve(ids.size());
+  for (int32_t id : ids) {
+    auto it = added.find(id);
+    pieces.push_back(it != added.end() ? it->second : vocab[static_cast<size_t>(id)]);
+  }
+  return pieces;
+}
+
 } // namespace encrt

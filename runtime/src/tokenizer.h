@@ -68,6 +68,11 @@ std::vector<int32_t> encodeWithTemplate(const std::vector<int32_t> &templateIds,
   return ids;
 }
 
+/// The strings of `ids`: an added token's content, else its vocabulary entry
+/// (every id is one or the other).
+std::vector<std::string> piecesOf(const std::vector<int32_t> &ids, const std::vector<std::string> &vocab,
+                                  const std::unordered_map<int32_t, std::string> &added);
+
 class WordPieceTokenizer : public Tokenizer {
 public:
   WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options);

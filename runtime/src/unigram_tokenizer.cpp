@@ -302,13 +302,7 @@ void UnigramTokenizer::run(std::string_view text, size_t maxPieces, std::vector<
 std::vector<std::string> UnigramTokenizer::tokenize(std::string_view text) const {
   std::vector<int32_t> ids;
   run(text, std::numeric_limits<size_t>::max(), ids);
-  std::vector<std::string> pieces;
-  pieces.reserve(ids.size());
-  for (int32_t id : ids) {
-    auto it = addedText_.find(id);
-    pieces.push_back(it != addedText_.end() ? it->second : vocab_[static_cast<size_t>(id)]);
-  }
-  return pieces;
+  return piecesOf(ids, vocab_, addedText_);
 }
 
 std::vector<int32_t> UnigramTokenizer::encode(std::string_view text, int32_t maxLen) const {

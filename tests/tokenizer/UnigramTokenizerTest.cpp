@@ -307,7 +307,7 @@ TEST(UnigramOptions, InconsistentDataIsRefused) {
   UnigramOptions noSeq = o;
   noSeq.templateIds = {0};
   EXPECT_THROW(UnigramTokenizer({"<unk>", "a"}, {0, -1}, {}, noSeq), std::invalid_argument);
-  for (const std::string &map : {std::string("\x08\x00\x00", 3), std::string("\x07\x00\x00\x00abcdefgh", 12),
+  for (const std::string &map : {std::string("\x08\x00\x00", 3), std::string("\x07\x00\x00\x00" "abcdefgh", 12),
                                 std::string("\x08\x00\x00\x00" "abcd", 8), std::string("\x04\x00\x00\x00" "abcd\xff", 9)}) {
     UnigramOptions damaged = o;
     damaged.normalizers.push_back({NormalizerStep::Kind::Precompiled, map, "", 0, "", false, false});
