@@ -26,6 +26,14 @@ bool atCharBoundary(std::string_view s, size_t pos) {
   return pos == s.size() || (static_cast<unsigned char>(s[pos]) & 0xC0) != 0x80;
 }
 
+/// Byte length of the first code point of (valid UTF-8) `s`.
+size_t firstCharLength(std::string_view s) {
+  size_t pos = 0;
+  char32_t cp;
+  unicode::decodeUtf8(s, pos, cp);
+  return pos;
+}
+
 } // namespace
 
 PrecompiledCharsmap::PrecompiledCharsmap(std::string_view bytes) {
@@ -91,8 +99,9 @@ void PrecompiledCharsmap::normalize(std::string_view text, std::string &out, std
   for (size_t pos = 0; pos < text.size();) {
     const size_t end = unicode::graphemeEnd(text, pos);
     const std::string_view cluster = text.substr(pos, end - pos);
-    if (cluster.size() < 6 && transform(cluster, rep)) {
-      emit(cluster, rep);
+    const bool whole = cluster.size() < 6 && transform(cluster, rep);
+    if (whole || firstCharLength(cluster) == cluster.size()) {
+      emit(cluster, whole ? rep : cluster); // a one-character cluster has just been looked up
     } else {
       for (size_t c = 0; c < cluster.size();) {
         size_t next = c;

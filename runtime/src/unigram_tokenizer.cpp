@@ -46,7 +46,7 @@ struct UnigramTokenizer::Scratch {
   };
   std::vector<Best> best;
   std::vector<std::pair<size_t, int32_t>> path; ///< (start, id) from the end back
-  std::string normalized, meta, fused;
+  std::string meta;
   std::vector<uint32_t> origin; ///< of `normalized`'s bytes in the segment
 };
 
@@ -110,6 +110,9 @@ UnigramTokenizer::UnigramTokenizer(std::vector<std::string> vocab, std::vector<d
     nodes_[r.node].childEnd = uint32_t(nodes_.size());
   }
 
+  std::fill(std::begin(rootChild_), std::end(rootChild_), -1);
+  for (uint32_t c = nodes_[0].childBegin; c < nodes_[0].childEnd; ++c)
+    rootChild_[labels_[c]] = int32_t(c);
   for (unsigned b = 0; b < 256; ++b) {
     static const char hex[] = "0123456789ABCDEF";
     const char name[] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
@@ -130,6 +133,8 @@ UnigramTokenizer::UnigramTokenizer(std::vector<std::string> vocab, std::vector<d
 }
 
 int64_t UnigramTokenizer::child(size_t node, unsigned char c) const {
+  if (node == 0)
+    return rootChild_[c];
   const Node &n = nodes_[node];
   const auto begin = labels_.begin() + n.childBegin, end = labels_.begin() + n.childEnd;
   const auto it = std::lower_bound(begin, end, c);
@@ -208,8 +213,8 @@ void UnigramTokenizer::viterbi(std::string_view piece, Scratch &scratch, std::ve
   }
 }
 
-void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *origin, Scratch &scratch,
-                               std::vector<int32_t> &ids) const {
+void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *origin, size_t limit,
+                               Scratch &scratch, std::vector<int32_t> &ids) const {
   const std::string_view rep = options_.replacement;
   auto metaspace = [&](std::string_view word, bool first) {
     std::string &m = scratch.meta;
@@ -230,12 +235,13 @@ void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *orig
     // Cut before each replacement (it starts the next piece).
     const std::string_view text = m;
     size_t from = 0;
-    for (size_t at = text.find(rep, rep.size()); at != std::string::npos; at = text.find(rep, at + rep.size())) {
+    for (size_t at = text.find(rep, rep.size()); at != std::string::npos && ids.size() < limit;
+         at = text.find(rep, at + rep.size())) {
       if (at > from)
         viterbi(text.substr(from, at - from), scratch, ids);
       from = at;
     }
-    if (from < text.size())
+    if (from < text.size() && ids.size() < limit)
       viterbi(text.substr(from), scratch, ids);
   };
   if (!options_.whitespaceSplit) {
@@ -243,7 +249,7 @@ void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *orig
     return;
   }
   size_t wordStart = std::string::npos;
-  for (size_t pos = 0; pos <= normalized.size();) {
+  for (size_t pos = 0; pos <= normalized.size() && ids.size() < limit;) {
     const size_t at = pos;
     bool space = true;
     if (pos < normalized.size()) {
@@ -267,8 +273,11 @@ void UnigramTokenizer::run(std::string_view text, size_t maxPieces, std::vector<
   std::string buffer;
   const std::string_view clean = unicode::validUtf8(text, buffer, "");
   const size_t base = ids.size();
+  const size_t limit = maxPieces > std::numeric_limits<size_t>::max() - base ? std::numeric_limits<size_t>::max()
+                                                                              : base + maxPieces;
   auto full = [&] { return ids.size() - base >= maxPieces; };
   std::vector<TextPiece> raw, normalizedPieces;
+  std::string normalized;
   Scratch scratch;
   added_.split(clean, /*normalizedPass=*/false, raw);
   for (const TextPiece &p : raw) {
@@ -280,8 +289,7 @@ void UnigramTokenizer::run(std::string_view text, size_t maxPieces, std::vector<
     }
     // prepend_scheme "first" asks which pieces start at the text's start.
     const bool first = options_.prepend == UnigramOptions::Prepend::First;
-    normalizer_.apply(p.text, scratch.normalized, first ? &scratch.origin : nullptr);
-    const std::string normalized = scratch.normalized;
+    normalizer_.apply(p.text, normalized, first ? &scratch.origin : nullptr);
     normalizedPieces.clear();
     added_.split(normalized, /*normalizedPass=*/true, normalizedPieces);
     for (const TextPiece &q : normalizedPieces) {
@@ -292,7 +300,8 @@ void UnigramTokenizer::run(std::string_view text, size_t maxPieces, std::vector<
         continue;
       }
       const size_t offset = size_t(q.text.data() - normalized.data());
-      segment(q.text, first && p.text.data() == clean.data() ? &scratch.origin[offset] : nullptr, scratch, ids);
+      segment(q.text, first && p.text.data() == clean.data() ? &scratch.origin[offset] : nullptr, limit, scratch,
+              ids);
     }
   }
   if (ids.size() - base > maxPieces)

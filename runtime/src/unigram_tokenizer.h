@@ -63,7 +63,8 @@ private:
   /// bytes' offsets in the original text when the segment begins the text
   /// and prepend_scheme is "first" (a piece starting at 0 gets the "▁"),
   /// else null.
-  void segment(std::string_view normalized, const uint32_t *origin, Scratch &scratch,
+  /// Stops once `ids` holds `limit` ids.
+  void segment(std::string_view normalized, const uint32_t *origin, size_t limit, Scratch &scratch,
                std::vector<int32_t> &ids) const;
   /// Viterbi over one pre-token, appending ids.
   void viterbi(std::string_view piece, Scratch &scratch, std::vector<int32_t> &ids) const;
@@ -83,6 +84,7 @@ private:
   std::vector<double> scores_;
   std::vector<Node> nodes_;
   std::vector<unsigned char> labels_;
+  int32_t rootChild_[256]; ///< the root's children by byte (most lookups start there), -1 if none
   double unkScore_ = 0;
   int32_t byteIds_[256]; ///< ids of <0x00>..<0xFF>, -1 where missing
   AddedTokenSplitter added_;
