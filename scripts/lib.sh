@@ -4,7 +4,7 @@
 ENCC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ENCC_BUILD="${ENCC_BUILD:-$ENCC_ROOT/build}"
 ENCC_CACHE="${ENCC_CACHE:-$HOME/.cache/encc}"
-ENCC_DEB_PACKAGES=(cmake g++ python3 python3-pip unzip
+ENCC_DEB_PACKAGES=(cmake g++ python3 python3-pip python3-venv python3-dev unzip
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev libbenchmark-dev nlohmann-json3-dev
   libsodium-dev)

@@ -1,0 +1,289 @@
+"""encc: run encoder models compiled by encc (``.encm`` artifacts) from Python.
+
+Switching from sentence-transformers::
+
+    # model = SentenceTransformer("all-MiniLM-L6-v2")
+    model = encc.Model("minilm.encm")          # encc compile all-MiniLM-L6-v2 -o minilm.encm
+    embeddings = model.encode(sentences)       # same arguments, same shapes
+
+The runtime (libencrt) is linked into the extension: no MLIR, no PyTorch; CUDA is used when the
+artifact carries a CUDA plan and a GPU is present (``device="auto"``).
+"""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+
+from ._encc import _Model, _set_error_classes, runtime_version
+
+__all__ = ["Model", "compile", "Error", "InvalidArgumentError", "IOError", "InvalidArtifactError",
+           "UnsupportedError", "OutOfMemoryError", "InternalError", "runtime_version", "__version__"]
+__version__ = "0.1.0"
+
+
+class Error(RuntimeError):
+    """A runtime error; the message is libencrt's one line. Subclasses by status code."""
+
+
+class InvalidArgumentError(Error, ValueError):
+    """ENCRT_INVALID_ARGUMENT: an input the runtime refuses (too long, ids out of range...)."""
+
+
+class IOError(Error, OSError):  # noqa: A001 - the status code's name
+    """ENCRT_IO_ERROR: the artifact could not be read."""
+
+
+class InvalidArtifactError(Error):
+    """ENCRT_INVALID_ARTIFACT: a damaged, untrusted or incompatible .encm file."""
+
+
+class UnsupportedError(Error):
+    """ENCRT_UNSUPPORTED: e.g. device="cuda" without a GPU, or a CPU the artifact has no code for."""
+
+
+class OutOfMemoryError(Error, MemoryError):
+    """ENCRT_OUT_OF_MEMORY."""
+
+
+class InternalError(Error):
+    """ENCRT_INTERNAL: a bug in encc; please report it."""
+
+
+_set_error_classes({1: InvalidArgumentError, 2: IOError, 3: InvalidArtifactError, 4: UnsupportedError,
+                    5: OutOfMemoryError, 6: InternalError})
+
+
+def _texts(sentences, what="sentences"):
+    """A list of UTF-8 byte strings from a str or a list of str (checked before the runtime)."""
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    if sentences is None or isinstance(sentences, (bytes, bytearray)) or not hasattr(sentences, "__iter__"):
+        raise TypeError(f"{what} must be a str or a list of str, not {type(sentences).__name__}")
+    out = []
+    for i, s in enumerate(sentences):
+        if not isinstance(s, str):
+            raise TypeError(f"{what}[{i}] must be a str, not {type(s).__name__}")
+        out.append(s.encode("utf-8", errors="surrogatepass"))
+    return out
+
+
+def _progress(total, show):
+    if not show:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="Batches", unit="batch")
+
+
+class Model:
+    """A compiled encoder (``.encm``), loaded and verified by libencrt.
+
+    Args:
+        path: the artifact ``encc compile`` wrote.
+        threads: worker threads of the model's pool (0: all cores).
+        device: "auto" (CUDA when the artifact has a CUDA plan and a GPU is present), "cpu",
+            "cuda" or "cuda:N".
+        cpu_target: force a CPU code object (e.g. "cpu-x86-64-v3"); None: the best this CPU runs.
+        require_sha256, trusted_public_key, signature_path: the trust options of docs/security.md.
+
+    Thread-safe: every calling thread gets its own runtime session, so a ThreadPoolExecutor over
+    one Model runs concurrently. Use as a context manager or call close().
+    """
+
+    def __init__(self, path, *, threads=0, device="auto", cpu_target=None, require_sha256=None,
+                 trusted_public_key=None, signature_path=None):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+        if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+            raise ValueError(f"threads must be an int >= 0, not {threads!r}")
+        if not isinstance(device, str):
+            raise TypeError(f"device must be a str, not {type(device).__name__}")
+        self.path = os.fspath(path)
+        self._model = _Model(self.path, threads, device, cpu_target, require_sha256, trusted_public_key,
+                             signature_path)
+        self._info = self._model.info()
+
+    # --- life cycle ---
+    def close(self):
+        """Releases the model and its sessions; later calls raise InvalidArgumentError."""
+        self._model.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        i = self._info
+        state = "closed" if self._model.closed else f"{i['device'] or i['cpu_target']}"
+        return (f"encc.Model({self.path!r}: {i['architecture']}, hidden {i['hidden_size']}, "
+                f"{i['num_layers']} layers, max_seq {i['max_seq']}, pooling {i['pooling']}, {state})")
+
+    @property
+    def info(self):
+        """dict: architecture, hidden_size, num_layers, num_heads, max_seq, vocab_size, pooling,
+        normalize, has_pooled_output, cpu_target, device, num_steps, weight_bytes, random_weights."""
+        return dict(self._model.info())
+
+    @property
+    def max_seq_length(self):
+        return self._info["max_seq"]
+
+    def get_sentence_embedding_dimension(self):
+        return self._info["hidden_size"]
+
+    # --- text ---
+    def tokenize(self, texts):
+        """Token ids of each text (special tokens included, truncated to max_seq).
+
+        Returns (ids, lengths): ids int32 [N, longest] right-padded with 0, lengths int32 [N].
+        """
+        rows = self._model.tokenize(_texts(texts, "texts"))
+        lengths = np.array([len(r) for r in rows], dtype=np.int32)
+        ids = np.zeros((len(rows), int(lengths.max()) if len(rows) else 0), dtype=np.int32)
+        for i, r in enumerate(rows):
+            ids[i, :len(r)] = r
+        return ids, lengths
+
+    def encode(self, sentences, *, batch_size=32, normalize_embeddings=None, show_progress_bar=None,
+               convert_to_numpy=True, output_value="sentence_embedding"):
+        """Embeddings of `sentences`, as SentenceTransformer.encode gives them.
+
+        sentences: a str (result 1-D) or a list of str (result 2-D float32 [N, hidden]).
+        batch_size: texts per runtime call; texts are sorted by length so batches pack well, and
+            results come back in input order.
+        normalize_embeddings: True L2-normalises; None/False keep the model's own setting (a
+            model compiled with normalisation always returns unit vectors).
+        show_progress_bar: True shows a tqdm bar over the batches (when tqdm is installed).
+        convert_to_numpy: False returns a list of 1-D arrays instead of one 2-D array.
+        output_value: "sentence_embedding" or "token_embeddings" (a list of [tokens, hidden]
+            arrays, special tokens included, padding excluded).
+        """
+        single = isinstance(sentences, str)
+        texts = _texts(sentences)
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
+        if output_value not in ("sentence_embedding", "token_embeddings"):
+            raise ValueError(f"output_value must be 'sentence_embedding' or 'token_embeddings', "
+                             f"not {output_value!r}")
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        bar = _progress((len(texts) + batch_size - 1) // batch_size, show_progress_bar)
+        results = [None] * len(texts)
+        try:
+            for start in range(0, len(texts), batch_size):
+                idx = order[start:start + batch_size]
+                batch = [texts[i] for i in idx]
+                if output_value == "token_embeddings":
+                    for i, rows in zip(idx, self._token_embeddings(batch)):
+                        results[i] = rows
+                else:
+                    emb = self._model.embed(batch)
+                    for k, i in enumerate(idx):
+                        results[i] = emb[k]
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        if output_value == "token_embeddings":
+            return results[0] if single else results
+        if normalize_embeddings:
+            results = [r / max(float(np.linalg.norm(r)), 1e-12) for r in results]
+        if single:
+            return np.asarray(results[0], dtype=np.float32)
+        if not convert_to_numpy:
+            return [np.asarray(r, dtype=np.float32) for r in results]
+        if not results:
+            return np.zeros((0, self._info["hidden_size"]), dtype=np.float32)
+        return np.stack(results).astype(np.float32, copy=False)
+
+    def _token_embeddings(self, batch):
+        rows = self._model.tokenize(batch)
+        ids, lengths = self._pad(rows)
+        hidden, _ = self._model.run(ids, lengths, True, False)
+        return [hidden[b, :lengths[b]].copy() for b in range(len(rows))]
+
+    @staticmethod
+    def _pad(rows):
+        lengths = np.array([len(r) for r in rows], dtype=np.int32)
+        ids = np.zeros((len(rows), int(lengths.max())), dtype=np.int32)
+        for i, r in enumerate(rows):
+            ids[i, :len(r)] = r
+        return ids, lengths
+
+    # --- ids ---
+    def run(self, ids, lengths=None):
+        """The last hidden state [B, S, hidden] (float32) of token ids.
+
+        ids: a 2-D int array (int32 or int64, right-padded) with `lengths` [B] (default: every row
+            full), or a list of lists (ragged allowed; lengths then come from the lists).
+        Rows past a sequence's length are 0.
+        """
+        if ids is None:
+            raise TypeError("ids must be an array or a list of lists of ints, not None")
+        if isinstance(ids, (list, tuple)):
+            if lengths is not None:
+                raise ValueError("lengths is given by the lists themselves; pass it only with an array")
+            rows = []
+            for i, r in enumerate(ids):
+                if not isinstance(r, (list, tuple, np.ndarray)) or len(r) == 0:
+                    raise ValueError(f"ids[{i}] must be a non-empty list of ints")
+                rows.append(self._int32(np.asarray(r), f"ids[{i}]"))
+            arr, lens = self._pad(rows)
+        else:
+            arr = self._int32(np.asarray(ids), "ids")
+            if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+                raise ValueError(f"ids must be a non-empty 2-D array [batch, seq], not shape {arr.shape}")
+            if lengths is None:
+                lens = np.full(arr.shape[0], arr.shape[1], dtype=np.int32)
+            else:
+                lens = self._int32(np.asarray(lengths), "lengths")
+                if lens.shape != (arr.shape[0],):
+                    raise ValueError(f"lengths must have shape ({arr.shape[0]},), not {lens.shape}")
+                if (lens < 1).any() or (lens > arr.shape[1]).any():
+                    raise ValueError(f"lengths must lie in [1, {arr.shape[1]}]")
+        hidden, _ = self._model.run(np.ascontiguousarray(arr), np.ascontiguousarray(lens), True, False)
+        return hidden
+
+    @staticmethod
+    def _int32(a, what):
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"{what} must hold integers, not {a.dtype}")
+        if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
+            raise ValueError(f"{what} holds values outside int32")
+        return a.astype(np.int32, copy=False)
+
+
+def compile(model_dir, output, *, encc=None, quiet=True, **options):  # noqa: A001 - encc's verb
+    """Runs ``encc compile MODEL_DIR -o OUTPUT`` and returns OUTPUT.
+
+    encc: the compiler's path (default: ``encc`` on PATH, or $ENCC). options become flags:
+    ``quantize="int8"`` -> ``--quantize=int8``, ``max_seq=128`` -> ``--max-seq=128``, ``normalize=False``
+    -> ``--no-normalize``, ``cpu=["x86-64-v4", "x86-64-v3"]`` -> ``--cpu=x86-64-v4,x86-64-v3``.
+    Raises FileNotFoundError when no compiler is found, Error with its message when it fails.
+    """
+    exe = encc or os.environ.get("ENCC") or shutil.which("encc")
+    if not exe or not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        raise FileNotFoundError("the encc compiler was not found (install encc, put it on PATH, or pass "
+                                "encc=PATH / set $ENCC); the Python package holds only the runtime")
+    cmd = [exe, "compile", os.fspath(model_dir), "-o", os.fspath(output)]
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            cmd.append(flag)
+        elif value is False:
+            cmd.append("--no-" + key.replace("_", "-"))
+        elif isinstance(value, (list, tuple)):
+            cmd.append(f"{flag}={','.join(map(str, value))}")
+        elif value is not None:
+            cmd.append(f"{flag}={value}")
+    if quiet:
+        cmd.append("-q")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise Error(proc.stderr.strip() or f"encc compile exited with {proc.returncode}")
+    return os.fspath(output)

@@ -1,0 +1,239 @@
+//===- encc_ext.cpp - The `encc._encc` extension over libencrt's C API ----===//
+//
+// A thin layer: argument checks the C API would also make are left to it (its
+// one-line message reaches Python unchanged, as the exception class the status
+// code maps to, set by encc/__init__.py). The GIL is released while the
+// runtime works; each calling thread gets its own session of the model, so
+// threads sharing one Model run concurrently and safely. Outputs are written
+// straight into the NumPy arrays returned.
+//
+//===----------------------------------------------------------------------===//
+#include <encrt/encrt.h>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+/// A runtime status turned into a C++ exception (translated to Python below).
+struct StatusError {
+  int code;
+  std::string message;
+};
+
+/// Python exception classes by status code, registered by encc/__init__.py.
+nb::dict &errorClasses() {
+  static nb::dict *classes = new nb::dict();
+  return *classes;
+}
+
+void check(encrt_status *status) {
+  if (!status)
+    return;
+  StatusError e{static_cast<int>(encrt_status_get_code(status)), encrt_status_message(status)};
+  encrt_status_free(status);
+  throw e;
+}
+
+using FloatArray = nb::ndarray<nb::numpy, float>;
+using IdMatrix = nb::ndarray<const int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using IdVector = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+/// A float32 NumPy array of `shape` owning fresh memory.
+FloatArray newArray(std::initializer_list<size_t> shape, float *&data) {
+  size_t n = 1;
+  for (size_t d : shape)
+    n *= d;
+  data = new float[n > 0 ? n : 1];
+  nb::capsule owner(data, [](void *p) noexcept { delete[] static_cast<float *>(p); });
+  return FloatArray(data, shape.size(), shape.begin(), owner);
+}
+
+std::vector<encrt_text> textsOf(const std::vector<nb::bytes> &texts) {
+  std::vector<encrt_text> out;
+  out.reserve(texts.size());
+  for (const nb::bytes &t : texts)
+    out.push_back({t.c_str(), static_cast<int64_t>(t.size())});
+  return out;
+}
+
+class Model {
+public:
+  Model(const std::string &path, int threads, const std::optional<std::string> &device,
+        const std::optional<std::string> &cpuTarget, const std::optional<std::string> &requireSha256,
+        const std::optional<std::string> &trustedPublicKey, const std::optional<std::string> &signaturePath) {
+    encrt_model_options o;
+    encrt_model_options_initialize(&o);
+    o.num_threads = threads;
+    auto cstr = [](const std::optional<std::string> &s) { return s ? s->c_str() : nullptr; };
+    o.device = cstr(device);
+    o.cpu_target = cstr(cpuTarget);
+    o.require_sha256 = cstr(requireSha256);
+    o.trusted_public_key = cstr(trustedPublicKey);
+    o.signature_path = cstr(signaturePath);
+    encrt_status *status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = encrt_model_load(path.c_str(), &o, &model_);
+    }
+    check(status);
+    encrt_model_get_info(model_, &info_, sizeof info_);
+  }
+  ~Model() { close(); }
+
+  void close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto &[id, s] : sessions_)
+      encrt_session_release(s);
+    sessions_.clear();
+    encrt_model_release(model_);
+    model_ = nullptr;
+  }
+
+  bool closed() const { return model_ == nullptr; }
+
+  nb::dict info() const {
+    live();
+    nb::dict d;
+    d["architecture"] = info_.architecture ? info_.architecture : "";
+    d["hidden_size"] = info_.hidden_size;
+    d["num_layers"] = info_.num_layers;
+    d["num_heads"] = info_.num_heads;
+    d["max_seq"] = info_.max_seq;
+    d["vocab_size"] = info_.vocab_size;
+    d["pooling"] = info_.pooling ? info_.pooling : "";
+    d["normalize"] = bool(info_.normalize);
+    d["has_pooled_output"] = bool(info_.has_pooled_output);
+    d["cpu_target"] = info_.cpu_target ? info_.cpu_target : "";
+    d["device"] = info_.device ? info_.device : "";
+    d["num_steps"] = info_.num_steps;
+    d["weight_bytes"] = info_.weight_bytes;
+    d["random_weights"] = bool(info_.random_weights);
+    return d;
+  }
+
+  /// The ids of each text (special tokens included, truncated to max_seq).
+  std::vector<std::vector<int32_t>> tokenize(const std::vector<nb::bytes> &texts) const {
+    live();
+    std::vector<encrt_text> t = textsOf(texts);
+    std::vector<std::vector<int32_t>> out(t.size());
+    encrt_status *status = nullptr;
+    {
+      nb::gil_scoped_release unlocked;
+      std::vector<int32_t> ids(static_cast<size_t>(info_.max_seq) + 8);
+      for (size_t i = 0; i < t.size() && !status; ++i) {
+        int64_t count = 0;
+        status = encrt_model_tokenize_text(model_, t[i], ids.data(), int64_t(ids.size()), &count);
+        if (!status)
+          out[i].assign(ids.begin(), ids.begin() + count);
+      }
+    }
+    check(status);
+    return out;
+  }
+
+  /// Runs right-padded ids [B, S] with lengths [B]: (hidden [B, S, H] or
+  /// None, pooled [B, H] or None).
+  nb::tuple run(IdMatrix ids, IdVector lengths, bool hidden, bool pooled) {
+    live();
+    const size_t batch = ids.shape(0), seq = ids.shape(1), h = static_cast<size_t>(info_.hidden_size);
+    if (lengths.shape(0) != batch)
+      throw nb::value_error(("lengths has " + std::to_string(lengths.shape(0)) + " entries for a batch of " +
+                             std::to_string(batch))
+                                .c_str());
+    float *hiddenData = nullptr, *pooledData = nullptr;
+    nb::object hiddenOut = nb::none(), pooledOut = nb::none();
+    if (hidden)
+      hiddenOut = nb::cast(newArray({batch, seq, h}, hiddenData));
+    if (pooled)
+      pooledOut = nb::cast(newArray({batch, h}, pooledData));
+    encrt_session *s = session();
+    encrt_status *status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = encrt_session_run(s, ids.data(), lengths.data(), int64_t(batch), int64_t(seq), hiddenData,
+                                 pooledData);
+    }
+    check(status);
+    return nb::make_tuple(hiddenOut, pooledOut);
+  }
+
+  /// Pooled (and, when the model normalises, L2-normalised) embeddings [N, H].
+  FloatArray embed(const std::vector<nb::bytes> &texts) {
+    live();
+    std::vector<encrt_text> t = textsOf(texts);
+    float *data = nullptr;
+    FloatArray out = newArray({t.size(), static_cast<size_t>(info_.hidden_size)}, data);
+    encrt_session *s = session();
+    encrt_status *status = nullptr;
+    if (!t.empty()) {
+      nb::gil_scoped_release unlocked;
+      status = encrt_session_embed_texts(s, t.data(), int64_t(t.size()), data);
+    }
+    check(status);
+    return out;
+  }
+
+private:
+  void live() const {
+    if (!model_)
+      throw StatusError{ENCRT_INVALID_ARGUMENT, "the model is closed"};
+  }
+
+  /// This thread's session (created on first use).
+  encrt_session *session() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live();
+    encrt_session *&s = sessions_[std::this_thread::get_id()];
+    if (!s)
+      check(encrt_session_create(model_, nullptr, &s));
+    return s;
+  }
+
+  encrt_model *model_ = nullptr;
+  encrt_model_info info_{};
+  mutable std::mutex mutex_;
+  std::map<std::thread::id, encrt_session *> sessions_;
+};
+
+} // namespace
+
+NB_MODULE(_encc, m) {
+  m.doc() = "libencrt's C API for the encc package (use encc.Model)";
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const StatusError &e) {
+      nb::object cls = errorClasses().contains(e.code) ? nb::object(errorClasses()[nb::int_(e.code)])
+                                                       : nb::borrow(PyExc_RuntimeError);
+      PyErr_SetObject(cls.ptr(), nb::str(e.message.c_str()).ptr());
+    }
+  });
+  m.def("_set_error_classes", [](nb::dict classes) { errorClasses() = classes; });
+  m.def("runtime_version", [] { return std::string(encrt_version()); });
+  nb::class_<Model>(m, "_Model")
+      .def(nb::init<const std::string &, int, const std::optional<std::string> &,
+                    const std::optional<std::string> &, const std::optional<std::string> &,
+                    const std::optional<std::string> &, const std::optional<std::string> &>(),
+           nb::arg("path"), nb::arg("threads"), nb::arg("device").none(), nb::arg("cpu_target").none(),
+           nb::arg("require_sha256").none(), nb::arg("trusted_public_key").none(),
+           nb::arg("signature_path").none())
+      .def("close", &Model::close)
+      .def_prop_ro("closed", &Model::closed)
+      .def("info", &Model::info)
+      .def("tokenize", &Model::tokenize)
+      .def("run", &Model::run, nb::arg("ids"), nb::arg("lengths"), nb::arg("hidden"), nb::arg("pooled"))
+      .def("embed", &Model::embed);
+}

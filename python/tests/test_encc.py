@@ -1,0 +1,197 @@
+"""The encc Python package against the C API (through `encc tokenize` / `encc embed` and the
+recorded sentence-transformers embeddings of all-MiniLM-L6-v2, tests/reference).
+
+Needs: ENCC_BUILD_DIR (a build with bin/encc and bin/make-tiny-model; default ../build) and
+ENCC_MINILM_DIR (the all-MiniLM-L6-v2 folder), as ./scripts/test sets them.
+"""
+import concurrent.futures
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import encc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("ENCC_BUILD_DIR", os.path.join(ROOT, "build"))
+ENCC = os.path.join(BUILD, "bin", "encc")
+MINILM = os.environ.get("ENCC_MINILM_DIR")
+REFERENCE = os.path.join(ROOT, "tests", "reference", "minilm_embeddings.json")
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory):
+    if not os.path.exists(ENCC):
+        pytest.fail(f"{ENCC} not found: set ENCC_BUILD_DIR to a build of encc")
+    if not MINILM or not os.path.isdir(MINILM):
+        pytest.fail("ENCC_MINILM_DIR is not set to the all-MiniLM-L6-v2 folder")
+    tmp = tmp_path_factory.mktemp("artifacts")
+    minilm = encc.compile(MINILM, tmp / "minilm.encm", encc=ENCC)
+    raw = encc.compile(MINILM, tmp / "minilm-raw.encm", encc=ENCC, normalize=False, max_seq=32)
+    return {"minilm": minilm, "raw": raw, "dir": tmp}
+
+
+@pytest.fixture(scope="session")
+def model(artifacts):
+    with encc.Model(artifacts["minilm"], threads=2) as m:
+        yield m
+
+
+@pytest.fixture(scope="session")
+def reference():
+    with open(REFERENCE, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def cli_embed(artifact, texts):
+    out = subprocess.run([ENCC, "embed", os.fspath(artifact), *texts, "--format=json"], check=True,
+                         capture_output=True, text=True).stdout
+    return np.array(json.loads(out)["embeddings"], dtype=np.float32)
+
+
+def test_encode_matches_sentence_transformers(model, reference):
+    texts = [s["text"] for s in reference["sentences"]]
+    want = np.array([s["embedding"] for s in reference["sentences"]], dtype=np.float64)
+    got = model.encode(texts, batch_size=16).astype(np.float64)
+    assert got.shape == want.shape == (64, 384)
+    cos = (got * want).sum(1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(want, axis=1))
+    print(f"[ measured ] min cosine vs sentence-transformers over {len(texts)} sentences: {cos.min():.9f}")
+    assert cos.min() >= 0.9999
+
+
+def test_encode_matches_the_c_api(model, artifacts, reference):
+    texts = [s["text"] for s in reference["sentences"][:12]] + ["naïve café", "x"]
+    want = cli_embed(artifacts["minilm"], texts)
+    got = model.encode(texts, batch_size=5)
+    assert np.abs(got - want).max() < 1e-5
+
+
+def test_shapes_order_and_batching(model):
+    texts = ["a", "a much longer sentence with quite a few more words in it", "mid length text here", "b"]
+    one = model.encode(texts[1])
+    assert one.shape == (384,) and one.dtype == np.float32
+    all_at_once = model.encode(texts, batch_size=32)
+    by_three = model.encode(texts, batch_size=3)
+    singly = np.stack([model.encode(t) for t in texts])
+    assert all_at_once.shape == (4, 384)
+    assert np.abs(all_at_once - singly).max() < 1e-5  # input order kept through the length sort
+    assert np.abs(by_three - singly).max() < 1e-5
+    assert np.abs(all_at_once[1] - one).max() < 1e-5
+    assert model.encode([]).shape == (0, 384)
+    as_list = model.encode(texts, convert_to_numpy=False)
+    assert isinstance(as_list, list) and len(as_list) == 4 and as_list[0].shape == (384,)
+
+
+def test_normalize_embeddings(artifacts):
+    with encc.Model(artifacts["raw"]) as raw:
+        assert raw.info["normalize"] is False
+        e = raw.encode(["A man is eating food.", "Someone plays a violin."])
+        assert not np.allclose(np.linalg.norm(e, axis=1), 1.0)
+        n = raw.encode(["A man is eating food.", "Someone plays a violin."], normalize_embeddings=True)
+        assert np.allclose(np.linalg.norm(n, axis=1), 1.0, atol=1e-6)
+        assert np.abs(n - e / np.linalg.norm(e, axis=1, keepdims=True)).max() < 1e-6
+
+
+def test_tokenize_run_and_token_embeddings(model, reference):
+    s = reference["sentences"][0]
+    ids, lengths = model.tokenize([s["text"], "hello"])
+    assert ids.dtype == np.int32 and lengths.tolist() == [len(s["ids"]), 3]
+    assert ids[0, :lengths[0]].tolist() == s["ids"] and ids[1, 3:].tolist() == [0] * (ids.shape[1] - 3)
+    hidden = model.run(ids, lengths)
+    assert hidden.shape == (2, ids.shape[1], 384)
+    head = np.array(s["hidden_head"], dtype=np.float64)  # tokens 0 and 1, features 0..7 (PyTorch)
+    assert np.abs(hidden[0, :2, :8] - head).max() < 1e-3 * np.abs(head).max()
+    assert not hidden[1, 3:].any()  # padding rows are 0
+    # Ragged lists and int64 give the same; token_embeddings are the valid rows.
+    ragged = model.run([s["ids"], [101, 7592, 102]])
+    assert np.abs(ragged - hidden).max() < 1e-6
+    assert np.abs(model.run(ids.astype(np.int64), lengths) - hidden).max() < 1e-6
+    tokens = model.encode([s["text"], "hello"], output_value="token_embeddings")
+    assert [t.shape for t in tokens] == [(lengths[0], 384), (3, 384)]
+    assert np.abs(tokens[0] - hidden[0, :lengths[0]]).max() < 1e-5
+
+
+def test_threads_share_one_model(model, reference):
+    texts = [s["text"] for s in reference["sentences"]]
+    serial = [model.encode(texts[i::4]) for i in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(model.encode, texts[i % 4::4], batch_size=4) for i in range(8)]
+        results = [f.result() for f in futures]
+    for i, r in enumerate(results):
+        assert np.abs(r - serial[i % 4]).max() < 1e-5
+
+
+def test_argument_errors_before_the_runtime(model):
+    with pytest.raises(TypeError):
+        model.encode(None)
+    with pytest.raises(TypeError):
+        model.encode([b"bytes"])
+    with pytest.raises(TypeError):
+        model.encode(["ok", 3])
+    with pytest.raises(ValueError):
+        model.encode(["x"], batch_size=0)
+    with pytest.raises(ValueError):
+        model.encode(["x"], output_value="pooled")
+    with pytest.raises(TypeError):
+        model.run(None)
+    with pytest.raises(TypeError):
+        model.run(np.zeros((1, 4), dtype=np.float32))
+    with pytest.raises(ValueError):
+        model.run(np.ones((2, 4), dtype=np.int32), lengths=[4, -1])
+    with pytest.raises(ValueError):
+        model.run(np.ones((2, 4), dtype=np.int32), lengths=[4])
+    with pytest.raises(ValueError):
+        model.run([[101, 102], []])
+    with pytest.raises(ValueError):
+        encc.Model("x.encm", threads=-1)
+    with pytest.raises(TypeError):
+        encc.Model(None)
+
+
+def test_runtime_errors_by_status_code(model, artifacts, tmp_path):
+    with pytest.raises(encc.InvalidArgumentError, match="outside the vocabulary"):
+        model.run([[101, 999999, 102]])
+    with pytest.raises(encc.InvalidArgumentError):
+        model.run(np.ones((1, 300), dtype=np.int32))  # longer than max_seq 256
+    with pytest.raises(encc.InvalidArgumentError, match="bytes"):
+        model.encode("x" * ((1 << 20) + 1))  # max_text_bytes
+    with pytest.raises(encc.IOError) as missing:
+        encc.Model(tmp_path / "missing.encm")
+    assert isinstance(missing.value, OSError) and "cannot open" in str(missing.value)
+    damaged = tmp_path / "damaged.encm"
+    data = bytearray(open(artifacts["minilm"], "rb").read())
+    data[len(data) // 2] ^= 0x55
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(encc.InvalidArtifactError):
+        encc.Model(damaged)
+    with pytest.raises(encc.InvalidArgumentError, match="require_sha256"):
+        encc.Model(artifacts["minilm"], require_sha256="")
+    m = encc.Model(artifacts["raw"])
+    m.close()
+    with pytest.raises(encc.InvalidArgumentError, match="closed"):
+        m.encode("x")
+
+
+def test_cuda_without_a_device_is_refused(artifacts):
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("a GPU is present")
+    with pytest.raises(encc.UnsupportedError):
+        encc.Model(artifacts["minilm"], device="cuda")
+
+
+def test_info(model):
+    info = model.info
+    assert info["architecture"] == "bert" and info["hidden_size"] == 384 and info["num_layers"] == 6
+    assert info["max_seq"] == model.max_seq_length == 256 and info["pooling"] == "mean"
+    assert info["normalize"] is True and info["vocab_size"] == 30522
+    assert model.get_sentence_embedding_dimension() == 384
+    assert "encc.Model(" in repr(model)
+
+
+def test_compile_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="encc compiler was not found"):
+        encc.compile(tmp_path, tmp_path / "x.encm", encc=str(tmp_path / "no-encc"))
+    with pytest.raises(encc.Error, match="config.json"):
+        encc.compile(tmp_path, tmp_path / "x.encm", encc=ENCC)

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Tokenizer conformance: encrt against the `tokenizers` library on a large generated corpus.
+
+For each tokenizer type (WordPiece uncased: the real all-MiniLM-L6-v2 file; WordPiece cased: the
+same vocabulary with lowercasing and accent stripping off; byte-level BPE: tests/tokenizer/bpe;
+Unigram: the three files of tests/tokenizer/unigram) this compiles a model whose artifact carries
+that tokenizer, then tokenises every string of a seeded corpus twice: with the library
+(Tokenizer.encode, truncated to the artifact's maximum) and with encrt through its C API
+(encrt_model_tokenize_text over ctypes, so NUL and newlines are data). Any difference is printed
+and the exit status is 1.
+
+The corpus (COUNT strings, default 100 000): the project's sentences; generated multilingual text
+(words of code points drawn from the assigned code points of many Unicode blocks, joined by
+spaces and punctuation); and adversarial strings: combining-mark stacks, controls and format
+characters, emoji ZWJ and flag sequences, Hangul jamo, Indic conjuncts, fullwidth forms, long
+words, whitespace runs, literal special tokens, and invalid UTF-8 (the library cannot take
+invalid UTF-8; encrt's documented behaviour is compared instead: its WordPiece replaces each
+invalid byte with U+FFFD, which BERT's cleaning then removes, and its BPE and Unigram drop them,
+i.e. the library on the text decoded with errors="ignore").
+
+Usage (a venv with `tokenizers`; BUILD is a build directory with bin/encc, bin/make-tiny-model and
+lib/libencrt.so; MINILM the all-MiniLM-L6-v2 folder):
+
+  python tests/tokenizer/conformance.py BUILD MINILM [--count N] [--seed S] [--only NAME...]
+"""
+import argparse
+import ctypes
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+
+import tokenizers
+from tokenizers import Tokenizer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MAX_SEQ = 256
+
+
+# --- the corpus ---------------------------------------------------------------------------
+
+def assigned_blocks():
+    """Ranges of assigned code points, in chunks of 128, weighted by script use."""
+    chunks = []
+    for start in range(0, 0x30000, 128):
+        cps = [c for c in range(start, start + 128)
+               if not 0xD800 <= c <= 0xDFFF and unicodedata.category(chr(c)) != "Cn"]
+        if cps:
+            chunks.append(cps)
+    return chunks
+
+
+def sentences():
+    out = []
+    with open(os.path.join(ROOT, "tests", "reference", "sentence-pairs.tsv"), encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() and not line.startswith("#"):
+                out += line.split("\t")[1:3]
+    return out
+
+
+COMBINING = [chr(c) for c in range(0x300, 0x370)] + ["\u0483", "\u0591", "\u064b", "\u0903", "\u093c",
+                                                     "\u094d", "\u0e31", "\u20dd", "\ufe0f", "\u200d"]
+CONTROLS = [chr(c) for c in range(0, 0x20)] + ["\x7f", "\x85", "\u00ad", "\u061c", "\u200b", "\u200c",
+                                               "\u200e", "\u2028", "\u2029", "\u202e", "\u2060", "\ufeff",
+                                               "\ufff9", "\U000e0001", "\U000e0041"]
+EMOJI = ["\U0001f600", "\U0001f44d\U0001f3fd", "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+         "\U0001f1eb\U0001f1f7", "\U0001f1fa\U0001f1f8\U0001f1e6", "\u2764\ufe0f", "\U0001f3f3\ufe0f\u200d\U0001f308",
+         "#\ufe0f\u20e3", "\U0001f9d1\U0001f3ff\u200d\U0001f4bb"]
+SCRIPTS = ["\u1100\u1161\u11a8", "\u0915\u094d\u0937", "\u0915\u093c\u0940", "\u0e01\u0e34\u0e48",
+           "\uff21\uff42\uff43\uff11", "\uff76\uff9e", "\ufb01", "\u2460", "\u337f", "\u2122", "\u00bd",
+           "\u0627\u0644\u0633\u0651\u064e\u0644\u0627\u0645", "\u4e2d\u6587", "\u65e5\u672c\u8a9e",
+           "\u00e9", "e\u0301", "\u1e9e", "\u0130", "\u03a3\u03c3\u03c2", "\u00df"]
+SPECIALS = ["[CLS]", "[SEP]", "[MASK]", "[UNK]", "[PAD]", "<s>", "</s>", "<mask>", "<unk>", "<pad>",
+            " <mask>", "<0x41>", "##ing"]
+SPACES = [" ", "  ", "   ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "\u2003", " \n "]
+PUNCT = [".", ",", "!", "?", "'", "\"", "-", "(", ")", ":", ";", "'s", "'ll", "...", "\u2014", "\u00bf"]
+
+
+def generate(count, seed):
+    rng = random.Random(seed)
+    blocks = assigned_blocks()
+    # Common scripts more often: Latin, Cyrillic, Greek, Arabic, Devanagari, CJK, Hangul, kana, Thai.
+    common = [b for b in blocks if b[0] < 0x0700 or 0x0900 <= b[0] < 0x0E80 or 0x3040 <= b[0] < 0x3100
+              or 0x4E00 <= b[0] < 0x9FFF or 0xAC00 <= b[0] < 0xD7A3]
+    base = sentences()
+    out = list(base)
+
+    def word():
+        pool = rng.choice(common) if rng.random() < 0.7 else rng.choice(blocks)
+        return "".join(chr(rng.choice(pool)) for _ in range(rng.randint(1, 12)))
+
+    def adversarial():
+        parts = []
+        for _ in range(rng.randint(1, 8)):
+            k = rng.random()
+            if k < 0.15:
+                parts.append(rng.choice("abcdefghijklmnopqrstuvwxyzAEIOU") + "".join(
+                    rng.choice(COMBINING) for _ in range(rng.randint(1, 5))))
+            elif k < 0.3:
+                parts.append("".join(rng.choice(CONTROLS) for _ in range(rng.randint(1, 3))))
+            elif k < 0.42:
+                parts.append(rng.choice(EMOJI))
+            elif k < 0.57:
+                parts.append(rng.choice(SCRIPTS))
+            elif k < 0.65:
+                parts.append(rng.choice(SPECIALS))
+            elif k < 0.72:
+                parts.append(rng.choice("abcdefghijklmnopqrstuvwxyz") * rng.randint(20, 120))
+            elif k < 0.85:
+                parts.append(word())
+            else:
+                parts.append(rng.choice(PUNCT))
+            parts.append(rng.choice(SPACES) if rng.random() < 0.6 else "")
+        return "".join(parts)
+
+    while len(out) < count:
+        k = rng.random()
+        if k < 0.35:
+            text = " ".join(word() for _ in range(rng.randint(1, 12)))
+            if rng.random() < 0.5:
+                text += rng.choice(PUNCT)
+        elif k < 0.5:
+            a, b = rng.choice(base), rng.choice(base)
+            cut = rng.randint(0, len(a))
+            text = a[:cut] + rng.choice(SPACES + PUNCT + SCRIPTS + EMOJI) + b[rng.randint(0, len(b)):]
+        else:
+            text = adversarial()
+        out.append(text)
+    # Invalid UTF-8: bytes, not str (about 1 in 50).
+    corpus = []
+    for text in out[:count]:
+        data = text.encode("utf-8")
+        if rng.random() < 0.02 and data:
+            pos = rng.randint(0, len(data))
+            data = data[:pos] + rng.choice([b"\xff", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\x80\x80", b"\xed\xa0\x80"]) + data[pos:]
+        corpus.append(data)
+    return corpus
+
+
+# --- encrt through its C API --------------------------------------------------------------
+
+class EncrtText(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_char_p), ("size", ctypes.c_int64)]
+
+
+class Encrt:
+    def __init__(self, lib, path):
+        self.lib = lib
+        lib.encrt_status_message.restype = ctypes.c_char_p
+        self.model = ctypes.c_void_p()
+        self._check(lib.encrt_model_load(path.encode(), None, ctypes.byref(self.model)))
+        self.ids = (ctypes.c_int32 * (MAX_SEQ + 8))()
+
+    def _check(self, status):
+        if status:
+            msg = self.lib.encrt_status_message(ctypes.c_void_p(status)).decode()
+            self.lib.encrt_status_free(ctypes.c_void_p(status))
+            raise RuntimeError(msg)
+
+    def tokenize(self, data):
+        count = ctypes.c_int64()
+        self._check(self.lib.encrt_model_tokenize_text(self.model, EncrtText(data, len(data)), self.ids,
+                                                       ctypes.c_int64(len(self.ids)), ctypes.byref(count)))
+        return list(self.ids[:count.value])
+
+
+# --- the tokenizers under test ------------------------------------------------------------
+
+def run(cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def build_artifacts(build, minilm, tmp):
+    """(name, tokenizer.json path, artifact path, invalid-UTF-8 decoding) for each tokenizer."""
+    encc, tiny = os.path.join(build, "bin", "encc"), os.path.join(build, "bin", "make-tiny-model")
+    out = []
+
+    def compile_dir(name, folder, tj, errors):
+        art = os.path.join(tmp, name + ".encm")
+        run([encc, "compile", folder, "-o", art, "--max-seq", str(MAX_SEQ), "-q"])
+        out.append((name, tj, art, errors))
+
+    compile_dir("wordpiece-uncased", minilm, os.path.join(minilm, "tokenizer.json"), "replace")
+    cased = os.path.join(tmp, "cased")
+    run([tiny, cased, "--vocab", "30522", "--hidden", "32", "--heads", "2", "--intermediate", "64",
+         "--max-positions", "300", "--seed", "3"])
+    tj = json.load(open(os.path.join(minilm, "tokenizer.json"), encoding="utf-8"))
+    tj["normalizer"]["lowercase"] = False
+    tj["normalizer"]["strip_accents"] = False
+    os.remove(os.path.join(cased, "vocab.txt"))
+    json.dump(tj, open(os.path.join(cased, "tokenizer.json"), "w", encoding="utf-8"), ensure_ascii=False)
+    json.dump({"do_lower_case": False, "strip_accents": False},
+              open(os.path.join(cased, "tokenizer_config.json"), "w"))
+    compile_dir("wordpiece-cased", cased, os.path.join(cased, "tokenizer.json"), "replace")
+    for name, model_type, vocab, src in (
+            ("bpe", "roberta", "2001", "bpe/tokenizer.json"),
+            ("unigram", "xlm-roberta", "4002", "unigram/tokenizer.json"),
+            ("unigram-variant", "xlm-roberta", "4258", "unigram/tokenizer-variant.json"),
+            ("unigram-first", "xlm-roberta", "4002", "unigram/tokenizer-first.json")):
+        folder = os.path.join(tmp, name)
+        run([tiny, folder, "--model-type", model_type, "--vocab", vocab, "--hidden", "32", "--heads", "2",
+             "--intermediate", "64", "--max-positions", "300", "--seed", "4"])
+        os.remove(os.path.join(folder, "vocab.txt"))
+        with open(os.path.join(HERE, src), encoding="utf-8") as f, \
+                open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as g:
+            g.write(f.read())
+        compile_dir(name, folder, os.path.join(HERE, src), "ignore")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("minilm")
+    ap.add_argument("--count", type=int, default=100000)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--only", nargs="*")
+    args = ap.parse_args()
+
+    t0 = time.time()
+    corpus = generate(args.count, args.seed)
+    print(f"corpus: {len(corpus)} strings, {sum(map(len, corpus)) / 1e6:.1f} MB, "
+          f"{sum(1 for d in corpus if not is_utf8(d))} with invalid UTF-8 ({time.time() - t0:.0f} s)")
+    lib = ctypes.CDLL(os.path.join(args.build, "lib", "libencrt.so"))
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, tj, art, errors in build_artifacts(args.build, args.minilm, tmp):
+            if args.only and name not in args.only:
+                continue
+            t0 = time.time()
+            ref = Tokenizer.from_file(tj)
+            ref.enable_truncation(MAX_SEQ)
+            ref.no_padding()
+            texts = [d.decode("utf-8", errors=errors) for d in corpus]
+            want = [e.ids for e in ref.encode_batch(texts)]
+            enc = Encrt(lib, art)
+            mismatches, ids = 0, 0
+            for data, text, w in zip(corpus, texts, want):
+                got = enc.tokenize(data)
+                ids += len(w)
+                if got != w:
+                    mismatches += 1
+                    if mismatches <= 5:
+                        print(f"  {name}: {text!r}\n    encrt      {got}\n    tokenizers {w}")
+            failed |= mismatches > 0
+            print(f"{name:18s} {len(corpus)} strings, {ids} ids, {mismatches} mismatches "
+                  f"({time.time() - t0:.0f} s)")
+    print(f"tokenizers {tokenizers.__version__}: {'MISMATCHES' if failed else 'all identical'}")
+    return 1 if failed else 0
+
+
+def is_utf8(data):
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())
