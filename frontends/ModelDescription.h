@@ -58,6 +58,9 @@ struct TokenizerData {
   std::vector<AddedTokenData> addedTokens;
   bool addPrefixSpace = false, ignoreMerges = false, fuseUnk = false;
   std::vector<int32_t> templateIds; ///< one sequence's post-processing; -1 = the text
+  /// A text pair's post-processing: ids with -1 / -2 for the two texts, and
+  /// each entry's token type (BPE, Unigram; empty: none; WordPiece's is built in).
+  std::vector<int32_t> pairTemplateIds, pairTypeIds;
   // Unigram (and addedTokens, templateIds, unkId).
   std::vector<double> scores;
   bool byteFallback = false;

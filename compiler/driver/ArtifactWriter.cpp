@@ -125,8 +125,10 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
     merges = fbb.CreateVectorOfStructs(pairs);
   }
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::AddedToken>>> added;
-  flatbuffers::Offset<flatbuffers::Vector<int32_t>> templateIds;
+  flatbuffers::Offset<flatbuffers::Vector<int32_t>> templateIds, pairIds, pairTypes;
   if (!wordPiece) {
+    pairIds = fbb.CreateVector(tk.pairTemplateIds);
+    pairTypes = fbb.CreateVector(tk.pairTypeIds);
     std::vector<flatbuffers::Offset<encm::AddedToken>> tokens;
     for (const AddedTokenData &t : tk.addedTokens)
       tokens.push_back(encm::CreateAddedToken(fbb, fbb.CreateString(t.content), t.id, t.special, t.lstrip,
@@ -175,6 +177,8 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
   if (!wordPiece) {
     t.add_added_tokens(added);
     t.add_template_ids(templateIds);
+    t.add_pair_template_ids(pairIds);
+    t.add_pair_type_ids(pairTypes);
   }
   if (unigram) {
     t.add_scores(scores);

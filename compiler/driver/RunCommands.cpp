@@ -384,15 +384,44 @@ int encc::tokenizeCommand(const Args &args) {
   std::vector<std::string> texts;
   if (!openModel(args, "tokenize", model, session) || !readTexts(args, "tokenize", texts))
     return 1;
-  std::vector<std::vector<int32_t>> ids;
-  for (const encrt_text &t : textViews(texts)) {
+  const bool pairs = args.has("pair");
+  const std::string truncation = args.has("truncation") ? args.get("truncation") : "longest_first";
+  const encrt_pair_truncation strategy = truncation == "only_first"    ? ENCRT_TRUNCATE_ONLY_FIRST
+                                         : truncation == "only_second" ? ENCRT_TRUNCATE_ONLY_SECOND
+                                                                       : ENCRT_TRUNCATE_LONGEST_FIRST;
+  if (truncation != "longest_first" && truncation != "only_first" && truncation != "only_second")
+    return fail("--truncation must be longest_first, only_first or only_second, not '" + truncation + "'");
+  if (args.has("truncation") && !pairs)
+    return fail("--truncation applies to --pair only (a single text keeps its beginning)");
+  if (pairs && texts.size() % 2 != 0)
+    return fail("--pair takes the texts two at a time; " + std::to_string(texts.size()) + " is odd");
+  const std::vector<encrt_text> views = textViews(texts);
+  std::vector<std::vector<int32_t>> ids, types;
+  for (size_t i = 0; i < views.size(); i += pairs ? 2 : 1) {
     int64_t count = 0;
-    if (failed(encrt_model_tokenize_text(model.get(), t, nullptr, 0, &count)))
+    if (pairs) {
+      if (failed(encrt_model_tokenize_pair(model.get(), views[i], views[i + 1], strategy, nullptr, nullptr, 0, &count)))
+        return 1;
+      ids.emplace_back(static_cast<size_t>(count));
+      types.emplace_back(static_cast<size_t>(count));
+      if (failed(encrt_model_tokenize_pair(model.get(), views[i], views[i + 1], strategy, ids.back().data(),
+                                           types.back().data(), count, &count)))
+        return 1;
+      continue;
+    }
+    if (failed(encrt_model_tokenize_text(model.get(), views[i], nullptr, 0, &count)))
       return 1;
     ids.emplace_back(static_cast<size_t>(count));
-    if (failed(encrt_model_tokenize_text(model.get(), t, ids.back().data(), count, &count)))
+    if (failed(encrt_model_tokenize_text(model.get(), views[i], ids.back().data(), count, &count)))
       return 1;
   }
+  auto rows = [](llvm::json::OStream &j, const std::vector<std::vector<int32_t>> &table) {
+    for (auto &row : table)
+      j.array([&] {
+        for (int32_t id : row)
+          j.value(id);
+      });
+  };
   if (args.get("format") == "json") {
     llvm::json::OStream j(llvm::outs());
     j.object([&] {
@@ -400,21 +429,22 @@ int encc::tokenizeCommand(const Args &args) {
         for (auto &t : texts)
           j.value(t);
       });
-      j.attributeArray("ids", [&] {
-        for (auto &row : ids)
-          j.array([&] {
-            for (int32_t id : row)
-              j.value(id);
-          });
-      });
+      j.attributeArray("ids", [&] { rows(j, ids); });
+      if (pairs)
+        j.attributeArray("type_ids", [&] { rows(j, types); });
     });
     llvm::outs() << "\n";
     return 0;
   }
-  for (size_t i = 0; i < texts.size(); ++i) {
+  for (size_t i = 0; i < ids.size(); ++i) {
     llvm::outs() << "[" << i << "] " << ids[i].size() << " ids:";
     for (int32_t id : ids[i])
       llvm::outs() << " " << id;
+    if (pairs) {
+      llvm::outs() << "\n    types:";
+      for (int32_t t : types[i])
+        llvm::outs() << " " << t;
+    }
     llvm::outs() << "\n";
   }
   return 0;

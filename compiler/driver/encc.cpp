@@ -143,7 +143,13 @@ The token ids the model runs on for each text (its special tokens included,
 truncated to the compiled maximum sequence length).
 
   --file FILE           also tokenize each non-empty line of FILE (repeatable)
-  --format FMT          text (default) | json ({"texts": [...], "ids": [[...], ...]})
+  --format FMT          text (default) | json ({"texts": [...], "ids": [[...], ...]}, with
+                        "type_ids" for pairs)
+  --pair                the texts are pairs (query, document; sentence, sentence), taken two
+                        at a time: the model's pair template ([CLS] a [SEP] b [SEP], <s> a
+                        </s></s> b </s>) with each token's type id
+  --truncation S        how a pair longer than the maximum is cut: longest_first (default),
+                        only_first, only_second (as the tokenizers library)
 )";
 
 const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
@@ -310,7 +316,7 @@ int main(int argc, char **argv) {
       {"embed", kEmbedUsage,
        {"file", "format", "threads", "cpu-target", "device", "require-sha256", "trusted-key", "signature"},
        {"profile", "help"}, embedCommand},
-      {"tokenize", kTokenizeUsage, {"file", "format"}, {"help"}, tokenizeCommand},
+      {"tokenize", kTokenizeUsage, {"file", "format", "truncation"}, {"pair", "help"}, tokenizeCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
       {"keygen", kKeygenUsage, {}, {"quiet", "help"}, keygenCommand},
       {"sign", kSignUsage, {"key", "output"}, {"quiet", "help"}, signCommand},

@@ -194,7 +194,9 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
     if (t.id >= config.vocab)
       return hfError(source + ": added token '" + t.content + "' has id " + Twine(t.id) +
                      ", outside the model's vocab_size " + Twine(config.vocab));
-  for (int32_t id : tok.templateIds)
+  std::vector<int32_t> templateIds = tok.templateIds;
+  templateIds.insert(templateIds.end(), tok.pairTemplateIds.begin(), tok.pairTemplateIds.end());
+  for (int32_t id : templateIds)
     if (id >= config.vocab)
       return hfError(source + ": the post-processor adds id " + Twine(id) + ", outside the model's vocab_size " +
                      Twine(config.vocab));

@@ -90,12 +90,58 @@ llvm::Error TokenizerJsonReader::pairId(const json &post, const char *key, int32
   return llvm::Error::success();
 }
 
+/// A TemplateProcessing piece list ("single" or "pair") into ids (-1 / -2 for
+/// the texts "A" / "B") and their type ids.
+llvm::Error TokenizerJsonReader::templatePieces(const json &pieces, const json &specials, const char *which,
+                                                std::vector<int32_t> &ids, std::vector<int32_t> &types) const {
+  const std::string where = std::string("post_processor (TemplateProcessing) '") + which + "'";
+  if (!pieces.is_array())
+    return bad(where + " must be an array");
+  for (const json &piece : pieces) {
+    const json *seq = piece.is_object() ? field(piece, "Sequence") : nullptr;
+    const json *special = piece.is_object() ? field(piece, "SpecialToken") : nullptr;
+    const json *body = seq ? seq : special;
+    const json *typeId = body && body->is_object() ? field(*body, "type_id") : nullptr;
+    int32_t type = 0;
+    if (typeId) {
+      if (!typeId->is_number_integer() || typeId->get<int64_t>() < 0 || typeId->get<int64_t>() > 1 << 20)
+        return bad(where + ": type_id must be an integer >= 0");
+      type = static_cast<int32_t>(typeId->get<int64_t>());
+    }
+    if (seq) {
+      const json *id = seq->is_object() ? field(*seq, "id") : nullptr;
+      const std::string name = id && id->is_string() ? id->get<std::string>() : "A";
+      if (name != "A" && name != "B")
+        return bad(where + ": Sequence id must be \"A\" or \"B\"");
+      ids.push_back(name == "A" ? -1 : -2);
+      types.push_back(type);
+    } else if (special && special->is_object() && field(*special, "id") && (*special)["id"].is_string()) {
+      const json *st = field(specials, (*special)["id"].get<std::string>().c_str());
+      const json *stIds = st && st->is_object() ? field(*st, "ids") : nullptr;
+      if (!stIds || !stIds->is_array())
+        return bad("post_processor special token '" + (*special)["id"].get<std::string>() +
+                   "' has no ids in 'special_tokens'");
+      for (const json &id : *stIds) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+          return bad("post_processor special token ids must be integers >= 0");
+        ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+        types.push_back(type);
+      }
+    } else {
+      return bad(where + " piece must be {\"Sequence\": ...} or {\"SpecialToken\": {\"id\": ...}}");
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error TokenizerJsonReader::templateOf(const json &post, Unsupported &unsupported) {
   const std::string type = typeOf(post);
   std::vector<int32_t> &ids = tok_.templateIds;
-  ids.clear();
+  std::vector<int32_t> &pairIds = tok_.pairTemplateIds, &pairTypes = tok_.pairTypeIds;
+  ids.clear(), pairIds.clear(), pairTypes.clear();
   if (type == "ByteLevel") {
     ids = {-1};
+    pairIds = {-1, -2}, pairTypes = {0, 0};
   } else if (type == "RobertaProcessing" || type == "BertProcessing") {
     int32_t cls = 0, sep = 0;
     if (auto e = pairId(post, "cls", cls))
@@ -103,32 +149,27 @@ llvm::Error TokenizerJsonReader::templateOf(const json &post, Unsupported &unsup
     if (auto e = pairId(post, "sep", sep))
       return e;
     ids = {cls, -1, sep};
+    // processors/roberta.rs: <s> A </s></s> B </s>, every type 0;
+    // processors/bert.rs: [CLS] A [SEP] B [SEP], types 0 then 1.
+    if (type == "RobertaProcessing")
+      pairIds = {cls, -1, sep, sep, -2, sep}, pairTypes = {0, 0, 0, 0, 0, 0};
+    else
+      pairIds = {cls, -1, sep, -2, sep}, pairTypes = {0, 0, 0, 1, 1};
   } else if (type == "TemplateProcessing") {
-    const json *single = field(post, "single"), *specials = field(post, "special_tokens");
-    if (!single || !single->is_array() || !specials || !specials->is_object())
+    const json *single = field(post, "single"), *pair = field(post, "pair"), *specials = field(post, "special_tokens");
+    if (!single || !specials || !specials->is_object())
       return bad("post_processor (TemplateProcessing) needs 'single' and 'special_tokens'");
-    for (const json &piece : *single) {
-      const json *special = piece.is_object() ? field(piece, "SpecialToken") : nullptr;
-      if (piece.is_object() && field(piece, "Sequence")) {
-        ids.push_back(-1);
-      } else if (special && special->is_object() && field(*special, "id") && (*special)["id"].is_string()) {
-        const json *st = field(*specials, (*special)["id"].get<std::string>().c_str());
-        const json *stIds = st && st->is_object() ? field(*st, "ids") : nullptr;
-        if (!stIds || !stIds->is_array())
-          return bad("post_processor special token '" + (*special)["id"].get<std::string>() +
-                     "' has no ids in 'special_tokens'");
-        for (const json &id : *stIds) {
-          if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-            return bad("post_processor special token ids must be integers >= 0");
-          ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
-        }
-      } else {
-        return bad("post_processor (TemplateProcessing) piece must be {\"Sequence\": ...} or "
-                   "{\"SpecialToken\": {\"id\": ...}}");
-      }
+    std::vector<int32_t> singleTypes;
+    if (auto e = templatePieces(*single, *specials, "single", ids, singleTypes))
+      return e;
+    if (std::count(ids.begin(), ids.end(), -1) != 1 || std::count(ids.begin(), ids.end(), -2) != 0)
+      return bad("post_processor (TemplateProcessing) 'single' must hold the sequence A once");
+    if (pair && !pair->is_null()) {
+      if (auto e = templatePieces(*pair, *specials, "pair", pairIds, pairTypes))
+        return e;
+      if (std::count(pairIds.begin(), pairIds.end(), -1) != 1 || std::count(pairIds.begin(), pairIds.end(), -2) != 1)
+        return bad("post_processor (TemplateProcessing) 'pair' must hold A and B once each");
     }
-    if (std::count(ids.begin(), ids.end(), -1) != 1)
-      return bad("post_processor (TemplateProcessing) 'single' must hold the sequence once");
   } else {
     unsupported.why = "post_processor " + quotedType(post);
   }
@@ -141,6 +182,7 @@ llvm::Error TokenizerJsonReader::readPostProcessor(Unsupported &unsupported) {
   const json *post = field(j_, "post_processor");
   if (!post || post->is_null()) {
     tok_.templateIds = {-1};
+    tok_.pairTemplateIds = {-1, -2}, tok_.pairTypeIds = {0, 0};
     return llvm::Error::success();
   }
   if (!post->is_object())
@@ -151,6 +193,7 @@ llvm::Error TokenizerJsonReader::readPostProcessor(Unsupported &unsupported) {
   if (!list || !list->is_array())
     return bad("post_processor (Sequence) needs 'processors'");
   tok_.templateIds = {-1};
+  tok_.pairTemplateIds = {-1, -2}, tok_.pairTypeIds = {0, 0};
   for (const json &p : *list)
     if (typeOf(p) != "ByteLevel")
       if (auto e = templateOf(p, unsupported); e || unsupported)

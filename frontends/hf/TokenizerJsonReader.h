@@ -57,6 +57,8 @@ protected:
 private:
   llvm::Error pairId(const json &post, const char *key, int32_t &out) const;
   llvm::Error templateOf(const json &post, Unsupported &unsupported);
+  llvm::Error templatePieces(const json &pieces, const json &specials, const char *which, std::vector<int32_t> &ids,
+                             std::vector<int32_t> &types) const;
 };
 
 /// Runs `R(j, path, data).read(unsupported)` into fresh data of `kind`: the

@@ -310,6 +310,35 @@ encrt_status *encrt_model_tokenize_text(const encrt_model *model, encrt_text tex
   return tokenize("encrt_model_tokenize_text", model, &text, out_ids, capacity, out_count);
 }
 
+encrt_status *encrt_model_tokenize_pair(const encrt_model *model, encrt_text a, encrt_text b,
+                                        encrt_pair_truncation truncation, int32_t *out_ids,
+                                        int32_t *out_type_ids, int64_t capacity, int64_t *out_count) {
+  const char *where = "encrt_model_tokenize_pair";
+  if (!model)
+    return nullArgument(where, "model");
+  if (!out_count)
+    return nullArgument(where, "out_count");
+  *out_count = 0;
+  if ((!out_ids || !out_type_ids) && capacity != 0)
+    return nullArgument(where, !out_ids ? "out_ids" : "out_type_ids");
+  if (truncation < ENCRT_TRUNCATE_LONGEST_FIRST || truncation > ENCRT_TRUNCATE_ONLY_SECOND)
+    return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": truncation is " +
+                                                  std::to_string(static_cast<int>(truncation)) +
+                                                  " (expected an encrt_pair_truncation)");
+  return guard(where, true, [&] {
+    encrt::PairEncoding e = model->impl->encodePair(viewText(a, "a"), viewText(b, "b"),
+                                                    static_cast<encrt::PairTruncation>(truncation));
+    const int64_t n = static_cast<int64_t>(e.ids.size());
+    *out_count = n;
+    if (!out_ids && capacity == 0)
+      return; // size query
+    if (capacity < n)
+      fail(ENCRT_INVALID_ARGUMENT, "the buffers hold ", capacity, " ids, the pair needs ", n);
+    std::copy(e.ids.begin(), e.ids.end(), out_ids);
+    std::copy(e.typeIds.begin(), e.typeIds.end(), out_type_ids);
+  });
+}
+
 void encrt_session_options_initialize(encrt_session_options *options) {
   if (!options)
     return;

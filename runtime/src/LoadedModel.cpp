@@ -92,15 +92,30 @@ int32_t LoadedModel::numSteps() const {
 
 const encm::Step &LoadedModel::step(uint32_t index) const { return *runningSteps()->Get(index); }
 
-std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index) const {
+void LoadedModel::checkText(std::string_view text, const std::string &name) const {
   if (!tokenizer_)
     fail(ENCRT_UNSUPPORTED, artifact_->path(),
          ": the artifact has no tokenizer (pass token ids instead)");
   if (static_cast<int64_t>(text.size()) > maxTextBytes_)
-    fail(ENCRT_INVALID_ARGUMENT, index < 0 ? std::string("text") : "texts[" + std::to_string(index) + "]",
-         " is ", text.size(), " bytes, more than max_text_bytes (",
+    fail(ENCRT_INVALID_ARGUMENT, name, " is ", text.size(), " bytes, more than max_text_bytes (",
          maxTextBytes_, "; raise it in encrt_model_options)");
+}
+
+std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index) const {
+  checkText(text, index < 0 ? std::string("text") : "texts[" + std::to_string(index) + "]");
   return tokenizer_->encode(text, metadata().max_seq() < 2 ? 2 : metadata().max_seq());
+}
+
+PairEncoding LoadedModel::encodePair(std::string_view a, std::string_view b, PairTruncation strategy) const {
+  checkText(a, "text a");
+  checkText(b, "text b");
+  try {
+    return tokenizer_->encodePair(a, b, metadata().max_seq(), strategy);
+  } catch (const std::length_error &e) {
+    fail(ENCRT_INVALID_ARGUMENT, e.what());
+  } catch (const std::logic_error &e) {
+    fail(ENCRT_UNSUPPORTED, artifact_->path(), ": ", e.what());
+  }
 }
 
 } // namespace encrt::rt

@@ -73,8 +73,13 @@ public:
   /// tokenizer or for a text over the byte limit (named "texts[index]" when
   /// index >= 0, else "text").
   std::vector<int32_t> encode(std::string_view text, int64_t index = -1) const;
+  /// A text pair in the tokenizer's pair template, truncated to max_seq by
+  /// `strategy` (ENCRT_INVALID_ARGUMENT when it cannot be).
+  PairEncoding encodePair(std::string_view a, std::string_view b, PairTruncation strategy) const;
 
 private:
+  /// A tokenizer exists and `text` (called `name` in errors) is within max_text_bytes.
+  void checkText(std::string_view text, const std::string &name) const;
   LoadedModel() = default;
   /// The steps of the plan that runs (CUDA's or the CPU's); may be null.
   const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *runningSteps() const;

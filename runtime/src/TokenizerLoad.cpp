@@ -37,6 +37,15 @@ std::vector<int32_t> templateIds(const encm::Tokenizer &t) {
                           : std::vector<int32_t>();
 }
 
+PairTemplate pairTemplate(const encm::Tokenizer &t) {
+  PairTemplate p;
+  if (t.pair_template_ids())
+    p.ids.assign(t.pair_template_ids()->begin(), t.pair_template_ids()->end());
+  if (t.pair_type_ids())
+    p.typeIds.assign(t.pair_type_ids()->begin(), t.pair_type_ids()->end());
+  return p;
+}
+
 std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vector<std::string> vocab) {
   std::vector<std::pair<int32_t, int32_t>> merges;
   if (t.merges()) {
@@ -50,6 +59,7 @@ std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vecto
   o.fuseUnk = t.fuse_unk();
   o.unkId = t.unk_id();
   o.templateIds = templateIds(t);
+  o.pairTemplate = pairTemplate(t);
   return std::make_unique<BytePairTokenizer>(std::move(vocab), merges, addedTokens(t), std::move(o));
 }
 
@@ -90,6 +100,7 @@ std::unique_ptr<UnigramTokenizer> unigram(const encm::Tokenizer &t, std::vector<
   }
   o.split = t.metaspace_split();
   o.templateIds = templateIds(t);
+  o.pairTemplate = pairTemplate(t);
   return std::make_unique<UnigramTokenizer>(std::move(vocab), std::move(scores), addedTokens(t), std::move(o));
 }
 

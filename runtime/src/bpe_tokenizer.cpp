@@ -142,6 +142,7 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
     invalid("unk id " + std::to_string(options_.unkId) + " is outside the vocabulary");
   if (std::count(options_.templateIds.begin(), options_.templateIds.end(), BpeOptions::kSequence) != 1)
     invalid("the post-processing template must hold the sequence exactly once");
+  maxId_ = std::max(maxId_, checkPairTemplate(options_.pairTemplate, "BytePairTokenizer"));
   for (int32_t id : options_.templateIds) {
     if (id < BpeOptions::kSequence)
       invalid("template id " + std::to_string(id));
@@ -223,7 +224,7 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std:
       ids.push_back(s.id);
 }
 
-void BytePairTokenizer::run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
+void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
   // Invalid bytes are dropped (the library only ever sees valid strings).
   std::string buffer;
   const std::string_view clean = unicode::validUtf8(text, buffer, "");
@@ -260,13 +261,13 @@ void BytePairTokenizer::run(std::string_view text, size_t maxPieces, std::vector
 
 std::vector<std::string> BytePairTokenizer::tokenize(std::string_view text) const {
   std::vector<int32_t> ids;
-  run(text, std::numeric_limits<size_t>::max(), ids);
+  appendPieces(text, std::numeric_limits<size_t>::max(), ids);
   return piecesOf(ids, vocab_, addedText_);
 }
 
 std::vector<int32_t> BytePairTokenizer::encode(std::string_view text, int32_t maxLen) const {
   return encodeWithTemplate(options_.templateIds, maxLen, text.size(),
-                            [&](size_t maxPieces, std::vector<int32_t> &ids) { run(text, maxPieces, ids); });
+                            [&](size_t maxPieces, std::vector<int32_t> &ids) { appendPieces(text, maxPieces, ids); });
 }
 
 } // namespace encrt

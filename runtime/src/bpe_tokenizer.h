@@ -31,6 +31,8 @@ struct BpeOptions {
   /// text's pieces go (exactly once).
   std::vector<int32_t> templateIds;
   static constexpr int32_t kSequence = -1;
+  /// The text-pair post-processing (empty ids: none).
+  PairTemplate pairTemplate;
 };
 
 class BytePairTokenizer : public Tokenizer {
@@ -49,10 +51,13 @@ public:
   /// The largest id this tokenizer can produce.
   int32_t maxId() const { return maxId_; }
 
+protected:
+  /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
+  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const override;
+  const PairTemplate &pairTemplate() const override { return options_.pairTemplate; }
+
 private:
   struct Scratch;
-  /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
-  void run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const;
   /// BPE of one pre-token (raw bytes), appending ids.
   void mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const;
 

@@ -59,6 +59,8 @@ const WordPieceOptions &checked(const std::vector<std::string> &vocab, const Wor
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options)
     : vocab_(std::move(vocab)), options_(checked(vocab_, options)),
       specials_(specialTokens(vocab_, options_)) {
+  pair_ = {{options_.clsId, PairTemplate::kFirst, options_.sepId, PairTemplate::kSecond, options_.sepId},
+           {0, 0, 0, 1, 1}};
   ids_.reserve(vocab_.size());
   for (size_t i = 0; i < vocab_.size(); ++i) {
     ids_[vocab_[i]] = static_cast<int32_t>(i); // Later duplicates win, as in HF.
@@ -236,6 +238,80 @@ std::vector<std::string> piecesOf(const std::vector<int32_t> &ids, const std::ve
     pieces.push_back(it != added.end() ? it->second : vocab[static_cast<size_t>(id)]);
   }
   return pieces;
+}
+
+int32_t checkPairTemplate(const PairTemplate &t, const char *who) {
+  auto bad = [&](const std::string &what) { throw std::invalid_argument(std::string(who) + ": pair template " + what); };
+  if (t.ids.empty())
+    return -1;
+  if (t.typeIds.size() != t.ids.size())
+    bad("has " + std::to_string(t.typeIds.size()) + " type ids for " + std::to_string(t.ids.size()) + " entries");
+  if (std::count(t.ids.begin(), t.ids.end(), PairTemplate::kFirst) != 1 ||
+      std::count(t.ids.begin(), t.ids.end(), PairTemplate::kSecond) != 1)
+    bad("must hold each text exactly once");
+  int32_t maxId = -1;
+  for (size_t i = 0; i < t.ids.size(); ++i) {
+    if (t.ids[i] < PairTemplate::kSecond || t.typeIds[i] < 0)
+      bad("entry " + std::to_string(i) + " (" + std::to_string(t.ids[i]) + ", type " + std::to_string(t.typeIds[i]) +
+          ") is invalid");
+    maxId = std::max(maxId, t.ids[i]);
+  }
+  return maxId;
+}
+
+PairEncoding Tokenizer::encodePair(std::string_view a, std::string_view b, int32_t maxLen,
+                                   PairTruncation strategy) const {
+  const PairTemplate &t = pairTemplate();
+  if (t.ids.empty())
+    throw std::logic_error("this tokenizer has no template for text pairs");
+  const size_t specials = t.ids.size() - 2;
+  const size_t budget = maxLen > 0 && size_t(maxLen) > specials ? size_t(maxLen) - specials : 0;
+  std::vector<int32_t> first, second;
+  appendPieces(a, std::numeric_limits<size_t>::max(), first);
+  appendPieces(b, std::numeric_limits<size_t>::max(), second);
+  // utils/truncation.rs truncate_encodings, with max_length = budget.
+  const size_t total = first.size() + second.size();
+  if (total > budget) {
+    if (budget == 0) {
+      first.clear(), second.clear();
+    } else if (strategy == PairTruncation::LongestFirst) {
+      size_t n1 = first.size(), n2 = second.size();
+      const bool swapped = n1 > n2;
+      if (swapped)
+        std::swap(n1, n2);
+      n2 = n1 > budget ? n1 : std::max(n1, budget - n1);
+      if (n1 + n2 > budget) {
+        n1 = budget / 2;
+        n2 = n1 + budget % 2;
+      }
+      if (swapped)
+        std::swap(n1, n2);
+      first.resize(std::min(first.size(), n1));
+      second.resize(std::min(second.size(), n2));
+    } else {
+      std::vector<int32_t> &target = strategy == PairTruncation::OnlyFirst ? first : second;
+      const size_t toRemove = total - budget;
+      if (target.size() <= toRemove)
+        throw std::length_error("the " + std::string(strategy == PairTruncation::OnlyFirst ? "first" : "second") +
+                                " text is too short to cut the pair to " + std::to_string(maxLen) + " tokens (" +
+                                std::to_string(first.size()) + " + " + std::to_string(second.size()) +
+                                " pieces and " + std::to_string(specials) + " special tokens)");
+      target.resize(target.size() - toRemove);
+    }
+  }
+  PairEncoding out;
+  for (size_t i = 0; i < t.ids.size(); ++i) {
+    const int32_t id = t.ids[i];
+    const std::vector<int32_t> *text = id == PairTemplate::kFirst ? &first : id == PairTemplate::kSecond ? &second : nullptr;
+    if (text) {
+      out.ids.insert(out.ids.end(), text->begin(), text->end());
+      out.typeIds.insert(out.typeIds.end(), text->size(), t.typeIds[i]);
+    } else {
+      out.ids.push_back(id);
+      out.typeIds.push_back(t.typeIds[i]);
+    }
+  }
+  return out;
 }
 
 } // namespace encrt

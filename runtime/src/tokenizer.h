@@ -35,6 +35,24 @@ struct WordPieceOptions {
   int32_t maxCharsPerWord = 100;
 };
 
+/// How a text pair longer than the maximum is cut (the `tokenizers` library's
+/// TruncationStrategy): LongestFirst shortens the longer text first (both to
+/// about half when both are long); OnlyFirst / OnlySecond cut one text only.
+enum class PairTruncation { LongestFirst = 0, OnlyFirst = 1, OnlySecond = 2 };
+
+/// A post-processor's template for a text pair: ids with kFirst and kSecond
+/// where the two texts' pieces go (each exactly once), and the token type id
+/// of each entry (the pieces take their marker's).
+struct PairTemplate {
+  static constexpr int32_t kFirst = -1, kSecond = -2;
+  std::vector<int32_t> ids, typeIds;
+};
+
+/// A text pair's ids and token type ids, one each per token.
+struct PairEncoding {
+  std::vector<int32_t> ids, typeIds;
+};
+
 class Tokenizer {
 public:
   virtual ~Tokenizer() = default;
@@ -47,7 +65,27 @@ public:
   /// tokens ([CLS] ... [SEP], <s> ... </s>), the pieces truncated so that the
   /// result has at most maxLen ids (maxLen >= the number of special tokens).
   virtual std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const = 0;
+
+  /// The pair (a, b) in the model's pair template ([CLS] a [SEP] b [SEP],
+  /// <s> a </s></s> b </s>, ...), the pieces cut by `strategy` as the library
+  /// cuts them so that the result has at most maxLen ids (never fewer than the
+  /// template's own). Throws std::length_error when OnlyFirst / OnlySecond
+  /// cannot cut enough from their text (the library's "Sequence to truncate
+  /// too short to respect the provided max_length"), std::logic_error when
+  /// the tokenizer has no pair template.
+  PairEncoding encodePair(std::string_view a, std::string_view b, int32_t maxLen, PairTruncation strategy) const;
+
+protected:
+  /// Appends the ids of `text`'s pieces (no special tokens), at most maxPieces.
+  virtual void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const = 0;
+  /// The pair template; empty ids: none.
+  virtual const PairTemplate &pairTemplate() const = 0;
 };
+
+/// Checks a pair template (each text once, type ids one per entry and >= 0,
+/// special ids >= 0) and returns its largest special id (-1 if none); throws
+/// std::invalid_argument naming `who`.
+int32_t checkPairTemplate(const PairTemplate &t, const char *who);
 
 /// A post-processing template around one text: `templateIds` with the text's
 /// pieces where -1 stands (once), the pieces truncated so that the result has
@@ -88,6 +126,13 @@ public:
   const std::vector<std::string> &vocab() const { return vocab_; }
   const WordPieceOptions &options() const { return options_; }
 
+protected:
+  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const override {
+    run(text, maxPieces, &ids, nullptr);
+  }
+  /// [CLS] a [SEP] b [SEP], token types 0 0 0 1 1 (BertProcessing).
+  const PairTemplate &pairTemplate() const override { return pair_; }
+
 private:
   /// Tokenises `text`, appending at most `maxPieces` ids and/or pieces.
   void run(std::string_view text, size_t maxPieces, std::vector<int32_t> *ids,
@@ -100,6 +145,7 @@ private:
   AddedTokenSplitter specials_;
   /// Longest vocabulary entry in bytes; longer candidates are not looked up.
   size_t maxPieceBytes_ = 0;
+  PairTemplate pair_;
 };
 
 } // namespace encrt

@@ -125,6 +125,7 @@ UnigramTokenizer::UnigramTokenizer(std::vector<std::string> vocab, std::vector<d
   }
   if (std::count(options_.templateIds.begin(), options_.templateIds.end(), UnigramOptions::kSequence) != 1)
     invalid("the post-processing template must hold the sequence exactly once");
+  maxId_ = std::max(maxId_, checkPairTemplate(options_.pairTemplate, "UnigramTokenizer"));
   for (int32_t id : options_.templateIds) {
     if (id < UnigramOptions::kSequence)
       invalid("template id " + std::to_string(id));
@@ -268,7 +269,7 @@ void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *orig
   }
 }
 
-void UnigramTokenizer::run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
+void UnigramTokenizer::appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
   // Invalid bytes are dropped (the library only ever sees valid strings).
   std::string buffer;
   const std::string_view clean = unicode::validUtf8(text, buffer, "");
@@ -310,13 +311,13 @@ void UnigramTokenizer::run(std::string_view text, size_t maxPieces, std::vector<
 
 std::vector<std::string> UnigramTokenizer::tokenize(std::string_view text) const {
   std::vector<int32_t> ids;
-  run(text, std::numeric_limits<size_t>::max(), ids);
+  appendPieces(text, std::numeric_limits<size_t>::max(), ids);
   return piecesOf(ids, vocab_, addedText_);
 }
 
 std::vector<int32_t> UnigramTokenizer::encode(std::string_view text, int32_t maxLen) const {
   return encodeWithTemplate(options_.templateIds, maxLen, text.size(),
-                            [&](size_t maxPieces, std::vector<int32_t> &ids) { run(text, maxPieces, ids); });
+                            [&](size_t maxPieces, std::vector<int32_t> &ids) { appendPieces(text, maxPieces, ids); });
 }
 
 } // namespace encrt

@@ -38,6 +38,8 @@ struct UnigramOptions {
   /// text's pieces go (exactly once).
   std::vector<int32_t> templateIds;
   static constexpr int32_t kSequence = -1;
+  /// The text-pair post-processing (empty ids: none).
+  PairTemplate pairTemplate;
 };
 
 class UnigramTokenizer : public Tokenizer {
@@ -55,10 +57,13 @@ public:
   /// The largest id this tokenizer can produce.
   int32_t maxId() const { return maxId_; }
 
+protected:
+  /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
+  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const override;
+  const PairTemplate &pairTemplate() const override { return options_.pairTemplate; }
+
 private:
   struct Scratch;
-  /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
-  void run(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const;
   /// Pre-tokenises and segments one normalised plain segment; `origin`: its
   /// bytes' offsets in the original text when the segment begins the text
   /// and prepend_scheme is "first" (a piece starting at 0 gets the "▁"),

@@ -337,6 +337,8 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   EXPECT_EQ(b->tokenizer.vocab.size(), 7u);
   EXPECT_EQ(b->tokenizer.merges, (std::vector<std::pair<int32_t, int32_t>>{{4, 5}}));
   EXPECT_EQ(b->tokenizer.templateIds, (std::vector<int32_t>{0, -1, 2}));
+  EXPECT_EQ(b->tokenizer.pairTemplateIds, (std::vector<int32_t>{0, -1, 2, 2, -2, 2})); // <s> A </s></s> B </s>
+  EXPECT_EQ(b->tokenizer.pairTypeIds, (std::vector<int32_t>(6, 0)));
   EXPECT_EQ(b->tokenizer.unkId, 3);
   EXPECT_TRUE(b->tokenizer.addPrefixSpace);
   ASSERT_EQ(b->tokenizer.addedTokens.size(), 1u);
@@ -391,6 +393,7 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   EXPECT_TRUE(ut.whitespaceSplit);
   EXPECT_EQ(ut.metaspacePrepend, encc::TokenizerData::Prepend::Never);
   EXPECT_EQ(ut.templateIds, (std::vector<int32_t>{0, -1, 2}));
+  EXPECT_EQ(ut.pairTemplateIds, (std::vector<int32_t>{0, -1, 2, 2, -2, 2}));
   ASSERT_EQ(ut.normalizers.size(), 4u);
   EXPECT_EQ(ut.normalizers[0].pattern, " ");
   EXPECT_EQ(ut.normalizers[0].minRepeat, 2);

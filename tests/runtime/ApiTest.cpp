@@ -515,6 +515,75 @@ TEST_F(RuntimeTest, BytePairTokenizerThroughTheCApi) {
   encrt_model_release(m);
 }
 
+/// encrt_model_tokenize_pair's ids and type ids (a size query first).
+std::pair<std::vector<int32_t>, std::vector<int32_t>> tokenizePair(encrt_model *m, const std::string &a,
+                                                                   const std::string &b,
+                                                                   encrt_pair_truncation t = ENCRT_TRUNCATE_LONGEST_FIRST) {
+  int64_t n = -1;
+  const encrt_text ta{a.data(), int64_t(a.size())}, tb{b.data(), int64_t(b.size())};
+  EXPECT_EQ(encrt_model_tokenize_pair(m, ta, tb, t, nullptr, nullptr, 0, &n), nullptr);
+  std::vector<int32_t> ids(size_t(std::max<int64_t>(n, 0))), types(ids.size());
+  EXPECT_EQ(encrt_model_tokenize_pair(m, ta, tb, t, ids.data(), types.data(), n, &n), nullptr);
+  return {ids, types};
+}
+
+TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
+  // WordPiece: [CLS] a [SEP] b [SEP], types 0 then 1 (built in).
+  encrt_model *wp = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(wp, nullptr);
+  using V = std::vector<int32_t>;
+  EXPECT_EQ(tokenizePair(wp, "hello", "world"), (std::pair<V, V>{{2, 4, 3, 5, 3}, {0, 0, 0, 1, 1}}));
+  // Longest first: a long first text gives way; only_second cannot cut it.
+  std::string longText;
+  for (int i = 0; i < 100; ++i)
+    longText += "hello ";
+  auto [ids, types] = tokenizePair(wp, longText, "world");
+  ASSERT_EQ(int64_t(ids.size()), TestModel::kMaxSeq);
+  EXPECT_EQ(ids[ids.size() - 2], 5); // "world" kept whole
+  EXPECT_EQ(types.back(), 1);
+  const encrt_text lt{longText.data(), int64_t(longText.size())}, w{"world", 5};
+  int64_t n = 0;
+  expectError(encrt_model_tokenize_pair(wp, lt, w, ENCRT_TRUNCATE_ONLY_SECOND, nullptr, nullptr, 0, &n),
+              ENCRT_INVALID_ARGUMENT, "the second text is too short to cut the pair to");
+  expectError(encrt_model_tokenize_pair(wp, w, w, static_cast<encrt_pair_truncation>(7), nullptr, nullptr, 0, &n),
+              ENCRT_INVALID_ARGUMENT, "encrt_model_tokenize_pair: truncation is 7");
+  expectError(encrt_model_tokenize_pair(nullptr, w, w, ENCRT_TRUNCATE_LONGEST_FIRST, nullptr, nullptr, 0, &n),
+              ENCRT_INVALID_ARGUMENT, "model");
+  int32_t one[1], oneType[1];
+  expectError(encrt_model_tokenize_pair(wp, w, w, ENCRT_TRUNCATE_LONGEST_FIRST, one, nullptr, 1, &n),
+              ENCRT_INVALID_ARGUMENT, "out_type_ids");
+  expectError(encrt_model_tokenize_pair(wp, w, w, ENCRT_TRUNCATE_LONGEST_FIRST, one, oneType, 1, &n),
+              ENCRT_INVALID_ARGUMENT, "the buffers hold 1 ids, the pair needs 5");
+  encrt_model_release(wp);
+
+  // BPE with RoBERTa's pair template; then without one: unsupported.
+  ArtifactSpec spec = TestModel::spec(kernels());
+  SpecTokenizer &t = *spec.tokenizer;
+  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
+             "he", "ll", "hell", "hello", "\u0120w"};
+  t.bpe = true;
+  t.unkId = -1;
+  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  t.templateIds = {0, -1, 2};
+  t.pairTemplateIds = {0, -1, 2, 2, -2, 2};
+  t.pairTypeIds = {0, 0, 0, 0, 0, 0};
+  encrt_model *bpe = load(writeArtifact(spec));
+  ASSERT_NE(bpe, nullptr);
+  EXPECT_EQ(tokenizePair(bpe, "hello", "world"), (std::pair<V, V>{{0, 15, 2, 2, 9, 7, 10, 6, 11, 2}, V(10, 0)}));
+  encrt_model_release(bpe);
+  t.pairTemplateIds.clear();
+  t.pairTypeIds.clear();
+  encrt_model *noPairs = load(writeArtifact(spec));
+  ASSERT_NE(noPairs, nullptr);
+  expectError(encrt_model_tokenize_pair(noPairs, w, w, ENCRT_TRUNCATE_LONGEST_FIRST, nullptr, nullptr, 0, &n),
+              ENCRT_UNSUPPORTED, "this tokenizer has no template for text pairs");
+  encrt_model_release(noPairs);
+  // A template naming a text twice is refused at load, before any code.
+  t.pairTemplateIds = {0, -1, 2, -1, 2};
+  t.pairTypeIds = {0, 0, 0, 1, 1};
+  expectLoadError(writeArtifact(spec), ENCRT_INVALID_ARTIFACT, "pair template must hold each text exactly once");
+}
+
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
   EXPECT_EQ(ENCRT_API_VERSION, 1);

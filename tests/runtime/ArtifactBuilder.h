@@ -52,6 +52,7 @@ struct SpecTokenizer {
   std::vector<std::pair<int32_t, int32_t>> merges;
   std::vector<std::pair<std::string, int32_t>> added; ///< special, not normalized
   std::vector<int32_t> templateIds;
+  std::vector<int32_t> pairTemplateIds, pairTypeIds; ///< BPE / Unigram text pairs
   /// Unigram instead: these scores (one per piece), added, templateIds,
   /// unkId, and one precompiled charsmap normalizer when not empty.
   bool unigram = false;

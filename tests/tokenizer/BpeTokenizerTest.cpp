@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "bpe_tokenizer.h"
 #include "tests/tokenizer/ByteLevelVocab.h"
+#include "tests/tokenizer/PairTemplateJson.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -59,6 +60,7 @@ std::unique_ptr<BytePairTokenizer> load(const std::string &file) {
   if (model.at("unk_token").is_string())
     o.unkId = ids.at(model.at("unk_token").get<std::string>());
   const json &post = j.at("post_processor");
+  o.pairTemplate = encc::testing::pairTemplateOf(post);
   if (post.at("type") == "RobertaProcessing") {
     o.templateIds = {post.at("cls").at(1), BpeOptions::kSequence, post.at("sep").at(1)};
   } else {
@@ -139,6 +141,16 @@ TEST_F(BpeTokenizer, IdsMatchTheTokenizersLibrary) {
     std::printf("[ measured ] %s: %zu texts, %zu ids, %zu differ\n", files[f].at("file").get<std::string>().c_str(),
                 texts.size(), total, mismatches);
   }
+}
+
+TEST_F(BpeTokenizer, PairsMatchTheTokenizersLibrary) {
+  const json pairs = readJson(ENCC_PAIRS_EXPECTED).at("pairs");
+  size_t checked = 0;
+  for (const char *key : {"bpe", "variant"})
+    for (const std::string &failure :
+         encc::testing::comparePairs(pairs, key, std::string(key) == "bpe" ? *fixture().base : *fixture().variant, checked))
+      ADD_FAILURE() << failure;
+  EXPECT_EQ(checked, 440u);
 }
 
 TEST_F(BpeTokenizer, TruncationMatchesTheTokenizersLibrary) {

@@ -7,6 +7,7 @@
 // bytes.
 //
 //===----------------------------------------------------------------------===//
+#include "tests/tokenizer/PairTemplateJson.h"
 #include "tokenizer.h"
 #include "unicode.h"
 
@@ -129,6 +130,18 @@ TEST_F(Tokenizer, MatchesHuggingFace) {
     EXPECT_EQ(tok().tokenize(text), inner) << name;
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+TEST_F(Tokenizer, PairsMatchTheLibrary) {
+  // [CLS] a [SEP] b [SEP] with token types 0 then 1, cut longest first or
+  // only the second text, as the library cuts them (pairs-expected.json).
+  std::ifstream in(ENCC_PAIRS_EXPECTED);
+  ASSERT_TRUE(in) << ENCC_PAIRS_EXPECTED;
+  const nlohmann::json pairs = nlohmann::json::parse(in).at("pairs");
+  size_t checked = 0;
+  for (const std::string &failure : encc::testing::comparePairs(pairs, "wordpiece", tok(), checked))
+    ADD_FAILURE() << failure;
+  EXPECT_EQ(checked, 220u);
 }
 
 TEST_F(Tokenizer, Truncates) {

@@ -9,6 +9,7 @@
 #ifndef ENCC_TESTS_TOKENIZER_UNIGRAMJSON_H
 #define ENCC_TESTS_TOKENIZER_UNIGRAMJSON_H
 
+#include "tests/tokenizer/PairTemplateJson.h"
 #include "unigram_tokenizer.h"
 
 #include <nlohmann/json.hpp>
@@ -115,6 +116,8 @@ inline std::unique_ptr<encrt::UnigramTokenizer> loadUnigram(const std::string &p
                                   : UnigramOptions::Prepend::Always;
   o.split = meta.value("split", true);
   const json &post = j.at("post_processor");
+  if (!post.is_null())
+    o.pairTemplate = pairTemplateOf(post);
   if (post.is_null()) {
     o.templateIds = {UnigramOptions::kSequence};
   } else if (post.at("type") == "RobertaProcessing") {

@@ -149,6 +149,16 @@ TEST_F(UnigramLibrary, IdsMatchOnTheCodePointSweep) {
   }
 }
 
+TEST_F(UnigramLibrary, PairsMatch) {
+  const char *keys[] = {"base", "variant", "first"};
+  size_t checked = 0;
+  for (size_t f = 0; f < 3; ++f)
+    for (const std::string &failure :
+         encc::testing::comparePairs(fixture().expected.at("pairs"), keys[f], *fixture().tokenizers[f], checked))
+      ADD_FAILURE() << fixture().files[f] << " " << failure;
+  EXPECT_EQ(checked, 600u);
+}
+
 TEST_F(UnigramLibrary, TruncationMatches) {
   const char *keys[] = {"base", "variant", "first"};
   size_t checked = 0;

@@ -160,6 +160,29 @@ ENCRT_API encrt_status *encrt_model_tokenize_text(const encrt_model *model,
                                                   int64_t capacity,
                                                   int64_t *out_count);
 
+/* How a text pair longer than max_seq is cut (the `tokenizers` library's
+   truncation strategies): the longer text first, or only the first / second
+   (an ENCRT_INVALID_ARGUMENT error when that text is too short). */
+typedef enum encrt_pair_truncation {
+  ENCRT_TRUNCATE_LONGEST_FIRST = 0,
+  ENCRT_TRUNCATE_ONLY_FIRST = 1,
+  ENCRT_TRUNCATE_ONLY_SECOND = 2
+} encrt_pair_truncation;
+
+/* A text pair (query and document, two sentences) in the tokenizer's pair
+   template: [CLS] a [SEP] b [SEP] (token types 0 then 1), <s> a </s></s> b
+   </s> (all 0), or what the artifact's tokenizer.json said, truncated to
+   max_seq ids. out_ids and out_type_ids get *out_count entries each; the size
+   query and capacity rules are encrt_model_tokenize's. ENCRT_UNSUPPORTED when
+   the tokenizer has no pair template. */
+ENCRT_API encrt_status *encrt_model_tokenize_pair(const encrt_model *model,
+                                                  encrt_text a, encrt_text b,
+                                                  encrt_pair_truncation truncation,
+                                                  int32_t *out_ids,
+                                                  int32_t *out_type_ids,
+                                                  int64_t capacity,
+                                                  int64_t *out_count);
+
 /*--- Session --------------------------------------------------------------*/
 
 typedef struct encrt_session_options {

@@ -7,6 +7,10 @@
   check_outputs.py texts EXPECTED.json OUT.txt          write the texts `encc tokenize --file` can take
   check_outputs.py tokenize OUT.json EXPECTED.json MAXLEN
                                                         encc tokenize ids = the recorded ones, truncated
+  check_outputs.py pairtexts EXPECTED.json KEY STRATEGY MAXLEN OUT.txt
+                                                        the recorded pairs (a line each) the library cut
+  check_outputs.py pairs OUT.json EXPECTED.json KEY STRATEGY MAXLEN
+                                                        encc tokenize --pair = the recorded ids, type ids
 Exits non-zero with a message naming the first difference; NaN never passes.
 """
 import json
@@ -130,6 +134,22 @@ def main():
             norm = math.sqrt(sum(x * x for x in d["pooled"][b]))
             if normalized != (abs(norm - 1) < 1e-4):
                 sys.exit(f"pooled[{b}] has norm {norm}, normalized={normalized}")
+    elif cmd in ("pairtexts", "pairs"):
+        exp_path, key, strategy, max_len = (sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])) \
+            if cmd == "pairtexts" else (sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
+        cases = [e for e in load(exp_path)["pairs"] if e["strategy"] == strategy and e["max_len"] == max_len
+                 and "error" not in e[key] and all(t and "\n" not in t for t in (e["a"], e["b"]))]
+        if cmd == "pairtexts":
+            with open(sys.argv[6], "w", encoding="utf-8", newline="") as f:
+                f.write("".join(e["a"] + "\n" + e["b"] + "\n" for e in cases))
+        else:
+            got = load(sys.argv[2])
+            if len(got["ids"]) != len(cases) or not cases:
+                sys.exit(f"pairs: {len(got['ids'])} results for {len(cases)} recorded pairs")
+            for e, ids, types in zip(cases, got["ids"], got["type_ids"]):
+                if ids != e[key]["ids"] or types != e[key]["type_ids"]:
+                    sys.exit(f"{e['a']!r} / {e['b']!r}: encc {ids} {types}, tokenizers {e[key]}")
+            print(f"{len(cases)} pairs match")
     elif cmd == "texts":
         # One per line: no newlines, not empty (--file skips empty lines).
         texts = [t for t in load(sys.argv[2])["texts"] if t and "\n" not in t]
