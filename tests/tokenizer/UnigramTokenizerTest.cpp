@@ -237,6 +237,18 @@ TEST(UnigramModel, ViterbiAsTheLibrarysTests) {
   EXPECT_EQ(tok.encode("", kNoLimit), (Ids{}));
 }
 
+TEST(UnigramModel, AnUnknownCharacterCostsMinScoreMinusTen) {
+  // "x" has no piece of its own. <unk> "yzw" scores (-20 - 10) - 1 = -31,
+  // "xy" "z" "w" scores -30 and wins; were the penalty 1 instead of the
+  // library's 10, <unk> "yzw" (-22) would.
+  UnigramOptions o;
+  o.unkId = 0;
+  o.prepend = UnigramOptions::Prepend::Never;
+  o.templateIds = {UnigramOptions::kSequence};
+  const UnigramTokenizer tok({"<unk>", "xy", "yzw", "z", "w", "y"}, {0, -20, -1, -5, -5, -5}, {}, o);
+  EXPECT_EQ(tok.encode("xyzw", kNoLimit), (Ids{1, 3, 4}));
+}
+
 TEST(UnigramModel, ByteFallbackSpellsUnknownPiecesWhenEveryByteHasAPiece) {
   const UnigramTokenizer tok = libraryExample(/*byteFallback=*/true);
   EXPECT_EQ(tok.encode("AB", kNoLimit), (Ids{12, 13}));      // <0x41> <0x42>
