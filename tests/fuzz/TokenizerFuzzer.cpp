@@ -15,7 +15,8 @@
 // tests/tokenizer/unigram (XLM-R's normalisers and Metaspace; WhitespaceSplit
 // and byte_fallback; prepend_scheme "first"), checked the same way, and the
 // input itself is tried as a precompiled charsmap (refused or used on the
-// text, never read outside its bytes).
+// text, never read outside its bytes). Each tokenizer also encodes the input
+// split in two as a text pair under the three truncation strategies.
 //
 //===----------------------------------------------------------------------===//
 #include "bpe_tokenizer.h"
@@ -52,6 +53,29 @@ std::vector<std::string> vocabulary() {
   std::abort();
 }
 
+/// The text split in two as a pair, under each truncation strategy: at most
+/// maxLen ids (the template's own at least), one type id per id, ids within
+/// [0, maxId]; OnlyFirst / OnlySecond may refuse (std::length_error).
+void checkPair(const encrt::Tokenizer &tok, std::string_view text, int32_t maxLen, int32_t maxId,
+               size_t specials) {
+  const std::string_view a = text.substr(0, text.size() / 3), b = text.substr(text.size() / 3);
+  for (auto strategy : {encrt::PairTruncation::LongestFirst, encrt::PairTruncation::OnlyFirst,
+                        encrt::PairTruncation::OnlySecond}) {
+    try {
+      const encrt::PairEncoding e = tok.encodePair(a, b, maxLen, strategy);
+      if (e.ids.size() != e.typeIds.size() || e.ids.size() > std::max<size_t>(size_t(maxLen), specials) ||
+          e.ids.size() < specials)
+        violated("a pair's ids, type ids and maximum disagree");
+      for (int32_t id : e.ids)
+        if (id < 0 || id > maxId)
+          violated("a pair id outside what the tokenizer produces");
+    } catch (const std::length_error &) {
+      if (strategy == encrt::PairTruncation::LongestFirst)
+        violated("longest_first refused a pair");
+    }
+  }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -76,6 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     violated("encode length outside [2, maxLen]");
   if (ids.front() != o.clsId || ids.back() != o.sepId)
     violated("encode is not [CLS] ... [SEP]");
+  checkPair(tok, text, maxLen, int32_t(vocab.size()) - 1, 3);
   const size_t inner = ids.size() - 2;
   if (inner != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
     violated("encode and tokenize disagree on the number of pieces");
@@ -92,10 +117,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const encrt::BytePairTokenizer bpeTok = [] {
     encrt::BpeOptions bo;
     bo.templateIds = {0, encrt::BpeOptions::kSequence, 1};
+    bo.pairTemplate = {{0, encrt::PairTemplate::kFirst, 1, 1, encrt::PairTemplate::kSecond, 1}, {0, 0, 0, 0, 0, 0}};
     std::vector<encrt::AddedToken> added = {{"<mask>", 9000, true, true, false, false},
                                             {"[X]", 9001, false, false, true, true}};
     return encrt::BytePairTokenizer(bpe.vocab, bpe.merges, added, bo);
   }();
+  checkPair(bpeTok, text, maxLen, bpeTok.maxId(), 4);
   pieces = bpeTok.tokenize(text);
   ids = bpeTok.encode(text, maxLen);
   if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != 0 || ids.back() != 1)
@@ -120,6 +147,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t u = 0; u < unigrams.size(); ++u) {
     const encrt::UnigramTokenizer &tok = *unigrams[u];
     const size_t specials = u == 2 ? 1 : 2; // "first" is $A </s>
+    checkPair(tok, text, maxLen, tok.maxId(), u == 2 ? 2 : 4);
     pieces = tok.tokenize(text);
     ids = tok.encode(text, maxLen);
     if (ids.size() < specials || ids.size() > static_cast<size_t>(maxLen) || ids.back() != 2 ||
