@@ -157,7 +157,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"bert_d64_l2_gelunew_cls", spec("bert", 128, 2, 2, "gelu_new", "cls")},
                       Case{"bert_d32_l3_gelu_none", spec("bert", 96, 3, 3, "gelu", "none")},
                       Case{"bert_d64_l2_bf16_prefixed", spec("bert", 64, 1, 2, "gelu", "mean", "BF16", "bert.")},
-                      Case{"roberta_d32_l2_f16", spec("roberta", 64, 2, 2, "gelu_new", "mean", "F16")}),
+                      Case{"roberta_d32_l2_f16", spec("roberta", 64, 2, 2, "gelu_new", "mean", "F16")},
+                      Case{"distilbert_d32_l2", spec("distilbert", 64, 2, 2, "gelu", "mean")}),
     [](const ::testing::TestParamInfo<Case> &info) { return std::string(info.param.name); });
 
 } // namespace

@@ -57,12 +57,63 @@ void writeJson(const fs::path &p, const nlohmann::ordered_json &j) {
 
 } // namespace
 
+namespace {
+
+/// DistilBERT's config.json and tensor names for the same weights (its
+/// token-type table, all zeros, is not written: the model has none).
+void writeDistilBert(const fs::path &root, const TinyModel &m) {
+  const TinyModelSpec &spec = m.spec;
+  nlohmann::ordered_json cfg;
+  cfg["architectures"] = {"DistilBertModel"};
+  cfg["model_type"] = "distilbert";
+  cfg["dim"] = spec.hidden;
+  cfg["n_layers"] = spec.layers;
+  cfg["n_heads"] = spec.heads;
+  cfg["hidden_dim"] = spec.intermediate;
+  cfg["vocab_size"] = spec.vocab;
+  cfg["max_position_embeddings"] = spec.maxPositions;
+  cfg["activation"] = spec.act;
+  cfg["sinusoidal_pos_embds"] = false;
+  cfg["pad_token_id"] = 0;
+  cfg["dropout"] = 0.0;
+  cfg["attention_dropout"] = 0.0;
+  cfg["encc_tiny_seed"] = spec.seed;
+  writeJson(root / "config.json", cfg);
+  const std::pair<const char *, const char *> renames[] = {
+      {"attention.self.query", "attention.q_lin"},     {"attention.self.key", "attention.k_lin"},
+      {"attention.self.value", "attention.v_lin"},     {"attention.output.dense", "attention.out_lin"},
+      {"attention.output.LayerNorm", "sa_layer_norm"}, {"intermediate.dense", "ffn.lin1"},
+      {"output.dense", "ffn.lin2"},                    {"output.LayerNorm", "output_layer_norm"}};
+  std::map<std::string, std::vector<double>> weights;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &[name, values] : m.weights) {
+    std::string n = name.substr(spec.weightPrefix.size());
+    if (n == "embeddings.token_type_embeddings.weight")
+      continue;
+    if (n.rfind("encoder.layer.", 0) == 0) {
+      n = "transformer.layer." + n.substr(14);
+      for (auto [from, to] : renames)
+        if (size_t at = n.find(from); at != std::string::npos) {
+          n.replace(at, std::string(from).size(), to);
+          break;
+        }
+    }
+    weights[spec.weightPrefix + n] = values;
+    shapes[spec.weightPrefix + n] = m.shapes.at(name);
+  }
+  writeSafetensors((root / "model.safetensors").string(), weights, shapes, spec.dtype);
+}
+
+} // namespace
+
 void TinyModelSpec::validate() const {
   auto bad = [](const std::string &field, const std::string &why) {
     throw std::invalid_argument("TinyModelSpec." + field + ": " + why);
   };
-  if (modelType != "bert" && !robertaLayout())
-    bad("modelType", "expected 'bert', 'roberta' or 'xlm-roberta', got '" + modelType + "'");
+  if (modelType != "bert" && modelType != "distilbert" && !robertaLayout())
+    bad("modelType", "expected 'bert', 'distilbert', 'roberta' or 'xlm-roberta', got '" + modelType + "'");
+  if (modelType == "distilbert" && (eps != 1e-12 || (act != "gelu" && act != "relu")))
+    bad("modelType", "distilbert has layer_norm_eps 1e-12 and activation gelu or relu only");
   if (hidden <= 0 || layers <= 0 || heads <= 0 || intermediate <= 0)
     bad("hidden/layers/heads/intermediate", "must be positive");
   if (hidden % heads)
@@ -144,6 +195,9 @@ TinyModel makeTinyWeights(const TinyModelSpec &spec) {
   add("embeddings.word_embeddings.weight", {spec.vocab, H}, 0.0, 0.5);
   add("embeddings.position_embeddings.weight", {spec.maxPositions, H}, 0.0, 0.5);
   add("embeddings.token_type_embeddings.weight", {spec.typeVocab, H}, 0.0, 0.5);
+  if (spec.modelType == "distilbert") // no token types: the frontend's zero table
+    std::fill(m.weights[P + "embeddings.token_type_embeddings.weight"].begin(),
+              m.weights[P + "embeddings.token_type_embeddings.weight"].end(), 0.0);
   layerNorm("embeddings.LayerNorm");
   for (int l = 0; l < spec.layers; ++l) {
     std::string L = "encoder.layer." + std::to_string(l) + ".";
@@ -169,6 +223,9 @@ TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
     throw std::runtime_error(dir + ": cannot create directory: " + ec.message());
 
   const bool roberta = spec.robertaLayout();
+  if (spec.modelType == "distilbert") {
+    writeDistilBert(root, m);
+  } else {
   nlohmann::ordered_json cfg;
   cfg["architectures"] = {spec.modelType == "xlm-roberta" ? "XLMRobertaModel" : roberta ? "RobertaModel" : "BertModel"};
   cfg["model_type"] = spec.modelType;
@@ -197,6 +254,7 @@ TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
 
   writeSafetensors((root / "model.safetensors").string(), m.weights, m.shapes,
                    spec.dtype);
+  }
 
   std::string vocab;
   for (const auto &t : tinyVocab(spec))
