@@ -13,6 +13,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -144,6 +145,34 @@ public:
     return out;
   }
 
+  /// Each (a, b) pair in the tokenizer's pair template: (ids, type ids) per
+  /// pair; truncation is an encrt_pair_truncation.
+  std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>
+  tokenizePairs(const std::vector<nb::bytes> &a, const std::vector<nb::bytes> &b, int truncation) const {
+    live();
+    if (a.size() != b.size())
+      throw nb::value_error("as many first texts as second texts are needed");
+    std::vector<encrt_text> ta = textsOf(a), tb = textsOf(b);
+    std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> out(ta.size());
+    encrt_status *status = nullptr;
+    {
+      nb::gil_scoped_release unlocked;
+      const size_t cap = static_cast<size_t>(info_.max_seq) + 8;
+      for (size_t i = 0; i < ta.size() && !status; ++i) {
+        std::vector<int32_t> ids(cap), types(cap);
+        int64_t count = 0;
+        status = encrt_model_tokenize_pair(model_, ta[i], tb[i], static_cast<encrt_pair_truncation>(truncation),
+                                           ids.data(), types.data(), int64_t(cap), &count);
+        if (!status) {
+          ids.resize(size_t(count)), types.resize(size_t(count));
+          out[i] = {std::move(ids), std::move(types)};
+        }
+      }
+    }
+    check(status);
+    return out;
+  }
+
   /// Runs right-padded ids [B, S] with lengths [B]: (hidden [B, S, H] or
   /// None, pooled [B, H] or None).
   nb::tuple run(IdMatrix ids, IdVector lengths, bool hidden, bool pooled) {
@@ -234,6 +263,7 @@ NB_MODULE(_encc, m) {
       .def_prop_ro("closed", &Model::closed)
       .def("info", &Model::info)
       .def("tokenize", &Model::tokenize)
+      .def("tokenize_pairs", &Model::tokenizePairs)
       .def("run", &Model::run, nb::arg("ids"), nb::arg("lengths"), nb::arg("hidden"), nb::arg("pooled"))
       .def("embed", &Model::embed);
 }

@@ -113,6 +113,25 @@ def test_tokenize_run_and_token_embeddings(model, reference):
     assert np.abs(tokens[0] - hidden[0, :lengths[0]]).max() < 1e-5
 
 
+def test_tokenize_pairs(model):
+    ids, types, lengths = model.tokenize_pairs([("A man is eating food.", "A man is eating a piece of bread."),
+                                                ("hello", "world")])
+    # Recorded from the tokenizers library (tests/tokenizer/pairs-expected.json).
+    assert ids[0, :lengths[0]].tolist() == [101, 1037, 2158, 2003, 5983, 2833, 1012, 102, 1037, 2158, 2003,
+                                           5983, 1037, 3538, 1997, 7852, 1012, 102]
+    assert types[0, :lengths[0]].tolist() == [0] * 8 + [1] * 10
+    assert ids[1, :lengths[1]].tolist() == [101, 7592, 102, 2088, 102] and lengths.tolist() == [18, 5]
+    long = " ".join(["word"] * 300)
+    cut, _, n = model.tokenize_pairs([(long, "world")])
+    assert n.tolist() == [256] and cut[0, -2] == 2088  # longest_first cut the long text
+    with pytest.raises(encc.InvalidArgumentError, match="too short"):
+        model.tokenize_pairs([(long, "world")], truncation="only_second")
+    with pytest.raises(ValueError):
+        model.tokenize_pairs([("a", "b")], truncation="longest")
+    with pytest.raises(TypeError):
+        model.tokenize_pairs([("a",)])
+
+
 def test_threads_share_one_model(model, reference):
     texts = [s["text"] for s in reference["sentences"]]
     serial = [model.encode(texts[i::4]) for i in range(4)]

@@ -149,6 +149,33 @@ class Model:
             ids[i, :len(r)] = r
         return ids, lengths
 
+    def tokenize_pairs(self, pairs, *, truncation="longest_first"):
+        """Token ids of text pairs (query, document) in the model's pair template ([CLS] a [SEP] b
+        [SEP], <s> a </s></s> b </s>), as the `tokenizers` library makes them.
+
+        pairs: a list of (str, str). truncation: "longest_first", "only_first" or "only_second"
+        (how a pair longer than max_seq is cut; only_* raise InvalidArgumentError when that text
+        is too short). Returns (ids, type_ids, lengths): int32, ids and type_ids right-padded with 0.
+        """
+        modes = {"longest_first": 0, "only_first": 1, "only_second": 2}
+        if truncation not in modes:
+            raise ValueError(f"truncation must be one of {sorted(modes)}, not {truncation!r}")
+        if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+            raise TypeError("pairs must be a list of (str, str)")
+        pairs = list(pairs)
+        for i, p in enumerate(pairs):
+            if not (isinstance(p, (tuple, list)) and len(p) == 2):
+                raise TypeError(f"pairs[{i}] must be a (str, str) pair")
+        a = _texts([p[0] for p in pairs], "pairs[i][0]")
+        b = _texts([p[1] for p in pairs], "pairs[i][1]")
+        rows = self._model.tokenize_pairs(a, b, modes[truncation])
+        ids, lengths = self._pad([r[0] for r in rows]) if rows else (np.zeros((0, 0), np.int32),
+                                                                     np.zeros(0, np.int32))
+        types = np.zeros_like(ids)
+        for i, (_, t) in enumerate(rows):
+            types[i, :len(t)] = t
+        return ids, types, lengths
+
     def encode(self, sentences, *, batch_size=32, normalize_embeddings=None, show_progress_bar=None,
                convert_to_numpy=True, output_value="sentence_embedding"):
         """Embeddings of `sentences`, as SentenceTransformer.encode gives them.
