@@ -63,6 +63,11 @@ public:
   /// Unigram tokenizers: the model then runs on token ids only).
   virtual bool vocabularyOptional() const { return false; }
 
+  /// The SentencePiece model file a folder of this family may carry instead
+  /// of tokenizer.json, read as the XLM-R converter reads it
+  /// (SentencePieceModel.h); empty: none.
+  virtual std::string sentencePieceFile(const ModelConfig &) const { return ""; }
+
   /// Emits the encoder (embeddings and layers) and returns the last hidden
   /// state; pooling is emitted after it for every family. Default: BERT's
   /// post-LayerNorm encoder.

@@ -4,7 +4,9 @@
 // model.vocab: token -> id), then tokenizer_config.json for lowercasing,
 // accent stripping, CJK splitting and the special token texts (defaults from
 // the model family). A tokenizer.json of model.type BPE is read by
-// BpeTokenizerJson.cpp, one of model.type Unigram by UnigramTokenizerJson.cpp.
+// BpeTokenizerJson.cpp, one of model.type Unigram by UnigramTokenizerJson.cpp;
+// an XLM-R folder with neither, only sentencepiece.bpe.model, by
+// SentencePieceModel.cpp.
 // Other tokenizers, and BPE / Unigram ones asking for what encrt does not
 // implement, import with an empty vocabulary (families with
 // vocabularyOptional: roberta, xlm-roberta): the model still runs on ids,
@@ -12,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/BpeTokenizerJson.h"
+#include "frontends/hf/SentencePieceModel.h"
 #include "frontends/hf/TokenizerJsonReader.h"
 #include "frontends/hf/UnigramTokenizerJson.h"
 #include "frontends/hf/HFImport.h"
@@ -127,6 +130,11 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
                  "' is not implemented (WordPiece, byte-level BPE and Unigram are); the model runs on token ids "
                  "only";
     }
+  } else if (const std::string spm = config.family->sentencePieceFile(config);
+             !spm.empty() && fileExists(dir + "/" + spm)) {
+    if (auto e = readXlmRobertaSentencePiece(dir + "/" + spm, tok))
+      return std::move(e);
+    source = dir + "/" + spm;
   } else if (config.family->vocabularyOptional()) {
     tok.note = dir + ": no WordPiece vocabulary (vocab.txt or tokenizer.json); the model runs "
                      "on token ids only";

@@ -432,6 +432,74 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
       << importError(tiny.dir);
 }
 
+TEST(Import, XlmRobertaSentencePieceModelAsTheConverterReadsIt) {
+  // tests/tokenizer/unigram: sentencepiece.bpe.model and the tokenizer.json
+  // transformers' XLMRobertaConverter made of it. A folder with only the
+  // model must give the same tokenizer.
+  const std::string data = std::string(ENCC_SOURCE_DIR) + "/tests/tokenizer/unigram/";
+  TinyModelSpec spec;
+  spec.modelType = "xlm-roberta";
+  spec.vocab = 4002;
+  spec.layers = 1;
+  auto tiny = encc::testing::writeTinyModel(freshDir("xlmr-spm"), spec);
+  fs::remove(tiny.dir + "/vocab.txt");
+  fs::remove(tiny.dir + "/tokenizer_config.json");
+  mlir::MLIRContext ctx;
+  fs::copy_file(data + "tokenizer.json", tiny.dir + "/tokenizer.json");
+  auto fromJson = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(fromJson)) << llvm::toString(fromJson.takeError());
+  fs::remove(tiny.dir + "/tokenizer.json");
+  fs::copy_file(data + "sentencepiece.bpe.model", tiny.dir + "/sentencepiece.bpe.model");
+  auto fromSpm = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(fromSpm)) << llvm::toString(fromSpm.takeError());
+  const encc::TokenizerData &a = fromJson->tokenizer, &b = fromSpm->tokenizer;
+  ASSERT_EQ(a.kind, encc::TokenizerKind::Unigram);
+  EXPECT_EQ(b.kind, a.kind);
+  EXPECT_EQ(b.vocab, a.vocab);
+  EXPECT_EQ(b.scores, a.scores); // float32 scores widened, as the JSON holds them
+  EXPECT_EQ(b.unkId, a.unkId);
+  EXPECT_EQ(b.byteFallback, a.byteFallback);
+  ASSERT_EQ(b.normalizers.size(), a.normalizers.size());
+  for (size_t i = 0; i < a.normalizers.size(); ++i) {
+    const auto &x = a.normalizers[i], &y = b.normalizers[i];
+    EXPECT_TRUE(x.kind == y.kind && x.charsmap == y.charsmap && x.pattern == y.pattern && x.content == y.content &&
+                x.minRepeat == y.minRepeat && x.stripLeft == y.stripLeft && x.stripRight == y.stripRight &&
+                x.stripSpacesOnly == y.stripSpacesOnly)
+        << "normalizer " << i;
+  }
+  EXPECT_EQ(b.whitespaceSplit, a.whitespaceSplit);
+  EXPECT_EQ(b.metaspaceReplacement, a.metaspaceReplacement);
+  EXPECT_EQ(b.metaspacePrepend, a.metaspacePrepend);
+  EXPECT_EQ(b.metaspaceSplit, a.metaspaceSplit);
+  ASSERT_EQ(b.addedTokens.size(), a.addedTokens.size());
+  for (size_t i = 0; i < a.addedTokens.size(); ++i) {
+    const auto &x = a.addedTokens[i], &y = b.addedTokens[i];
+    EXPECT_TRUE(x.content == y.content && x.id == y.id && x.special == y.special && x.lstrip == y.lstrip &&
+                x.rstrip == y.rstrip && x.normalized == y.normalized)
+        << "added token " << i << " " << x.content;
+  }
+  EXPECT_EQ(b.templateIds, a.templateIds);
+  EXPECT_EQ(b.pairTemplateIds, a.pairTemplateIds);
+  EXPECT_EQ(b.pairTypeIds, a.pairTypeIds);
+
+  // A damaged model is an error naming the file.
+  std::string bytes;
+  {
+    std::ifstream in(data + "sentencepiece.bpe.model", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(tiny.dir + "/sentencepiece.bpe.model", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_NE(importError(tiny.dir).find("sentencepiece.bpe.model: not a SentencePiece model (malformed protobuf)"),
+            std::string::npos)
+      << importError(tiny.dir);
+  // A piece that is not UTF-8 (the runtime would refuse it) is refused here.
+  std::string broken = bytes;
+  broken.replace(broken.find("\xE2\x96\x81"), 3, "\xFF\xFE\xFD");
+  std::ofstream(tiny.dir + "/sentencepiece.bpe.model", std::ios::binary) << broken;
+  EXPECT_NE(importError(tiny.dir).find("sentencepiece.bpe.model: piece 3 is not valid UTF-8"), std::string::npos)
+      << importError(tiny.dir);
+}
+
 TEST(Import, RealMiniLM) {
   const char *env = std::getenv("ENCC_MINILM_DIR");
   ASSERT_TRUE(env && *env) << "ENCC_MINILM_DIR is not set: point it at all-MiniLM-L6-v2 "

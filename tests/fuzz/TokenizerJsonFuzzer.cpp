@@ -2,7 +2,9 @@
 //
 // The compiler's readers of a byte-level BPE or Unigram tokenizer.json
 // (frontends/hf/BpeTokenizerJson.cpp, UnigramTokenizerJson.cpp; model.type
-// picks one), and the runtime tokenizer built from what they accept. Any input must give a clean error, "not supported" (an empty
+// picks one), and the XLM-R SentencePiece model reader
+// (SentencePieceModel.cpp) on input that is not JSON; then the runtime
+// tokenizer built from what they accept. Any input must give a clean error, "not supported" (an empty
 // vocabulary and a note), or tokenizer data the runtime accepts: the reader
 // and the runtime's checks must agree (a file the compiler writes into an
 // artifact must load). The accepted tokenizer then encodes a few texts; every
@@ -11,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/BpeTokenizerJson.h"
+#include "frontends/hf/SentencePieceModel.h"
 #include "frontends/hf/UnigramTokenizerJson.h"
 
 #include "bpe_tokenizer.h"
@@ -48,13 +51,18 @@ template <typename T> void checkEncodes(const T &tok, int32_t specials) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
-  // readTokenizer's preconditions: an object whose model is an object of type BPE.
-  if (j.is_discarded() || !j.is_object() || !j.contains("model") || !j["model"].is_object())
+  // Not JSON: a SentencePiece model (sentencepiece.bpe.model) then; JSON:
+  // readTokenizer's preconditions, an object whose model is an object.
+  if (!j.is_discarded() && (!j.is_object() || !j.contains("model") || !j["model"].is_object()))
     return 0;
+  const bool unigram = j.is_discarded() || j["model"].value("type", "") == "Unigram";
   encc::TokenizerData tok;
-  const bool unigram = j["model"].value("type", "") == "Unigram";
-  if (llvm::Error e = unigram ? encc::readUnigram(j, "fuzz/tokenizer.json", tok)
-                              : encc::readByteLevelBpe(j, "fuzz/tokenizer.json", tok)) {
+  llvm::Error e = j.is_discarded()
+                      ? encc::xlmRobertaSentencePiece(llvm::StringRef(reinterpret_cast<const char *>(data), size),
+                                                      "fuzz/sentencepiece.bpe.model", tok)
+                  : unigram ? encc::readUnigram(j, "fuzz/tokenizer.json", tok)
+                            : encc::readByteLevelBpe(j, "fuzz/tokenizer.json", tok);
+  if (e) {
     llvm::consumeError(std::move(e));
     return 0;
   }

@@ -32,6 +32,9 @@ public:
   }
   SpecialTokenTexts specialTokens() const override { return {"<unk>", "<s>", "</s>", "<pad>"}; }
   bool vocabularyOptional() const override { return true; }
+  std::string sentencePieceFile(const ModelConfig &c) const override {
+    return c.modelType == "xlm-roberta" ? "sentencepiece.bpe.model" : "";
+  }
 };
 
 } // namespace
