@@ -1,12 +1,12 @@
 //===- tokenizer.h - The runtime's tokenizers: interface and WordPiece ----===//
 //
-// Tokenizer: text -> ids with the model's special tokens, truncated to the
-// compiled maximum. Implementations: WordPieceTokenizer (here: BERT basic
-// tokenisation, i.e. clean text, optional lowercasing and accent stripping,
-// punctuation and CJK splitting, then greedy longest-match WordPiece with "##"
-// continuations, as the `tokenizers` library's BERT tokenizer does) and
-// BytePairTokenizer
-// (bpe_tokenizer.h). Immutable after construction; thread-safe.
+// Tokenizer: text (or a text pair) -> ids with the model's special tokens,
+// truncated to the compiled maximum. Implementations: WordPieceTokenizer
+// (here: BERT basic tokenisation, i.e. clean text, optional lowercasing and
+// accent stripping, punctuation and CJK splitting, then greedy longest-match
+// WordPiece with "##" continuations, as the `tokenizers` library's BERT
+// tokenizer does), BytePairTokenizer (bpe_tokenizer.h) and UnigramTokenizer
+// (unigram_tokenizer.h). Immutable after construction; thread-safe.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_TOKENIZER_H
