@@ -98,7 +98,7 @@ void precompiledOrigins(std::string_view text, std::string_view out,
   for (const PrecompiledCharsmap::Part &part : parts) {
     int64_t newChars = 0;
     for (size_t b = at; b < at + part.newBytes; ++b)
-      if (!continuation(out[b])) {
+      if (!continuation(out[b]) || changes.empty()) { // (a stray byte counts as a character)
         changes.push_back({1, 0});
         ++newChars;
       } else {
@@ -146,6 +146,11 @@ TextNormalizer::TextNormalizer(const std::vector<NormalizerStep> &steps) {
     case NormalizerStep::Kind::Replace:
       if (s.pattern.empty() || s.minRepeat < 0)
         throw std::invalid_argument("Replace normalizer: empty pattern or negative repeat count");
+      for (const std::string *text : {&s.pattern, &s.content}) {
+        std::string buffer;
+        if (unicode::validUtf8(*text, buffer, "").size() != text->size())
+          throw std::invalid_argument("Replace normalizer: pattern or content is not valid UTF-8");
+      }
       break;
     case NormalizerStep::Kind::Strip:
       break;

@@ -278,6 +278,8 @@ TEST(UnigramNormalizers, ReplaceAndStrip) {
   EXPECT_EQ(libraryExample(false, {strip}).encode("\xe3\x80\x80\t ab\xc2\xa0", kNoLimit), (Ids{1}));
   EXPECT_THROW(libraryExample(false, {NormalizerStep{NormalizerStep::Kind::Replace, "", "", 0, "x"}}),
                std::invalid_argument);
+  EXPECT_THROW(libraryExample(false, {NormalizerStep{NormalizerStep::Kind::Replace, "", "a", 0, "\xff"}}),
+               std::invalid_argument); // not UTF-8
 }
 
 /// A vocabulary for the Metaspace cases: every piece a word of its own.
