@@ -161,7 +161,7 @@ public:
       for (size_t i = 0; i < ta.size() && !status; ++i) {
         std::vector<int32_t> ids(cap), types(cap);
         int64_t count = 0;
-        status = encrt_model_tokenize_pair(model_, ta[i], tb[i], static_cast<encrt_pair_truncation>(truncation),
+        status = encrt_model_tokenize_pair(model_, ta[i], tb[i], truncation,
                                            ids.data(), types.data(), int64_t(cap), &count);
         if (!status) {
           ids.resize(size_t(count)), types.resize(size_t(count));

@@ -311,7 +311,7 @@ encrt_status *encrt_model_tokenize_text(const encrt_model *model, encrt_text tex
 }
 
 encrt_status *encrt_model_tokenize_pair(const encrt_model *model, encrt_text a, encrt_text b,
-                                        encrt_pair_truncation truncation, int32_t *out_ids,
+                                        int32_t truncation, int32_t *out_ids,
                                         int32_t *out_type_ids, int64_t capacity, int64_t *out_count) {
   const char *where = "encrt_model_tokenize_pair";
   if (!model)
@@ -323,7 +323,7 @@ encrt_status *encrt_model_tokenize_pair(const encrt_model *model, encrt_text a, 
     return nullArgument(where, !out_ids ? "out_ids" : "out_type_ids");
   if (truncation < ENCRT_TRUNCATE_LONGEST_FIRST || truncation > ENCRT_TRUNCATE_ONLY_SECOND)
     return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": truncation is " +
-                                                  std::to_string(static_cast<int>(truncation)) +
+                                                  std::to_string(truncation) +
                                                   " (expected an encrt_pair_truncation)");
   return guard(where, true, [&] {
     encrt::PairEncoding e = model->impl->encodePair(viewText(a, "a"), viewText(b, "b"),

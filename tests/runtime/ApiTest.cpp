@@ -545,7 +545,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
   int64_t n = 0;
   expectError(encrt_model_tokenize_pair(wp, lt, w, ENCRT_TRUNCATE_ONLY_SECOND, nullptr, nullptr, 0, &n),
               ENCRT_INVALID_ARGUMENT, "the second text is too short to cut the pair to");
-  expectError(encrt_model_tokenize_pair(wp, w, w, static_cast<encrt_pair_truncation>(7), nullptr, nullptr, 0, &n),
+  expectError(encrt_model_tokenize_pair(wp, w, w, 7, nullptr, nullptr, 0, &n),
               ENCRT_INVALID_ARGUMENT, "encrt_model_tokenize_pair: truncation is 7");
   expectError(encrt_model_tokenize_pair(nullptr, w, w, ENCRT_TRUNCATE_LONGEST_FIRST, nullptr, nullptr, 0, &n),
               ENCRT_INVALID_ARGUMENT, "model");

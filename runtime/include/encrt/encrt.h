@@ -172,12 +172,14 @@ typedef enum encrt_pair_truncation {
 /* A text pair (query and document, two sentences) in the tokenizer's pair
    template: [CLS] a [SEP] b [SEP] (token types 0 then 1), <s> a </s></s> b
    </s> (all 0), or what the artifact's tokenizer.json said, truncated to
-   max_seq ids. out_ids and out_type_ids get *out_count entries each; the size
-   query and capacity rules are encrt_model_tokenize's. ENCRT_UNSUPPORTED when
-   the tokenizer has no pair template. */
+   max_seq ids. truncation: an encrt_pair_truncation value (an int, so that
+   any value can be passed and refused). out_ids and out_type_ids get
+   *out_count entries each; the size query and capacity rules are
+   encrt_model_tokenize's. ENCRT_UNSUPPORTED when the tokenizer has no pair
+   template. */
 ENCRT_API encrt_status *encrt_model_tokenize_pair(const encrt_model *model,
                                                   encrt_text a, encrt_text b,
-                                                  encrt_pair_truncation truncation,
+                                                  int32_t truncation,
                                                   int32_t *out_ids,
                                                   int32_t *out_type_ids,
                                                   int64_t capacity,
