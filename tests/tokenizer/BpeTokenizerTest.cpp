@@ -14,6 +14,8 @@
 #include "tests/tokenizer/ByteLevelVocab.h"
 #include "tests/tokenizer/PairTemplateJson.h"
 
+#include "tests/tokenizer/EscapedText.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -106,18 +108,7 @@ protected:
   }
 };
 
-std::string escape(const std::string &s) {
-  std::string out;
-  for (unsigned char c : s)
-    if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  return out;
-}
+using encc::testing::escape;
 
 TEST_F(BpeTokenizer, IdsMatchTheTokenizersLibrary) {
   const json &texts = fixture().expected.at("texts");

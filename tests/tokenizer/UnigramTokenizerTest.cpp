@@ -14,6 +14,8 @@
 #include "unicode.h"
 #include "unigram_tokenizer.h"
 
+#include "tests/tokenizer/EscapedText.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -41,18 +43,7 @@ json readJson(const std::string &path) {
   return json::parse(in);
 }
 
-std::string escape(const std::string &s) {
-  std::string out;
-  for (unsigned char c : s)
-    if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  return out;
-}
+using encc::testing::escape;
 
 struct Fixture {
   std::vector<std::unique_ptr<UnigramTokenizer>> tokenizers; ///< as expected.json's tokenizers_files
