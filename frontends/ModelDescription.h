@@ -21,10 +21,15 @@ struct ModelDescription {
   std::string architecture; ///< the source's name for it: HF model_type ("bert", ...)
   int64_t hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0;
   int64_t maxSeq = 0;         ///< the compiled maximum sequence length
+  int64_t typeVocab = 0;      ///< token types; >= 2: @forward takes type ids
   std::string activation;     ///< "gelu" (erf form) | "gelu_new" (tanh form)
   double layerNormEps = 1e-12;
   std::string pooling = "none"; ///< "none" | "cls" | "mean"
   bool normalize = false;       ///< L2-normalise the pooled output
+  /// > 0: a sequence-classification head; the second output is [B, numLabels]
+  /// logits instead of a pooled embedding (pooling is then "none").
+  int64_t numLabels = 0;
+  std::string scoreActivation; ///< "sigmoid" | "identity" (CrossEncoder's)
 };
 
 enum class TokenizerKind { WordPiece, ByteLevelBPE, Unigram };

@@ -184,6 +184,15 @@ LogicalResult EmbeddingOp::verify() {
     return emitOpError()
            << "expects a word_scale operand with an i8 word table " << word;
   }
+  if (Value typeIds = getTypeIds()) {
+    auto t = rtt(typeIds);
+    if (failed(checkRank(op, "type_ids", t, 2)) ||
+        failed(checkDim(op, "type_ids dim 0", t.getDimSize(0), "ids dim 0",
+                        ids.getDimSize(0))) ||
+        failed(checkDim(op, "type_ids dim 1", t.getDimSize(1), "ids dim 1",
+                        ids.getDimSize(1))))
+      return failure();
+  }
   int64_t offset = getPositionOffset();
   if (offset < 0)
     return emitOpError() << "expects position_offset >= 0 but got " << offset;

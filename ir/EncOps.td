@@ -42,12 +42,16 @@ def Enc_WeightOp : Enc_Op<"weight", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure]> {
+def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
   let summary = "word + position + token-type embedding lookup";
   let description = [{
-    `result[b, s, :] = word[ids[b, s]] + pos[s + position_offset] + type[0]`.
-    `ids` is `[B, S]` i32; the three tables are `[rows, H]` with the same `H`;
-    the result is `[B, S, H]`.
+    `result[b, s, :] = word[ids[b, s]] + pos[s + position_offset] + type[t]`
+    with `t = type_ids[b, s]` when the optional `type_ids` operand (`[B, S]`
+    i32, the segment of a text pair: 0 for the first text, 1 for the second)
+    is given, else `t = 0`. `ids` is `[B, S]` i32; the three tables are
+    `[rows, H]` with the same `H`; the result is `[B, S, H]`. Ids and type ids
+    outside their table are clamped to it by the kernels (the runtime refuses
+    them before a run).
 
     The word table may be int8 (written by `enc-quantize-linear-int8`): then
     the optional `word_scale` operand `[rows]` f32 is required and the gather
@@ -64,23 +68,29 @@ def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure]> {
     %e = enc.embedding %ids, %word_q, %pos, %type word_scale %word_s {position_offset = 0 : i64}
         : (tensor<?x?xi32>, tensor<30522x384xi8>, tensor<512x384xf32>, tensor<2x384xf32>, tensor<30522xf32>)
         -> tensor<?x?x384xf32>
+    %e = enc.embedding %ids, %word, %pos, %type type_ids %types {position_offset = 0 : i64}
+        : (tensor<?x?xi32>, tensor<30522x384xf32>, tensor<512x384xf32>, tensor<2x384xf32>, tensor<?x?xi32>)
+        -> tensor<?x?x384xf32>
     ```
   }];
   let arguments = (ins Enc_I32Tensor:$ids, Enc_WordTable:$word,
                    Enc_F32Tensor:$pos, Enc_F32Tensor:$token_type,
                    I64Attr:$position_offset,
-                   Optional<Enc_F32Tensor>:$word_scale);
+                   Optional<Enc_F32Tensor>:$word_scale,
+                   Optional<Enc_I32Tensor>:$type_ids);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
-    $ids `,` $word `,` $pos `,` $token_type (`word_scale` $word_scale^)? attr-dict
-    `:` functional-type(operands, results)
+    $ids `,` $word `,` $pos `,` $token_type (`word_scale` $word_scale^)?
+    (`type_ids` $type_ids^)? attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // The f32 form (no word_scale), as the frontends build it.
+    // The f32 form (no word_scale), as the frontends build it; `type_ids`
+    // may be null (every token of type 0).
     OpBuilder<(ins "Type":$result, "Value":$ids, "Value":$word, "Value":$pos,
-                   "Value":$token_type, "uint64_t":$position_offset), [{
+                   "Value":$token_type, "uint64_t":$position_offset,
+                   "Value":$type_ids), [{
       build($_builder, $_state, result, ids, word, pos, token_type,
-            position_offset, Value());
+            position_offset, Value(), type_ids);
     }]>
   ];
   let hasVerifier = 1;
@@ -455,6 +465,24 @@ def Enc_GeluOp : Enc_Op<"gelu", [Pure, AllTypesMatch<["x", "result"]>]> {
     ```
   }];
   let arguments = (ins Enc_F32Tensor:$x, Enc_GeluApproximationAttr:$approximate);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+}
+
+def Enc_TanhOp : Enc_Op<"tanh", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "tanh activation";
+  let description = [{
+    `result = tanh(x)` elementwise: the activation of the pooler / dense
+    layer of a sequence-classification head (BERT's pooler, RoBERTa's
+    classification head).
+
+    Example:
+
+    ```mlir
+    %t = enc.tanh %d : tensor<?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }

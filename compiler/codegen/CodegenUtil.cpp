@@ -99,16 +99,16 @@ llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
     return makeError(who + ": the module has no func.func @forward");
   if (func.getBody().getBlocks().size() != 1)
     return makeError(who + ": @forward must have exactly one block");
-  if (func.getNumArguments() != 2)
-    return makeError(who + ": @forward must take (ids, lengths), got " +
+  if (func.getNumArguments() != 2 && func.getNumArguments() != 3)
+    return makeError(who + ": @forward must take (ids, lengths[, type_ids]), got " +
                      llvm::Twine(func.getNumArguments()) + " arguments");
-  const char *argNames[2] = {"ids", "lengths"};
-  for (unsigned i = 0; i < 2; ++i) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto t = llvm::dyn_cast<mlir::RankedTensorType>(func.getArgument(i).getType());
-    if (!t || !t.getElementType().isInteger(32) || t.getRank() != 2 - i)
+    const int64_t rank = i == 1 ? 1 : 2;
+    if (!t || !t.getElementType().isInteger(32) || t.getRank() != rank)
       return makeError(who + ": @forward argument " + llvm::Twine(i) + " (" +
-                       argNames[i] + ") must be a " +
-                       (i == 0 ? "tensor<?x?xi32>" : "tensor<?xi32>"));
+                       kForwardArgNames[i] + ") must be a " +
+                       (rank == 2 ? "tensor<?x?xi32>" : "tensor<?xi32>"));
   }
   return func;
 }

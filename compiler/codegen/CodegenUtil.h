@@ -64,9 +64,12 @@ llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
 /// The plan dtype of a stored weight's element type.
 DType planDType(mlir::enc::WeightType type);
 
+/// The plan names of @forward's arguments, in order (type_ids optional).
+constexpr const char *kForwardArgNames[3] = {"ids", "lengths", "type_ids"};
+
 /// The module's func.func @forward, checked to have one block and the
-/// arguments (ids: tensor<?x?xi32>, lengths: tensor<?xi32>); errors start
-/// with "<who>: ".
+/// arguments (ids: tensor<?x?xi32>, lengths: tensor<?xi32>[, type_ids:
+/// tensor<?x?xi32>]); errors start with "<who>: ".
 llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
                                                    llvm::StringRef who);
 

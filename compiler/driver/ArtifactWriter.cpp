@@ -244,7 +244,9 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
   auto metadata = encm::CreateMetadata(
       fbb, fbb.CreateString(cfg.architecture), cfg.hidden, cfg.layers, cfg.heads, cfg.intermediate, cfg.vocab,
       cfg.maxSeq, fbb.CreateString(cfg.activation), static_cast<float>(cfg.layerNormEps),
-      fbb.CreateString(cfg.pooling), cfg.normalize, passes, fbb.CreateString(ENCC_VERSION), fbb.CreateString(c.source));
+      fbb.CreateString(cfg.pooling), cfg.normalize, passes, fbb.CreateString(ENCC_VERSION), fbb.CreateString(c.source),
+      static_cast<int32_t>(cfg.typeVocab), static_cast<int32_t>(cfg.numLabels),
+      cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0);
 
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),

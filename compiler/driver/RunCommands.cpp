@@ -348,6 +348,17 @@ namespace {
 /// each non-empty line of every --file (every byte is text, NUL included).
 /// Fails (returns false, after printing why) when there are none or the
 /// artifact has no tokenizer.
+/// --truncation (default longest_first); false after printing the error.
+bool pairTruncation(const Args &args, encrt_pair_truncation &strategy) {
+  const std::string truncation = args.has("truncation") ? args.get("truncation") : "longest_first";
+  strategy = truncation == "only_first"    ? ENCRT_TRUNCATE_ONLY_FIRST
+             : truncation == "only_second" ? ENCRT_TRUNCATE_ONLY_SECOND
+                                           : ENCRT_TRUNCATE_LONGEST_FIRST;
+  if (truncation != "longest_first" && truncation != "only_first" && truncation != "only_second")
+    return fail("--truncation must be longest_first, only_first or only_second, not '" + truncation + "'"), false;
+  return true;
+}
+
 bool readTexts(const Args &args, const char *command, std::vector<std::string> &texts) {
   texts.assign(args.positionals.begin() + 1, args.positionals.end());
   for (const std::string &path : args.all("file")) {
@@ -385,12 +396,9 @@ int encc::tokenizeCommand(const Args &args) {
   if (!openModel(args, "tokenize", model, session) || !readTexts(args, "tokenize", texts))
     return 1;
   const bool pairs = args.has("pair");
-  const std::string truncation = args.has("truncation") ? args.get("truncation") : "longest_first";
-  const encrt_pair_truncation strategy = truncation == "only_first"    ? ENCRT_TRUNCATE_ONLY_FIRST
-                                         : truncation == "only_second" ? ENCRT_TRUNCATE_ONLY_SECOND
-                                                                       : ENCRT_TRUNCATE_LONGEST_FIRST;
-  if (truncation != "longest_first" && truncation != "only_first" && truncation != "only_second")
-    return fail("--truncation must be longest_first, only_first or only_second, not '" + truncation + "'");
+  encrt_pair_truncation strategy;
+  if (!pairTruncation(args, strategy))
+    return 1;
   if (args.has("truncation") && !pairs)
     return fail("--truncation applies to --pair only (a single text keeps its beginning)");
   if (pairs && texts.size() % 2 != 0)
@@ -458,6 +466,9 @@ int encc::embedCommand(const Args &args) {
     return 1;
   encrt_model_info info;
   encrt_model_get_info(model.get(), &info, sizeof info);
+  if (info.num_labels > 0)
+    return fail(args.positionals[0] + ": a cross-encoder (sequence classification) scores text pairs and has no "
+                                      "embeddings; use 'encc rerank'");
   if (!info.has_pooled_output)
     return fail(args.positionals[0] + ": this artifact has no pooled output (compiled with --pooling=none); use "
                                       "'encc run' for hidden states");
@@ -529,6 +540,75 @@ int encc::embedCommand(const Args &args) {
     for (int64_t j = 0; j < n; ++j)
       os << llvm::right_justify(num(cosine[i * n + j], 3), 7);
     os << "\n";
+  }
+  return 0;
+}
+
+int encc::rerankCommand(const Args &args) {
+  ModelPtr model;
+  SessionPtr session;
+  std::vector<std::string> texts;
+  if (!openModel(args, "rerank", model, session) || !readTexts(args, "rerank", texts))
+    return 1;
+  encrt_pair_truncation strategy;
+  if (!pairTruncation(args, strategy))
+    return 1;
+  encrt_model_info info;
+  encrt_model_get_info(model.get(), &info, sizeof info);
+  if (info.num_labels == 0)
+    return fail(args.positionals[0] + ": not a cross-encoder (no sequence-classification head); 'encc rerank' "
+                                      "needs a model compiled from a *ForSequenceClassification folder");
+  if (texts.size() < 2)
+    return fail("'encc rerank' needs a query and at least one document: encc rerank model.encm \"query\" "
+                "\"doc\"... [--file docs.txt]");
+  const int64_t n = static_cast<int64_t>(texts.size()) - 1, labels = info.num_labels;
+  const std::vector<encrt_text> views = textViews(texts);
+  const std::vector<encrt_text> queries(static_cast<size_t>(n), views[0]);
+  std::vector<float> scores(static_cast<size_t>(n * labels));
+  auto t0 = std::chrono::steady_clock::now();
+  if (failed(encrt_session_score_pairs(session.get(), queries.data(), views.data() + 1, n, strategy, scores.data())))
+    return 1;
+  const double ms = msSince(t0);
+  // Best first by the first label's score (one-label rerankers: the relevance).
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return scores[a * labels] > scores[b * labels]; });
+
+  if (args.get("format") == "json") {
+    llvm::json::OStream j(llvm::outs());
+    j.object([&] {
+      j.attribute("query", texts[0]);
+      j.attribute("num_labels", labels);
+      j.attribute("activation", info.score_activation);
+      j.attribute("latency_ms", ms);
+      j.attributeArray("results", [&] {
+        for (int64_t i : order)
+          j.object([&] {
+            j.attribute("index", i);
+            j.attribute("document", texts[i + 1]);
+            if (labels == 1)
+              j.attribute("score", scores[i]);
+            else
+              j.attributeArray("scores", [&] {
+                for (int64_t k = 0; k < labels; ++k)
+                  j.value(scores[i * labels + k]);
+              });
+          });
+      });
+    });
+    llvm::outs() << "\n";
+    return 0;
+  }
+  auto &os = llvm::outs();
+  os << "query: " << texts[0] << "\n" << n << " documents, " << labels << (labels == 1 ? " label" : " labels")
+     << " (" << info.score_activation << "), " << num(ms, 1) << " ms; best first:\n";
+  for (int64_t i : order) {
+    os << "  [" << i << "]";
+    for (int64_t k = 0; k < labels; ++k)
+      os << " " << llvm::right_justify(num(scores[i * labels + k], 4), 8);
+    os << "  " << texts[i + 1] << "\n";
   }
   return 0;
 }
@@ -617,6 +697,9 @@ int encc::inspectCommand(const Args &args) {
         j.attribute("hidden_act", str(md->hidden_act()));
         j.attribute("pooling", str(md->pooling()));
         j.attribute("normalize", md->normalize());
+        j.attribute("type_vocab_size", md->type_vocab_size());
+        j.attribute("num_labels", md->num_labels());
+        j.attribute("score_activation", str(md->score_activation()));
         j.attribute("compiler_version", str(md->compiler_version()));
         j.attribute("source", str(md->source()));
         j.attributeArray("passes", [&] {
@@ -691,10 +774,13 @@ int encc::inspectCommand(const Args &args) {
   os << "model:   " << str(md->architecture()) << ", " << md->num_layers() << " layers, hidden " << md->hidden_size()
      << ", " << md->num_heads() << " heads, intermediate " << md->intermediate_size() << ", vocab "
      << md->vocab_size() << ", " << str(md->hidden_act()) << "\n";
-  os << "input:   ids + lengths, up to " << md->max_seq() << " tokens per sequence\n";
-  os << "output:  last hidden state" << (pooled ? ", pooled (" + str(md->pooling()) +
-                                                                                     (md->normalize() ? ", L2-normalised)" : ")")
-                                                                               : std::string())
+  os << "input:   ids + lengths" << (md->type_vocab_size() >= 2 ? " + token type ids (" + std::to_string(md->type_vocab_size()) + " types)" : "")
+     << ", up to " << md->max_seq() << " tokens per sequence\n";
+  os << "output:  last hidden state"
+     << (md->num_labels() > 0 ? ", scores (" + std::to_string(md->num_labels()) + (md->num_labels() == 1 ? " label, " : " labels, ") +
+                                    str(md->score_activation()) + "; a cross-encoder: encc rerank)"
+         : pooled ? ", pooled (" + str(md->pooling()) + (md->normalize() ? ", L2-normalised)" : ")")
+                  : std::string())
      << "\n";
   os << "passes:  ";
   if (md->passes())

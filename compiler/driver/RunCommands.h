@@ -13,6 +13,7 @@ namespace encc {
 
 int runCommand(const Args &args);
 int embedCommand(const Args &args);
+int rerankCommand(const Args &args);
 /// encc tokenize ARTIFACT TEXT...: the token ids the artifact's tokenizer gives.
 int tokenizeCommand(const Args &args);
 int inspectCommand(const Args &args);

@@ -3,6 +3,7 @@
 //   encc compile MODEL_DIR [-o model.encm] [--emit=artifact|mlir|cpp] ...
 //   encc run model.encm --ids "101 7592 102" [--ids ...] [--format=json]
 //   encc embed model.encm "text" ... [--file lines.txt] [--format=json]
+//   encc rerank model.encm "query" "doc" ... [--file docs.txt] [--format=json]
 //   encc tokenize model.encm "text" ... [--file lines.txt] [--format=json]
 //   encc inspect model.encm [--format=json] [-v]
 //   encc keygen NAME; encc sign model.encm --key NAME.key
@@ -36,6 +37,8 @@ commands:
   run ARTIFACT        run on token ids; prints the last hidden state (and pooled output)
   embed ARTIFACT TEXT...
                       tokenize, run, pool: sentence embeddings and their cosine matrix
+  rerank ARTIFACT QUERY DOC...
+                      score (query, document) pairs with a cross-encoder, best first
   tokenize ARTIFACT TEXT...
                       the token ids the artifact's tokenizer gives each text
   inspect ARTIFACT    metadata, targets, tensors, plan steps and sizes
@@ -164,6 +167,26 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
   --require-sha256 HEX  refuse the artifact unless its SHA-256 (sha256sum) is HEX
   --trusted-key FILE    refuse the artifact unless signed by this public key (encc keygen's
                         NAME.pub; the signature is read from ARTIFACT.sig, see encc sign)
+  --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
+)";
+
+const char *kRerankUsage = R"(usage: encc rerank ARTIFACT QUERY DOC... [options]
+
+Scores each (QUERY, DOC) pair with a cross-encoder (a model compiled from a
+*ForSequenceClassification folder, e.g. a reranker) as sentence-transformers'
+CrossEncoder.predict does (the model's activation: sigmoid for one label) and
+prints the documents best first.
+
+  --file FILE           also score each non-empty line of FILE as a document (repeatable)
+  --truncation S        how a pair longer than the maximum is cut: longest_first (default),
+                        only_first, only_second
+  --format FMT          text (default) | json (query, and per document its index and score)
+  --threads N           worker threads (default 0: all cores)
+  --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
+  --device D            auto (default) | cpu (classification heads run on the CPU)
+  --profile             per-step times on stderr
+  --require-sha256 HEX  refuse the artifact unless its SHA-256 (sha256sum) is HEX
+  --trusted-key FILE    refuse the artifact unless signed by this public key
   --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
 )";
 
@@ -316,6 +339,10 @@ int main(int argc, char **argv) {
       {"embed", kEmbedUsage,
        {"file", "format", "threads", "cpu-target", "device", "require-sha256", "trusted-key", "signature"},
        {"profile", "help"}, embedCommand},
+      {"rerank", kRerankUsage,
+       {"file", "format", "truncation", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
+        "signature"},
+       {"profile", "help"}, rerankCommand},
       {"tokenize", kTokenizeUsage, {"file", "format", "truncation"}, {"pair", "help"}, tokenizeCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
       {"keygen", kKeygenUsage, {}, {"quiet", "help"}, keygenCommand},
@@ -336,5 +363,5 @@ int main(int argc, char **argv) {
       return usageError("--format expects text or json, got '" + format + "'", c.usage);
     return c.fn(args);
   }
-  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, tokenize, inspect, report, keygen, sign)", kUsage);
+  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, rerank, tokenize, inspect, report, keygen, sign)", kUsage);
 }

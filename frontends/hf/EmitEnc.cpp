@@ -1,6 +1,6 @@
 //===- EmitEnc.cpp - ModelConfig -> enc dialect @forward ------------------===//
 //
-// Builds @forward(ids, lengths): every weight first (one enc.weight per
+// Builds @forward(ids, lengths[, type_ids]): every weight first (one enc.weight per
 // tensor), then the family's encoder (ModelFamily::emitEncoder) and the
 // optional pooling and normalisation, which every family shares.
 //
@@ -29,16 +29,23 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   auto lenTy = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
   auto hiddenTy = RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, c.hidden}, b.getF32Type());
   auto pooledTy = RankedTensorType::get({ShapedType::kDynamic, c.hidden}, b.getF32Type());
+  auto scoresTy = RankedTensorType::get({ShapedType::kDynamic, c.numLabels}, b.getF32Type());
   SmallVector<Type> results{hiddenTy};
   if (c.pooling != "none")
     results.push_back(pooledTy);
-  auto func = b.create<func::FuncOp>(at("forward"), "forward", b.getFunctionType({idsTy, lenTy}, results));
+  else if (c.classifies())
+    results.push_back(scoresTy);
+  SmallVector<Type> args{idsTy, lenTy};
+  if (c.hasTypeIds())
+    args.push_back(idsTy);
+  auto func = b.create<func::FuncOp>(at("forward"), "forward", b.getFunctionType(args, results));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   Value lengths = entry->getArgument(1);
+  Value typeIds = c.hasTypeIds() ? entry->getArgument(2) : Value();
 
-  EncoderEmitter e(b, c, fileLoc, entry->getArgument(0), lengths);
-  e.declareWeights(c.family->expectedWeights(c));
+  EncoderEmitter e(b, c, fileLoc, entry->getArgument(0), lengths, typeIds);
+  e.declareWeights(expectedWeights(c));
   SmallVector<Value> outs{c.family->emitEncoder(e)};
   if (c.pooling != "none") {
     Value p = b.create<enc::PoolOp>(at("pooling"), pooledTy, outs[0], lengths,
@@ -46,6 +53,14 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
     if (c.normalize)
       p = b.create<enc::L2NormOp>(at("normalize"), pooledTy, p);
     outs.push_back(p);
+  } else if (c.classifies()) {
+    // BERT's pooler / RoBERTa's classification head: out(tanh(dense(h[CLS]))).
+    // buildEncModule checked that the family names the head.
+    ClassifierWeightNames head = llvm::cantFail(c.family->classifierNames(c));
+    Value cls = b.create<enc::PoolOp>(at("classifier"), pooledTy, outs[0], lengths, enc::PoolingMode::cls);
+    Value dense = e.linear(cls, head.dense, c.hidden);
+    Value act = b.create<enc::TanhOp>(e.loc(head.dense), pooledTy, dense);
+    outs.push_back(e.linear(act, head.out, c.numLabels));
   }
   b.create<func::ReturnOp>(at("forward"), outs);
   return module;
@@ -63,6 +78,9 @@ encc::buildEncModule(MLIRContext &ctx, const ModelConfig &config, const std::str
   if (config.pooling != "none" && config.pooling != "cls" && config.pooling != "mean")
     return hfError(sourceName + ": pooling '" + config.pooling +
                    "' is not supported (supported: none, cls, mean)");
+  if (config.classifies())
+    if (auto head = config.family->classifierNames(config); !head)
+      return head.takeError();
   OwningOpRef<ModuleOp> module = emitModule(ctx, config, sourceName);
   std::string diag;
   {

@@ -28,7 +28,11 @@ void EncoderEmitter::declareWeights(const std::vector<WeightSpec> &specs) {
 }
 
 Value EncoderEmitter::linear(Value x, const std::string &mod, int64_t n) {
-  return b.create<enc::LinearOp>(loc(mod), bsn(n), x, weight(mod + ".weight"), weight(mod + ".bias"),
+  auto xt = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(xt.getShape());
+  shape.back() = n;
+  return b.create<enc::LinearOp>(loc(mod), RankedTensorType::get(shape, b.getF32Type()), x, weight(mod + ".weight"),
+                                 weight(mod + ".bias"),
                                  enc::Epilogue::none);
 }
 
@@ -46,7 +50,7 @@ Value EncoderEmitter::gelu(Value x, const std::string &mod) {
 Value EncoderEmitter::embeddings(const ModelWeightNames &n) {
   Value x = b.create<enc::EmbeddingOp>(loc("embeddings"), bsn(c.hidden), ids, weight(n.word + ".weight"),
                                        weight(n.position + ".weight"), weight(n.tokenType + ".weight"),
-                                       uint64_t(c.positionOffset));
+                                       uint64_t(c.positionOffset), typeIds);
   return layernorm(x, n.embNorm);
 }
 

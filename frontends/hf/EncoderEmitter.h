@@ -22,10 +22,11 @@ namespace encc {
 
 class EncoderEmitter {
 public:
-  /// Emits at `b`'s insertion point, inside @forward(ids, lengths).
+  /// Emits at `b`'s insertion point, inside @forward(ids, lengths[, type_ids]);
+  /// `typeIds` is null when the model has one token type.
   EncoderEmitter(mlir::OpBuilder &b, const ModelConfig &config, mlir::Location fileLoc, mlir::Value ids,
-                 mlir::Value lengths)
-      : b(b), c(config), fileLoc(fileLoc), ids(ids), lengths(lengths) {}
+                 mlir::Value lengths, mlir::Value typeIds)
+      : b(b), c(config), fileLoc(fileLoc), ids(ids), lengths(lengths), typeIds(typeIds) {}
 
   const ModelConfig &config() const { return c; }
 
@@ -41,14 +42,15 @@ public:
   /// The enc.weight declared as `name`, or null.
   mlir::Value weight(const std::string &name) const { return weights.lookup(name); }
 
-  /// x·Wᵀ + b with `mod`.weight / `mod`.bias.
+  /// x·Wᵀ + b with `mod`.weight / `mod`.bias: x's shape with the last dim n.
   mlir::Value linear(mlir::Value x, const std::string &mod, int64_t n);
   /// LayerNorm with `mod`.weight / `mod`.bias and the config's epsilon.
   mlir::Value layernorm(mlir::Value x, const std::string &mod);
   /// The config's activation (erf or tanh GELU).
   mlir::Value gelu(mlir::Value x, const std::string &mod);
 
-  /// word[ids] + position[s + offset] + type[0], then the embedding LayerNorm.
+  /// word[ids] + position[s + offset] + type[type_ids] (type[0] without type
+  /// ids), then the embedding LayerNorm.
   mlir::Value embeddings(const ModelWeightNames &n);
   /// Q, K, V projections, scaled masked softmax(QKᵀ)·V per head, heads merged:
   /// the context before the output projection.
@@ -60,7 +62,7 @@ private:
   mlir::OpBuilder &b;
   const ModelConfig &c;
   mlir::Location fileLoc;
-  mlir::Value ids, lengths;
+  mlir::Value ids, lengths, typeIds;
   llvm::StringMap<mlir::Value> weights;
 };
 

@@ -15,7 +15,22 @@ using llvm::Twine;
 
 ModelWeightNames encc::modelWeightNames(const ModelConfig &c) { return c.family->weightNames(c); }
 
-std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) { return c.family->expectedWeights(c); }
+std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
+  std::vector<WeightSpec> w = c.family->expectedWeights(c);
+  if (!c.classifies())
+    return w;
+  // parseModelConfig accepted the head only when the family names it.
+  llvm::Expected<ClassifierWeightNames> head = c.family->classifierNames(c);
+  if (!head) {
+    llvm::consumeError(head.takeError());
+    return w;
+  }
+  w.push_back({head->dense + ".weight", {c.hidden, c.hidden}, head->denseUnprefixed});
+  w.push_back({head->dense + ".bias", {c.hidden}, head->denseUnprefixed});
+  w.push_back({head->out + ".weight", {c.numLabels, c.hidden}, head->outUnprefixed});
+  w.push_back({head->out + ".bias", {c.numLabels}, head->outUnprefixed});
+  return w;
+}
 
 static std::string shapeStr(const std::vector<int64_t> &s) {
   std::string r = "[";
@@ -65,7 +80,7 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
       store.set(spec.name, std::move(zeros));
       continue;
     }
-    std::string fileName = prefix + spec.name;
+    std::string fileName = spec.unprefixed ? spec.name : prefix + spec.name;
     const SafeTensorInfo *info = file->find(fileName);
     if (!info)
       return hfError(path + ": tensor '" + fileName + "' is missing");
@@ -161,6 +176,13 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
   }
   if (opts.normalize >= 0)
     c.normalize = opts.normalize != 0;
+  if (c.classifies()) {
+    // The head pools [CLS] itself and its output is scores, not an embedding.
+    if (!opts.pooling.empty() && opts.pooling != "none")
+      return hfError(dir + ": a sequence-classification model (cross-encoder) scores text pairs; --pooling=" +
+                     opts.pooling + " does not apply to it");
+    c.pooling = "none";
+  }
   if (c.pooling == "none")
     c.normalize = false;
 

@@ -35,6 +35,9 @@ struct ModelConfig {
   int64_t hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0;
   int64_t maxPositions = 0;
   int64_t typeVocab = 0; ///< 0 for distilbert (no token types)
+  /// The model distinguishes token types (BERT's two segments of a text
+  /// pair): @forward takes type ids as a third argument.
+  bool hasTypeIds() const { return typeVocab > 1; }
   double layerNormEps = 1e-12;
   std::string hiddenAct;      ///< "gelu" (erf form) | "gelu_new" (tanh form)
   int64_t positionOffset = 0; ///< 0 for bert; pad_token_id + 1 for roberta-likes
@@ -43,6 +46,15 @@ struct ModelConfig {
   int64_t maxSeq = 0;
   std::string pooling = "none"; ///< "none" | "cls" | "mean"
   bool normalize = false;       ///< L2-normalise the pooled output
+  /// A sequence-classification head (architectures: *ForSequenceClassification,
+  /// a cross-encoder / reranker): numLabels > 0 scores per sequence instead of
+  /// a pooled embedding.
+  int64_t numLabels = 0;
+  /// What sentence-transformers' CrossEncoder applies to the logits:
+  /// "sigmoid" | "identity" (sbert_ce_default_activation_function, else sigmoid
+  /// for one label and identity for more).
+  std::string scoreActivation;
+  bool classifies() const { return numLabels > 0; }
 };
 
 /// The frontend-neutral part of `config`.
@@ -86,6 +98,16 @@ llvm::Expected<TokenizerData> readTokenizer(const std::string &dir, const ModelC
 struct WeightSpec {
   std::string name;
   std::vector<int64_t> shape;
+  /// Stored under exactly `name`, outside the checkpoint prefix (a
+  /// classification head's "classifier.weight" beside "bert.*").
+  bool unprefixed = false;
+};
+
+/// The two dense layers of a sequence-classification head: scores =
+/// out(tanh(dense(hidden[CLS]))), names without .weight/.bias.
+struct ClassifierWeightNames {
+  std::string dense, out;
+  bool denseUnprefixed = false, outUnprefixed = true;
 };
 
 /// Canonical tensor names of a BERT-style model (the family's choice), used by

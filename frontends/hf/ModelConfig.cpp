@@ -14,6 +14,51 @@ using namespace encc;
 using llvm::Twine;
 using nlohmann::json;
 
+/// architectures: [...ForSequenceClassification] -> c.numLabels (id2label's
+/// size, else num_labels, else 2, as transformers counts them) and the
+/// activation sentence-transformers' CrossEncoder applies.
+static llvm::Error readClassifierHead(const json &j, const ConfigFields &f, ModelConfig &c) {
+  auto arch = j.find("architectures");
+  if (arch == j.end() || arch->is_null())
+    return llvm::Error::success();
+  if (!arch->is_array())
+    return hfError(f.path() + ": field 'architectures' must be an array of strings");
+  bool classifier = false;
+  for (const json &a : *arch) {
+    if (!a.is_string())
+      return hfError(f.path() + ": field 'architectures' must be an array of strings");
+    classifier |= llvm::StringRef(a.get<std::string>()).ends_with("ForSequenceClassification");
+  }
+  if (!classifier)
+    return llvm::Error::success();
+  if (auto head = c.family->classifierNames(c); !head)
+    return hfError(f.path() + ": " + llvm::toString(head.takeError()));
+  auto labels = j.find("id2label");
+  if (labels != j.end() && !labels->is_null()) {
+    if (!labels->is_object() || labels->empty())
+      return hfError(f.path() + ": field 'id2label' must be a non-empty object");
+    c.numLabels = static_cast<int64_t>(labels->size());
+  } else if (auto e = f.getInt("num_labels", c.numLabels, 2)) {
+    return e;
+  }
+  if (c.numLabels > 4096)
+    return hfError(f.path() + ": " + Twine(c.numLabels) + " labels; at most 4096 are supported");
+  std::string act;
+  if (auto e = f.getString("sbert_ce_default_activation_function", act, ""))
+    return e;
+  llvm::StringRef a(act);
+  if (a.empty())
+    c.scoreActivation = c.numLabels == 1 ? "sigmoid" : "identity";
+  else if (a == "torch.nn.modules.activation.Sigmoid" || a == "torch.nn.Sigmoid")
+    c.scoreActivation = "sigmoid";
+  else if (a == "torch.nn.modules.linear.Identity" || a == "torch.nn.Identity")
+    c.scoreActivation = "identity";
+  else
+    return hfError(f.path() + ": sbert_ce_default_activation_function '" + act +
+                   "' is not supported (supported: torch.nn.Sigmoid, torch.nn.Identity)");
+  return llvm::Error::success();
+}
+
 llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, const std::string &path) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
@@ -61,6 +106,9 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
     return hfError(path + ": " + actKey + " '" + act +
                    "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
 
+  if (auto e = readClassifierHead(j, f, c))
+    return std::move(e);
+
   if (c.hidden % c.heads != 0)
     return hfError(path + ": hidden size " + Twine(c.hidden) +
                    " is not divisible by the number of attention heads " + Twine(c.heads));
@@ -80,6 +128,9 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.intermediate = c.intermediate;
   d.vocab = c.vocab;
   d.maxSeq = c.maxSeq;
+  d.typeVocab = c.hasTypeIds() ? c.typeVocab : 1;
+  d.numLabels = c.numLabels;
+  d.scoreActivation = c.scoreActivation;
   d.activation = c.hiddenAct;
   d.layerNormEps = c.layerNormEps;
   d.pooling = c.pooling;

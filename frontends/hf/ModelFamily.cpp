@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/ModelFamily.h"
 #include "frontends/hf/EncoderEmitter.h"
+#include "frontends/hf/HFUtil.h"
 
 namespace encc {
 const ModelFamily &bertFamily();
@@ -39,6 +40,12 @@ std::string encc::supportedModelTypes() {
     for (llvm::StringRef t : f->modelTypes())
       all += (all.empty() ? "" : ", ") + t.str();
   return all;
+}
+
+llvm::Expected<ClassifierWeightNames> ModelFamily::classifierNames(const ModelConfig &c) const {
+  return hfError("model_type '" + c.modelType +
+                 "': sequence-classification heads are not supported for this family (supported: bert, roberta, "
+                 "xlm-roberta, camembert)");
 }
 
 std::vector<WeightSpec> ModelFamily::expectedWeights(const ModelConfig &c) const {

@@ -68,6 +68,10 @@ public:
   /// (SentencePieceModel.h); empty: none.
   virtual std::string sentencePieceFile(const ModelConfig &) const { return ""; }
 
+  /// The tensor names of the family's *ForSequenceClassification head; an
+  /// error when the family has no supported head. Default: none.
+  virtual llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &config) const;
+
   /// Emits the encoder (embeddings and layers) and returns the last hidden
   /// state; pooling is emitted after it for every family. Default: BERT's
   /// post-LayerNorm encoder.

@@ -122,6 +122,9 @@ public:
     d["num_steps"] = info_.num_steps;
     d["weight_bytes"] = info_.weight_bytes;
     d["random_weights"] = bool(info_.random_weights);
+    d["type_vocab_size"] = info_.type_vocab_size;
+    d["num_labels"] = info_.num_labels;
+    d["score_activation"] = info_.score_activation ? info_.score_activation : "";
     return d;
   }
 
@@ -173,27 +176,32 @@ public:
     return out;
   }
 
-  /// Runs right-padded ids [B, S] with lengths [B]: (hidden [B, S, H] or
-  /// None, pooled [B, H] or None).
-  nb::tuple run(IdMatrix ids, IdVector lengths, bool hidden, bool pooled) {
+  /// Runs right-padded ids [B, S] (and type ids [B, S], or None: all 0)
+  /// with lengths [B]: (hidden [B, S, H] or None, pooled [B, H] (a
+  /// classifier: logits [B, num_labels]) or None).
+  nb::tuple run(IdMatrix ids, std::optional<IdMatrix> typeIds, IdVector lengths, bool hidden, bool pooled) {
     live();
     const size_t batch = ids.shape(0), seq = ids.shape(1), h = static_cast<size_t>(info_.hidden_size);
     if (lengths.shape(0) != batch)
       throw nb::value_error(("lengths has " + std::to_string(lengths.shape(0)) + " entries for a batch of " +
                              std::to_string(batch))
                                 .c_str());
+    if (typeIds && (typeIds->shape(0) != batch || typeIds->shape(1) != seq))
+      throw nb::value_error("type_ids must have the shape of ids");
+    const size_t width = info_.num_labels > 0 ? static_cast<size_t>(info_.num_labels) : h;
     float *hiddenData = nullptr, *pooledData = nullptr;
     nb::object hiddenOut = nb::none(), pooledOut = nb::none();
     if (hidden)
       hiddenOut = nb::cast(newArray({batch, seq, h}, hiddenData));
     if (pooled)
-      pooledOut = nb::cast(newArray({batch, h}, pooledData));
+      pooledOut = nb::cast(newArray({batch, width}, pooledData));
     encrt_session *s = session();
+    const int32_t *types = typeIds ? typeIds->data() : nullptr;
     encrt_status *status;
     {
       nb::gil_scoped_release unlocked;
-      status = encrt_session_run(s, ids.data(), lengths.data(), int64_t(batch), int64_t(seq), hiddenData,
-                                 pooledData);
+      status = encrt_session_run_typed(s, ids.data(), types, lengths.data(), int64_t(batch), int64_t(seq),
+                                       hiddenData, pooledData);
     }
     check(status);
     return nb::make_tuple(hiddenOut, pooledOut);
@@ -210,6 +218,25 @@ public:
     if (!t.empty()) {
       nb::gil_scoped_release unlocked;
       status = encrt_session_embed_texts(s, t.data(), int64_t(t.size()), data);
+    }
+    check(status);
+    return out;
+  }
+
+  /// A cross-encoder's scores of the pairs (a[i], b[i]) [N, num_labels]
+  /// (activated as the model says); truncation is an encrt_pair_truncation.
+  FloatArray scorePairs(const std::vector<nb::bytes> &a, const std::vector<nb::bytes> &b, int truncation) {
+    live();
+    if (a.size() != b.size())
+      throw nb::value_error("as many first texts as second texts are needed");
+    std::vector<encrt_text> ta = textsOf(a), tb = textsOf(b);
+    float *data = nullptr;
+    FloatArray out = newArray({ta.size(), static_cast<size_t>(std::max(info_.num_labels, 1))}, data);
+    encrt_session *s = session();
+    encrt_status *status = nullptr;
+    {
+      nb::gil_scoped_release unlocked;
+      status = encrt_session_score_pairs(s, ta.data(), tb.data(), int64_t(ta.size()), truncation, data);
     }
     check(status);
     return out;
@@ -264,6 +291,8 @@ NB_MODULE(_encc, m) {
       .def("info", &Model::info)
       .def("tokenize", &Model::tokenize)
       .def("tokenize_pairs", &Model::tokenizePairs)
-      .def("run", &Model::run, nb::arg("ids"), nb::arg("lengths"), nb::arg("hidden"), nb::arg("pooled"))
+      .def("run", &Model::run, nb::arg("ids"), nb::arg("type_ids").none(), nb::arg("lengths"), nb::arg("hidden"),
+           nb::arg("pooled"))
+      .def("score_pairs", &Model::scorePairs)
       .def("embed", &Model::embed);
 }

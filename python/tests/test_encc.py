@@ -214,3 +214,33 @@ def test_compile_errors(tmp_path):
         encc.compile(tmp_path, tmp_path / "x.encm", encc=str(tmp_path / "no-encc"))
     with pytest.raises(encc.Error, match="config.json"):
         encc.compile(tmp_path, tmp_path / "x.encm", encc=ENCC)
+
+
+def test_cross_encoder_predict_matches_sentence_transformers(tmp_path, model):
+    """Model.predict on the tiny cross-encoders of tests/reference/cross_encoder.json (written by
+    make-tiny-model with the recorded flags) equals CrossEncoder.predict within 1e-4."""
+    with open(os.path.join(ROOT, "tests", "reference", "cross_encoder.json"), encoding="utf-8") as f:
+        cases = json.load(f)["cases"]
+    make_tiny = os.path.join(BUILD, "bin", "make-tiny-model")
+    for case in cases:
+        folder = tmp_path / case["name"]
+        subprocess.run([make_tiny, os.fspath(folder), *case["flags"]], check=True)
+        artifact = encc.compile(folder, tmp_path / (case["name"] + ".encm"), encc=ENCC,
+                                max_seq=case["max_length"])
+        with encc.Model(artifact) as ce:
+            labels = ce.info["num_labels"]
+            assert labels == len(case["scores"][0])
+            got = ce.predict([tuple(p) for p in case["pairs"]], batch_size=4)
+            want = np.array(case["scores"], dtype=np.float32)
+            assert got.shape == ((len(case["pairs"]),) if labels == 1 else (len(case["pairs"]), labels))
+            np.testing.assert_allclose(got.reshape(want.shape), want, atol=1e-4, rtol=0)
+            one = ce.predict(tuple(case["pairs"][0]))
+            np.testing.assert_allclose(np.reshape(one, -1), want[0], atol=1e-4, rtol=0)
+            # The typed run gives the logits the scores came from.
+            ids, types, lengths = ce.tokenize_pairs([tuple(p) for p in case["pairs"]])
+            hidden = ce.run(ids, lengths, type_ids=types)
+            assert hidden.shape[:2] == ids.shape
+            with pytest.raises(ValueError, match="type_ids must have the shape"):
+                ce.run(ids, lengths, type_ids=types[:, :1])
+    with pytest.raises(encc.UnsupportedError, match="not a sequence-classification model"):
+        model.predict([("a", "b")])

@@ -221,11 +221,19 @@ void Artifact::verifySemantics() {
   if (!md)
     fail(bad, p, ": missing metadata");
   if (md->hidden_size() <= 0 || md->max_seq() <= 0 || md->vocab_size() <= 0 ||
-      md->num_layers() < 0 || md->num_heads() < 0)
+      md->num_layers() < 0 || md->num_heads() < 0 || md->type_vocab_size() < 0 ||
+      md->num_labels() < 0)
     fail(bad, p, ": metadata has a non-positive size (hidden_size ",
          md->hidden_size(), ", max_seq ", md->max_seq(), ", vocab_size ",
          md->vocab_size(), ", num_layers ", md->num_layers(), ", num_heads ",
-         md->num_heads(), ")");
+         md->num_heads(), ", type_vocab_size ", md->type_vocab_size(), ", num_labels ",
+         md->num_labels(), ")");
+  if (md->num_labels() > 0) {
+    const std::string act = md->score_activation() ? md->score_activation()->str() : "";
+    if (md->num_labels() > 4096 || (act != "sigmoid" && act != "identity"))
+      fail(bad, p, ": classification head with ", md->num_labels(), " labels and score activation \"", act,
+           "\" (expected 1..4096 labels, \"sigmoid\" or \"identity\")");
+  }
 
   // Weights region: stored in the file, or (weights_fill) generated at open,
   // when the file holds no weight bytes and code objects follow the table.
@@ -289,52 +297,33 @@ void Artifact::verifySemantics() {
     verifyStepOperands(step, s, values, numSteps, wording);
   }
 
-  // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1]].
-  if (!m.inputs() || m.inputs()->size() != 2)
-    fail(bad, p, ": expected 2 inputs (ids, lengths), found ",
-         m.inputs() ? m.inputs()->size() : 0);
-  for (uint32_t k = 0; k < 2; ++k) {
-    uint32_t id = m.inputs()->Get(k);
-    const char *what = k == 0 ? "ids" : "lengths";
-    if (id >= numValues)
-      fail(bad, p, ": input ", k, " (", what, ") refers to value ", id,
-           " (artifact has ", numValues, " values)");
-    const encm::Value &v = *values.Get(id);
-    bool shapeOk = k == 0 ? shapeIs(v, {-1, -2}) : shapeIs(v, {-1});
-    if (v.kind() != encm::ValueKind::Input || v.dtype() != encm::DType::I32 ||
-        !shapeOk)
-      fail(bad, p, ": input ", k, " (", what, ", value ", id, ") must be an ",
-           "I32 Input of shape ", k == 0 ? "[-1,-2]" : "[-1]", ", found ",
-           encm::EnumNameDType(v.dtype()), " ", kindName(v.kind()), " ",
-           shapeString(v.shape()));
-  }
-  if (m.inputs()->Get(0) == m.inputs()->Get(1))
-    fail(bad, p, ": inputs ids and lengths are the same value");
-  for (uint32_t i = 0; i < numValues; ++i)
-    if (values.Get(i)->kind() == encm::ValueKind::Input &&
-        i != m.inputs()->Get(0) && i != m.inputs()->Get(1))
-      fail(bad, p, ": value ", i, " is an Input but not listed in inputs");
+  // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1], type_ids: I32 [-1,-2]?].
+  verifyPlanInputs(m.inputs(), values, hasTypeIds(), wording);
 
-  // Outputs: [hidden: F32 [-1,-2,H], pooled: F32 [-1,H]?].
+  // Outputs: [hidden: F32 [-1,-2,H], pooled: F32 [-1,H] or scores: F32 [-1,num_labels]?].
   if (!m.outputs() || m.outputs()->size() < 1 || m.outputs()->size() > 2)
     fail(bad, p, ": expected 1 or 2 outputs (hidden, pooled), found ",
          m.outputs() ? m.outputs()->size() : 0);
+  if (md->num_labels() > 0 && m.outputs()->size() != 2)
+    fail(bad, p, ": a classification model (num_labels ", md->num_labels(),
+         ") needs 2 outputs (hidden, scores), found ", m.outputs()->size());
   const int64_t hidden = md->hidden_size();
   for (uint32_t k = 0; k < m.outputs()->size(); ++k) {
     uint32_t id = m.outputs()->Get(k);
-    const char *what = k == 0 ? "hidden" : "pooled";
+    const char *what = k == 0 ? "hidden" : md->num_labels() > 0 ? "scores" : "pooled";
+    const int64_t width = k == 0 || md->num_labels() == 0 ? hidden : md->num_labels();
     if (id >= numValues)
       fail(bad, p, ": output ", k, " (", what, ") refers to value ", id,
            " (artifact has ", numValues, " values)");
     const encm::Value &v = *values.Get(id);
     // hidden: padded [B, S, H], or packed [T, H] (DIM_TOKENS).
     bool shapeOk = k == 0 ? shapeIs(v, {-1, -2, hidden}) || shapeIs(v, {-3, hidden})
-                          : shapeIs(v, {-1, hidden});
+                          : shapeIs(v, {-1, width});
     if (v.kind() != encm::ValueKind::Output || v.dtype() != encm::DType::F32 ||
         !shapeOk)
       fail(bad, p, ": output ", k, " (", what, ", value ", id,
            ") must be an F32 Output of shape ",
-           k == 0 ? "[-1,-2," : "[-1,", hidden,
+           k == 0 ? "[-1,-2," : "[-1,", width,
            k == 0 ? "] (or [-3," + std::to_string(hidden) + "], packed)" : "]",
            ", found ",
            encm::EnumNameDType(v.dtype()), " ", kindName(v.kind()), " ",

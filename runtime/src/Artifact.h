@@ -60,6 +60,9 @@ public:
   /// its mapping), checked against the SHA-256 the table records; throws
   /// Failure naming `what` when they differ.
   std::vector<uint8_t> codeObjectCopy(const encm::CodeObject &co, const std::string &what) const;
+  /// The model tells token types apart (Metadata.type_vocab_size >= 2): its
+  /// plans take type ids as a third input.
+  bool hasTypeIds() const { return model_->metadata()->type_vocab_size() >= 2; }
   /// False for an artifact compiled for CUDA only (empty CPU plan).
   bool hasCpuPlan() const { return hasCpuPlan_; }
   /// True when the weights were generated at open (outputs are meaningless).

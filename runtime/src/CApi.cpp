@@ -124,10 +124,11 @@ std::string_view viewText(const encrt_text &t, const std::string &what) {
   return t.size == 0 ? std::string_view() : std::string_view(t.data, static_cast<size_t>(t.size));
 }
 
-std::vector<std::string_view> viewTexts(const encrt_text *texts, int64_t count) {
+std::vector<std::string_view> viewTexts(const encrt_text *texts, int64_t count,
+                                        const char *name = "texts") {
   std::vector<std::string_view> views;
   for (int64_t i = 0; texts && i < count; ++i)
-    views.push_back(viewText(texts[i], "texts[" + std::to_string(i) + "]"));
+    views.push_back(viewText(texts[i], std::string(name) + "[" + std::to_string(i) + "]"));
   return views;
 }
 
@@ -289,6 +290,9 @@ void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info,
     info.weight_bytes = m.model().weights_size();
     info.device = m.device().c_str();
     info.random_weights = m.artifact().randomWeights() ? 1 : 0;
+    info.type_vocab_size = std::max(1, m.metadata().type_vocab_size());
+    info.num_labels = m.numLabels();
+    info.score_activation = m.scoreActivation().c_str();
   }
   writeOut(info, out_info, info_size);
 }
@@ -370,18 +374,58 @@ encrt_status *encrt_session_create(encrt_model *model,
 
 void encrt_session_release(encrt_session *session) { delete session; }
 
-encrt_status *encrt_session_run(encrt_session *session, const int32_t *ids,
-                                const int32_t *lengths, int64_t batch,
-                                int64_t seq, float *out_hidden,
-                                float *out_pooled) {
-  const char *where = "encrt_session_run";
+namespace {
+encrt_status *run(const char *where, encrt_session *session, const int32_t *ids,
+                  const int32_t *typeIds, const int32_t *lengths, int64_t batch,
+                  int64_t seq, float *outHidden, float *outPooled) {
   if (!session)
     return nullArgument(where, "session");
   SessionUse use(*session);
   if (encrt_status *busy = use.refusal(where))
     return busy;
   return guard(where, true,
-               [&] { session->impl->run(ids, lengths, batch, seq, out_hidden, out_pooled); });
+               [&] { session->impl->run(ids, typeIds, lengths, batch, seq, outHidden, outPooled); });
+}
+} // namespace
+
+encrt_status *encrt_session_run(encrt_session *session, const int32_t *ids,
+                                const int32_t *lengths, int64_t batch,
+                                int64_t seq, float *out_hidden,
+                                float *out_pooled) {
+  return run("encrt_session_run", session, ids, nullptr, lengths, batch, seq,
+             out_hidden, out_pooled);
+}
+
+encrt_status *encrt_session_run_typed(encrt_session *session,
+                                      const int32_t *ids,
+                                      const int32_t *type_ids,
+                                      const int32_t *lengths, int64_t batch,
+                                      int64_t seq, float *out_hidden,
+                                      float *out_pooled) {
+  return run("encrt_session_run_typed", session, ids, type_ids, lengths, batch,
+             seq, out_hidden, out_pooled);
+}
+
+encrt_status *encrt_session_score_pairs(encrt_session *session,
+                                        const encrt_text *first,
+                                        const encrt_text *second, int64_t count,
+                                        int32_t truncation, float *out_scores) {
+  const char *where = "encrt_session_score_pairs";
+  if (!session)
+    return nullArgument(where, "session");
+  if (truncation < ENCRT_TRUNCATE_LONGEST_FIRST || truncation > ENCRT_TRUNCATE_ONLY_SECOND)
+    return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": truncation is " +
+                                                  std::to_string(truncation) +
+                                                  " (expected an encrt_pair_truncation)");
+  SessionUse use(*session);
+  if (encrt_status *busy = use.refusal(where))
+    return busy;
+  return guard(where, true, [&] {
+    std::vector<std::string_view> a = viewTexts(first, count, "first");
+    std::vector<std::string_view> b = viewTexts(second, count, "second");
+    session->impl->scorePairs(first ? a.data() : nullptr, second ? b.data() : nullptr, count,
+                              static_cast<encrt::PairTruncation>(truncation), out_scores);
+  });
 }
 
 encrt_status *encrt_session_embed(encrt_session *session,

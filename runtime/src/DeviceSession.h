@@ -32,13 +32,19 @@ public:
 
   virtual const LoadedModel &model() const = 0;
 
-  /// Throws Failure. See encrt_session_run.
-  virtual void run(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
-                   float *outHidden, float *outPooled) = 0;
+  /// Throws Failure. See encrt_session_run_typed (typeIds may be null).
+  virtual void run(const int32_t *ids, const int32_t *typeIds, const int32_t *lengths, int64_t batch,
+                   int64_t seq, float *outHidden, float *outPooled) = 0;
 
   /// Tokenises `texts`, runs them in chunks padded to their longest and writes
   /// count x hidden pooled floats. Throws Failure. See encrt_session_embed.
   void embed(const std::string_view *texts, int64_t count, float *outEmbeddings);
+
+  /// Tokenises `count` text pairs, runs them with their token types and
+  /// writes count x num_labels activated scores. Throws Failure. See
+  /// encrt_session_score_pairs.
+  void scorePairs(const std::string_view *first, const std::string_view *second, int64_t count,
+                  PairTruncation truncation, float *outScores);
 
   virtual bool profiling() const = 0;
   /// One entry per step of the plan that runs (empty without profiling).

@@ -4,6 +4,7 @@
 #include "Failure.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -14,8 +15,9 @@ constexpr int64_t kEmbedChunk = 32;
 } // namespace
 
 void validateRunInputs(const LoadedModel &model, const int32_t *ids,
-                       const int32_t *lengths, int64_t batch, int64_t seq,
-                       bool wantPooled, const RunLimits &limits) {
+                       const int32_t *typeIds, const int32_t *lengths,
+                       int64_t batch, int64_t seq, bool wantPooled,
+                       const RunLimits &limits) {
   const encm::Metadata &md = model.metadata();
   if (!ids || !lengths)
     fail(ENCRT_INVALID_ARGUMENT, !ids ? "ids" : "lengths", " is NULL");
@@ -35,7 +37,7 @@ void validateRunInputs(const LoadedModel &model, const int32_t *ids,
       elements > limits.maxElements)
     fail(ENCRT_OUT_OF_MEMORY, "batch ", batch, " x sequence ", seq,
          " is too large");
-  if (wantPooled && !model.hasPooledOutput())
+  if (wantPooled && !model.hasPooledOutput() && !model.classifies())
     fail(ENCRT_INVALID_ARGUMENT, "the model has no pooled output (pooling \"",
          model.pooling(), "\"); pass NULL for the pooled output");
   for (int64_t b = 0; b < batch; ++b) {
@@ -48,6 +50,30 @@ void validateRunInputs(const LoadedModel &model, const int32_t *ids,
         fail(ENCRT_INVALID_ARGUMENT, "ids[", b, "][", s, "] is ", row[s],
              ", outside the vocabulary [0, ", md.vocab_size(), ")");
   }
+  if (!typeIds)
+    return;
+  // A model with one token type (RoBERTa, DistilBERT) takes type ids that
+  // are all 0, as transformers does.
+  const int32_t types = std::max(1, md.type_vocab_size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int32_t s = 0; s < lengths[b]; ++s) {
+      const int32_t t = typeIds[b * seq + s];
+      if (t < 0 || t >= types)
+        fail(ENCRT_INVALID_ARGUMENT, "type_ids[", b, "][", s, "] is ", t,
+             ", outside the model's token types [0, ", types, ")");
+    }
+}
+
+void copyPadded(const int32_t *src, const int32_t *lengths, int64_t batch,
+                int64_t seq, int32_t *dst) {
+  if (!src) {
+    std::fill(dst, dst + batch * seq, 0);
+    return;
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    std::memcpy(dst + b * seq, src + b * seq, sizeof(int32_t) * lengths[b]);
+    std::fill(dst + b * seq + lengths[b], dst + (b + 1) * seq, 0);
+  }
 }
 
 void embedInChunks(const LoadedModel &model, const std::string_view *texts,
@@ -59,6 +85,10 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts,
   if (!texts || !outEmbeddings)
     fail(ENCRT_INVALID_ARGUMENT, !texts ? "texts" : "out_embeddings",
          " is NULL");
+  if (model.classifies())
+    fail(ENCRT_UNSUPPORTED, model.artifact().path(),
+         ": a sequence-classification model (cross-encoder) scores text pairs; it has no embeddings "
+         "(use encrt_session_score_pairs)");
   if (!model.hasPooledOutput())
     fail(ENCRT_UNSUPPORTED, model.artifact().path(),
          ": the model has no pooled output (pooling \"", model.pooling(),
@@ -81,6 +111,50 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts,
       lengths[i] = static_cast<int32_t>(encoded[i].size());
     }
     run(ids.data(), lengths.data(), n, seq, outEmbeddings + first * hidden);
+  }
+}
+
+void scorePairsInChunks(const LoadedModel &model, const std::string_view *first,
+                        const std::string_view *second, int64_t count, PairTruncation truncation,
+                        float *outScores, const LogitsRunFn &run) {
+  if (count < 0)
+    fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
+  if (!model.classifies())
+    fail(ENCRT_UNSUPPORTED, model.artifact().path(),
+         ": not a sequence-classification model (cross-encoder); it has no scores (num_labels 0)");
+  if (count == 0)
+    return;
+  if (!first || !second || !outScores)
+    fail(ENCRT_INVALID_ARGUMENT, !first ? "first" : !second ? "second" : "out_scores", " is NULL");
+  const int64_t labels = model.numLabels();
+  const bool sigmoid = model.scoreActivation() == "sigmoid";
+  // A model with one token type (RoBERTa-likes) sees every token as type 0,
+  // whatever the tokenizer's pair template says (RobertaProcessing does so).
+  const bool typed = model.metadata().type_vocab_size() >= 2;
+  std::vector<PairEncoding> encoded;
+  std::vector<int32_t> ids, types, lengths;
+  for (int64_t start = 0; start < count; start += kEmbedChunk) {
+    const int64_t n = std::min(kEmbedChunk, count - start);
+    encoded.clear();
+    int64_t seq = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      encoded.push_back(model.encodePair(first[start + i], second[start + i], truncation));
+      seq = std::max<int64_t>(seq, encoded.back().ids.size());
+    }
+    ids.assign(static_cast<size_t>(n * seq), 0);
+    types.assign(static_cast<size_t>(n * seq), 0);
+    lengths.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy(encoded[i].ids.begin(), encoded[i].ids.end(), ids.begin() + i * seq);
+      if (typed)
+        std::copy(encoded[i].typeIds.begin(), encoded[i].typeIds.end(), types.begin() + i * seq);
+      lengths[i] = static_cast<int32_t>(encoded[i].ids.size());
+    }
+    float *out = outScores + start * labels;
+    run(ids.data(), types.data(), lengths.data(), n, seq, out);
+    if (sigmoid)
+      for (int64_t k = 0; k < n * labels; ++k)
+        out[k] = 1.0f / (1.0f + std::exp(-out[k]));
   }
 }
 

@@ -27,11 +27,19 @@ struct RunLimits {
 };
 
 /// Throws Failure (the encrt_session_run rules) unless ids/lengths describe
-/// `batch` rows of `seq` padded ids of `model`, and a pooled output is only
+/// `batch` rows of `seq` padded ids of `model`, typeIds (may be null: all 0)
+/// holds token types in [0, max(1, type_vocab_size)) at the valid positions,
+/// and a pooled output is only
 /// requested from a model that has one.
 void validateRunInputs(const LoadedModel &model, const int32_t *ids,
-                       const int32_t *lengths, int64_t batch, int64_t seq,
-                       bool wantPooled, const RunLimits &limits);
+                       const int32_t *typeIds, const int32_t *lengths,
+                       int64_t batch, int64_t seq, bool wantPooled,
+                       const RunLimits &limits);
+
+/// dst [batch, seq] = src's first lengths[b] entries of each row, the rest 0
+/// (src null: all 0).
+void copyPadded(const int32_t *src, const int32_t *lengths, int64_t batch,
+                int64_t seq, int32_t *dst);
 
 /// The pooled-output run of one padded chunk: ids [n, seq], lengths [n].
 using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *lengths,
@@ -41,6 +49,18 @@ using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *length
 /// and calls `run` for each (writing count x hidden floats to outEmbeddings).
 void embedInChunks(const LoadedModel &model, const std::string_view *texts,
                    int64_t count, float *outEmbeddings, const PooledRunFn &run);
+
+/// The logits run of one padded chunk of pairs: ids and typeIds [n, seq],
+/// lengths [n]; writes n x num_labels logits.
+using LogitsRunFn = std::function<void(const int32_t *ids, const int32_t *typeIds, const int32_t *lengths,
+                                       int64_t n, int64_t seq, float *outLogits)>;
+
+/// encrt_session_score_pairs: checks the arguments, tokenises the pairs in
+/// chunks, calls `run` for each and applies the model's score activation
+/// (count x num_labels floats to outScores).
+void scorePairsInChunks(const LoadedModel &model, const std::string_view *first,
+                        const std::string_view *second, int64_t count, PairTruncation truncation,
+                        float *outScores, const LogitsRunFn &run);
 
 /// Value.shape's symbolic dims (artifact.fbs).
 constexpr int64_t kDimBatch = -1, kDimSeq = -2, kDimTokens = -3;

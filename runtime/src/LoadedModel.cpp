@@ -72,13 +72,14 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
   const encm::Metadata &md = m->metadata();
   m->architecture_ = md.architecture() ? md.architecture()->str() : "";
   m->pooling_ = md.pooling() ? md.pooling()->str() : "none";
+  m->scoreActivation_ = md.score_activation() ? md.score_activation()->str() : "";
 
   return m;
 }
 
 bool LoadedModel::hasPooledOutput() const {
   const auto *outputs = cuda_ ? model().cuda()->outputs() : model().outputs();
-  return outputs && outputs->size() >= 2;
+  return outputs && outputs->size() >= 2 && !classifies();
 }
 
 const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *LoadedModel::runningSteps() const {

@@ -56,8 +56,15 @@ public:
   bool onCuda() const { return cuda_ != nullptr; }
   /// Null when the artifact carries no tokenizer.
   const Tokenizer *tokenizer() const { return tokenizer_.get(); }
-  /// Of the plan that runs.
+  /// Of the plan that runs: a pooled embedding (not a classifier's scores).
   bool hasPooledOutput() const;
+  /// A sequence-classification head: output 1 is [B, numLabels()] logits.
+  bool classifies() const { return numLabels() > 0; }
+  int32_t numLabels() const { return metadata().num_labels(); }
+  /// "sigmoid" | "identity" for a classifier, else "".
+  const std::string &scoreActivation() const { return scoreActivation_; }
+  /// Floats per sequence of output 1: numLabels() or the hidden size.
+  int64_t secondOutputWidth() const { return classifies() ? numLabels() : metadata().hidden_size(); }
   /// Steps of the plan that runs.
   int32_t numSteps() const;
   /// Step `index` (< numSteps()) of the plan that runs.
@@ -92,7 +99,7 @@ private:
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<cuda::CudaModel> cuda_;
-  std::string architecture_, pooling_, device_;
+  std::string architecture_, pooling_, device_, scoreActivation_;
   int64_t maxTextBytes_ = kDefaultMaxTextBytes;
 };
 

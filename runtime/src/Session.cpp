@@ -117,27 +117,28 @@ void Session::plan(int64_t batch, int64_t seq) {
   plannedSeq_ = seq;
 }
 
-void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
-                  int64_t seq, float *outHidden, float *outPooled) {
-  validateRunInputs(*model_, ids, lengths, batch, seq, outPooled != nullptr,
-                    {/*maxElements=*/int64_t(1) << 40});
+void Session::run(const int32_t *ids, const int32_t *typeIds,
+                  const int32_t *lengths, int64_t batch, int64_t seq,
+                  float *outHidden, float *outPooled) {
+  validateRunInputs(*model_, ids, typeIds, lengths, batch, seq,
+                    outPooled != nullptr, {/*maxElements=*/int64_t(1) << 40});
   const encm::Model &m = model_->model();
   const int64_t hidden = model_->metadata().hidden_size();
 
   // Inputs: copies with the padding zeroed; the packed layout's offsets.
   ids_.resize(static_cast<size_t>(batch * seq));
+  copyPadded(ids, lengths, batch, seq, ids_.data());
   lengths_.assign(lengths, lengths + batch);
-  for (int64_t b = 0; b < batch; ++b) {
-    const int32_t *src = ids + b * seq;
-    int32_t *dst = ids_.data() + b * seq;
-    std::memcpy(dst, src, sizeof(int32_t) * lengths[b]);
-    std::fill(dst + lengths[b], dst + seq, 0);
-  }
   seqOffsets_.resize(static_cast<size_t>(batch + 1));
   const int64_t tokens = computeOffsets(lengths, batch, seqOffsets_.data());
   plan(batch, seq);
   valuePtrs_[m.inputs()->Get(0)] = ids_.data();
   valuePtrs_[m.inputs()->Get(1)] = lengths_.data();
+  if (m.inputs()->size() > 2) {
+    typeIds_.resize(static_cast<size_t>(batch * seq));
+    copyPadded(typeIds, lengths, batch, seq, typeIds_.data());
+    valuePtrs_[m.inputs()->Get(2)] = typeIds_.data();
+  }
 
   const auto &steps = *m.steps();
   for (uint32_t s = 0; s < steps.size(); ++s) {
@@ -195,7 +196,7 @@ void Session::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
   }
   if (outPooled)
     std::memcpy(outPooled, valuePtrs_[m.outputs()->Get(1)],
-                sizeof(float) * static_cast<size_t>(batch * hidden));
+                sizeof(float) * static_cast<size_t>(batch * model_->secondOutputWidth()));
 }
 
 } // namespace encrt::rt

@@ -35,8 +35,9 @@ public:
   const LoadedModel &model() const override { return *model_; }
 
   /// Throws Failure. See encrt_session_run.
-  void run(const int32_t *ids, const int32_t *lengths, int64_t batch,
-           int64_t seq, float *outHidden, float *outPooled) override;
+  void run(const int32_t *ids, const int32_t *typeIds, const int32_t *lengths,
+           int64_t batch, int64_t seq, float *outHidden,
+           float *outPooled) override;
 
   bool profiling() const override { return profiling_; }
   const std::vector<StepProfile> &profile() const override { return profile_; }
@@ -63,7 +64,7 @@ private:
   std::vector<void *> valuePtrs_;          ///< per value id
   std::vector<void *> operandPtrs_;        ///< all steps' operands, flat
   std::vector<size_t> operandStart_;       ///< per step, into operandPtrs_
-  std::vector<int32_t> ids_, lengths_;     ///< validated copies
+  std::vector<int32_t> ids_, typeIds_, lengths_; ///< validated copies
   std::vector<int32_t> seqOffsets_;        ///< [batch + 1] prefix sum of lengths_
 };
 

@@ -138,4 +138,45 @@ void verifyStepOperands(const encm::Step &step, int32_t s,
   }
 }
 
+void verifyPlanInputs(const flatbuffers::Vector<uint32_t> *inputs,
+                      const ValueTable &values, bool typeIds,
+                      const PlanWording &w) {
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  const std::string &p = w.prefix;
+  static const char *names[3] = {"ids", "lengths", "type_ids"};
+  const uint32_t want = typeIds ? 3 : 2;
+  if (!inputs || inputs->size() != want)
+    fail(bad, p, " expected ", want, " inputs (ids, lengths", typeIds ? ", type_ids" : "",
+         "), found ", inputs ? inputs->size() : 0,
+         typeIds ? " (the model has token types)" : "");
+  const uint32_t numValues = values.size();
+  for (uint32_t k = 0; k < want; ++k) {
+    uint32_t id = inputs->Get(k);
+    if (id >= numValues)
+      fail(bad, p, " input ", k, " (", names[k], ") refers to value ", id,
+           " (", w.owner, " has ", numValues, " values)");
+    const encm::Value &v = *values.Get(id);
+    const bool rank2 = k != 1;
+    bool shapeOk = rank2 ? shapeIs(v, {-1, -2}) : shapeIs(v, {-1});
+    if (v.kind() != encm::ValueKind::Input || v.dtype() != encm::DType::I32 ||
+        !shapeOk)
+      fail(bad, p, " input ", k, " (", names[k], ", value ", id, ") must be an ",
+           "I32 Input of shape ", rank2 ? "[-1,-2]" : "[-1]", ", found ",
+           encm::EnumNameDType(v.dtype()), " ", kindName(v.kind()), " ",
+           shapeString(v.shape()));
+    for (uint32_t j = 0; j < k; ++j)
+      if (inputs->Get(j) == id)
+        fail(bad, p, " inputs ", names[j], " and ", names[k], " are the same value");
+  }
+  for (uint32_t i = 0; i < numValues; ++i) {
+    if (values.Get(i)->kind() != encm::ValueKind::Input)
+      continue;
+    bool listed = false;
+    for (uint32_t k = 0; k < want; ++k)
+      listed |= inputs->Get(k) == i;
+    if (!listed)
+      fail(bad, p, " value ", i, " is an Input but not listed in inputs");
+  }
+}
+
 } // namespace encrt::rt

@@ -59,6 +59,13 @@ void verifyStepOperands(const encm::Step &step, int32_t s,
                         const ValueTable &values, int32_t numSteps,
                         const PlanWording &w);
 
+/// A plan's inputs list: [ids: I32 [-1,-2], lengths: I32 [-1]] and, when
+/// `typeIds`, type_ids: I32 [-1,-2]; distinct values, and no other value of
+/// kind Input.
+void verifyPlanInputs(const flatbuffers::Vector<uint32_t> *inputs,
+                      const ValueTable &values, bool typeIds,
+                      const PlanWording &w);
+
 } // namespace encrt::rt
 
 #endif // ENCRT_VERIFYUTIL_H

@@ -117,11 +117,13 @@ void checkPlan(const Plan &plan, const std::string &source,
                const mlir::enc::WeightStore &weights, DType act, bool pools) {
   const std::vector<PlanValue> &v = plan.values;
   // Inputs and outputs.
-  ASSERT_EQ(plan.inputs.size(), 2u);
-  EXPECT_EQ(v[plan.inputs[0]].dtype, DType::I32);
-  EXPECT_EQ(v[plan.inputs[0]].shape, (std::vector<int64_t>{kDimBatch, kDimSeq}));
-  EXPECT_EQ(v[plan.inputs[1]].dtype, DType::I32);
-  EXPECT_EQ(v[plan.inputs[1]].shape, (std::vector<int64_t>{kDimBatch}));
+  // ids, lengths and (BERT: two token types) type ids.
+  ASSERT_TRUE(plan.inputs.size() == 2u || plan.inputs.size() == 3u) << plan.inputs.size();
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    EXPECT_EQ(v[plan.inputs[i]].dtype, DType::I32);
+    const std::vector<int64_t> want = i == 1 ? std::vector<int64_t>{kDimBatch} : std::vector<int64_t>{kDimBatch, kDimSeq};
+    EXPECT_EQ(v[plan.inputs[i]].shape, want);
+  }
   ASSERT_EQ(plan.outputs.size(), pools ? 2u : 1u);
   const PlanValue &hidden = v[plan.outputs[0]];
   EXPECT_EQ(hidden.kind, ValueKind::Output);
@@ -348,14 +350,18 @@ void checkEmulatedOutputs(const Plan &plan, const mlir::enc::WeightStore &weight
   const int64_t S = 12, B = lengths.size(), H = model.spec.hidden;
   std::mt19937 rng(11);
   std::uniform_int_distribution<int64_t> tok(5, model.spec.vocab - 1);
-  std::vector<std::vector<int64_t>> ids(B, std::vector<int64_t>(S, 0));
-  std::vector<int32_t> flat(B * S, 0), len32(lengths.begin(), lengths.end());
+  std::vector<std::vector<int64_t>> ids(B, std::vector<int64_t>(S, 0)), types = ids;
+  std::vector<int32_t> flat(B * S, 0), flatTypes(B * S, 0), len32(lengths.begin(), lengths.end());
+  // With two token types, the second half of each sequence is segment 1.
+  const bool typed = plan.inputs.size() > 2;
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t s = 0; s < lengths[b]; ++s)
+    for (int64_t s = 0; s < lengths[b]; ++s) {
       flat[b * S + s] = static_cast<int32_t>(ids[b][s] = tok(rng));
-  const et::ReferenceOutput ref = et::runReferenceEncoder(model, ids, lengths);
+      flatTypes[b * S + s] = static_cast<int32_t>(types[b][s] = typed && 2 * s >= lengths[b] ? 1 : 0);
+    }
+  const et::ReferenceOutput ref = et::runReferenceEncoder(model, ids, lengths, types);
   const et::EmulatedOutputs got =
-      et::emulateCudaPlan(plan, weights, act, flat, len32, S);
+      et::emulateCudaPlan(plan, weights, act, flat, flatTypes, len32, S);
   ASSERT_EQ(got.error, "");
   double maxRef = 0, maxErr = 0;
   int64_t row = 0;
@@ -415,9 +421,11 @@ TEST_P(CudaTinyModel, PlanInvariantsAndNvccBuild) {
   EXPECT_EQ(ops["enc.attention"], spec.layers);
   EXPECT_EQ(ops["output"], 1);
   const bool q8 = std::string(c.quantize) == "int8";
-  EXPECT_EQ(ops["enc.embedding+enc.layernorm"] + ops["enc.embedding+enc.layernorm+enc.quantize"], 1);
-  if (q8) { // the int8 word table leaves no operand for the fused quantise
-    EXPECT_EQ(ops["enc.quantize"], 1 + 2 * spec.layers); // + after attention and FFN1
+  // The embedding's LayerNorm (and, int8, its quantise: 11 operands with type
+  // ids and the int8 word table) fused into it.
+  EXPECT_EQ(ops[q8 ? "enc.embedding+enc.layernorm+enc.quantize" : "enc.embedding+enc.layernorm"], 1);
+  if (q8) {
+    EXPECT_EQ(ops["enc.quantize"], 2 * spec.layers); // after attention and FFN1
   }
   EXPECT_EQ(ops[q8 ? "enc.add_layernorm+enc.quantize" : "enc.add_layernorm"] +
                 ops[q8 ? "enc.add_layernorm" : "enc.add_layernorm+enc.quantize"],

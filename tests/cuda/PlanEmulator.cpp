@@ -133,9 +133,10 @@ struct Emulator {
       return "";
     }
     if (startsWith(k, "enc_cuda_embedding_")) {
-      const bool q8 = plan.values[s.operands[1]].dtype == DType::I8;
+      const bool typed = plan.values[s.operands[1]].dtype == DType::I32;
+      size_t i = typed ? 2 : 1;
+      const bool q8 = plan.values[s.operands[i]].dtype == DType::I8;
       const bool ln = contains(k, "_ln");
-      size_t i = 1;
       const std::vector<float> &word = I(i++);
       const float *wscale = q8 ? I(i++).data() : nullptr;
       const std::vector<float> &pos = I(i++), &type = I(i++);
@@ -148,10 +149,11 @@ struct Emulator {
         const int b = seqOf(r);
         const int64_t sIdx = r - offsets[b];
         const int64_t id = static_cast<int64_t>(buf[plan.inputs[0]][b * S + sIdx]);
+        const int64_t t = typed ? static_cast<int64_t>(I(1)[b * S + sIdx]) : 0;
         std::vector<float> v(H);
         for (int64_t h = 0; h < H; ++h)
           v[h] = word[id * H + h] * (wscale ? wscale[id] : 1.0f) + pos[(sIdx + offset) * H + h] +
-                 type[h];
+                 type[t * H + h];
         if (ln)
           normRow(v, g, bt, fa[0]);
         for (int64_t h = 0; h < H; ++h)
@@ -313,6 +315,7 @@ struct Emulator {
 testing::EmulatedOutputs encc::testing::emulateCudaPlan(const Plan &plan,
                                                         const mlir::enc::WeightStore &weights,
                                                         DType act, const std::vector<int32_t> &ids,
+                                                        const std::vector<int32_t> &typeIds,
                                                         const std::vector<int32_t> &lengths,
                                                         int64_t seq) {
   Emulator e{plan, weights, act, static_cast<int64_t>(lengths.size()), seq, 0, lengths, {}, {}};
@@ -323,6 +326,8 @@ testing::EmulatedOutputs encc::testing::emulateCudaPlan(const Plan &plan,
   e.buf.resize(plan.values.size());
   e.buf[plan.inputs[0]].assign(ids.begin(), ids.end());
   e.buf[plan.inputs[1]].assign(lengths.begin(), lengths.end());
+  if (plan.inputs.size() > 2)
+    e.buf[plan.inputs[2]].assign(typeIds.begin(), typeIds.end());
   for (uint32_t i = 0; i < plan.values.size(); ++i)
     if (plan.values[i].kind == ValueKind::Weight)
       e.loadWeight(i);

@@ -27,9 +27,11 @@ struct EmulatedOutputs {
   std::string error;         ///< set when a step could not be interpreted
 };
 
-/// ids: [batch, seq] row-major (right padded), lengths: [batch].
+/// ids and typeIds: [batch, seq] row-major (right padded; typeIds only for a
+/// plan with a type ids input), lengths: [batch].
 EmulatedOutputs emulateCudaPlan(const Plan &plan, const mlir::enc::WeightStore &weights,
                                 DType act, const std::vector<int32_t> &ids,
+                                const std::vector<int32_t> &typeIds,
                                 const std::vector<int32_t> &lengths, int64_t seq);
 
 } // namespace encc::testing

@@ -26,7 +26,7 @@ constexpr int H = 384, N = 1536, V = 50, P = 64;
 
 __global__ void embedKernel(enc_cuda_args a) {
   enc_cuda::embedding<__half, int8_t, H, true, false>(
-      a, static_cast<const int32_t *>(a.buffers[0]), static_cast<const int8_t *>(a.buffers[1]),
+      a, static_cast<const int32_t *>(a.buffers[0]), nullptr, 1, static_cast<const int8_t *>(a.buffers[1]),
       static_cast<const float *>(a.buffers[2]), static_cast<const __half *>(a.buffers[3]),
       static_cast<const __half *>(a.buffers[4]), static_cast<const float *>(a.buffers[5]),
       static_cast<const float *>(a.buffers[6]), static_cast<__half *>(a.buffers[7]), nullptr,

@@ -2,8 +2,9 @@
 //
 // Each case writes a deterministic random Hugging Face folder, compiles it with
 // the real driver, runs the artifact through libencrt on a batch of mixed
-// lengths (including 1 and the compiled maximum), and compares the valid rows
-// of the hidden state and the pooled output with the float64 reference.
+// lengths (including 1 and the compiled maximum; for BERT also with a text
+// pair's token types), and compares the valid rows of the hidden state and
+// the pooled output with the float64 reference.
 // Tolerance: max |encc - ref| / max |ref| <= 1e-5: fp32 kernels vs float64
 // measure 3e-7 to 1.2e-6 on these cases (printed as "[ measured ]"), and the
 // Linear weights are scaled up (kLinearGain) so a GELU in the wrong form
@@ -51,6 +52,12 @@ TinyModelSpec spec(const char *type, int hidden, int heads, int layers, const ch
   return s;
 }
 
+/// `s` with `types` token types (config.json type_vocab_size).
+TinyModelSpec withTypes(TinyModelSpec s, int types) {
+  s.typeVocab = types;
+  return s;
+}
+
 class TinyModels : public ::testing::TestWithParam<Case> {};
 
 /// Ids in [5, vocab) for valid tokens (roberta: never its pad id), padding 0.
@@ -65,17 +72,34 @@ std::vector<std::vector<int64_t>> randomIds(const TinyModelSpec &s, const std::v
   return ids;
 }
 
+/// A text pair's token types: the first ceil(length / 2) tokens of each
+/// sequence are segment 0, the rest segment 1; padding 0.
+std::vector<std::vector<int64_t>> pairTypes(const std::vector<int64_t> &lengths, int64_t seq) {
+  std::vector<std::vector<int64_t>> types(lengths.size(), std::vector<int64_t>(seq, 0));
+  for (size_t b = 0; b < lengths.size(); ++b)
+    for (int64_t i = (lengths[b] + 1) / 2; i < lengths[b]; ++i)
+      types[b][i] = 1;
+  return types;
+}
+
+std::vector<int32_t> flatten(const std::vector<std::vector<int64_t>> &rows) {
+  std::vector<int32_t> flat;
+  for (auto &row : rows)
+    flat.insert(flat.end(), row.begin(), row.end());
+  return flat;
+}
+
+/// `typed`: the batch carries pair token types (pairTypes), passed to both
+/// the runtime and the reference.
 void checkBatch(encrt::Session &session, const TinyModel &model, const std::vector<int64_t> &lengths, int64_t seq,
-                uint32_t seed) {
+                uint32_t seed, bool typed = false) {
   const TinyModelSpec &s = model.spec;
   auto ids = randomIds(s, lengths, seq, seed);
-  ReferenceOutput ref = runReferenceEncoder(model, ids, lengths);
+  auto types = typed ? pairTypes(lengths, seq) : std::vector<std::vector<int64_t>>{};
+  ReferenceOutput ref = runReferenceEncoder(model, ids, lengths, types);
 
-  std::vector<int32_t> flatIds;
   std::vector<int32_t> lens(lengths.begin(), lengths.end());
-  for (auto &row : ids)
-    flatIds.insert(flatIds.end(), row.begin(), row.end());
-  encrt::RunResult out = session.run(flatIds, lens, seq);
+  encrt::RunResult out = session.runTyped(flatten(ids), flatten(types), lens, seq);
 
   std::vector<double> actual, expected;
   for (size_t b = 0; b < lengths.size(); ++b)
@@ -116,11 +140,29 @@ TEST_P(TinyModels, MatchReference) {
   encrt::Session session(m);
 
   // Mixed lengths with 1 and the maximum; then shapes that shrink and grow the
-  // arena on the same session.
-  checkBatch(session, model, {kMaxSeq, 1, 7, kMaxSeq - 3, 13}, kMaxSeq, 1);
+  // arena on the same session. BERT tells two token types apart: batches with
+  // a text pair's types (a type table row that was never added would fail).
+  const bool twoTypes = c.spec.modelType != "distilbert" && c.spec.typeVocab >= 2;
+  EXPECT_EQ(info.type_vocab_size, twoTypes ? 2 : 1);
+  checkBatch(session, model, {kMaxSeq, 1, 7, kMaxSeq - 3, 13}, kMaxSeq, 1, twoTypes);
   checkBatch(session, model, {1}, 1, 2);
-  checkBatch(session, model, {5, 9, 2}, 9, 3);
+  checkBatch(session, model, {5, 9, 2}, 9, 3, twoTypes);
   checkBatch(session, model, {kMaxSeq, kMaxSeq}, kMaxSeq, 4);
+  if (!twoTypes) {
+    // One token type: all-0 type ids are accepted (as transformers does), 1 is not.
+    checkBatch(session, model, {4, 2}, 4, 5, /*typed=*/false);
+    std::vector<int32_t> ids(8, 5), types(8, 0), lens = {4, 2};
+    EXPECT_NO_THROW(session.runTyped(ids, types, lens, 4));
+    types[1] = 1;
+    try {
+      session.runTyped(ids, types, lens, 4);
+      ADD_FAILURE() << "type id 1 accepted by a model with one token type";
+    } catch (const encrt::Error &e) {
+      EXPECT_EQ(e.code(), ENCRT_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("type_ids[0][1] is 1, outside the model's token types [0, 1)"),
+                std::string::npos) << e.what();
+    }
+  }
 }
 
 // One artifact carrying v4, v3 and v2 code: every target this CPU runs gives
@@ -157,7 +199,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"bert_d64_l2_gelunew_cls", spec("bert", 128, 2, 2, "gelu_new", "cls")},
                       Case{"bert_d32_l3_gelu_none", spec("bert", 96, 3, 3, "gelu", "none")},
                       Case{"bert_d64_l2_bf16_prefixed", spec("bert", 64, 1, 2, "gelu", "mean", "BF16", "bert.")},
-                      Case{"roberta_d32_l2_f16", spec("roberta", 64, 2, 2, "gelu_new", "mean", "F16")},
+                      Case{"roberta_d32_l2_f16", withTypes(spec("roberta", 64, 2, 2, "gelu_new", "mean", "F16"), 1)},
                       Case{"distilbert_d32_l2", spec("distilbert", 64, 2, 2, "gelu", "mean")}),
     [](const ::testing::TestParamInfo<Case> &info) { return std::string(info.param.name); });
 

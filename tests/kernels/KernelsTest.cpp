@@ -296,24 +296,28 @@ TEST(KernelPool, ClsAndMean) {
 
 TEST(KernelEmbedding, LookupWithClamping) {
   constexpr int H = 7;
-  const int64_t V = 11, P = 6, B = 2, S = 5, offset = 2;
+  const int64_t V = 11, P = 6, B = 2, S = 5, T = 3, offset = 2;
   auto word = randomVec(V * H, 70), pos = randomVec(P * H, 71),
-       type = randomVec(2 * H, 72);
-  // Out-of-range ids and positions are clamped into the tables.
+       type = randomVec(T * H, 72);
+  // Out-of-range ids, type ids and positions are clamped into the tables.
   const int32_t ids[B * S] = {0, 3, 10, -5, 99, 7, 1, 2, 2, 11};
-  std::vector<double> ref(B * S * H);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t s = 0; s < S; ++s) {
-      const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
-      const int64_t p = std::min<int64_t>(s + offset, P - 1);
-      for (int h = 0; h < H; ++h)
-        ref[(b * S + s) * H + h] =
-            double(word[id * H + h]) + pos[p * H + h] + type[h];
-    }
-  checkKernel(ref, [&](float *y, int32_t t, int32_t k) {
-    embedding<H>(ids, word.data(), V, pos.data(), P, type.data(), y, B, S,
-                 offset, t, k);
-  }, 1e-6, 1e-6);
+  const int32_t typeIds[B * S] = {0, 1, 2, 1, 0, 3, -1, 1, 0, 9};
+  for (const int32_t *types : {static_cast<const int32_t *>(nullptr), typeIds}) {
+    std::vector<double> ref(B * S * H);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
+        const int64_t p = std::min<int64_t>(s + offset, P - 1);
+        const int64_t t = types ? std::min<int64_t>(std::max(types[b * S + s], 0), T - 1) : 0;
+        for (int h = 0; h < H; ++h)
+          ref[(b * S + s) * H + h] =
+              double(word[id * H + h]) + pos[p * H + h] + type[t * H + h];
+      }
+    checkKernel(ref, [&](float *y, int32_t t, int32_t k) {
+      embedding<H>(ids, types, word.data(), V, pos.data(), P, type.data(), T, y,
+                   B, S, offset, t, k);
+    }, 1e-6, 1e-6);
+  }
 }
 
 } // namespace

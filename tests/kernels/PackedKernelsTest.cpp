@@ -140,44 +140,49 @@ TEST(KernelPacked, AttentionEqualsPaddedOnValidRows) {
 
 TEST(KernelPacked, EmbeddingRowsAndPositions) {
   constexpr int H = 7;
-  const int64_t V = 11, P = 40, S = 33, offset = 2;
+  const int64_t V = 11, P = 40, S = 33, T = 2, offset = 2;
   const std::vector<int32_t> lengths = {1, 33, 3, 32, 0, 5};
   const int64_t B = lengths.size();
   const std::vector<int32_t> off = offsetsOf(lengths);
-  std::vector<int32_t> ids(B * S, -1); // padding ids are never read
+  std::vector<int32_t> ids(B * S, -1), typeIds(B * S, -1); // padding is never read
   std::mt19937 rng(5);
   for (int64_t b = 0; b < B; ++b)
-    for (int32_t s = 0; s < lengths[b]; ++s)
+    for (int32_t s = 0; s < lengths[b]; ++s) {
       ids[b * S + s] = std::uniform_int_distribution<int32_t>(-2, V + 1)(rng);
+      typeIds[b * S + s] = std::uniform_int_distribution<int32_t>(-1, T)(rng);
+    }
   auto word = randomVec(V * H, 70), pos = randomVec(P * H, 71),
-       type = randomVec(2 * H, 72);
+       type = randomVec(T * H, 72);
   std::vector<int8_t> wordQ(V * H);
   std::vector<float> wordScale(V);
   for (int64_t i = 0; i < V * H; ++i)
     wordQ[i] = int8_t(int(i * 37 % 255) - 127);
   for (int64_t i = 0; i < V; ++i)
     wordScale[i] = 0.01f * float(i + 1);
-  std::vector<double> ref(off[B] * H), refQ(off[B] * H);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t s = 0; s < lengths[b]; ++s) {
-      const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
-      const int64_t p = std::min<int64_t>(s + offset, P - 1);
-      for (int h = 0; h < H; ++h) {
-        ref[(off[b] + s) * H + h] =
-            double(word[id * H + h]) + pos[p * H + h] + type[h];
-        refQ[(off[b] + s) * H + h] = double(wordQ[id * H + h]) * wordScale[id] +
-                                     pos[p * H + h] + type[h];
+  for (const int32_t *types : {static_cast<const int32_t *>(nullptr), static_cast<const int32_t *>(typeIds.data())}) {
+    std::vector<double> ref(off[B] * H), refQ(off[B] * H);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < lengths[b]; ++s) {
+        const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
+        const int64_t p = std::min<int64_t>(s + offset, P - 1);
+        const int64_t t = types ? std::min<int64_t>(std::max(types[b * S + s], 0), T - 1) : 0;
+        for (int h = 0; h < H; ++h) {
+          ref[(off[b] + s) * H + h] =
+              double(word[id * H + h]) + pos[p * H + h] + type[t * H + h];
+          refQ[(off[b] + s) * H + h] = double(wordQ[id * H + h]) * wordScale[id] +
+                                       pos[p * H + h] + type[t * H + h];
+        }
       }
-    }
-  checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
-    embeddingPacked<H>(ids.data(), word.data(), V, pos.data(), P, type.data(),
-                       y, off.data(), B, S, offset, t, n);
-  }, 1e-6, 1e-6);
-  checkKernel(refQ, [&](float *y, int32_t t, int32_t n) {
-    embeddingQ8Packed<H>(ids.data(), wordQ.data(), wordScale.data(), V,
-                         pos.data(), P, type.data(), y, off.data(), B, S,
-                         offset, t, n);
-  }, 1e-6, 1e-6);
+    checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
+      embeddingPacked<H>(ids.data(), types, word.data(), V, pos.data(), P,
+                         type.data(), T, y, off.data(), B, S, offset, t, n);
+    }, 1e-6, 1e-6);
+    checkKernel(refQ, [&](float *y, int32_t t, int32_t n) {
+      embeddingQ8Packed<H>(ids.data(), types, wordQ.data(), wordScale.data(), V,
+                           pos.data(), P, type.data(), T, y, off.data(), B, S,
+                           offset, t, n);
+    }, 1e-6, 1e-6);
+  }
 }
 
 TEST(KernelPacked, PoolClsAndMean) {

@@ -110,7 +110,8 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   auto metadata = encm::CreateMetadataDirect(
       b, s.architecture.c_str(), s.hiddenSize, s.numLayers, s.numHeads,
       4 * s.hiddenSize, s.vocabSize, s.maxSeq, "gelu", 1e-12f,
-      s.pooling.c_str(), s.normalize, &passes, "test", "ArtifactBuilder");
+      s.pooling.c_str(), s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
+      s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str());
   auto model = encm::CreateModelDirect(
       b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
       s.weightsOffset.value_or(layout.weightsOffset),

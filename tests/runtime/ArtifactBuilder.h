@@ -76,6 +76,9 @@ struct ArtifactSpec {
   bool normalize = false;
   std::vector<SpecValue> values;
   std::vector<SpecStep> steps;
+  /// Metadata.type_vocab_size / num_labels / score_activation.
+  int32_t typeVocabSize = 0, numLabels = 0;
+  std::string scoreActivation;
   std::vector<uint32_t> inputs, outputs;
   std::vector<uint8_t> weights;                 ///< the weights region
   std::optional<uint64_t> weightsOffset, weightsSize; ///< default: actual

@@ -239,8 +239,8 @@ TEST(CudaPlanVerify, RejectsDamagedPlans) {
             "has 5 fattrs");
   expectBad([](ArtifactSpec &s) { s.cuda->steps[0].iattrs[1] = 0; },
             "bad launch header");
-  expectBad([](ArtifactSpec &s) { s.cuda->steps[0].operands.assign(9, 0); },
-            "has 9 operands");
+  expectBad([](ArtifactSpec &s) { s.cuda->steps[0].operands.assign(ENC_CUDA_MAX_BUFFERS + 1, 0); },
+            "has " + std::to_string(ENC_CUDA_MAX_BUFFERS + 1) + " operands");
   expectBad([](ArtifactSpec &s) { s.cuda->steps[0].iattrs[0] = ENC_CUDA_GRID_GEMM; },
             "grid kind 4 needs kernel \"cublaslt\"");
   expectBad([](ArtifactSpec &s) { s.cuda->steps[1].operands[0] = 42; },
@@ -253,7 +253,7 @@ TEST(CudaPlanVerify, RejectsDamagedPlans) {
             "must be an F32 Output of shape [-3,H] or [-1,-2,H]");
   expectBad([](ArtifactSpec &s) { s.cuda->values[2].weightOffset = 1 << 20; },
             "lies outside the weights region");
-  expectBad([](ArtifactSpec &s) { s.cuda->inputs = {0}; }, "expects 2 inputs");
+  expectBad([](ArtifactSpec &s) { s.cuda->inputs = {0}; }, "expected 2 inputs (ids, lengths), found 1");
   expectBad([](ArtifactSpec &s) { s.cuda->codeObject = 0; },
             "(expected \"cuda\")");
   expectBad([](ArtifactSpec &s) { s.cuda->codeObject = 5; }, "is out of range");

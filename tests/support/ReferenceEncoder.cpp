@@ -25,13 +25,14 @@ public:
   Weights(const WeightMap &w, std::string prefix)
       : map(w), prefix(std::move(prefix)) {}
 
-  const std::vector<double> &get(const std::string &name, size_t n) const {
-    auto it = map.find(prefix + name);
+  /// `name` under the checkpoint prefix, or exactly `name` when !prefixed.
+  const std::vector<double> &get(const std::string &name, size_t n, bool prefixed = true) const {
+    const std::string key = (prefixed ? prefix : std::string()) + name;
+    auto it = map.find(key);
     if (it == map.end())
-      throw std::runtime_error("reference encoder: missing weight '" + prefix +
-                               name + "'");
+      throw std::runtime_error("reference encoder: missing weight '" + key + "'");
     if (it->second.size() != n)
-      throw std::runtime_error("reference encoder: weight '" + prefix + name +
+      throw std::runtime_error("reference encoder: weight '" + key +
                                "' has " + std::to_string(it->second.size()) +
                                " values, expected " + std::to_string(n));
     return it->second;
@@ -125,8 +126,8 @@ Matrix selfAttention(const Matrix &x, const Weights &w, const std::string &L,
                 w.get(L + "attention.output.dense.bias", H), H, H);
 }
 
-Matrix encodeOne(const std::vector<int64_t> &ids, size_t length,
-                 const Weights &w, const TinyModelSpec &spec) {
+Matrix encodeOne(const std::vector<int64_t> &ids, const std::vector<int64_t> *types,
+                 size_t length, const Weights &w, const TinyModelSpec &spec) {
   const size_t H = size_t(spec.hidden), I = size_t(spec.intermediate);
   const size_t S = ids.size(), off = size_t(spec.positionOffset());
   const auto &word = w.get("embeddings.word_embeddings.weight",
@@ -139,7 +140,7 @@ Matrix encodeOne(const std::vector<int64_t> &ids, size_t length,
   for (size_t s = 0; s < S; ++s)
     for (size_t c = 0; c < H; ++c)
       x[s][c] = word[size_t(ids[s]) * H + c] + pos[(s + off) * H + c] +
-                type[0 * H + c];
+                type[size_t(types ? (*types)[s] : 0) * H + c];
   layerNormInPlace(x, w.get("embeddings.LayerNorm.weight", H),
                    w.get("embeddings.LayerNorm.bias", H), spec.eps);
 
@@ -234,7 +235,8 @@ std::string detectWeightPrefix(const WeightMap &weights,
 ReferenceOutput runReferenceEncoder(const WeightMap &weights,
                                     const TinyModelSpec &spec,
                                     const std::vector<std::vector<int64_t>> &ids,
-                                    const std::vector<int64_t> &lengths) {
+                                    const std::vector<int64_t> &lengths,
+                                    const std::vector<std::vector<int64_t>> &typeIds) {
   if (spec.hidden <= 0 || spec.heads <= 0 || spec.hidden % spec.heads)
     throw std::invalid_argument("reference encoder: hidden must be a positive "
                                 "multiple of heads");
@@ -262,13 +264,31 @@ ReferenceOutput runReferenceEncoder(const WeightMap &weights,
         throw std::invalid_argument("reference encoder: token id " +
                                     std::to_string(id) + " outside [0, " +
                                     std::to_string(spec.vocab) + ")");
+    if (typeIds.empty())
+      continue;
+    if (typeIds.size() != ids.size() || typeIds[b].size() != S)
+      throw std::invalid_argument("reference encoder: typeIds must have the shape of ids");
+    for (int64_t t : typeIds[b])
+      if (t < 0 || t >= spec.typeVocab)
+        throw std::invalid_argument("reference encoder: token type " + std::to_string(t) +
+                                    " outside [0, " + std::to_string(spec.typeVocab) + ")");
   }
   Weights w(weights, detectWeightPrefix(weights, spec.weightPrefix));
   ReferenceOutput out;
   for (size_t b = 0; b < ids.size(); ++b) {
-    Matrix x = encodeOne(ids[b], size_t(lengths[b]), w, spec);
+    Matrix x = encodeOne(ids[b], typeIds.empty() ? nullptr : &typeIds[b], size_t(lengths[b]), w, spec);
     if (spec.pooling != "none")
       out.pooled.push_back(pool(x, size_t(lengths[b]), spec));
+    if (spec.numLabels > 0) {
+      const ClassifierNames head = classifierNames(spec);
+      const size_t H = size_t(spec.hidden), L = size_t(spec.numLabels);
+      Matrix d = linear({x[0]}, w.get(head.dense + ".weight", H * H, head.densePrefixed),
+                        w.get(head.dense + ".bias", H, head.densePrefixed), H, H);
+      for (double &v : d[0])
+        v = std::tanh(v);
+      out.scores.push_back(linear(d, w.get(head.out + ".weight", L * H, false),
+                                  w.get(head.out + ".bias", L, false), H, L)[0]);
+    }
     out.hidden.push_back(std::move(x));
   }
   return out;
@@ -276,8 +296,9 @@ ReferenceOutput runReferenceEncoder(const WeightMap &weights,
 
 ReferenceOutput runReferenceEncoder(const TinyModel &model,
                                     const std::vector<std::vector<int64_t>> &ids,
-                                    const std::vector<int64_t> &lengths) {
-  return runReferenceEncoder(model.weights, model.spec, ids, lengths);
+                                    const std::vector<int64_t> &lengths,
+                                    const std::vector<std::vector<int64_t>> &typeIds) {
+  return runReferenceEncoder(model.weights, model.spec, ids, lengths, typeIds);
 }
 
 TinyModelSpec readModelSpec(const std::string &dir) {

@@ -29,11 +29,15 @@ struct ReferenceOutput {
   /// Sentence embeddings [B][H] (cls: token 0; mean: over valid tokens; then
   /// L2-normalised if spec.normalize). Empty when spec.pooling == "none".
   std::vector<std::vector<double>> pooled;
+  /// spec.numLabels > 0: the classification head's logits [B][numLabels],
+  /// out(tanh(dense(hidden[b][0]))) (no activation).
+  std::vector<std::vector<double>> scores;
 };
 
 /// Runs the encoder. Uses spec.modelType (position offset 2 for roberta),
 /// hidden/heads/layers/intermediate, act, eps, pooling, normalize; the shapes
-/// of the weights must agree with the spec. Token type ids are 0. The tensor
+/// of the weights must agree with the spec. Token type ids are `typeIds`
+/// (rows like ids; empty: all 0). The tensor
 /// name prefix is found automatically (spec.weightPrefix, "", "bert.",
 /// "roberta.", "model."). Throws std::invalid_argument on bad inputs
 /// (ragged ids, lengths outside [1, S], ids outside the vocab, S + offset >
@@ -41,12 +45,14 @@ struct ReferenceOutput {
 ReferenceOutput runReferenceEncoder(const WeightMap &weights,
                                     const TinyModelSpec &spec,
                                     const std::vector<std::vector<int64_t>> &ids,
-                                    const std::vector<int64_t> &lengths);
+                                    const std::vector<int64_t> &lengths,
+                                    const std::vector<std::vector<int64_t>> &typeIds = {});
 
 /// Convenience overload for a TinyModel.
 ReferenceOutput runReferenceEncoder(const TinyModel &model,
                                     const std::vector<std::vector<int64_t>> &ids,
-                                    const std::vector<int64_t> &lengths);
+                                    const std::vector<int64_t> &lengths,
+                                    const std::vector<std::vector<int64_t>> &typeIds = {});
 
 /// Reads config.json (model_type, hidden_size, num_hidden_layers,
 /// num_attention_heads, intermediate_size, vocab_size, max_position_embeddings,

@@ -134,6 +134,8 @@ void TinyModelSpec::validate() const {
     bad("eps", "must be positive");
   if (pooling != "none" && pooling != "cls" && pooling != "mean")
     bad("pooling", "expected none, cls or mean, got '" + pooling + "'");
+  if (numLabels < 0 || (numLabels > 0 && (pooling != "none" || modelType == "distilbert")))
+    bad("numLabels", "a classification head needs pooling none and a bert or roberta layout");
   if (dtype != "F32" && dtype != "F16" && dtype != "BF16")
     bad("dtype", "expected F32, F16 or BF16, got '" + dtype + "'");
 }
@@ -172,21 +174,24 @@ TinyModel makeTinyWeights(const TinyModelSpec &spec) {
   m.spec = spec;
   const int64_t H = spec.hidden, I = spec.intermediate;
   const std::string &P = spec.weightPrefix;
+  // `prefixed`: stored under spec.weightPrefix (everything but a
+  // classification head's own layers).
   auto add = [&](const std::string &name, std::vector<int64_t> shape,
-                 double center, double half) {
+                 double center, double half, bool prefixed = true) {
     size_t n = 1;
     for (int64_t d : shape)
       n *= size_t(d);
     std::vector<double> v = uniform(spec.seed, name, n, center, half);
     for (double &x : v)
       x = roundToDtype(x, spec.dtype);
-    m.weights[P + name] = std::move(v);
-    m.shapes[P + name] = std::move(shape);
+    const std::string key = (prefixed ? P : std::string()) + name;
+    m.weights[key] = std::move(v);
+    m.shapes[key] = std::move(shape);
   };
   // Linear layer [out, in]: U(-g,g)/sqrt(in) keeps activations O(g).
-  auto linear = [&](const std::string &base, int64_t out, int64_t in) {
-    add(base + ".weight", {out, in}, 0.0, spec.linearGain / std::sqrt(double(in)));
-    add(base + ".bias", {out}, 0.0, 0.1);
+  auto linear = [&](const std::string &base, int64_t out, int64_t in, bool prefixed = true) {
+    add(base + ".weight", {out, in}, 0.0, spec.linearGain / std::sqrt(double(in)), prefixed);
+    add(base + ".bias", {out}, 0.0, 0.1, prefixed);
   };
   auto layerNorm = [&](const std::string &base) {
     add(base + ".weight", {H}, 1.0, 0.1);
@@ -210,7 +215,18 @@ TinyModel makeTinyWeights(const TinyModelSpec &spec) {
     linear(L + "output.dense", H, I);
     layerNorm(L + "output.LayerNorm");
   }
+  if (spec.numLabels > 0) {
+    const ClassifierNames head = classifierNames(spec);
+    linear(head.dense, H, H, head.densePrefixed);
+    linear(head.out, spec.numLabels, H, false);
+  }
   return m;
+}
+
+ClassifierNames classifierNames(const TinyModelSpec &spec) {
+  if (spec.robertaLayout())
+    return {"classifier.dense", "classifier.out_proj", false};
+  return {"pooler.dense", "classifier", true};
 }
 
 TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
@@ -227,7 +243,17 @@ TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
     writeDistilBert(root, m);
   } else {
   nlohmann::ordered_json cfg;
-  cfg["architectures"] = {spec.modelType == "xlm-roberta" ? "XLMRobertaModel" : roberta ? "RobertaModel" : "BertModel"};
+  const std::string arch = spec.modelType == "xlm-roberta" ? "XLMRoberta" : roberta ? "Roberta" : "Bert";
+  cfg["architectures"] = {arch + (spec.numLabels > 0 ? "ForSequenceClassification" : "Model")};
+  if (spec.numLabels > 0) {
+    nlohmann::ordered_json id2label, label2id;
+    for (int i = 0; i < spec.numLabels; ++i) {
+      id2label[std::to_string(i)] = "LABEL_" + std::to_string(i);
+      label2id["LABEL_" + std::to_string(i)] = i;
+    }
+    cfg["id2label"] = id2label;
+    cfg["label2id"] = label2id;
+  }
   cfg["model_type"] = spec.modelType;
   cfg["hidden_size"] = spec.hidden;
   cfg["num_hidden_layers"] = spec.layers;

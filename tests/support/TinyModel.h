@@ -40,6 +40,10 @@ struct TinyModelSpec {
   /// GELU inputs reach |x| of 2 to 4, where the erf and tanh forms differ by
   /// up to 5e-4, and attention logits grow until their scale matters.
   double linearGain = 1.0;
+  /// > 0: a *ForSequenceClassification checkpoint (a cross-encoder) with this
+  /// many labels: BERT's pooler (under the prefix) and "classifier", or
+  /// RoBERTa's "classifier.dense" / "classifier.out_proj". Needs pooling "none".
+  int numLabels = 0;
 
   /// config.json's pad_token_id: 0 for bert, 1 for roberta.
   /// RoBERTa's layout (roberta, xlm-roberta): <s> <pad> </s> <unk>, positions offset.
@@ -59,6 +63,14 @@ struct TinyModel {
   WeightMap weights;
   ShapeMap shapes;
 };
+
+/// A classification head's tensor names (without .weight/.bias): dense
+/// (under spec.weightPrefix when densePrefixed) and out (never prefixed).
+struct ClassifierNames {
+  std::string dense, out;
+  bool densePrefixed;
+};
+ClassifierNames classifierNames(const TinyModelSpec &spec);
 
 /// Generates the weights only (no files). Deterministic in spec.seed; each
 /// tensor has its own stream derived from (seed, name).

@@ -40,6 +40,8 @@ options (default in brackets; "--opt V" and "--opt=V" both work):
   --no-normalize      omit the Normalize module (default: normalize)
   --dtype D           F32 | F16 | BF16 storage dtype [F32]
   --weight-prefix S   prefix for every tensor name, e.g. "bert." [none]
+  --num-labels N      a *ForSequenceClassification head (cross-encoder) with N
+                      labels; needs --pooling none [0: none]
   -h, --help          print this help
 )";
 
@@ -129,6 +131,8 @@ int main(int argc, char **argv) {
       spec.dtype = value;
     else if (flag == "--weight-prefix")
       spec.weightPrefix = value;
+    else if (flag == "--num-labels")
+      spec.numLabels = num();
     else
       usageError("unknown option '" + flag + "'");
   }

@@ -130,7 +130,7 @@ bool canRunPacked(mlir::func::FuncOp func) {
       continue;
     if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, AttentionOp,
              SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, ScaleOp,
-             DivOp, PoolOp, L2NormOp>(op))
+             DivOp, PoolOp, L2NormOp, TanhOp>(op))
       return false;
     for (Value r : op.getResults()) {
       auto t = dyn_cast<RankedTensorType>(r.getType());
@@ -236,6 +236,7 @@ private:
   llvm::Expected<Kernel> lowerSoftmax(mlir::enc::SoftmaxOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerLayerNorm(mlir::enc::LayerNormOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerGelu(mlir::enc::GeluOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerTanh(mlir::enc::TanhOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerSplitHeads(mlir::enc::SplitHeadsOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerMergeHeads(mlir::enc::MergeHeadsOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerPool(mlir::enc::PoolOp op, const StepArgs &a);
@@ -374,6 +375,7 @@ const Generator::LoweringTable &Generator::lowerings() {
         .add(&Generator::lowerSoftmax)
         .add(&Generator::lowerLayerNorm)
         .add(&Generator::lowerGelu)
+        .add(&Generator::lowerTanh)
         .add(&Generator::lowerSplitHeads)
         .add(&Generator::lowerMergeHeads)
         .add(&Generator::lowerPool)
@@ -406,36 +408,20 @@ llvm::Expected<Kernel> Generator::lowerEmbedding(EmbeddingOp e, const StepArgs &
     return std::move(err);
   if (auto err = a.needStatic(out.back(), "hidden size"))
     return std::move(err);
-  const int64_t V = in[1][0], P = in[2][0], H = out.back();
+  const int64_t V = in[1][0], P = in[2][0], T = in[3][0], H = out.back();
   const bool q8 = e.isQuantized();
-  k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : "f32_") +
-             shapeTag(out) + "_v" + std::to_string(V) + "_p" +
-             std::to_string(P);
+  // Operands: ids, word, pos, type table, [word_scale], [type_ids].
+  const std::string typeIds = e.getTypeIds() ? "IN_I(" + std::to_string(q8 ? 5 : 4) + ")" : "nullptr";
+  k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : "f32_") + (e.getTypeIds() ? "typed_" : "") +
+             shapeTag(out) + "_v" + std::to_string(V) + "_p" + std::to_string(P) + "_t" + std::to_string(T);
   k.iattrs = {static_cast<int64_t>(e.getPositionOffset())};
-  if (packed_) {
-    usesInt8_ |= q8;
-    k.call = std::string("enc_kernels::") +
-             (q8 ? "embeddingQ8Packed<" : "embeddingPacked<") +
-             std::to_string(H) + ">(IN_I(0), " +
-             (q8 ? "IN_I8(1), IN_F(4), " : "IN_F(1), ") + std::to_string(V) +
-             ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res +
-             ", c->offsets, c->batch, c->seq, iattr(c, 0, 0), t, n);";
-    return k;
-  }
-  if (q8) {
-    usesInt8_ = true;
-    k.call = "enc_kernels::embeddingQ8<" + std::to_string(H) +
-             ">(IN_I(0), IN_I8(1), IN_F(4), " + std::to_string(V) +
-             ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + res + ", " +
-             dimExpr(out[0]) + ", " + dimExpr(out[1]) +
-             ", iattr(c, 0, 0), t, n);";
-  } else {
-    k.call = "enc_kernels::embedding<" + std::to_string(H) +
-             ">(IN_I(0), IN_F(1), " + std::to_string(V) + ", IN_F(2), " +
-             std::to_string(P) + ", IN_F(3), " + res + ", " +
-             dimExpr(out[0]) + ", " + dimExpr(out[1]) +
-             ", iattr(c, 0, 0), t, n);";
-  }
+  usesInt8_ |= q8;
+  const std::string tables = std::string(q8 ? "IN_I8(1), IN_F(4), " : "IN_F(1), ") + std::to_string(V) +
+                             ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + std::to_string(T) + ", " + res;
+  const std::string name = std::string(q8 ? "embeddingQ8" : "embedding") + (packed_ ? "Packed" : "");
+  const std::string rows = packed_ ? ", c->offsets, c->batch, c->seq" : ", " + dimExpr(out[0]) + ", " + dimExpr(out[1]);
+  k.call = "enc_kernels::" + name + "<" + std::to_string(H) + ">(IN_I(0), " + typeIds + ", " + tables + rows +
+           ", iattr(c, 0, 0), t, n);";
   return k;
 }
 
@@ -634,6 +620,13 @@ llvm::Expected<Kernel> Generator::lowerGelu(GeluOp g, const StepArgs &a) {
   k.call = std::string("enc_kernels::geluAct<") +
            (t ? "enc_kernels::kGeluTanh" : "enc_kernels::kGeluErf") +
            ">(IN_F(0), " + res + ", " + a.count(x) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerTanh(TanhOp, const StepArgs &a) {
+  Kernel k;
+  k.symbol = "enc_tanh_f32_" + shapeTag(a.x);
+  k.call = "enc_kernels::tanhAct(IN_F(0), " + a.res + ", " + a.count(a.x) + ", t, n);";
   return k;
 }
 
@@ -951,11 +944,10 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
   if (!forward)
     return forward.takeError();
   mlir::func::FuncOp func = *forward;
-  const char *argNames[2] = {"ids", "lengths"};
-  for (unsigned i = 0; i < 2; ++i) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     Value a = func.getArgument(i);
     auto t = cast<RankedTensorType>(a.getType());
-    uint32_t id = addValue(argNames[i], ValueKind::Input, DType::I32, planShape(t));
+    uint32_t id = addValue(codegen::kForwardArgNames[i], ValueKind::Input, DType::I32, planShape(t));
     ids_[a] = id;
     plan_.inputs.push_back(id);
   }

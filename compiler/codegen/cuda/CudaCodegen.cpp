@@ -347,11 +347,8 @@ void Generator::planFusions(mlir::func::FuncOp func) {
       if (!producer || !isa<enc::LayerNormOp, enc::AddLayerNormOp>(producer) ||
           fusedQuant_.count(producer))
         return;
-      // An int8 word table + LayerNorm + quantise would need 9 operands
-      // (ENC_CUDA_MAX_BUFFERS is 8): that quantise stays its own step.
-      for (auto [emb, ln] : embLayerNorm_)
-        if (ln == producer && cast<enc::EmbeddingOp>(emb).isQuantized())
-          return;
+      // The largest fused step, embedding with type ids and an int8 word
+      // table + LayerNorm + quantise, has 11 operands (ENC_CUDA_MAX_BUFFERS).
       fusedQuant_[producer] = q;
       absorbed_.insert(q);
       return;
@@ -374,6 +371,14 @@ llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
   if (!ids)
     return ids.takeError();
   std::vector<uint32_t> operands = {*ids};
+  const bool typed = static_cast<bool>(op.getTypeIds());
+  if (typed) {
+    auto typeIds = activation(op, op.getTypeIds(), DType::I32, "type_ids");
+    if (!typeIds)
+      return typeIds.takeError();
+    operands.push_back(*typeIds);
+  }
+  const uint32_t wordSlot = operands.size();
   const bool q8 = op.isQuantized();
   std::string wt = actC_;
   if (q8) {
@@ -396,9 +401,10 @@ llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
     return type.takeError();
   operands.push_back(*pos);
   operands.push_back(*type);
-  for (uint32_t id : {operands[1], *pos, *type})
+  for (uint32_t id : {operands[wordSlot], *pos, *type})
     if (plan_.values[id].shape.size() != 2 || plan_.values[id].shape[1] != *H)
       return opError(op, "expects embedding tables [rows, " + std::to_string(*H) + "]");
+  const int64_t typeRows = plan_.values[*type].shape[0];
 
   auto lnOp = llvm::dyn_cast_or_null<enc::LayerNormOp>(embLayerNorm_.lookup(op));
   float eps = 0.0f;
@@ -417,18 +423,20 @@ llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
   const float staticScale = addFusedQuant(quant, op, *H, operands, opName);
 
   uint32_t slot = 1;
+  std::string typeIdsArg = typed ? in(slot++, "int32_t") : "nullptr";
   std::string wordArg = in(slot++, wt);
   std::string scaleArg = q8 ? in(slot++, "float") : "nullptr";
   std::string posArg = in(slot++, actC_), typeArg = in(slot++, actC_);
   std::string gArg = lnOp ? in(slot++, "float") : "nullptr";
   std::string bArg = lnOp ? in(slot++, "float") : "nullptr";
   const std::string symbol = "enc_cuda_embedding_" + actTag_ + (q8 ? "_q8word" : "") + "_h" +
-                             std::to_string(*H) + (lnOp ? "_ln" : "") + (quant ? "_q8" : "");
+                             std::to_string(*H) + (typed ? "_t" + std::to_string(typeRows) : "") +
+                             (lnOp ? "_ln" : "") + (quant ? "_q8" : "");
   const std::string body =
       "enc_cuda::embedding<" + actC_ + ", " + wt + ", " + std::to_string(*H) + ", " +
       (lnOp ? "true" : "false") + ", " + (quant ? "true" : "false") + ">(a, " +
-      in(0, "int32_t") + ", " + wordArg + ", " + scaleArg + ", " + posArg + ", " + typeArg +
-      ", " + gArg + ", " + bArg + ", " + out(numIn, actC_) + ", " +
+      in(0, "int32_t") + ", " + typeIdsArg + ", " + std::to_string(typeRows) + ", " + wordArg + ", " +
+      scaleArg + ", " + posArg + ", " + typeArg + ", " + gArg + ", " + bArg + ", " + out(numIn, actC_) + ", " +
       quantOuts(bool(quant), numIn) +
       ", a.iattrs[0], a.fattrs[0], a.fattrs[1]);";
   const uint32_t numResults = operands.size() - numIn;
@@ -796,11 +804,10 @@ llvm::Expected<CudaCodegenResult> Generator::run(mlir::ModuleOp module) {
   if (!forward)
     return forward.takeError();
   mlir::func::FuncOp func = *forward;
-  const char *argNames[2] = {"ids", "lengths"};
-  for (unsigned i = 0; i < 2; ++i) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     Value a = func.getArgument(i);
-    uint32_t id = addValue(argNames[i], ValueKind::Input, DType::I32,
-                           i == 0 ? Shape{kDimBatch, kDimSeq} : Shape{kDimBatch});
+    uint32_t id = addValue(codegen::kForwardArgNames[i], ValueKind::Input, DType::I32,
+                           i == 1 ? Shape{kDimBatch} : Shape{kDimBatch, kDimSeq});
     ids_[a] = id;
     plan_.inputs.push_back(id);
   }
@@ -873,7 +880,7 @@ llvm::Expected<CudaCodegenResult> Generator::run(mlir::ModuleOp module) {
          "#include \"enc_cuda_kernels.cuh\"\n\n"
          "#define IN(T, i) static_cast<const T *>(a.buffers[i])\n"
          "#define OUT(T, i) static_cast<T *>(a.buffers[i])\n\n"
-         "static_assert(ENC_CUDA_ABI_VERSION == 1, \"cuda kernel ABI\");\n"
+         "static_assert(ENC_CUDA_ABI_VERSION == 2, \"cuda kernel ABI\");\n"
          "static_assert(enc_cuda::kRowsPerBlock == "
       << kRowsPerBlock << " && enc_cuda::kRowThreads == " << kRowThreads
       << ", \"launch header\");\n"

@@ -48,6 +48,12 @@ ModelWeightNames BertFamily::weightNames(const ModelConfig &c) const {
 
 std::vector<std::string> BertFamily::checkpointPrefixes(const ModelConfig &) const { return {"bert.", ""}; }
 
+llvm::Expected<ClassifierWeightNames> BertFamily::classifierNames(const ModelConfig &) const {
+  // BertForSequenceClassification: the pooler (dense + tanh on [CLS]) inside
+  // "bert.", then "classifier".
+  return ClassifierWeightNames{"pooler.dense", "classifier", /*denseUnprefixed=*/false, /*outUnprefixed=*/true};
+}
+
 SpecialTokenTexts BertFamily::specialTokens() const { return {"[UNK]", "[CLS]", "[SEP]", "[PAD]"}; }
 
 /// Listed in ModelFamily.cpp.

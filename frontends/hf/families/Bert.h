@@ -17,6 +17,7 @@ public:
   ModelWeightNames weightNames(const ModelConfig &config) const override;
   std::vector<std::string> checkpointPrefixes(const ModelConfig &config) const override;
   SpecialTokenTexts specialTokens() const override;
+  llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &config) const override;
 };
 
 } // namespace encc

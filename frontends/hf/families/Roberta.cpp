@@ -31,6 +31,12 @@ public:
     return {"roberta.", c.modelType + ".", ""};
   }
   SpecialTokenTexts specialTokens() const override { return {"<unk>", "<s>", "</s>", "<pad>"}; }
+  llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &) const override {
+    // RobertaClassificationHead: dense + tanh on <s>, then out_proj; both
+    // outside "roberta.".
+    return ClassifierWeightNames{"classifier.dense", "classifier.out_proj", /*denseUnprefixed=*/true,
+                                 /*outUnprefixed=*/true};
+  }
   bool vocabularyOptional() const override { return true; }
   std::string sentencePieceFile(const ModelConfig &c) const override {
     return c.modelType == "xlm-roberta" ? "sentencepiece.bpe.model" : "";

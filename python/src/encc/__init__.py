@@ -149,6 +149,45 @@ class Model:
             ids[i, :len(r)] = r
         return ids, lengths
 
+    def predict(self, pairs, *, batch_size=32, truncation="longest_first"):
+        """A cross-encoder's scores of text pairs, as sentence-transformers' CrossEncoder.predict
+        gives them (the model's activation applied: sigmoid for one label).
+
+        pairs: a (str, str) pair (result: a float, or a 1-D array for several labels) or a list of
+            them (result: float32 [N] for one label, [N, num_labels] for more).
+        batch_size: pairs per runtime call. truncation: as tokenize_pairs.
+        Raises UnsupportedError for an embedding model (info["num_labels"] == 0).
+        """
+        modes = {"longest_first": 0, "only_first": 1, "only_second": 2}
+        if truncation not in modes:
+            raise ValueError(f"truncation must be one of {sorted(modes)}, not {truncation!r}")
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
+        if self._info["num_labels"] == 0:
+            self._model.score_pairs([], [], 0)  # raises the runtime's UnsupportedError, naming the file
+        single = isinstance(pairs, tuple) and len(pairs) == 2 and all(isinstance(t, str) for t in pairs)
+        pairs = self._pairs([pairs] if single else pairs)
+        labels = max(1, self._info["num_labels"])
+        out = np.zeros((len(pairs), labels), dtype=np.float32)
+        for start in range(0, len(pairs), batch_size):
+            chunk = pairs[start:start + batch_size]
+            out[start:start + len(chunk)] = self._model.score_pairs(
+                _texts([p[0] for p in chunk], "pairs[i][0]"), _texts([p[1] for p in chunk], "pairs[i][1]"),
+                modes[truncation])
+        if labels == 1:
+            out = out[:, 0]
+        return out[0] if single else out
+
+    @staticmethod
+    def _pairs(pairs):
+        if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+            raise TypeError("pairs must be a list of (str, str)")
+        pairs = list(pairs)
+        for i, p in enumerate(pairs):
+            if not (isinstance(p, (tuple, list)) and len(p) == 2):
+                raise TypeError(f"pairs[{i}] must be a (str, str) pair")
+        return pairs
+
     def tokenize_pairs(self, pairs, *, truncation="longest_first"):
         """Token ids of text pairs (query, document) in the model's pair template ([CLS] a [SEP] b
         [SEP], <s> a </s></s> b </s>), as the `tokenizers` library makes them.
@@ -160,12 +199,7 @@ class Model:
         modes = {"longest_first": 0, "only_first": 1, "only_second": 2}
         if truncation not in modes:
             raise ValueError(f"truncation must be one of {sorted(modes)}, not {truncation!r}")
-        if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
-            raise TypeError("pairs must be a list of (str, str)")
-        pairs = list(pairs)
-        for i, p in enumerate(pairs):
-            if not (isinstance(p, (tuple, list)) and len(p) == 2):
-                raise TypeError(f"pairs[{i}] must be a (str, str) pair")
+        pairs = self._pairs(pairs)
         a = _texts([p[0] for p in pairs], "pairs[i][0]")
         b = _texts([p[1] for p in pairs], "pairs[i][1]")
         rows = self._model.tokenize_pairs(a, b, modes[truncation])
@@ -231,7 +265,7 @@ class Model:
     def _token_embeddings(self, batch):
         rows = self._model.tokenize(batch)
         ids, lengths = self._pad(rows)
-        hidden, _ = self._model.run(ids, lengths, True, False)
+        hidden, _ = self._model.run(ids, None, lengths, True, False)
         return [hidden[b, :lengths[b]].copy() for b in range(len(rows))]
 
     @staticmethod
@@ -243,11 +277,13 @@ class Model:
         return ids, lengths
 
     # --- ids ---
-    def run(self, ids, lengths=None):
+    def run(self, ids, lengths=None, type_ids=None):
         """The last hidden state [B, S, hidden] (float32) of token ids.
 
         ids: a 2-D int array (int32 or int64, right-padded) with `lengths` [B] (default: every row
             full), or a list of lists (ragged allowed; lengths then come from the lists).
+        type_ids: token type ids with the shape of ids as an array (each token's segment, as
+            tokenize_pairs gives them); None: all 0.
         Rows past a sequence's length are 0.
         """
         if ids is None:
@@ -273,7 +309,13 @@ class Model:
                     raise ValueError(f"lengths must have shape ({arr.shape[0]},), not {lens.shape}")
                 if (lens < 1).any() or (lens > arr.shape[1]).any():
                     raise ValueError(f"lengths must lie in [1, {arr.shape[1]}]")
-        hidden, _ = self._model.run(np.ascontiguousarray(arr), np.ascontiguousarray(lens), True, False)
+        types = None
+        if type_ids is not None:
+            types = self._int32(np.asarray(type_ids), "type_ids")
+            if types.shape != arr.shape:
+                raise ValueError(f"type_ids must have the shape of the padded ids {arr.shape}, not {types.shape}")
+            types = np.ascontiguousarray(types)
+        hidden, _ = self._model.run(np.ascontiguousarray(arr), types, np.ascontiguousarray(lens), True, False)
         return hidden
 
     @staticmethod

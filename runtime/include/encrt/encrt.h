@@ -53,7 +53,7 @@ extern "C" {
 
 /* Version 0: libencrt.so.0 (no struct sizes, NUL-terminated texts only).
    Version 1: struct_size / size arguments, encrt_text, encrt_api_version. */
-#define ENCRT_API_VERSION 1
+#define ENCRT_API_VERSION 2
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -137,6 +137,14 @@ typedef struct encrt_model_info {
   const char *device;     /* "cpu" or "cuda:N <GPU name>" */
   int32_t random_weights; /* 1: weights generated at load (benchmarking only;
                              outputs are meaningless) */
+  /* API version 2: */
+  int32_t type_vocab_size; /* token types the model tells apart (BERT: 2;
+                              1 for RoBERTa-likes) */
+  int32_t num_labels;      /* > 0: a sequence-classification model (a
+                              cross-encoder / reranker): encrt_session_score_pairs
+                              scores text pairs; 0: an embedding model */
+  const char *score_activation; /* with num_labels: "sigmoid" or "identity"
+                                   (what score_pairs applies); else "" */
 } encrt_model_info;
 
 /* Fills the first `info_size` bytes of *out_info (pass sizeof *out_info);
@@ -207,12 +215,40 @@ ENCRT_API void encrt_session_release(encrt_session *session);
    packed plans, whose hidden output is [DIM_TOKENS, H] (every fused build);
    for padded plans what the model computes for padding: do not rely on them);
    out_pooled: batch*hidden floats or NULL (error if requested and the model
-   has no pooled output). */
+   has no pooled output); for a sequence-classification model (num_labels >
+   0) batch*num_labels raw logits (no activation) or NULL. */
 ENCRT_API encrt_status *encrt_session_run(encrt_session *session,
                                           const int32_t *ids,
                                           const int32_t *lengths, int64_t batch,
                                           int64_t seq, float *out_hidden,
                                           float *out_pooled);
+
+/* Scores `count` text pairs (query and document) with a sequence-
+   classification model (num_labels > 0 in encrt_model_info): each pair is
+   tokenized in the pair template (encrt_model_tokenize_pair, `truncation` an
+   encrt_pair_truncation), run with its token types, and its num_labels
+   logits go through the model's score_activation, as sentence-transformers'
+   CrossEncoder.predict does. out_scores: count*num_labels floats. An
+   embedding model is ENCRT_UNSUPPORTED. */
+ENCRT_API encrt_status *encrt_session_score_pairs(encrt_session *session,
+                                                  const encrt_text *first,
+                                                  const encrt_text *second,
+                                                  int64_t count,
+                                                  int32_t truncation,
+                                                  float *out_scores);
+
+/* encrt_session_run with token types: type_ids [batch*seq] like ids (the
+   segment of each token: 0 for the first text of a pair, 1 for the second,
+   as encrt_model_tokenize_pair writes them); NULL = all 0, which is what
+   encrt_session_run passes. Types at valid positions must be in
+   [0, type_vocab_size) (encrt_model_info; a model with one type takes 0). */
+ENCRT_API encrt_status *encrt_session_run_typed(encrt_session *session,
+                                                const int32_t *ids,
+                                                const int32_t *type_ids,
+                                                const int32_t *lengths,
+                                                int64_t batch, int64_t seq,
+                                                float *out_hidden,
+                                                float *out_pooled);
 
 /* Tokenizes `count` UTF-8 texts, runs them and writes the pooled (and, if the
    model normalises, L2-normalised) embeddings: count*hidden floats. */

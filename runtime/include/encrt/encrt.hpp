@@ -100,7 +100,8 @@ private:
 };
 
 /// One run's outputs: hidden is batch x seq x hidden_size, pooled is
-/// batch x hidden_size (empty when not requested or not available).
+/// batch x hidden_size, or for a classification model (num_labels > 0) its
+/// batch x num_labels logits (empty when not requested or not available).
 struct RunResult {
   std::vector<float> hidden;
   std::vector<float> pooled;
@@ -130,22 +131,33 @@ public:
   RunResult run(const std::vector<int32_t> &ids,
                 const std::vector<int32_t> &lengths, int64_t seq,
                 bool wantHidden = true, bool wantPooled = true) {
+    return runTyped(ids, {}, lengths, seq, wantHidden, wantPooled);
+  }
+
+  /// run() with token types: typeIds empty (all 0) or batch x seq like ids.
+  RunResult runTyped(const std::vector<int32_t> &ids,
+                     const std::vector<int32_t> &typeIds,
+                     const std::vector<int32_t> &lengths, int64_t seq,
+                     bool wantHidden = true, bool wantPooled = true) {
     int64_t batch = static_cast<int64_t>(lengths.size());
-    if (batch < 1 || seq < 1 ||
-        static_cast<int64_t>(ids.size()) != batch * seq)
-      throw Error(ENCRT_INVALID_ARGUMENT,
-                  "encrt::Session::run: ids has " + std::to_string(ids.size()) +
-                      " entries, expected batch " + std::to_string(batch) +
-                      " x seq " + std::to_string(seq));
+    for (const std::vector<int32_t> *v : {&ids, &typeIds})
+      if (batch < 1 || seq < 1 ||
+          (static_cast<int64_t>(v->size()) != batch * seq && (v == &ids || !v->empty())))
+        throw Error(ENCRT_INVALID_ARGUMENT,
+                    std::string("encrt::Session::run: ") + (v == &ids ? "ids" : "typeIds") + " has " +
+                        std::to_string(v->size()) + " entries, expected batch " +
+                        std::to_string(batch) + " x seq " + std::to_string(seq));
     RunResult r;
     const int64_t h = info_.hidden_size;
     if (wantHidden)
       r.hidden.resize(static_cast<size_t>(batch * seq * h));
     if (wantPooled && info_.has_pooled_output)
       r.pooled.resize(static_cast<size_t>(batch * h));
-    check(encrt_session_run(session_, ids.data(), lengths.data(), batch, seq,
-                            wantHidden ? r.hidden.data() : nullptr,
-                            r.pooled.empty() ? nullptr : r.pooled.data()));
+    else if (wantPooled && info_.num_labels > 0)
+      r.pooled.resize(static_cast<size_t>(batch * info_.num_labels));
+    check(encrt_session_run_typed(session_, ids.data(), typeIds.empty() ? nullptr : typeIds.data(),
+                                  lengths.data(), batch, seq, wantHidden ? r.hidden.data() : nullptr,
+                                  r.pooled.empty() ? nullptr : r.pooled.data()));
     return r;
   }
 

@@ -22,6 +22,8 @@ void verifyCudaPlan(const encm::Model &m, const std::string &path,
   const encm::Metadata *md = m.metadata();
   if (!md)
     fail(bad, path, ": missing metadata");
+  if (md->num_labels() > 0)
+    fail(bad, p, " of a classification model: not supported (classification heads run on the CPU)");
   if (cp->dtype() != encm::DType::F16 && cp->dtype() != encm::DType::BF16)
     fail(bad, p, " dtype is ", encm::EnumNameDType(cp->dtype()),
          " (expected F16 or BF16)");
@@ -125,30 +127,8 @@ void verifyCudaPlan(const encm::Model &m, const std::string &path,
            n, "]");
   }
 
-  // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1]].
-  if (!cp->inputs() || cp->inputs()->size() != 2)
-    fail(bad, p, " expects 2 inputs (ids, lengths), found ",
-         cp->inputs() ? cp->inputs()->size() : 0);
-  for (uint32_t k = 0; k < 2; ++k) {
-    uint32_t id = cp->inputs()->Get(k);
-    if (id >= numValues)
-      fail(bad, p, " input ", k, " refers to value ", id, " (the plan has ",
-           numValues, " values)");
-    const encm::Value &v = *values.Get(id);
-    bool shapeOk = k == 0 ? shapeIs(v, {-1, -2}) : shapeIs(v, {-1});
-    if (v.kind() != encm::ValueKind::Input || v.dtype() != encm::DType::I32 ||
-        !shapeOk)
-      fail(bad, p, " input ", k, " (", k == 0 ? "ids" : "lengths", ", value ",
-           id, ") must be an I32 Input of shape ", k == 0 ? "[-1,-2]" : "[-1]",
-           ", found ", encm::EnumNameDType(v.dtype()), " ",
-           shapeString(v.shape()));
-  }
-  if (cp->inputs()->Get(0) == cp->inputs()->Get(1))
-    fail(bad, p, " inputs ids and lengths are the same value");
-  for (uint32_t i = 0; i < numValues; ++i)
-    if (values.Get(i)->kind() == encm::ValueKind::Input &&
-        i != cp->inputs()->Get(0) && i != cp->inputs()->Get(1))
-      fail(bad, p, " value ", i, " is an Input but not listed in inputs");
+  // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1], type_ids: I32 [-1,-2]?].
+  verifyPlanInputs(cp->inputs(), values, md->type_vocab_size() >= 2, wording);
 
   // Outputs: [hidden: F32 [-3,H] or [-1,-2,H], pooled: F32 [-1,H]?].
   if (!cp->outputs() || cp->outputs()->size() < 1 || cp->outputs()->size() > 2)

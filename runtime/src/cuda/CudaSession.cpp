@@ -140,10 +140,12 @@ void CudaSession::plan(const Key &k) {
   for (size_t i = 0; i < arenaValues_.size(); ++i)
     requests_[i].bytes = valueBytes(*values.Get(arenaValues_[i]), k);
   uint64_t needed = std::max<uint64_t>(planArena(requests_, offsets_), kArenaAlign);
-  // Io buffers: device [ids | lengths | offsets]; host the same, then outputs.
+  // Io buffers: device [ids | type ids | lengths | offsets]; host the same,
+  // then outputs. Type ids take room only when the plan has them.
   IoLayout io;
   io.ids = 0;
-  io.lengths = align64(uint64_t(k.batch * k.seq) * 4);
+  io.typeIds = align64(uint64_t(k.batch * k.seq) * 4);
+  io.lengths = io.typeIds + (p.inputs()->size() > 2 ? align64(uint64_t(k.batch * k.seq) * 4) : 0);
   io.offsets = io.lengths + align64(uint64_t(k.batch) * 4);
   io.deviceBytes = io.offsets + align64(uint64_t(k.batch + 1) * 4);
   io.hidden = io.deviceBytes;
@@ -198,6 +200,8 @@ void CudaSession::plan(const Key &k) {
     valuePtrs_[arenaValues_[i]] = arena_ + offsets_[i];
   valuePtrs_[p.inputs()->Get(0)] = io_ + io.ids;
   valuePtrs_[p.inputs()->Get(1)] = io_ + io.lengths;
+  if (p.inputs()->size() > 2)
+    valuePtrs_[p.inputs()->Get(2)] = io_ + io.typeIds;
   ioLayout_ = io;
   planned_ = k;
 }
@@ -370,9 +374,10 @@ CUgraphExec CudaSession::capture(const Key &k) {
   return exec;
 }
 
-void CudaSession::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
-                      int64_t seq, float *outHidden, float *outPooled) {
-  validateRunInputs(*model_, ids, lengths, batch, seq, outPooled != nullptr,
+void CudaSession::run(const int32_t *ids, const int32_t *typeIds,
+                      const int32_t *lengths, int64_t batch, int64_t seq,
+                      float *outHidden, float *outPooled) {
+  validateRunInputs(*model_, ids, typeIds, lengths, batch, seq, outPooled != nullptr,
                     {/*maxElements=*/int64_t(1) << 31, /*maxBatch=*/65535,
                      /*backend=*/"CUDA backend's"});
   cm_->makeCurrent();
@@ -386,11 +391,9 @@ void CudaSession::run(const int32_t *ids, const int32_t *lengths, int64_t batch,
 
   // Inputs into the pinned buffer (padding zeroed).
   const IoLayout &io = ioLayout_;
-  auto *hIds = reinterpret_cast<int32_t *>(host_ + io.ids);
-  for (int64_t b = 0; b < batch; ++b) {
-    std::memcpy(hIds + b * seq, ids + b * seq, sizeof(int32_t) * lengths[b]);
-    std::fill(hIds + b * seq + lengths[b], hIds + (b + 1) * seq, 0);
-  }
+  copyPadded(ids, lengths, batch, seq, reinterpret_cast<int32_t *>(host_ + io.ids));
+  if (cm_->plan().inputs()->size() > 2)
+    copyPadded(typeIds, lengths, batch, seq, reinterpret_cast<int32_t *>(host_ + io.typeIds));
   std::memcpy(host_ + io.lengths, lengths, sizeof(int32_t) * batch);
   std::memcpy(host_ + io.offsets, hostOffsets_.data(), sizeof(int32_t) * (batch + 1));
 

@@ -40,8 +40,9 @@ public:
   const LoadedModel &model() const override { return *model_; }
 
   /// Throws Failure. See encrt_session_run.
-  void run(const int32_t *ids, const int32_t *lengths, int64_t batch,
-           int64_t seq, float *outHidden, float *outPooled) override;
+  void run(const int32_t *ids, const int32_t *typeIds, const int32_t *lengths,
+           int64_t batch, int64_t seq, float *outHidden,
+           float *outPooled) override;
 
   bool profiling() const override { return profiling_; }
   const std::vector<StepProfile> &profile() const override { return profile_; }
@@ -70,7 +71,7 @@ private:
   };
   /// Byte offsets of one run's pieces in the io buffers.
   struct IoLayout {
-    uint64_t ids = 0, lengths = 0, offsets = 0, deviceBytes = 0;
+    uint64_t ids = 0, typeIds = 0, lengths = 0, offsets = 0, deviceBytes = 0;
     uint64_t hidden = 0, hiddenBytes = 0, pooled = 0, pooledBytes = 0,
              hostBytes = 0;
   };

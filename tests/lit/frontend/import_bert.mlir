@@ -7,7 +7,8 @@
 // CHECK: // model_type=bert hidden=32 layers=2 heads=4 intermediate=48 vocab=100 max_seq=40 act=gelu pooling=mean normalize=1
 // CHECK: // weights=37 {{.*}} vocab_tokens=100 lowercase=1 cls=2 sep=3 unk=1 pad=0
 // CHECK-LABEL: func.func @forward
-// CHECK-SAME: (%[[IDS:.*]]: tensor<?x?xi32>, %[[LEN:.*]]: tensor<?xi32>) -> (tensor<?x?x32xf32>, tensor<?x32xf32>)
+// BERT has two token types: @forward takes their ids as a third argument.
+// CHECK-SAME: (%[[IDS:[^:]*]]: tensor<?x?xi32>, %[[LEN:[^:]*]]: tensor<?xi32>, %[[TIDS:[^:]*]]: tensor<?x?xi32>) -> (tensor<?x?x32xf32>, tensor<?x32xf32>)
 // CHECK: %[[WORD:.*]] = enc.weight "embeddings.word_embeddings.weight" : tensor<100x32xf32>
 // CHECK: %[[POS:.*]] = enc.weight "embeddings.position_embeddings.weight" : tensor<40x32xf32>
 // CHECK: %[[TYPE:.*]] = enc.weight "embeddings.token_type_embeddings.weight" : tensor<2x32xf32>
@@ -36,7 +37,7 @@
 // CHECK: %[[LLNB:.*]] = enc.weight "encoder.layer.1.output.LayerNorm.bias" : tensor<32xf32>
 // CHECK-NOT: enc.weight
 
-// CHECK: %[[EMB:.*]] = enc.embedding %[[IDS]], %[[WORD]], %[[POS]], %[[TYPE]] {position_offset = 0 : i64}
+// CHECK: %[[EMB:.*]] = enc.embedding %[[IDS]], %[[WORD]], %[[POS]], %[[TYPE]] type_ids %[[TIDS]] {position_offset = 0 : i64}
 // CHECK: %[[X0:.*]] = enc.layernorm %[[EMB]], %[[ELNW]], %[[ELNB]] {epsilon = 9.99999996E-13 : f32}
 
 // Layer 0: attention.

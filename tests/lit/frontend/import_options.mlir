@@ -39,5 +39,6 @@
 // ROB: enc.weight "embeddings.word_embeddings.weight" : tensor<120x64xf32>
 // ROB: enc.weight "embeddings.token_type_embeddings.weight" : tensor<1x64xf32>
 // ROB-NOT: roberta.
-// ROB: enc.embedding {{.*}} {position_offset = 2 : i64}
+// One token type: no type ids.
+// ROB: enc.embedding %{{[a-z0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {position_offset = 2 : i64}
 // ROB: enc.gelu %{{.*}} {approximate = #enc.approximation<tanh>}

@@ -748,3 +748,19 @@ func.func @embedding_word_scale_rows(%ids: tensor<?x?xi32>, %w: tensor<100x8xi8>
   %e = enc.embedding %ids, %w, %p, %t word_scale %s {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<100x8xi8>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<99xf32>) -> tensor<?x?x8xf32>
   return
 }
+
+// -----
+
+func.func @embedding_type_ids_rank(%ids: tensor<?x?xi32>, %w: tensor<100x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>, %tid: tensor<?xi32>) {
+  // expected-error @+1 {{expects type_ids of rank 2 but got 'tensor<?xi32>'}}
+  %e = enc.embedding %ids, %w, %p, %t type_ids %tid {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_type_ids_shape(%ids: tensor<2x?xi32>, %w: tensor<100x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>, %tid: tensor<3x?xi32>) {
+  // expected-error @+1 {{expects type_ids dim 0 to equal ids dim 0 (2) but got 3}}
+  %e = enc.embedding %ids, %w, %p, %t type_ids %tid {position_offset = 0 : i64} : (tensor<2x?xi32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<3x?xi32>) -> tensor<2x?x8xf32>
+  return
+}

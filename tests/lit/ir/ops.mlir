@@ -191,3 +191,25 @@ func.func @int8_ops(%ids: tensor<?x?xi32>, %x: tensor<?x?x384xf32>)
   // CHECK: return %[[H]], %[[O]], %[[E]]
   return %h, %o, %e : tensor<?x?x1536xf32>, tensor<?x?x4xf32>, tensor<?x?x384xf32>
 }
+
+// Token type ids (a text pair's segments), alone and with an int8 word
+// table: the two optional operands keep their places in both forms.
+// CHECK-LABEL: func.func @typed_embedding
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?x?xi32>, %[[TIDS:.*]]: tensor<?x?xi32>)
+func.func @typed_embedding(%ids: tensor<?x?xi32>, %types: tensor<?x?xi32>)
+    -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %word = enc.weight "word" : tensor<100x8xf32>
+  %wq = enc.weight "word.q8" : tensor<100x8xi8>
+  %wsc = enc.weight "word.q8scale" : tensor<100xf32>
+  %pos = enc.weight "pos" : tensor<16x8xf32>
+  %typ = enc.weight "type" : tensor<2x8xf32>
+  // CHECK: enc.embedding %[[IDS]], %{{.*}}, %{{.*}}, %{{.*}} type_ids %[[TIDS]] {position_offset = 0 : i64}
+  // CHECK-SAME: : (tensor<?x?xi32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  %e = enc.embedding %ids, %word, %pos, %typ type_ids %types {position_offset = 0 : i64}
+      : (tensor<?x?xi32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  // CHECK: enc.embedding %[[IDS]], %{{.*}}, %{{.*}}, %{{.*}} word_scale %{{.*}} type_ids %[[TIDS]] {position_offset = 2 : i64}
+  // CHECK-SAME: : (tensor<?x?xi32>, tensor<100x8xi8>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<100xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  %q = enc.embedding %ids, %wq, %pos, %typ word_scale %wsc type_ids %types {position_offset = 2 : i64}
+      : (tensor<?x?xi32>, tensor<100x8xi8>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<100xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  return %e, %q : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}

@@ -137,9 +137,20 @@ ENC_INLINE void forEachPackedRow(const int32_t *offsets, int64_t B, int64_t r0,
   }
 }
 
+/// The token-type row of element i of enc.embedding's [B, S] ids:
+/// type[typeIds[i]] clamped into the T rows, or type[0] without type ids.
+template <int H>
+ENC_INLINE const float *typeRow(const float *type, const int32_t *typeIds,
+                                int64_t T, int64_t i) {
+  if (!typeIds)
+    return type;
+  return type + std::min<int64_t>(std::max<int64_t>(typeIds[i], 0), T - 1) * H;
+}
+
 /// One row of enc.embedding: yr = word[id] (times wordScale[id] for an int8
-/// table; unused for f32) + pos[s + offset] + type[0], with the id clamped
-/// into [0, V) and the position into [0, P).
+/// table; unused for f32) + pos[s + offset] + type (the token's row of the
+/// type table, typeRow()), with the id clamped into [0, V) and the position
+/// into [0, P).
 template <int H, class W>
 ENC_INLINE void embeddingRow(int64_t id, const W *word, const float *wordScale,
                              int64_t V, const float *pos, int64_t P,

@@ -22,31 +22,36 @@
 
 namespace enc_kernels {
 
-/// enc.embedding: y[b,s,:] = word[ids[b,s]] + pos[s + offset] + type[0].
-/// Ids outside [0, V) and positions outside [0, P) are clamped.
+/// enc.embedding: y[b,s,:] = word[ids[b,s]] + pos[s + offset] +
+/// type[typeIds[b,s]] (type[0] when typeIds is null; T type rows). Ids,
+/// type ids and positions outside their tables are clamped.
 template <int H>
-void embedding(const int32_t *ids, const float *word, int64_t V,
-               const float *pos, int64_t P, const float *type, float *y,
-               int64_t B, int64_t S, int64_t offset, int32_t task,
-               int32_t numTasks) {
+void embedding(const int32_t *ids, const int32_t *typeIds, const float *word,
+               int64_t V, const float *pos, int64_t P, const float *type,
+               int64_t T, float *y, int64_t B, int64_t S, int64_t offset,
+               int32_t task, int32_t numTasks) {
   int64_t t0, t1;
   taskShare(B * S, task, numTasks, t0, t1);
   for (int64_t t = t0; t < t1; ++t)
-    embeddingRow<H>(ids[t], word, nullptr, V, pos, P, type, t % S, offset, y + t * H);
+    embeddingRow<H>(ids[t], word, nullptr, V, pos, P, typeRow<H>(type, typeIds, T, t),
+                    t % S, offset, y + t * H);
 }
 
 /// enc.embedding, packed: row offsets[b] + s of y [tokens, H] gets
-/// word[ids[b, s]] + pos[s + offset] + type[0] for s < lengths[b]; ids stay
-/// padded [B, S]. Clamping as in embedding().
+/// word[ids[b, s]] + pos[s + offset] + type[typeIds[b, s]] for s <
+/// lengths[b]; ids and type ids stay padded [B, S]. Clamping as in
+/// embedding().
 template <int H>
-void embeddingPacked(const int32_t *ids, const float *word, int64_t V,
-                     const float *pos, int64_t P, const float *type, float *y,
+void embeddingPacked(const int32_t *ids, const int32_t *typeIds,
+                     const float *word, int64_t V, const float *pos, int64_t P,
+                     const float *type, int64_t T, float *y,
                      const int32_t *offsets, int64_t B, int64_t S,
                      int64_t offset, int32_t task, int32_t numTasks) {
   int64_t t0, t1;
   taskShare(offsets[B], task, numTasks, t0, t1);
   forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t b, int64_t s) {
-    embeddingRow<H>(ids[b * S + s], word, nullptr, V, pos, P, type, s, offset, y + t * H);
+    embeddingRow<H>(ids[b * S + s], word, nullptr, V, pos, P,
+                    typeRow<H>(type, typeIds, T, b * S + s), s, offset, y + t * H);
   });
 }
 
@@ -85,6 +90,16 @@ void geluAct(const float *x, float *y, int64_t count, int32_t task,
   taskShare(count, task, numTasks, e0, e1);
   for (int64_t e = e0; e < e1; ++e)
     y[e] = gelu<Mode>(x[e]);
+}
+
+/// enc.tanh over `count` elements (std::tanh: a classification head's few
+/// values, where accuracy matters more than speed).
+inline void tanhAct(const float *x, float *y, int64_t count, int32_t task,
+                    int32_t numTasks) {
+  int64_t e0, e1;
+  taskShare(count, task, numTasks, e0, e1);
+  for (int64_t e = e0; e < e1; ++e)
+    y[e] = std::tanh(x[e]);
 }
 
 /// enc.mask: x viewed as [B, R, Sk]; y = x except key j >= lengths[b] -> -inf.

@@ -52,10 +52,13 @@ __device__ __forceinline__ void storeWarpRow(const float (&v)[(H + 31) / 32], in
 }
 
 /// word[ids[b, s]] (x wordScale[id] for an int8 table) + pos[s + offset] +
-/// type[0], then optionally LayerNorm and a per-row int8 quantisation.
-/// Row r of the packed output is token s = r - offsets[b] of sequence b.
+/// type[typeIds[b, s]] (type[0] when typeIds is null; the type id clamped
+/// into the typeRows rows), then optionally LayerNorm and a per-row int8
+/// quantisation. Row r of the packed output is token s = r - offsets[b] of
+/// sequence b.
 template <typename T, typename WT, int H, bool LN, bool Quant>
 __device__ __forceinline__ void embedding(const enc_cuda_args &a, const int32_t *ids,
+                                          const int32_t *typeIds, int64_t typeRows,
                                           const WT *word, const float *wordScale,
                                           const T *pos, const T *type, const float *gamma,
                                           const float *beta, T *y, int8_t *q, float *qs,
@@ -70,6 +73,8 @@ __device__ __forceinline__ void embedding(const enc_cuda_args &a, const int32_t 
   const float ws = wordScale ? wordScale[id] : 1.0f;
   const WT *wr = word + id * H;
   const T *pr = pos + (s + positionOffset) * H;
+  if (typeIds)
+    type += min(max(static_cast<int64_t>(typeIds[b * a.seq + s]), int64_t(0)), typeRows - 1) * H;
   constexpr int P = (H + 31) / 32;
   float v[P];
 #pragma unroll
