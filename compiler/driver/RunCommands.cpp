@@ -224,11 +224,25 @@ int encc::runCommand(const Args &args) {
     return 1;
   if (args.all("ids").empty())
     return fail("'encc run' needs token ids: --ids \"101 7592 2088 102\" (repeat --ids for a batch)");
-  std::vector<std::vector<int32_t>> seqs;
+  std::vector<std::vector<int32_t>> seqs, typeSeqs;
   for (const std::string &s : args.all("ids")) {
     seqs.emplace_back();
     if (!parseIds(s, seqs.back()))
       return 1;
+  }
+  for (const std::string &s : args.all("type-ids")) {
+    typeSeqs.emplace_back();
+    if (!parseIds(s, typeSeqs.back()))
+      return 1;
+  }
+  if (!typeSeqs.empty()) {
+    if (typeSeqs.size() != seqs.size())
+      return fail("--type-ids given " + std::to_string(typeSeqs.size()) + " times for " +
+                  std::to_string(seqs.size()) + " --ids (one per sequence, or none: every type 0)");
+    for (size_t b = 0; b < seqs.size(); ++b)
+      if (typeSeqs[b].size() != seqs[b].size())
+        return fail("--type-ids of sequence " + std::to_string(b) + " has " + std::to_string(typeSeqs[b].size()) +
+                    " entries for " + std::to_string(seqs[b].size()) + " ids");
   }
   encrt_model_info info;
   encrt_model_get_info(model.get(), &info, sizeof info);
@@ -237,10 +251,12 @@ int encc::runCommand(const Args &args) {
   int64_t batch = static_cast<int64_t>(seqs.size()), seq = 0;
   for (auto &s : seqs)
     seq = std::max<int64_t>(seq, static_cast<int64_t>(s.size()));
-  std::vector<int32_t> ids(batch * seq, 0), lengths(batch);
+  std::vector<int32_t> ids(batch * seq, 0), types(typeSeqs.empty() ? 0 : batch * seq, 0), lengths(batch);
   for (int64_t b = 0; b < batch; ++b) {
     lengths[b] = static_cast<int32_t>(seqs[b].size());
     std::copy(seqs[b].begin(), seqs[b].end(), ids.begin() + b * seq);
+    if (!typeSeqs.empty())
+      std::copy(typeSeqs[b].begin(), typeSeqs[b].end(), types.begin() + b * seq);
   }
   int64_t runs = 1;
   if (args.has("runs")) {
@@ -252,10 +268,14 @@ int encc::runCommand(const Args &args) {
     runs = n;
   }
   int64_t h = info.hidden_size;
-  std::vector<float> hidden(batch * seq * h), pooled(info.has_pooled_output ? batch * h : 0);
+  // The second output: the pooled embedding, or a cross-encoder's logits.
+  const bool logits = info.num_labels > 0;
+  const int64_t w = logits ? info.num_labels : h;
+  std::vector<float> hidden(batch * seq * h), pooled(info.has_pooled_output || logits ? batch * w : 0);
   auto runOnce = [&] {
-    return !failed(encrt_session_run(session.get(), ids.data(), lengths.data(), batch, seq, hidden.data(),
-                                     pooled.empty() ? nullptr : pooled.data()));
+    return !failed(encrt_session_run_typed(session.get(), ids.data(), types.empty() ? nullptr : types.data(),
+                                           lengths.data(), batch, seq, hidden.data(),
+                                           pooled.empty() ? nullptr : pooled.data()));
   };
   // --runs N > 1: one untimed warm-up run (first-touch of the arena, caches),
   // then N timed runs; the latency is their median, the profile their mean.
@@ -301,11 +321,11 @@ int encc::runCommand(const Args &args) {
           });
       });
       if (!pooled.empty())
-        j.attributeArray("pooled", [&] {
+        j.attributeArray(logits ? "logits" : "pooled", [&] {
           for (int64_t b = 0; b < batch; ++b)
             j.array([&] {
-              for (int64_t k = 0; k < h; ++k)
-                j.value(pooled[b * h + k]);
+              for (int64_t k = 0; k < w; ++k)
+                j.value(pooled[b * w + k]);
             });
         });
     });
@@ -327,12 +347,16 @@ int encc::runCommand(const Args &args) {
         os << "\n";
       }
     if (!pooled.empty()) {
-      os << "pooled (" << info.pooling << (info.normalize ? ", L2-normalised" : "") << "): [" << batch << ", " << h
-         << "]\n";
+      if (logits)
+        os << "logits (" << w << (w == 1 ? " label" : " labels") << ", before the " << info.score_activation
+           << " that encc rerank applies): [" << batch << ", " << w << "]\n";
+      else
+        os << "pooled (" << info.pooling << (info.normalize ? ", L2-normalised" : "") << "): [" << batch << ", " << h
+           << "]\n";
       for (int64_t b = 0; b < batch; ++b) {
         os << "  [" << b << ", :8] ";
-        for (int64_t k = 0; k < std::min<int64_t>(8, h); ++k)
-          os << llvm::right_justify(num(pooled[b * h + k]), 8) << " ";
+        for (int64_t k = 0; k < std::min<int64_t>(8, w); ++k)
+          os << llvm::right_justify(num(pooled[b * w + k]), 8) << " ";
         os << "\n";
       }
     }

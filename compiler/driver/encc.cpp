@@ -126,7 +126,11 @@ const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [-
 
   --ids IDS             token ids of one sequence (space or comma separated, with [CLS]/[SEP]);
                         repeat for a batch; shorter sequences are padded on the right
-  --format FMT          text (default) | json (full hidden states of the valid tokens, pooled)
+  --type-ids IDS        token type ids of the sequence of the same position (0 for the first
+                        text of a pair, 1 for the second; as encc tokenize --pair prints them);
+                        none: every token type 0
+  --format FMT          text (default) | json (full hidden states of the valid tokens, pooled
+                        or a cross-encoder's logits)
   --threads N           worker threads (default 0: all cores)
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
   --device D            auto (default: CUDA when the artifact has a CUDA plan and a GPU is
@@ -334,7 +338,8 @@ int main(int argc, char **argv) {
        {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize", "weights"},
        {"help"}, reportCommand},
       {"run", kRunUsage,
-       {"ids", "format", "threads", "cpu-target", "device", "runs", "require-sha256", "trusted-key", "signature"},
+       {"ids", "type-ids", "format", "threads", "cpu-target", "device", "runs", "require-sha256", "trusted-key",
+        "signature"},
        {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage,
        {"file", "format", "threads", "cpu-target", "device", "require-sha256", "trusted-key", "signature"},
