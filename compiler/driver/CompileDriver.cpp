@@ -330,6 +330,11 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
            weightsKind + ") in " + fmt("%.2f s", sw.seconds()));
   if (!model->tokenizer.note.empty())
     progress("note: " + model->tokenizer.note);
+  if (wantCuda && model->description.numLabels > 0)
+    return llvm::createStringError(
+        "--target=cuda: %s is a cross-encoder (a sequence-classification head); those run on the CPU only "
+        "for now (compile with --target=cpu)",
+        opt.modelDir.c_str());
 
   sw = Stopwatch();
   if (auto err = runEncPipeline(*model->module, &model->weights, po))
