@@ -76,6 +76,39 @@ void copyPadded(const int32_t *src, const int32_t *lengths, int64_t batch,
   }
 }
 
+namespace {
+
+/// Encodes items [0, count) in chunks of kEmbedChunk with `encode(i)` (a
+/// PairEncoding; empty typeIds for a single text), pads each chunk to its
+/// longest (0 past each length) and calls run(ids, typeIds, lengths, n, seq,
+/// first): typeIds is null when `typed` is false.
+template <class Encode, class Run>
+void inPaddedChunks(int64_t count, bool typed, const Encode &encode, const Run &run) {
+  std::vector<PairEncoding> encoded;
+  std::vector<int32_t> ids, types, lengths;
+  for (int64_t first = 0; first < count; first += kEmbedChunk) {
+    const int64_t n = std::min(kEmbedChunk, count - first);
+    encoded.clear();
+    int64_t seq = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      encoded.push_back(encode(first + i));
+      seq = std::max<int64_t>(seq, encoded.back().ids.size());
+    }
+    ids.assign(static_cast<size_t>(n * seq), 0);
+    types.assign(typed ? static_cast<size_t>(n * seq) : 0, 0);
+    lengths.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy(encoded[i].ids.begin(), encoded[i].ids.end(), ids.begin() + i * seq);
+      if (typed)
+        std::copy(encoded[i].typeIds.begin(), encoded[i].typeIds.end(), types.begin() + i * seq);
+      lengths[i] = static_cast<int32_t>(encoded[i].ids.size());
+    }
+    run(ids.data(), typed ? types.data() : nullptr, lengths.data(), n, seq, first);
+  }
+}
+
+} // namespace
+
 void embedInChunks(const LoadedModel &model, const std::string_view *texts,
                    int64_t count, float *outEmbeddings, const PooledRunFn &run) {
   if (count < 0)
@@ -94,24 +127,11 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts,
          ": the model has no pooled output (pooling \"", model.pooling(),
          "\"); embed needs one (use encrt_session_run for hidden states)");
   const int64_t hidden = model.metadata().hidden_size();
-  std::vector<std::vector<int32_t>> encoded;
-  std::vector<int32_t> ids, lengths;
-  for (int64_t first = 0; first < count; first += kEmbedChunk) {
-    int64_t n = std::min(kEmbedChunk, count - first);
-    encoded.clear();
-    int64_t seq = 1;
-    for (int64_t i = 0; i < n; ++i) {
-      encoded.push_back(model.encode(texts[first + i], first + i));
-      seq = std::max<int64_t>(seq, encoded.back().size());
-    }
-    ids.assign(static_cast<size_t>(n * seq), 0);
-    lengths.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      std::copy(encoded[i].begin(), encoded[i].end(), ids.begin() + i * seq);
-      lengths[i] = static_cast<int32_t>(encoded[i].size());
-    }
-    run(ids.data(), lengths.data(), n, seq, outEmbeddings + first * hidden);
-  }
+  inPaddedChunks(
+      count, /*typed=*/false, [&](int64_t i) { return PairEncoding{model.encode(texts[i], i), {}}; },
+      [&](const int32_t *ids, const int32_t *, const int32_t *lengths, int64_t n, int64_t seq, int64_t first) {
+        run(ids, lengths, n, seq, outEmbeddings + first * hidden);
+      });
 }
 
 void scorePairsInChunks(const LoadedModel &model, const std::string_view *first,
@@ -131,31 +151,16 @@ void scorePairsInChunks(const LoadedModel &model, const std::string_view *first,
   // A model with one token type (RoBERTa-likes) sees every token as type 0,
   // whatever the tokenizer's pair template says (RobertaProcessing does so).
   const bool typed = model.metadata().type_vocab_size() >= 2;
-  std::vector<PairEncoding> encoded;
-  std::vector<int32_t> ids, types, lengths;
-  for (int64_t start = 0; start < count; start += kEmbedChunk) {
-    const int64_t n = std::min(kEmbedChunk, count - start);
-    encoded.clear();
-    int64_t seq = 1;
-    for (int64_t i = 0; i < n; ++i) {
-      encoded.push_back(model.encodePair(first[start + i], second[start + i], truncation));
-      seq = std::max<int64_t>(seq, encoded.back().ids.size());
-    }
-    ids.assign(static_cast<size_t>(n * seq), 0);
-    types.assign(static_cast<size_t>(n * seq), 0);
-    lengths.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      std::copy(encoded[i].ids.begin(), encoded[i].ids.end(), ids.begin() + i * seq);
-      if (typed)
-        std::copy(encoded[i].typeIds.begin(), encoded[i].typeIds.end(), types.begin() + i * seq);
-      lengths[i] = static_cast<int32_t>(encoded[i].ids.size());
-    }
-    float *out = outScores + start * labels;
-    run(ids.data(), types.data(), lengths.data(), n, seq, out);
-    if (sigmoid)
-      for (int64_t k = 0; k < n * labels; ++k)
-        out[k] = 1.0f / (1.0f + std::exp(-out[k]));
-  }
+  inPaddedChunks(
+      count, typed, [&](int64_t i) { return model.encodePair(first[i], second[i], truncation); },
+      [&](const int32_t *ids, const int32_t *types, const int32_t *lengths, int64_t n, int64_t seq,
+          int64_t start) {
+        float *out = outScores + start * labels;
+        run(ids, types, lengths, n, seq, out);
+        if (sigmoid)
+          for (int64_t k = 0; k < n * labels; ++k)
+            out[k] = 1.0f / (1.0f + std::exp(-out[k]));
+      });
 }
 
 int64_t computeOffsets(const int32_t *lengths, int64_t batch, int32_t *offsets) {

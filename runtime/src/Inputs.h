@@ -50,7 +50,8 @@ using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *length
 void embedInChunks(const LoadedModel &model, const std::string_view *texts,
                    int64_t count, float *outEmbeddings, const PooledRunFn &run);
 
-/// The logits run of one padded chunk of pairs: ids and typeIds [n, seq],
+/// The logits run of one padded chunk of pairs: ids [n, seq], typeIds [n, seq]
+/// or null (a one-type model: all 0),
 /// lengths [n]; writes n x num_labels logits.
 using LogitsRunFn = std::function<void(const int32_t *ids, const int32_t *typeIds, const int32_t *lengths,
                                        int64_t n, int64_t seq, float *outLogits)>;
