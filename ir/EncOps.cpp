@@ -239,7 +239,15 @@ LogicalResult LinearOp::verify() {
     return failure();
   if (failed(verifyLinearShapes(op, x, w, res, getBias())))
     return failure();
+  if (x.getElementType() != w.getElementType())
+    return emitOpError() << "expects x and weight of one element type (both "
+                            "f32 or both bf16) but got "
+                         << x.getElementType() << " and " << w.getElementType();
   return success();
+}
+
+LogicalResult ToBf16Op::verify() {
+  return checkSameShape(getOperation(), "result", rtt(getResult()), "x", rtt(getX()));
 }
 
 LogicalResult QuantizeOp::verify() {

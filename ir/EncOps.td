@@ -17,8 +17,10 @@ def Enc_F32Tensor : RankedTensorOf<[F32]>;
 def Enc_I32Tensor : RankedTensorOf<[I32]>;
 def Enc_I8Tensor : RankedTensorOf<[I8]>;
 def Enc_U8Tensor : RankedTensorOf<[UI8]>;
+def Enc_BF16Tensor : RankedTensorOf<[BF16]>;
+def Enc_LinearOperand : RankedTensorOf<[F32, BF16]>;
 def Enc_WordTable : RankedTensorOf<[F32, I8]>;
-def Enc_WeightTensor : RankedTensorOf<[F32, I8, I32]>;
+def Enc_WeightTensor : RankedTensorOf<[F32, I8, I32, BF16]>;
 
 //===----------------------------------------------------------------------===//
 // Weights and embeddings
@@ -112,6 +114,10 @@ def Enc_LinearOp : Enc_Op<"linear", [Pure]> {
     of `x`. `epilogue` (`none`, `gelu`, `gelu_tanh`) is applied to the result
     elementwise; frontends emit `none` and fusion passes set the others.
 
+    `x` and `W` are both f32 or both bf16 (`enc-convert-linear-bf16`): bf16
+    operands are multiplied exactly and summed in f32; bias and result stay
+    f32.
+
     Example:
 
     ```mlir
@@ -120,14 +126,37 @@ def Enc_LinearOp : Enc_Op<"linear", [Pure]> {
     %h = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>}
         : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
     %n = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
+    %b = enc.linear %xb, %wb, %b
+        : (tensor<?x?x384xbf16>, tensor<1536x384xbf16>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
     ```
   }];
-  let arguments = (ins Enc_F32Tensor:$x, Enc_F32Tensor:$weight,
+  let arguments = (ins Enc_LinearOperand:$x, Enc_LinearOperand:$weight,
                    Optional<Enc_F32Tensor>:$bias,
                    DefaultValuedAttr<Enc_EpilogueAttr, "::mlir::enc::Epilogue::none">:$epilogue);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_ToBf16Op : Enc_Op<"to_bf16", [Pure]> {
+  let summary = "rounds f32 activations to bf16 (nearest, ties to even)";
+  let description = [{
+    `result` has the shape of `x`; each element is `x` rounded to the
+    nearest bf16, ties to even (NaN stays NaN, overflow gives inf):
+    `toBf16Bits` of `enc_bf16.h`. The input of bf16 `enc.linear`s.
+
+    Example:
+
+    ```mlir
+    %xb = enc.to_bf16 %x : tensor<?x?x384xf32> -> tensor<?x?x384xbf16>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x);
+  let results = (outs Enc_BF16Tensor:$result);
+  let assemblyFormat = [{
+    $x attr-dict `:` type($x) `->` type($result)
   }];
   let hasVerifier = 1;
 }

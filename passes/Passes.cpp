@@ -30,6 +30,7 @@ const std::vector<std::string> &mlir::enc::knownPassNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = defaultPipeline();
     all.push_back("quantize-linear-int8");
+    all.push_back("convert-linear-bf16");
     return all;
   }();
   return names;
@@ -77,6 +78,10 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
     q.embeddings = options.quantizeEmbeddings;
     q.calibration = options.quantizeCalibration;
     pm.addPass(createQuantizeLinearInt8Pass(q, options.weights));
+  } else if (shortName == "convert-linear-bf16") {
+    ConvertLinearBf16PassOptions o;
+    o.skip = options.quantizeSkip;
+    pm.addPass(createConvertLinearBf16Pass(o, options.weights));
   } else {
     std::string msg;
     llvm::raw_string_ostream os(msg);
@@ -108,11 +113,11 @@ struct EncPipelineCLOptions : public PassPipelineOptions<EncPipelineCLOptions> {
       llvm::cl::desc("Short names of the steps to run, in order (default: "
                      "canonicalize,fuse-qkv,fuse-scale-mask-softmax,"
                      "fuse-attention,fuse-bias-gelu,fuse-residual-layernorm; "
-                     "also: quantize-linear-int8)")};
+                     "also: quantize-linear-int8, convert-linear-bf16)")};
   ListOption<std::string> quantizeSkip{
       *this, "quantize-skip",
-      llvm::cl::desc("quantize-linear-int8: glob patterns on weight names "
-                     "kept in f32")};
+      llvm::cl::desc("quantize-linear-int8 / convert-linear-bf16: glob "
+                     "patterns on weight names kept in f32")};
 };
 } // namespace
 

@@ -33,15 +33,17 @@ class WeightStore;
 std::unique_ptr<Pass> createFuseQKVPass(WeightStore *weights);
 std::unique_ptr<Pass> createQuantizeLinearInt8Pass(const QuantizeLinearInt8PassOptions &options,
                                                    WeightStore *weights);
+std::unique_ptr<Pass> createConvertLinearBf16Pass(const ConvertLinearBf16PassOptions &options,
+                                                  WeightStore *weights);
 
 /// The short names of the pipeline steps, in order: canonicalize, fuse-qkv,
 /// fuse-scale-mask-softmax, fuse-attention, fuse-bias-gelu,
-/// fuse-residual-layernorm. (quantize-linear-int8 is not among them: it is
-/// opt-in.)
+/// fuse-residual-layernorm. (quantize-linear-int8 and convert-linear-bf16
+/// are not among them: they are opt-in.)
 const std::vector<std::string> &defaultPipeline();
 
 /// Every short name addPassByName accepts: defaultPipeline() followed by the
-/// opt-in steps (quantize-linear-int8).
+/// opt-in steps (quantize-linear-int8, convert-linear-bf16).
 const std::vector<std::string> &knownPassNames();
 
 /// True if `shortName` is one of knownPassNames().
@@ -60,9 +62,9 @@ struct EncPassOptions {
   /// Q/K/V weights, quantize-linear-int8 reads the f32 ones and adds the int8
   /// ones. Null (enc-opt, lit): the passes rewrite the IR only.
   WeightStore *weights = nullptr;
-  /// quantize-linear-int8: glob patterns (llvm::GlobPattern: `*`, `?`,
-  /// `[..]`) on weight names; matching Linears (and a matching word table)
-  /// stay f32. E.g. "*attention.output*", "encoder.layer.5.*".
+  /// quantize-linear-int8 and convert-linear-bf16: glob patterns
+  /// (llvm::GlobPattern: `*`, `?`, `[..]`) on weight names; matching Linears
+  /// (and a matching word table) stay f32. E.g. "*attention.output*", "encoder.layer.5.*".
   std::vector<std::string> quantizeSkip;
   /// quantize-linear-int8: also store the word-embedding table as int8 with
   /// per-row scales.

@@ -170,4 +170,33 @@ def QuantizeLinearInt8Pass : Pass<"enc-quantize-linear-int8"> {
   ];
 }
 
+def ConvertLinearBf16Pass : Pass<"enc-convert-linear-bf16"> {
+  let summary = "bf16 Linears: bf16 weights and activations, fp32 accumulation";
+  let description = [{
+    Every `enc.linear` whose weight is an f32 `enc.weight` `[N, K]` with an
+    even K (and whose weight name matches no `skip` pattern) takes bf16
+    operands; bias, epilogue and result stay f32:
+
+    ```
+    %y = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>}
+      =>
+    %wb = enc.weight "<w>.bf16" : tensor<NxKxbf16>
+    %xb = enc.to_bf16 %x : tensor<..xKxf32> -> tensor<..xKxbf16>
+    %y = enc.linear %xb, %wb, %b {epilogue = #enc.epilogue<gelu>}
+    ```
+
+    One `enc.to_bf16` per distinct input value (Linears sharing `%x` share
+    it). Weights are rounded to nearest, ties to even (`toBf16Bits` of
+    enc_bf16.h). With a `WeightStore` the bf16 weights are written into it
+    (if absent); a Linear whose weight is missing from the store stays f32.
+    Everything else (LayerNorm, softmax, attention, GELU, residuals) stays
+    f32. Replaced f32 `enc.weight` ops that lose their last user are erased.
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let options = [
+    ListOption<"skip", "skip", "std::string",
+               "Glob patterns on weight names to keep in f32">,
+  ];
+}
+
 #endif // ENC_PASSES_TD

@@ -12,12 +12,12 @@
 #include "ir/WeightStore.h"
 #include "passes/PassCounters.h"
 #include "passes/Passes.h"
+#include "passes/SkipPatterns.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -73,34 +73,22 @@ struct QuantizeLinearInt8Pass
   WeightStore *store = nullptr;
 
 private:
-  bool isSkipped(StringRef name) const {
-    return llvm::any_of(globs, [&](const llvm::GlobPattern &g) {
-      return g.match(name);
-    });
-  }
+  bool isSkipped(StringRef name) const { return skipPatterns.matches(name); }
   LogicalResult parseOptions();
   /// The int8 form of `w` (created once per weight op); null `values` when
   /// a store is set but lacks an f32 [rows, cols] tensor named like `w`.
   QuantizedWeight quantizeWeight(WeightOp w);
 
-  std::vector<llvm::GlobPattern> globs;
+  SkipPatterns skipPatterns;
   llvm::StringMap<float> calibrationAbsMax;
   llvm::DenseMap<Operation *, QuantizedWeight> quantized;
   unsigned weightsCreated = 0;
 };
 
 LogicalResult QuantizeLinearInt8Pass::parseOptions() {
-  globs.clear();
-  for (const std::string &pattern : skip) {
-    auto glob = llvm::GlobPattern::create(pattern);
-    if (!glob) {
-      emitError(getOperation()->getLoc())
-          << "enc-quantize-linear-int8: invalid skip pattern '" << pattern
-          << "': " << llvm::toString(glob.takeError());
-      return failure();
-    }
-    globs.push_back(std::move(*glob));
-  }
+  if (failed(skipPatterns.parse(getOperation(), "enc-quantize-linear-int8",
+                                 skip)))
+    return failure();
   calibrationAbsMax.clear();
   if (calibration.empty())
     return success();

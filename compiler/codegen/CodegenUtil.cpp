@@ -71,6 +71,8 @@ llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
     want = mlir::enc::WeightType::I8, bytesPer = 1;
   else if (et.isInteger(32))
     want = mlir::enc::WeightType::I32;
+  else if (et.isBF16())
+    want = mlir::enc::WeightType::BF16, bytesPer = 2;
   else
     return fail("has an unsupported element type");
   if (w->type != want)

@@ -57,6 +57,8 @@ const std::vector<std::string> &encc::knownPassNames() { return mlir::enc::known
 std::vector<std::string> encc::defaultCpuLevels(const std::string &quantize) {
   if (quantize == "int8")
     return {"x86-64-v4-vnni", "x86-64-v3"};
+  if (quantize == "bf16")
+    return {"x86-64-v4-amx", "x86-64-v4-bf16", "x86-64-v3"};
   return {"x86-64-v4", "x86-64-v3"};
 }
 
@@ -76,10 +78,11 @@ llvm::Expected<std::vector<std::string>> encc::withQuantization(std::vector<std:
                                                                 const std::string &quantize) {
   if (quantize == "none")
     return passes;
-  if (quantize != "int8")
-    return llvm::createStringError("--quantize expects none or int8, got '%s'", quantize.c_str());
-  if (!contains(passes, kQuantizeInt8Pass))
-    passes.push_back(kQuantizeInt8Pass);
+  if (quantize != "int8" && quantize != "bf16")
+    return llvm::createStringError("--quantize expects none, int8 or bf16, got '%s'", quantize.c_str());
+  const char *pass = quantize == "int8" ? kQuantizeInt8Pass : kConvertBf16Pass;
+  if (!contains(passes, pass))
+    passes.push_back(pass);
   return passes;
 }
 
@@ -282,6 +285,10 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   if (opt.emit != "artifact" && opt.emit != "mlir" && opt.emit != "cpp" && opt.emit != "cu")
     return llvm::createStringError("--emit expects artifact, mlir, cpp or cu, got '%s'", opt.emit.c_str());
   // Before any import or codegen: what cannot be emitted, and a missing nvcc.
+  if (opt.quantize == "bf16" && wantCuda)
+    return llvm::createStringError("--quantize=bf16 is a CPU precision (bf16 Linears through AVX512-BF16); "
+                                   "the CUDA plan picks its own with --cuda-dtype=f16|bf16: compile with "
+                                   "--target=cpu, or --target=cuda without --quantize");
   if ((opt.emit == "cpp" && !wantCpu) || (opt.emit == "cu" && !wantCuda))
     return llvm::createStringError("--emit=%s needs --target=%s", opt.emit.c_str(),
                                    opt.emit == "cu" ? "cuda" : "cpu");
@@ -300,8 +307,10 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   if (!quantized)
     return quantized.takeError();
   po.passes = *quantized;
-  if (opt.quantize == "none" && (!opt.quantizeSkip.empty() || !opt.calibrate.empty()))
-    return llvm::createStringError("--quantize-skip and --calibrate need --quantize=int8");
+  if (opt.quantize == "none" && !opt.quantizeSkip.empty())
+    return llvm::createStringError("--quantize-skip needs --quantize=int8 or bf16");
+  if (opt.quantize != "int8" && !opt.calibrate.empty())
+    return llvm::createStringError("--calibrate needs --quantize=int8");
   if (!opt.calibrate.empty() && !llvm::sys::fs::exists(opt.calibrate))
     return llvm::createStringError("--calibrate: cannot open '%s'", opt.calibrate.c_str());
   po.quantizeSkip = opt.quantizeSkip;

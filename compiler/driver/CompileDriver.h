@@ -44,6 +44,8 @@ struct PipelineOptions {
 
 /// The pass that `--quantize=int8` appends to the pipeline.
 constexpr const char *kQuantizeInt8Pass = "quantize-linear-int8";
+/// The pass that `--quantize=bf16` appends to the pipeline.
+constexpr const char *kConvertBf16Pass = "convert-linear-bf16";
 
 struct CompileOptions {
   std::string modelDir;
@@ -60,7 +62,8 @@ struct CompileOptions {
   std::string pipeline;                               ///< comma list; "" = the default pipeline
   std::vector<std::string> disabledPasses;
   PipelineOptions pipelineOptions;                    ///< `passes` is filled from pipeline/disabled
-  std::string quantize = "none";                      ///< "none" | "int8" (appends kQuantizeInt8Pass)
+  std::string quantize = "none";                      ///< "none" | "int8" | "bf16" (appends kQuantizeInt8Pass
+                                                      ///< or kConvertBf16Pass)
   std::vector<std::string> quantizeSkip;              ///< --quantize-skip patterns
   std::string calibrate;                              ///< --calibrate ranges file ("" = dynamic)
   std::optional<uint64_t> randomWeightsSeed;          ///< --weights=random:SEED (no weight bytes stored)
@@ -80,12 +83,14 @@ const std::vector<std::string> &defaultPassNames();
 const std::vector<std::string> &knownPassNames();
 
 /// CPU levels when --cpu is not given: x86-64-v4 then x86-64-v3 for fp32
-/// builds; x86-64-v4-vnni then x86-64-v3 for int8 builds (the runtime runs the
+/// builds; x86-64-v4-vnni then x86-64-v3 for int8 builds, x86-64-v4-amx,
+/// x86-64-v4-bf16 then x86-64-v3 for bf16 builds (the runtime runs the
 /// first this CPU supports).
 std::vector<std::string> defaultCpuLevels(const std::string &quantize);
 
-/// `passes` plus the int8 pass at the end when `quantize` is "int8" (and it is
-/// not there yet); "none" leaves them. Other values are an error.
+/// `passes` plus the int8 pass at the end when `quantize` is "int8", the bf16
+/// pass when "bf16" (and it is not there yet); "none" leaves them. Other
+/// values are an error.
 llvm::Expected<std::vector<std::string>> withQuantization(std::vector<std::string> passes,
                                                           const std::string &quantize);
 

@@ -63,8 +63,10 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
   --cuda-dtype T        f16 (default) | bf16: GPU activations and GEMM weights
   --cpu LEVELS          comma-separated CPU targets, best first: x86-64-v2, x86-64-v3,
                         x86-64-v3-vnni (AVX-VNNI), x86-64-v4 (AVX-512), x86-64-v4-vnni (AVX-512
-                        VNNI), native. The runtime picks the first this CPU runs. Default:
-                        x86-64-v4,x86-64-v3; with --quantize=int8: x86-64-v4-vnni,x86-64-v3.
+                        VNNI), x86-64-v4-bf16 (AVX512-BF16), x86-64-v4-amx (AMX-BF16 tiles),
+                        native. The runtime picks the first this CPU runs. Default:
+                        x86-64-v4,x86-64-v3; with --quantize=int8: x86-64-v4-vnni,x86-64-v3;
+                        with --quantize=bf16: x86-64-v4-amx,x86-64-v4-bf16,x86-64-v3.
   --max-seq N           longest sequence the artifact accepts (default: the model's
                         sentence-transformers max_seq_length, else max_position_embeddings)
   --pooling MODE        cls | mean | none (default: from modules.json / 1_Pooling, else mean)
@@ -91,9 +93,12 @@ passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-
   --pass-statistics     what each pass changed (its counters) on stderr
 
 quantisation:
-  --quantize MODE       none (default) | int8: appends quantize-linear-int8 (Linears int8 with
-                        per-channel weight scales and per-token activation scales; the word
-                        embeddings int8 with per-row scales)
+  --quantize MODE       none (default: fp32) | int8: appends quantize-linear-int8 (Linears int8
+                        with per-channel weight scales and per-token activation scales; the
+                        word embeddings int8 with per-row scales) | bf16: appends
+                        convert-linear-bf16 (Linears with bf16 weights and activations, fp32
+                        sums; the rest fp32; AMX tiles on CPUs with AMX-BF16, vdpbf16ps on
+                        AVX512-BF16 CPUs, widened to fp32 on others; CPU only)
   --quantize-skip PAT   keep the Linears whose weight name matches the glob PAT in float
                         (repeatable), e.g. '*attention.output*' or 'encoder.layer.5.*'
   --calibrate FILE      static activation scales instead of per-token ones: FILE has lines
@@ -283,8 +288,8 @@ int compileCommand(const Args &args) {
   opt.pipelineOptions.timing = args.has("pass-timing");
   opt.pipelineOptions.statistics = args.has("pass-statistics");
   opt.quantize = args.get("quantize", "none");
-  if (opt.quantize != "none" && opt.quantize != "int8")
-    return usageError("--quantize expects none or int8, got '" + opt.quantize + "'", kCompileUsage);
+  if (opt.quantize != "none" && opt.quantize != "int8" && opt.quantize != "bf16")
+    return usageError("--quantize expects none, int8 or bf16, got '" + opt.quantize + "'", kCompileUsage);
   opt.quantizeSkip = args.all("quantize-skip");
   for (const std::string &p : opt.quantizeSkip)
     if (p.empty())

@@ -3,7 +3,11 @@
 // Straight from CPUID and XCR0 (no __builtin_cpu_supports: clang knows fewer
 // of its names than GCC, e.g. "f16c"): a feature counts only when the CPU has
 // it and the OS saves the registers it uses (YMM state for AVX-encoded
-// features, opmask + ZMM state for AVX-512), as GCC's builtin does.
+// features, opmask + ZMM state for AVX-512), as GCC's builtin does. AMX
+// also needs the tile state in XCR0 and, on Linux, the process's permission
+// to use the tile data, requested here once (arch_prctl ARCH_REQ_XCOMP_PERM):
+// without it the first AMX instruction would raise SIGILL, so a refused
+// request makes AMX unsupported and the runtime picks another code object.
 //
 //===----------------------------------------------------------------------===//
 #include "CpuFeatures.h"
@@ -14,6 +18,11 @@
 
 #include <cstdint>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace encrt::rt {
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -21,9 +30,9 @@ namespace {
 
 struct CpuidBits {
   uint32_t leaf1Ecx = 0, leaf1Edx = 0;
-  uint32_t leaf7Ebx = 0, leaf7Ecx = 0, leaf7s1Eax = 0;
+  uint32_t leaf7Ebx = 0, leaf7Ecx = 0, leaf7Edx = 0, leaf7s1Eax = 0;
   uint32_t ext1Ecx = 0;
-  bool ymmState = false, zmmState = false;
+  bool ymmState = false, zmmState = false, tileState = false;
 
   CpuidBits() {
     unsigned eax, ebx, ecx, edx;
@@ -35,6 +44,7 @@ struct CpuidBits {
     if (maxLeaf >= 7 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
       leaf7Ebx = ebx;
       leaf7Ecx = ecx;
+      leaf7Edx = edx;
       if (eax >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
         leaf7s1Eax = eax;
     }
@@ -46,6 +56,7 @@ struct CpuidBits {
       __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
       ymmState = (lo & 0x6u) == 0x6u;    // SSE + AVX state
       zmmState = (lo & 0xE6u) == 0xE6u;  // + opmask, ZMM_Hi256, Hi16_ZMM
+      tileState = (lo & 0x60000u) == 0x60000u; // XTILECFG + XTILEDATA
     }
   }
 };
@@ -53,6 +64,21 @@ struct CpuidBits {
 const CpuidBits &cpuid() {
   static const CpuidBits bits;
   return bits;
+}
+
+/// The tile state enabled and (Linux) this process allowed to use it.
+bool amxPermitted() {
+  static const bool permitted = [] {
+    if (!cpuid().tileState || !((cpuid().leaf7Edx >> 24) & 1u))
+      return false;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return permitted;
 }
 
 } // namespace
@@ -85,6 +111,10 @@ bool cpuSupports(std::string_view f) {
   if (f == "avx512vl") return c.zmmState && bit(c.leaf7Ebx, 31);
   if (f == "avx512vnni") return c.zmmState && bit(c.leaf7Ecx, 11);
   if (f == "avx512bf16") return c.zmmState && bit(c.leaf7s1Eax, 5);
+  // AMX: tile state and permission.
+  if (f == "amx-tile") return amxPermitted();
+  if (f == "amx-bf16") return amxPermitted() && bit(c.leaf7Edx, 22);
+  if (f == "amx-int8") return amxPermitted() && bit(c.leaf7Edx, 25);
   return false;
 }
 #else

@@ -1,9 +1,10 @@
-//===- QuantizeLinearInt8Test.cpp - int8 weights written by the pass ------===//
+//===- QuantizeLinearInt8Test.cpp - int8 and bf16 weights written by passes ===//
 //
 // Runs quantize-linear-int8 with a WeightStore and checks the int8 weights
 // and scales it writes bit for bit against quantizeWeightsQ8 of the int8
 // GEMM kernels (enc_qgemm.h, the code the runtime's numbers depend on), and
-// independently against |dequant(q) - w| <= s/2.
+// independently against |dequant(q) - w| <= s/2. Likewise convert-linear-bf16
+// against toBf16Bits (enc_bf16.h) and |bf16(w) - w| <= 2^-8 |w| (half an ulp of an 8-bit significand).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassCounters.h"
@@ -12,6 +13,7 @@
 #include "ir/EncOps.h"
 #include "ir/WeightStore.h"
 
+#include "compiler/codegen/cpu/kernels/enc_bf16.h"
 #include "compiler/codegen/cpu/kernels/enc_qgemm.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -95,14 +97,13 @@ struct QuantizeFixture : ::testing::Test {
   }
   /// Runs the pass with the store of useStore (if any), summing its counters
   /// into `counts`.
-  LogicalResult quantize(ModuleOp m, EncPassOptions opts) {
+  LogicalResult quantize(ModuleOp m, EncPassOptions opts,
+                         const char *pass = "quantize-linear-int8") {
     PassManager pm(&ctx);
     pm.addInstrumentation(createPassCountCollector(counts));
     opts.weights = activeStore;
     std::string error;
-    EXPECT_TRUE(succeeded(
-        addPassByName(pm, "quantize-linear-int8", &error, opts)))
-        << error;
+    EXPECT_TRUE(succeeded(addPassByName(pm, pass, &error, opts))) << error;
     return pm.run(m);
   }
   std::map<std::string, int> opCounts(ModuleOp m) {
@@ -169,7 +170,8 @@ TEST(QuantizePassApi, Names) {
   EXPECT_EQ(std::count(defaultPipeline().begin(), defaultPipeline().end(),
                        "quantize-linear-int8"),
             0);
-  EXPECT_EQ(knownPassNames().back(), "quantize-linear-int8");
+  EXPECT_EQ(knownPassNames().end()[-2], "quantize-linear-int8");
+  EXPECT_EQ(knownPassNames().back(), "convert-linear-bf16");
   EXPECT_EQ(encShortNameForPassArgument("enc-quantize-linear-int8"),
             "quantize-linear-int8");
   MLIRContext ctx;
@@ -179,6 +181,31 @@ TEST(QuantizePassApi, Names) {
   EXPECT_NE(error.find("quantize-linear-int8"), std::string::npos) << error;
   EXPECT_TRUE(succeeded(addPassByName(pm, "quantize-linear-int8", &error)));
   EXPECT_EQ(pm.size(), 1u);
+}
+
+// bf16: only Linears with an even K convert (ffn.out, 5 x 6; the others
+// have K = 5), their weights rounded as the kernels round.
+TEST_F(QuantizeFixture, Bf16WritesKernelIdenticalWeights) {
+  useStore(&store);
+  auto m = parse();
+  ASSERT_TRUE(succeeded(quantize(*m, EncPassOptions(), "convert-linear-bf16")));
+  auto ops = opCounts(*m);
+  EXPECT_EQ(ops["enc.linear"], 4);
+  EXPECT_EQ(ops["enc.to_bf16"], 1);
+  EXPECT_EQ(counts["convert-linear-bf16"]["num-converted"], 1u);
+  EXPECT_EQ(store.find("ffn.in.weight.bf16"), nullptr) << "odd K must stay f32";
+  const WeightTensor *w = store.find("ffn.out.weight"), *b = store.find("ffn.out.weight.bf16");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->type, WeightType::BF16);
+  EXPECT_EQ(b->shape, w->shape);
+  ASSERT_EQ(b->bytes.size(), size_t(w->numElements()) * 2);
+  const auto *bv = reinterpret_cast<const uint16_t *>(b->bytes.data());
+  for (int64_t i = 0; i < w->numElements(); ++i) {
+    const float orig = w->f32()[i];
+    EXPECT_EQ(bv[i], enc_kernels::toBf16Bits(orig)) << "element " << i;
+    EXPECT_LE(std::fabs(enc_kernels::bf16ToFloat(bv[i]) - orig), std::ldexp(std::fabs(orig), -8) + 1e-38f)
+        << "element " << i;
+  }
 }
 
 TEST_F(QuantizeFixture, WritesKernelIdenticalWeightsAndScales) {

@@ -128,7 +128,7 @@ bool canRunPacked(mlir::func::FuncOp func) {
   for (Operation &op : func.getBody().front()) {
     if (isa<WeightOp, mlir::func::ReturnOp>(op))
       continue;
-    if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, AttentionOp,
+    if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, ToBf16Op, AttentionOp,
              SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, ScaleOp,
              DivOp, PoolOp, L2NormOp, TanhOp>(op))
       return false;
@@ -206,8 +206,8 @@ private:
   /// The packed form (packWeightsQ8) of the i8 [N, K] weight `name`, added
   /// to the store as "<name>packed" ("X.q8" -> "X.q8packed").
   llvm::Expected<uint32_t> packedWeightValue(Operation *user, Value weight);
-  /// The packed form (packWeightsF32) of the f32 [N, K] weight `name`, added
-  /// to the store as "<name>.sgemm".
+  /// The packed form of the f32 or bf16 [N, K] weight `name`
+  /// (packWeightsF32 / packWeightsBf16), added to the store as "<name>.sgemm".
   llvm::Expected<uint32_t> sgemmWeightValue(Operation *user, Value weight);
   /// Marks each dynamic enc.quantize whose input comes from a layernorm or
   /// add_layernorm for fusion into that producer.
@@ -229,6 +229,7 @@ private:
   llvm::Expected<Kernel> lowerLinear(mlir::enc::LinearOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerQLinear(mlir::enc::QLinearOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerQuantize(mlir::enc::QuantizeOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerToBf16(mlir::enc::ToBf16Op op, const StepArgs &a);
   llvm::Expected<Kernel> lowerMatmul(mlir::enc::MatmulOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerAdd(mlir::enc::AddOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerScale(mlir::enc::ScaleOp op, const StepArgs &a);
@@ -325,19 +326,28 @@ llvm::Expected<uint32_t> Generator::sgemmWeightValue(Operation *user,
     return opError(user, "expects its weight operand to be an enc.weight "
                          "(the packed fp32 layout is made at compile time)");
   const WeightInfo &info = it->second;
-  if (info.dtype != DType::F32 || info.shape.size() != 2 ||
-      info.shape[0] < 1 || info.shape[1] < 1)
-    return opError(user, "expects an f32 [N, K] weight, got \"" + info.name + "\"");
+  const bool bf16 = info.dtype == DType::BF16;
+  if ((info.dtype != DType::F32 && !bf16) || info.shape.size() != 2 ||
+      info.shape[0] < 1 || info.shape[1] < 1 || (bf16 && info.shape[1] % 2 != 0))
+    return opError(user, "expects an f32 or bf16 [N, K] weight (K even for bf16), got \"" +
+                             info.name + "\"");
   const int64_t N = info.shape[0], K = info.shape[1];
   const std::string packed = info.name + ".sgemm";
   if (auto p = packedIds_.find(packed); p != packedIds_.end())
     return p->second;
   const mlir::enc::WeightTensor *w = weights_.find(info.name);
   mlir::enc::WeightTensor t;
-  t.type = mlir::enc::WeightType::F32;
   t.shape = {enc_kernels::sgemmPanels(N), K, enc_kernels::kSgemmPanel};
-  t.bytes.assign(enc_kernels::packedWeightsF32Floats(N, K) * sizeof(float), 0);
-  enc_kernels::packWeightsF32(w->f32(), N, K, t.f32());
+  if (bf16) {
+    t.type = mlir::enc::WeightType::BF16;
+    t.bytes.assign(enc_kernels::packedWeightsBf16Elems(N, K) * sizeof(uint16_t), 0);
+    enc_kernels::packWeightsBf16(reinterpret_cast<const uint16_t *>(w->bytes.data()), N, K,
+                                 reinterpret_cast<uint16_t *>(t.bytes.data()));
+  } else {
+    t.type = mlir::enc::WeightType::F32;
+    t.bytes.assign(enc_kernels::packedWeightsF32Floats(N, K) * sizeof(float), 0);
+    enc_kernels::packWeightsF32(w->f32(), N, K, t.f32());
+  }
   weights_.set(packed, std::move(t));
   weightIds_.erase(packed);
   uint32_t id = weightValue(packed);
@@ -368,6 +378,7 @@ const Generator::LoweringTable &Generator::lowerings() {
         .add(&Generator::lowerLinear)
         .add(&Generator::lowerQLinear)
         .add(&Generator::lowerQuantize)
+        .add(&Generator::lowerToBf16)
         .add(&Generator::lowerMatmul)
         .add(&Generator::lowerAdd)
         .add(&Generator::lowerScale)
@@ -452,11 +463,14 @@ llvm::Expected<Kernel> Generator::lowerLinear(LinearOp l, const StepArgs &a) {
     break;
   }
   const bool bias = static_cast<bool>(l.getBias());
-  k.symbol = "enc_linear_f32_" + shapeTag(x, 0, r - 1) + "_k" +
+  const bool bf16 = wt.getElementType().isBF16();
+  if (bf16 && K % 2 != 0)
+    return opError(op, "expects an even K for bf16 operands");
+  k.symbol = std::string("enc_linear_") + (bf16 ? "bf16_" : "f32_") + shapeTag(x, 0, r - 1) + "_k" +
              std::to_string(K) + "_n" + std::to_string(N) +
              (bias ? "" : "_nobias") + epiTag;
-  k.call = "enc_kernels::linear<" + std::to_string(K) + ", " +
-           std::to_string(N) + ", " + epiArg + ">(IN_F(0), IN_F(1), " +
+  k.call = std::string("enc_kernels::") + (bf16 ? "linearBf16<" : "linear<") + std::to_string(K) + ", " +
+           std::to_string(N) + ", " + epiArg + ">(" + (bf16 ? "IN_BF(0), IN_BF(1), " : "IN_F(0), IN_F(1), ") +
            (bias ? "IN_F(2)" : "nullptr") + ", " + res + ", " + a.rows(x) +
            ", t, n);";
   return k;
@@ -514,6 +528,13 @@ llvm::Expected<Kernel> Generator::lowerQuantize(QuantizeOp q, const StepArgs &a)
            ", fattr(c, 0, 0.0f), t, n);";
   if (auto s = q.getStaticScale())
     k.fattrs = {s->convertToFloat()};
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerToBf16(ToBf16Op, const StepArgs &a) {
+  Kernel k;
+  k.symbol = "enc_to_bf16_" + shapeTag(a.x);
+  k.call = "enc_kernels::toBf16(IN_F(0), OUT_BF(1), " + a.count(a.x) + ", t, n);";
   return k;
 }
 
@@ -839,9 +860,9 @@ llvm::Error Generator::addStep(Operation *op) {
   for (Value r : results) {
     auto resType = dyn_cast<RankedTensorType>(r.getType());
     if (!resType || resType.getRank() < 1 ||
-        !(resType.getElementType().isF32() ||
+        !(resType.getElementType().isF32() || resType.getElementType().isBF16() ||
           resType.getElementType().isUnsignedInteger(8)))
-      return opError(op, "expects ranked f32 or ui8 tensor results");
+      return opError(op, "expects ranked f32, bf16 or ui8 tensor results");
     Shape shape = planShape(resType, packed_);
     if (resType.getElementType().isUnsignedInteger(8)) {
       // Quantised rows are stored with the stride the int8 kernels read.
@@ -849,6 +870,8 @@ llvm::Error Generator::addStep(Operation *op) {
         return opError(op, "expects a static last dim of its ui8 result");
       shape.back() = enc_kernels::q8RowStride(shape.back());
       outTypes.push_back(DType::U8);
+    } else if (resType.getElementType().isBF16()) {
+      outTypes.push_back(DType::BF16);
     } else {
       outTypes.push_back(DType::F32);
     }
@@ -1014,6 +1037,8 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
          "#define IN_I8(i) static_cast<const int8_t *>(c->buffers[i])\n"
          "#define IN_V(i) static_cast<const void *>(c->buffers[i])\n"
          "#define OUT_U8(i) static_cast<uint8_t *>(c->buffers[i])\n"
+         "#define IN_BF(i) static_cast<const uint16_t *>(c->buffers[i])\n"
+         "#define OUT_BF(i) static_cast<uint16_t *>(c->buffers[i])\n"
          "#define ENC_KERNEL(name) extern \"C\" "
          "__attribute__((visibility(\"default\"))) void name("
          "const enc_step_ctx *c, int32_t t, int32_t n)\n\n"
@@ -1103,7 +1128,8 @@ llvm::Expected<std::vector<std::string>> nativeFeatures(const std::string &workD
       {"__AVX512F__", "avx512f"},   {"__AVX512BW__", "avx512bw"},
       {"__AVX512VL__", "avx512vl"}, {"__AVX512DQ__", "avx512dq"},
       {"__AVX512CD__", "avx512cd"}, {"__AVX512VNNI__", "avx512vnni"},
-      {"__AVX512BF16__", "avx512bf16"}, {"__AVXVNNI__", "avxvnni"}};
+      {"__AVX512BF16__", "avx512bf16"}, {"__AVXVNNI__", "avxvnni"},
+      {"__AMX_TILE__", "amx-tile"},     {"__AMX_BF16__", "amx-bf16"}};
   std::vector<std::string> features;
   for (auto [macro, feature] : kMacros)
     if (text.contains((llvm::Twine("#define ") + macro + " ").str()))
@@ -1130,11 +1156,15 @@ llvm::Expected<CpuLevel> encc::parseCpuLevel(llvm::StringRef name) {
     return CpuLevel::X86_64_V3_VNNI;
   if (name == "x86-64-v4-vnni")
     return CpuLevel::X86_64_V4_VNNI;
+  if (name == "x86-64-v4-bf16")
+    return CpuLevel::X86_64_V4_BF16;
+  if (name == "x86-64-v4-amx")
+    return CpuLevel::X86_64_V4_AMX;
   if (name == "native")
     return CpuLevel::Native;
   return makeError("unknown CPU level '" + name +
                    "' (expected x86-64-v2, x86-64-v3, x86-64-v3-vnni, "
-                   "x86-64-v4, x86-64-v4-vnni or native)");
+                   "x86-64-v4, x86-64-v4-vnni, x86-64-v4-bf16, x86-64-v4-amx or native)");
 }
 
 std::string encc::cpuLevelName(CpuLevel level) {
@@ -1149,6 +1179,10 @@ std::string encc::cpuLevelName(CpuLevel level) {
     return "x86-64-v3-vnni";
   case CpuLevel::X86_64_V4_VNNI:
     return "x86-64-v4-vnni";
+  case CpuLevel::X86_64_V4_BF16:
+    return "x86-64-v4-bf16";
+  case CpuLevel::X86_64_V4_AMX:
+    return "x86-64-v4-amx";
   case CpuLevel::Native:
     return "native";
   }
@@ -1182,6 +1216,16 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
     argv.push_back("-march=x86-64-v4");
     argv.push_back("-mavx512vnni");
     break;
+  case CpuLevel::X86_64_V4_BF16:
+    argv.push_back("-march=x86-64-v4");
+    argv.push_back("-mavx512bf16");
+    break;
+  case CpuLevel::X86_64_V4_AMX:
+    argv.push_back("-march=x86-64-v4");
+    argv.push_back("-mavx512bf16");
+    argv.push_back("-mamx-tile");
+    argv.push_back("-mamx-bf16");
+    break;
   default:
     argv.push_back("-march=" + cpuLevelName(level));
   }
@@ -1213,11 +1257,19 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
     break;
   case CpuLevel::X86_64_V4:
   case CpuLevel::X86_64_V4_VNNI:
+  case CpuLevel::X86_64_V4_BF16:
+  case CpuLevel::X86_64_V4_AMX:
     object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe",
                        "lzcnt", "avx512f", "avx512bw", "avx512vl", "avx512dq",
                        "avx512cd"};
     if (level == CpuLevel::X86_64_V4_VNNI)
       object.features.push_back("avx512vnni");
+    if (level == CpuLevel::X86_64_V4_BF16 || level == CpuLevel::X86_64_V4_AMX)
+      object.features.push_back("avx512bf16");
+    if (level == CpuLevel::X86_64_V4_AMX) {
+      object.features.push_back("amx-tile");
+      object.features.push_back("amx-bf16");
+    }
     break;
   case CpuLevel::Native: {
     auto f = nativeFeatures(workDir);

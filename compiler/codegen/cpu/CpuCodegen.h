@@ -54,10 +54,12 @@ enum class CpuLevel {
   Native,
   X86_64_V3_VNNI, ///< -march=x86-64-v3 -mavxvnni (int8: "avxvnni" path)
   X86_64_V4_VNNI, ///< -march=x86-64-v4 -mavx512vnni (int8: "avx512vnni" path)
+  X86_64_V4_BF16, ///< -march=x86-64-v4 -mavx512bf16 (bf16 linears: vdpbf16ps)
+  X86_64_V4_AMX,  ///< ... + -mamx-tile -mamx-bf16 (bf16 linears: tdpbf16ps tiles)
 };
 
 /// "x86-64-v2" | "x86-64-v3" | "x86-64-v3-vnni" | "x86-64-v4" |
-/// "x86-64-v4-vnni" | "native".
+/// "x86-64-v4-vnni" | "x86-64-v4-bf16" | "x86-64-v4-amx" | "native".
 llvm::Expected<CpuLevel> parseCpuLevel(llvm::StringRef name);
 /// The inverse of parseCpuLevel.
 std::string cpuLevelName(CpuLevel level);

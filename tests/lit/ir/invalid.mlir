@@ -20,7 +20,7 @@ func.func @weight_empty_name() {
 
 // Element types come from the ODS constraints.
 func.func @weight_f64() {
-  // expected-error @+1 {{'enc.weight' op result #0 must be ranked tensor of 32-bit float or 8-bit signless integer or 32-bit signless integer values}}
+  // expected-error @+1 {{'enc.weight' op result #0 must be ranked tensor of 32-bit float or 8-bit signless integer or 32-bit signless integer or bfloat16 type values}}
   %w = enc.weight "w" : tensor<4xf64>
   return
 }
@@ -86,6 +86,22 @@ func.func @embedding_positions(%ids: tensor<?x16xi32>, %w: tensor<10x8xf32>, %p:
 func.func @embedding_negative_offset(%ids: tensor<?x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
   // expected-error @+1 {{expects position_offset >= 0 but got -1}}
   %e = enc.embedding %ids, %w, %p, %t {position_offset = -1 : i64} : (tensor<?x?xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_mixed_types(%x: tensor<?x?x384xf32>, %w: tensor<1536x384xbf16>) {
+  // expected-error @+1 {{expects x and weight of one element type (both f32 or both bf16) but got 'f32' and 'bf16'}}
+  %y = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<1536x384xbf16>) -> tensor<?x?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @to_bf16_shape(%x: tensor<?x?x384xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal x dim 2 (384) but got 256}}
+  %y = enc.to_bf16 %x : tensor<?x?x384xf32> -> tensor<?x?x256xbf16>
   return
 }
 

@@ -29,13 +29,25 @@
 // run of units (any M >= 1, N >= 1, K >= 1), so every output is written by
 // exactly one task.
 //
+// bf16 linear (linearBf16): x and W in bf16 (enc_bf16.h's packed layout, the
+// same panel offsets), products and sums in fp32, through the same blocking
+// and work split. Micro-kernel: with __AVX512BF16__ ("avx512bf16") one
+// vdpbf16ps per panel, row and k pair (8 rows x 32 columns); otherwise the
+// pairs are widened to fp32 (a shift and a mask) and go through the fp32
+// FMA tile's registers: the fallback object of a bf16 artifact on CPUs
+// without AVX512-BF16, with the same inputs and fp32 accumulation. With AMX
+// (__AMX_BF16__) and K a multiple of 32, a unit goes through tdpbf16ps tiles
+// instead (amxBlock): 32 x 32 outputs per tile step, the whole K at once.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_SGEMM_H
 #define ENC_KERNELS_SGEMM_H
 
+#include "enc_bf16.h"
 #include "enc_common.h"
 
 #include <cstddef>
+#include <type_traits>
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -67,7 +79,11 @@ inline void packWeightsF32(const float *w, int64_t N, int64_t K, float *out) {
       }
 }
 
-#if defined(__AVX512F__)
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+#define ENC_SGEMM_VARIANT sgemm_amxbf16
+#elif defined(__AVX512BF16__)
+#define ENC_SGEMM_VARIANT sgemm_avx512bf16
+#elif defined(__AVX512F__)
 #define ENC_SGEMM_VARIANT sgemm_avx512
 #elif defined(__AVX__)
 #define ENC_SGEMM_VARIANT sgemm_avx2
@@ -86,6 +102,13 @@ ENC_INLINE void sStore(float *p, svec v) { _mm512_storeu_ps(p, v); }
 ENC_INLINE svec sSplat(float f) { return _mm512_set1_ps(f); }
 ENC_INLINE svec sFma(svec a, svec b, svec c) { return _mm512_fmadd_ps(a, b, c); }
 inline const char *sgemmPathName() { return "avx512"; }
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+inline const char *bgemmPathName() { return "amx-bf16"; }
+#elif defined(__AVX512BF16__)
+inline const char *bgemmPathName() { return "avx512bf16"; }
+#else
+inline const char *bgemmPathName() { return "avx512"; }
+#endif
 #else
 typedef v8f svec;
 constexpr int kSvecLanes = 8;
@@ -96,6 +119,7 @@ inline const char *sgemmPathName() { return "avx2"; }
 constexpr int kSgemmMR = 2, kSgemmNP = 1;
 inline const char *sgemmPathName() { return "sse"; }
 #endif
+inline const char *bgemmPathName() { return sgemmPathName(); }
 ENC_INLINE svec sLoad(const float *p) { return load8(p); }
 ENC_INLINE void sStore(float *p, svec v) { store8(p, v); }
 ENC_INLINE svec sSplat(float f) { return splat8(f); }
@@ -201,27 +225,98 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
     }
 }
 
-template <int MR, int NP>
-ENC_INLINE void sgemmTileRun(bool acc, const float *x, int64_t ldx,
-                             const float *w, int64_t pstride, int64_t kc,
-                             const float *bias, float *c, int64_t ldc) {
-  if (acc)
-    sgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc);
-  else
-    sgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc);
+/// The bf16 form of sgemmTile: x [MR, kc] bf16 rows (ldx elements apart),
+/// w the chunk's first k pair of NP bf16 panels (pstride elements apart),
+/// kc even.
+template <int MR, int NP, bool Acc>
+__attribute__((noinline)) void
+bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
+          int64_t kc, const float *bias, float *c, int64_t ldc) {
+  constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
+  constexpr int KU = MR <= 2 ? 2 : 1;
+  svec acc[KU][MR][V];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      acc[0][r][v] = Acc    ? sLoad(c + r * ldc + v * kSvecLanes)
+                     : bias ? sLoad(bias + v * kSvecLanes)
+                            : sSplat(0.0f);
+#pragma GCC unroll 2
+      for (int u = 1; u < KU; ++u)
+        acc[u][r][v] = sSplat(0.0f);
+    }
+  // One k pair: per column lane a 32-bit word holding (w[k], w[k+1]).
+  typedef uint32_t pairs __attribute__((vector_size(sizeof(svec))));
+  auto step = [&](int64_t kp, svec(&a)[MR][V]) ENC_INLINE_LAMBDA {
+    pairs wv[V];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v)
+      std::memcpy(&wv[v], w + (v / VP) * pstride + kp * 2 * kSgemmPanel + (v % VP) * 2 * kSvecLanes,
+                  sizeof(pairs));
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      uint32_t xp;
+      std::memcpy(&xp, x + r * ldx + 2 * kp, sizeof(xp));
+#if defined(__AVX512BF16__)
+      const __m512bh xb = (__m512bh)_mm512_set1_epi32(static_cast<int>(xp));
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v)
+        a[r][v] = _mm512_dpbf16_ps(a[r][v], xb, (__m512bh)wv[v]);
+#else
+      uint32_t lo = xp << 16, hi = xp & 0xffff0000u;
+      float x0, x1;
+      std::memcpy(&x0, &lo, sizeof(x0));
+      std::memcpy(&x1, &hi, sizeof(x1));
+      const svec xb0 = sSplat(x0), xb1 = sSplat(x1);
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        a[r][v] = sFma(xb1, (svec)(wv[v] & 0xffff0000u), a[r][v]);
+        a[r][v] = sFma(xb0, (svec)(wv[v] << 16), a[r][v]);
+      }
+#endif
+    }
+  };
+  const int64_t kpairs = kc / 2;
+  int64_t kp = 0;
+  for (; kp + KU <= kpairs; kp += KU)
+#pragma GCC unroll 2
+    for (int u = 0; u < KU; ++u)
+      step(kp + u, acc[u]);
+  for (; kp < kpairs; ++kp)
+    step(kp, acc[0]);
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+#pragma GCC unroll 2
+      for (int u = 1; u < KU; ++u)
+        acc[0][r][v] += acc[u][r][v];
+      sStore(c + r * ldc + v * kSvecLanes, acc[0][r][v]);
+    }
 }
 
-/// sgemmTile with the row count m in [1, kSgemmMR] chosen at run time.
-template <int NP, int MR = kSgemmMR>
-ENC_INLINE void sgemmTileRows(int64_t m, bool acc, const float *x, int64_t ldx,
-                              const float *w, int64_t pstride, int64_t kc,
-                              const float *bias, float *c, int64_t ldc) {
+/// The tile over fp32 (sgemmTile) or bf16 (bgemmTile) operands, with the row
+/// count m in [1, kSgemmMR] chosen at run time.
+template <int NP, int MR = kSgemmMR, typename T>
+ENC_INLINE void gemmTileRows(int64_t m, bool acc, const T *x, int64_t ldx,
+                             const T *w, int64_t pstride, int64_t kc,
+                             const float *bias, float *c, int64_t ldc) {
   if constexpr (MR > 1) {
     if (m < MR)
-      return sgemmTileRows<NP, MR - 1>(m, acc, x, ldx, w, pstride, kc, bias,
-                                       c, ldc);
+      return gemmTileRows<NP, MR - 1>(m, acc, x, ldx, w, pstride, kc, bias, c, ldc);
   }
-  sgemmTileRun<MR, NP>(acc, x, ldx, w, pstride, kc, bias, c, ldc);
+  if constexpr (std::is_same_v<T, float>) {
+    if (acc)
+      sgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc);
+    else
+      sgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc);
+  } else {
+    if (acc)
+      bgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc);
+    else
+      bgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc);
+  }
 }
 
 template <int Epi> ENC_INLINE float applyEpilogue(float v) {
@@ -232,12 +327,124 @@ template <int Epi> ENC_INLINE float applyEpilogue(float v) {
   return v;
 }
 
-/// One (rows [i0, i1), columns [j0, j1)) unit; j0 a multiple of 16.
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+// AMX (tdpbf16ps): 32 x 32 output tiles as 2 x 2 accumulator tiles of 16 x 16
+// fp32 (tmm0..3), A = 16 rows x 32 k of bf16 x (tmm4, tmm5; rows K apart),
+// B = 16 k pairs x 16 columns of one packed panel (tmm6, tmm7; the panel
+// layout of enc_bf16.h is the VNNI layout tdpbf16ps reads). The whole K
+// accumulates in the tiles (K a multiple of 32); accumulators go through a
+// 32 x 32 buffer for bias, epilogue and the columns past N.
+
+/// The 64-byte tile configuration (palette 1): tmm0..3 C, tmm4..5 A, tmm6..7
+/// B, for m0 rows in the first row block and m1 in the second.
+struct alignas(64) AmxConfig {
+  uint8_t palette = 1, startRow = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+  AmxConfig(int m0, int m1) {
+    for (int t = 0; t < 8; ++t)
+      colsb[t] = 64;
+    rows[0] = rows[1] = rows[4] = static_cast<uint8_t>(m0);
+    rows[2] = rows[3] = rows[5] = static_cast<uint8_t>(m1);
+    rows[6] = rows[7] = 16;
+    if (m1 == 0)
+      colsb[2] = colsb[3] = colsb[5] = 0;
+  }
+};
+
+/// c[m, 16 * (1 + TwoCols)] (ldc 32) = x[m, K] · (one or two panels); the
+/// second row block (rows 16..m) only with TwoRows.
+template <bool TwoRows, bool TwoCols>
+__attribute__((noinline)) void amxTile(const uint16_t *x, int64_t K, const uint16_t *w, int64_t pstride,
+                                       float *c) {
+  _tile_zero(0);
+  if (TwoCols)
+    _tile_zero(1);
+  if (TwoRows) {
+    _tile_zero(2);
+    if (TwoCols)
+      _tile_zero(3);
+  }
+  const int64_t xStride = K * 2; // bytes between rows
+  for (int64_t k = 0; k < K; k += 32) {
+    _tile_loadd(4, x + k, xStride);
+    _tile_loadd(6, w + k * kSgemmPanel, 64);
+    if (TwoCols)
+      _tile_loadd(7, w + pstride + k * kSgemmPanel, 64);
+    if (TwoRows)
+      _tile_loadd(5, x + 16 * K + k, xStride);
+    _tile_dpbf16ps(0, 4, 6);
+    if (TwoCols)
+      _tile_dpbf16ps(1, 4, 7);
+    if (TwoRows) {
+      _tile_dpbf16ps(2, 5, 6);
+      if (TwoCols)
+        _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+  _tile_stored(0, c, 128);
+  if (TwoCols)
+    _tile_stored(1, c + 16, 128);
+  if (TwoRows) {
+    _tile_stored(2, c + 16 * 32, 128);
+    if (TwoCols)
+      _tile_stored(3, c + 16 * 32 + 16, 128);
+  }
+}
+
+/// sgemmBlock's unit through AMX (K a multiple of 32).
 template <int Epi>
-void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
+void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *y, int64_t K, int64_t N,
+              int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t pstride = K * kSgemmPanel;
+  int loaded0 = -1, loaded1 = -1;
+  alignas(64) float c[32 * 32];
+  for (int64_t j = j0; j < j1; j += 32) {
+    const int64_t nc = std::min<int64_t>(32, j1 - j);
+    const uint16_t *w = packed + (j / kSgemmPanel) * pstride;
+    for (int64_t i = i0; i < i1; i += 32) {
+      const int m = static_cast<int>(std::min<int64_t>(32, i1 - i));
+      const int m0 = std::min(16, m), m1 = m - m0;
+      if (m0 != loaded0 || m1 != loaded1) {
+        const AmxConfig cfg(m0, m1);
+        _tile_loadconfig(&cfg);
+        loaded0 = m0;
+        loaded1 = m1;
+      }
+      const uint16_t *xt = x + i * K;
+      if (m1 > 0)
+        nc > 16 ? amxTile<true, true>(xt, K, w, pstride, c) : amxTile<true, false>(xt, K, w, pstride, c);
+      else
+        nc > 16 ? amxTile<false, true>(xt, K, w, pstride, c) : amxTile<false, false>(xt, K, w, pstride, c);
+      for (int r = 0; r < m; ++r) {
+        float *yr = y + (i + r) * N + j;
+        const float *cr = c + r * 32;
+        if (nc == 32) { // fixed width: vectorised without remainder code
+          for (int cc = 0; cc < 32; ++cc)
+            yr[cc] = applyEpilogue<Epi>(cr[cc] + (b ? b[j + cc] : 0.0f));
+        } else {
+          for (int64_t cc = 0; cc < nc; ++cc)
+            yr[cc] = applyEpilogue<Epi>(cr[cc] + (b ? b[j + cc] : 0.0f));
+        }
+      }
+    }
+  }
+  _tile_release();
+}
+#endif
+
+/// One (rows [i0, i1), columns [j0, j1)) unit; j0 a multiple of 16. T:
+/// float, or uint16_t for bf16 operands (then K and kcMax are even).
+template <int Epi, typename T>
+void sgemmBlock(const T *x, const T *packed, const float *b, float *y,
                 int64_t K, int64_t N, int64_t i0, int64_t i1, int64_t j0,
                 int64_t j1, int64_t kcMax) {
   constexpr int64_t kWide = kSgemmPanel * kSgemmNP;
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+  if constexpr (std::is_same_v<T, uint16_t>)
+    if (K % 32 == 0)
+      return amxBlock<Epi>(x, packed, b, y, K, N, i0, i1, j0, j1);
+#endif
   const int64_t pstride = K * kSgemmPanel;
   for (int64_t k0 = 0; k0 < K; k0 += kcMax) {
     const int64_t kc = std::min<int64_t>(kcMax, K - k0);
@@ -245,7 +452,7 @@ void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
     for (int64_t j = j0; j < j1; j += kWide) {
       const int64_t nc = std::min<int64_t>(kWide, j1 - j);
       const int np = static_cast<int>((nc + kSgemmPanel - 1) / kSgemmPanel);
-      const float *w = packed + (j / kSgemmPanel) * pstride + k0 * kSgemmPanel;
+      const T *w = packed + (j / kSgemmPanel) * pstride + k0 * kSgemmPanel;
       // A partial tile (the last columns of N) goes through a padded buffer.
       alignas(64) float bpad[kWide];
       const float *bias = acc ? nullptr : b ? b + j : nullptr;
@@ -256,7 +463,7 @@ void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
       }
       for (int64_t i = i0; i < i1; i += kSgemmMR) {
         const int64_t m = std::min<int64_t>(kSgemmMR, i1 - i);
-        const float *xt = x + i * K + k0;
+        const T *xt = x + i * K + k0;
         float *c = y + i * N + j;
         int64_t ldc = N;
         alignas(64) float tmp[kSgemmMR * kWide];
@@ -269,9 +476,9 @@ void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
           ldc = kWide;
         }
         if (np == kSgemmNP)
-          sgemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
+          gemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
         else
-          sgemmTileRows<1>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
+          gemmTileRows<1>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
         // Only the nc real columns: a partial tile's unused lanes hold nothing.
         if (last && Epi != kEpiNone) {
           if (nc == kWide) // fixed width: vectorised without remainder code
@@ -292,9 +499,10 @@ void sgemmBlock(const float *x, const float *packed, const float *b, float *y,
   }
 }
 
-/// sgemmLinearRun with an explicit blocking (sgemm_bench compares them).
-template <int Epi>
-void sgemmLinearRunWith(const float *x, const float *packed, const float *b,
+/// sgemmLinearRun with an explicit blocking (sgemm_bench compares them); T
+/// as for sgemmBlock.
+template <int Epi, typename T>
+void sgemmLinearRunWith(const T *x, const T *packed, const float *b,
                         float *y, int64_t M, int64_t K, int64_t N,
                         int32_t task, int32_t numTasks,
                         const SgemmBlocking &bl) {
@@ -339,12 +547,30 @@ void sgemmLinearRun(const float *x, const float *packed, const float *b,
                           sgemmBlocking(M, K, N));
 }
 
+/// y [M, N] = epilogue(x [M, K] · Wᵀ + b) over bf16 x and W (W packed by
+/// packWeightsBf16), fp32 products and sums; K even, any M, N >= 1.
+template <int Epi>
+void bgemmLinearRun(const uint16_t *x, const uint16_t *packed, const float *b,
+                    float *y, int64_t M, int64_t K, int64_t N, int32_t task,
+                    int32_t numTasks) {
+  sgemmLinearRunWith<Epi>(x, packed, b, y, M, K, N, task, numTasks,
+                          sgemmBlocking(M, K, N));
+}
+
 /// enc.linear: x [M, K], packed W (packWeightsF32 of [N, K]), b [N] or null,
 /// y [M, N].
 template <int K, int N, int Epi>
 void linear(const float *x, const float *packed, const float *b, float *y,
             int64_t M, int32_t task, int32_t numTasks) {
   sgemmLinearRun<Epi>(x, packed, b, y, M, K, N, task, numTasks);
+}
+
+/// enc.linear over bf16 x [M, K] and W (packWeightsBf16 of [N, K]).
+template <int K, int N, int Epi>
+void linearBf16(const uint16_t *x, const uint16_t *packed, const float *b,
+                float *y, int64_t M, int32_t task, int32_t numTasks) {
+  static_assert(K % 2 == 0, "bf16 linears take an even K");
+  bgemmLinearRun<Epi>(x, packed, b, y, M, K, N, task, numTasks);
 }
 
 } // inline namespace ENC_SGEMM_VARIANT

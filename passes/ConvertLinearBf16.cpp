@@ -1,0 +1,160 @@
+//===- ConvertLinearBf16.cpp - linear -> to_bf16 + bf16 linear ------------===//
+//
+// Weights: rounded to bf16 here at compile time (the rounding of toBf16Bits in
+// enc_bf16.h, re-implemented so the pass does not pull in the kernels; the
+// lit and e2e tests check the result). Activations: one enc.to_bf16 per
+// distinct Linear input, placed right after its producer.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/EncDialect.h"
+#include "ir/EncOps.h"
+#include "ir/WeightStore.h"
+#include "passes/PassCounters.h"
+#include "passes/Passes.h"
+#include "passes/SkipPatterns.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cstring>
+
+namespace mlir::enc {
+#define GEN_PASS_DEF_CONVERTLINEARBF16PASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::enc
+
+using namespace mlir;
+using namespace mlir::enc;
+
+namespace {
+
+/// fp32 -> bf16 bits, nearest even; NaN stays NaN.
+uint16_t roundToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+struct ConvertLinearBf16Pass
+    : enc::impl::ConvertLinearBf16PassBase<ConvertLinearBf16Pass>,
+      PassCounters {
+  using ConvertLinearBf16PassBase::ConvertLinearBf16PassBase;
+
+  void runOnOperation() override;
+
+  /// Where the bf16 weights go (and the f32 ones are read from); null
+  /// (enc-opt, lit): the IR changes only.
+  WeightStore *store = nullptr;
+
+private:
+  /// The bf16 enc.weight replacing `w` (created once per weight op); null
+  /// when a store is set but lacks an f32 [rows, cols] tensor named like `w`.
+  Value convertWeight(WeightOp w);
+
+  llvm::DenseMap<Operation *, Value> converted;
+  unsigned weightsCreated = 0;
+};
+
+Value ConvertLinearBf16Pass::convertWeight(WeightOp w) {
+  if (auto it = converted.find(w); it != converted.end())
+    return it->second;
+  auto type = cast<RankedTensorType>(w.getType());
+  const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  const std::string name = w.getName().str(), bName = name + ".bf16";
+  if (store && !store->find(bName)) {
+    const WeightTensor *src = store->find(name);
+    if (!src || src->type != WeightType::F32 ||
+        src->shape != std::vector<int64_t>{rows, cols})
+      return converted[w] = Value(); // stays f32
+    WeightTensor t;
+    t.type = WeightType::BF16;
+    t.shape = {rows, cols};
+    t.bytes.resize(rows * cols * sizeof(uint16_t));
+    auto *dst = reinterpret_cast<uint16_t *>(t.bytes.data());
+    for (int64_t i = 0; i < rows * cols; ++i)
+      dst[i] = roundToBf16(src->f32()[i]);
+    store->set(bName, std::move(t));
+    ++weightsCreated;
+  }
+  OpBuilder b(w);
+  return converted[w] = b.create<WeightOp>(
+             w.getLoc(),
+             RankedTensorType::get({rows, cols}, b.getBF16Type()), bName);
+}
+
+void ConvertLinearBf16Pass::runOnOperation() {
+  converted.clear();
+  weightsCreated = 0;
+  SkipPatterns skipPatterns;
+  if (failed(skipPatterns.parse(getOperation(), "enc-convert-linear-bf16", skip)))
+    return signalPassFailure();
+
+  unsigned nConverted = 0, nSkipped = 0, nRoundOps = 0;
+  llvm::SetVector<Operation *> replacedWeights;
+  // Linears to rewrite, grouped by input (in program order of first use).
+  llvm::MapVector<Value, SmallVector<std::pair<LinearOp, Value>>> byInput;
+  getOperation()->walk([&](LinearOp op) {
+    auto w = op.getWeight().getDefiningOp<WeightOp>();
+    if (!w)
+      return;
+    auto t = cast<RankedTensorType>(w.getType());
+    if (!t.getElementType().isF32() || t.getRank() != 2 ||
+        t.getDimSize(1) % 2 != 0)
+      return;
+    if (skipPatterns.matches(w.getName())) {
+      ++nSkipped;
+      return;
+    }
+    Value bw = convertWeight(w);
+    if (!bw)
+      return;
+    byInput[op.getX()].push_back({op, bw});
+    replacedWeights.insert(w);
+  });
+
+  MLIRContext *ctx = &getContext();
+  for (auto &[x, group] : byInput) {
+    OpBuilder b(ctx);
+    if (Operation *def = x.getDefiningOp()) {
+      b.setInsertionPointAfter(def);
+    } else { // after the roundings of earlier arguments: keeps their order
+      Block *block = cast<BlockArgument>(x).getOwner();
+      auto it = llvm::find_if_not(*block, [](Operation &op) {
+        auto r = dyn_cast<ToBf16Op>(op);
+        return r && isa<BlockArgument>(r.getX());
+      });
+      b.setInsertionPoint(block, it);
+    }
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto rounded = b.create<ToBf16Op>(
+        x.getLoc(), RankedTensorType::get(xType.getShape(), b.getBF16Type()), x);
+    ++nRoundOps;
+    for (auto &[op, bw] : group) {
+      op.getXMutable().assign(rounded);
+      op.getWeightMutable().assign(bw);
+      ++nConverted;
+    }
+  }
+
+  for (Operation *w : replacedWeights)
+    if (w->use_empty())
+      w->erase();
+
+  recordCounts({{"num-converted", nConverted},
+                {"num-skipped", nSkipped},
+                {"num-to-bf16-ops", nRoundOps},
+                {"num-weights-created", weightsCreated}});
+}
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::enc::createConvertLinearBf16Pass(
+    const ConvertLinearBf16PassOptions &options, WeightStore *weights) {
+  auto pass = std::make_unique<ConvertLinearBf16Pass>(options);
+  pass->store = weights;
+  return pass;
+}

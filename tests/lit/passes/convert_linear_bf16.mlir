@@ -1,0 +1,75 @@
+// RUN: enc-opt %s -enc-convert-linear-bf16 -split-input-file | FileCheck %s
+// RUN: enc-opt %s '-enc-convert-linear-bf16=skip=*attention.output*' -split-input-file | FileCheck %s --check-prefix=SKIP
+// RUN: enc-opt %s '-enc-pipeline=passes=canonicalize,convert-linear-bf16' -split-input-file | FileCheck %s --check-prefix=PIPE
+// enc-convert-linear-bf16: enc.linear with an f32 enc.weight [N, K] (K even)
+// -> enc.to_bf16 of its input (one per distinct input, right after the
+// producer) + enc.linear over bf16 operands and the weight "<w>.bf16";
+// bias, epilogue and result stay f32. Without a WeightStore (enc-opt) only
+// the IR is rewritten.
+
+// CHECK-LABEL: func.func @ffn
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32>)
+// CHECK-NEXT: %[[XB:.*]] = enc.to_bf16 %[[X]] : tensor<?x?x8xf32> -> tensor<?x?x8xbf16>
+// CHECK-NEXT: %[[WB:.*]] = enc.weight "ffn.in.weight.bf16" : tensor<16x8xbf16>
+// CHECK-NEXT: %[[B:.*]] = enc.weight "ffn.in.bias" : tensor<16xf32>
+// CHECK-NEXT: %[[H:.*]] = enc.linear %[[XB]], %[[WB]], %[[B]] {epilogue = #enc.epilogue<gelu>}
+// CHECK-SAME: : (tensor<?x?x8xbf16>, tensor<16x8xbf16>, tensor<16xf32>) -> tensor<?x?x16xf32>
+// CHECK-NOT: "ffn.in.weight" :
+// CHECK: return %[[H]]
+// PIPE-LABEL: func.func @ffn
+// PIPE: enc.to_bf16
+func.func @ffn(%x: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
+  %w = enc.weight "ffn.in.weight" : tensor<16x8xf32>
+  %b = enc.weight "ffn.in.bias" : tensor<16xf32>
+  %h = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return %h : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Q, K and V read one input: one to_bf16 feeds the three Linears; a Linear on
+// a computed value gets its to_bf16 right after the producer. A weight with
+// an odd K stays f32 (the kernels take k in pairs), and the weight read by
+// two Linears is converted once.
+// CHECK-LABEL: func.func @shared_input
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>,
+// CHECK: %[[XB:.*]] = enc.to_bf16 %[[X]]
+// CHECK-NOT: enc.to_bf16
+// CHECK: %[[WK:.*]] = enc.weight "l0.k.weight.bf16" : tensor<8x8xbf16>
+// CHECK: %[[Q:.*]] = enc.linear %[[XB]], %{{.*}}, %{{.*}} : (tensor<?x?x8xbf16>, tensor<8x8xbf16>, tensor<8xf32>)
+// CHECK: %[[K:.*]] = enc.linear %[[XB]], %[[WK]] : (tensor<?x?x8xbf16>, tensor<8x8xbf16>)
+// CHECK: %[[S:.*]] = enc.add %[[Q]], %[[K]]
+// CHECK-NEXT: %[[SB:.*]] = enc.to_bf16 %[[S]] : tensor<?x?x8xf32> -> tensor<?x?x8xbf16>
+// CHECK: %[[O:.*]] = enc.linear %[[SB]], %[[WK]] : (tensor<?x?x8xbf16>, tensor<8x8xbf16>)
+// CHECK: %[[P:.*]] = enc.linear %{{.*}}, %{{.*}} : (tensor<?x?x7xf32>, tensor<4x7xf32>)
+// CHECK: return %[[O]], %[[P]]
+// SKIP-LABEL: func.func @shared_input
+// SKIP-COUNT-3: enc.linear {{.*}}xbf16
+// SKIP: enc.linear {{.*}}xf32
+func.func @shared_input(%x: tensor<?x?x8xf32>, %y: tensor<?x?x7xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x4xf32>) {
+  %wq = enc.weight "l0.q.weight" : tensor<8x8xf32>
+  %bq = enc.weight "l0.q.bias" : tensor<8xf32>
+  %wk = enc.weight "l0.k.weight" : tensor<8x8xf32>
+  %q = enc.linear %x, %wq, %bq : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %k = enc.linear %x, %wk : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %s = enc.add %q, %k : tensor<?x?x8xf32>
+  %o = enc.linear %s, %wk : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %wp = enc.weight "l0.attention.output.weight" : tensor<4x7xf32>
+  %p = enc.linear %y, %wp : (tensor<?x?x7xf32>, tensor<4x7xf32>) -> tensor<?x?x4xf32>
+  return %o, %p : tensor<?x?x8xf32>, tensor<?x?x4xf32>
+}
+
+// -----
+
+// Skip patterns match weight names: the attention output stays f32.
+// SKIP-LABEL: func.func @skip
+// SKIP: enc.linear {{.*}} : (tensor<?x?x8xbf16>, tensor<8x8xbf16>)
+// SKIP: enc.linear {{.*}} : (tensor<?x?x8xf32>, tensor<8x8xf32>)
+// SKIP-NOT: enc.to_bf16
+func.func @skip(%x: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %w1 = enc.weight "l0.intermediate.weight" : tensor<8x8xf32>
+  %w2 = enc.weight "l0.attention.output.weight" : tensor<8x8xf32>
+  %a = enc.linear %x, %w1 : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %b = enc.linear %a, %w2 : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %a, %b : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
