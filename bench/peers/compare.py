@@ -108,8 +108,11 @@ def token_cosines(ref, out, lengths):
 # --- encc through its C API ---------------------------------------------------------------
 
 class EnccModelOptions(ctypes.Structure):
+    """encrt_model_options, every field: encrt_model_options_initialize writes all of them."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("num_threads", ctypes.c_int32),
-                ("cpu_target", ctypes.c_char_p), ("device", ctypes.c_char_p)]
+                ("cpu_target", ctypes.c_char_p), ("device", ctypes.c_char_p),
+                ("max_text_bytes", ctypes.c_int64), ("require_sha256", ctypes.c_char_p),
+                ("trusted_public_key", ctypes.c_char_p), ("signature_path", ctypes.c_char_p)]
 
 
 class EnccModelInfo(ctypes.Structure):
@@ -128,6 +131,9 @@ class Encc:
     def __init__(self, lib, path, threads):
         self.lib = lib
         lib.encrt_status_message.restype = ctypes.c_char_p
+        # Statuses are pointers: the default int restype would cut them to 32 bits.
+        for fn in ("encrt_model_load", "encrt_session_create", "encrt_session_run"):
+            getattr(lib, fn).restype = ctypes.c_void_p
         opt = EnccModelOptions()
         lib.encrt_model_options_initialize(ctypes.byref(opt))
         opt.num_threads = threads

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""encc's precision tiers (fp32, bf16, int8) against OpenVINO (f32 and its default
+precision, which is bf16 on CPUs with AVX512-BF16 or AMX) and ONNX Runtime (fp32): same
+process, same token ids, same thread count, interleaved rounds (the median of the
+rounds' medians), plus each output's min token cosine vs encc fp32.
+
+    precision_peers.py --onnx MODEL.onnx --encc-lib build/lib/libencrt.so \
+        --fp32 m.encm --bf16 m-bf16.encm --int8 m-int8.encm [--threads 2] [--rounds 7]
+
+MODEL.onnx: the model exported with torch.onnx.export (inputs input_ids,
+attention_mask, token_type_ids; output last_hidden_state), e.g. by
+`bench/peers/export_onnx.py MODEL_DIR OUT.onnx` in a venv with torch and transformers.
+Peers come from PyPI (`pip install openvino onnxruntime`) in a venv of their own;
+a peer that does not import is left out. Shapes and ids are compare.py's.
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import Encc, arrays, make_inputs, time_fn, token_cosines  # noqa: E402
+
+
+def openvino_runners(onnx_path, threads):
+    """OpenVINO f32 and its default precision: {label: (make(shape), note)}."""
+    import openvino as ov
+    core = ov.Core()
+    model = core.read_model(onnx_path)
+    out = {}
+    for label, config in (("OpenVINO f32", {"INFERENCE_PRECISION_HINT": "f32"}), ("OpenVINO default", {})):
+        config = dict(config, INFERENCE_NUM_THREADS=threads, PERFORMANCE_HINT="LATENCY")
+        compiled = core.compile_model(model, "CPU", config)
+        precision = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+
+        def make(shape, compiled=compiled):
+            ids, mask, _ = arrays(shape)
+            request = compiled.create_infer_request()
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            names = {p.get_any_name() for p in compiled.inputs}
+            feed = {k: v for k, v in feed.items() if k in names}
+
+            def fn():
+                request.infer(feed)
+                return request.get_output_tensor(0).data
+            return fn
+        out[label] = (make, f"{label}: inference precision {precision}, OpenVINO {ov.__version__}")
+    return out
+
+
+def ort_runner(onnx_path, threads):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    names = {i.name for i in sess.get_inputs()}
+
+    def make(shape):
+        ids, mask, _ = arrays(shape)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feed = {k: v for k, v in feed.items() if k in names}
+        return lambda: sess.run(None, feed)[0]
+    return make, f"ONNX Runtime fp32: {ort.__version__}, ORT_ENABLE_ALL"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--onnx", required=True)
+    ap.add_argument("--encc-lib", required=True)
+    ap.add_argument("--fp32", required=True)
+    ap.add_argument("--bf16", required=True)
+    ap.add_argument("--int8", required=True)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=10, help="timed runs per round")
+    ap.add_argument("--shapes", default="b1_s128,b8_s128,b8_mixed16-128")
+    args = ap.parse_args()
+
+    lib = ctypes.CDLL(args.encc_lib)
+    peers = {}
+    notes = []
+    for label, path in (("encc fp32", args.fp32), ("encc bf16", args.bf16), ("encc int8", args.int8)):
+        e = Encc(lib, path, args.threads)
+        peers[label] = e.runner
+        notes.append(f"{label}: code object {e.cpu_target}")
+    try:
+        for label, (make, note) in openvino_runners(args.onnx, args.threads).items():
+            peers[label] = make
+            notes.append(note)
+    except ImportError as err:
+        notes.append(f"OpenVINO left out: {err}")
+    try:
+        make, note = ort_runner(args.onnx, args.threads)
+        peers["ORT fp32"] = make
+        notes.append(note)
+    except ImportError as err:
+        notes.append(f"ONNX Runtime left out: {err}")
+
+    wanted = args.shapes.split(",")
+    shapes = [s for s in make_inputs() if s["name"] in wanted]
+    print("\n".join(notes))
+    print(f"threads {args.threads}, {args.rounds} interleaved rounds x {args.runs} runs, median ms "
+          "(min token cosine vs encc fp32)")
+    header = ["shape"] + list(peers)
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for shape in shapes:
+        fns = {label: make(shape) for label, make in peers.items()}
+        ref = np.array(fns["encc fp32"](), copy=True)
+        cos = {label: token_cosines(ref, np.asarray(fn()), shape["lengths"])[0] for label, fn in fns.items()}
+        rounds = {label: [] for label in fns}
+        for _ in range(args.rounds):
+            for label, fn in fns.items():
+                rounds[label].append(time_fn(fn, args.runs, warmup=2)["median_ms"])
+        med = {label: statistics.median(v) for label, v in rounds.items()}
+        cells = [shape["name"]]
+        for label in fns:
+            c = "" if label == "encc fp32" else f" ({cos[label]:.5f})"
+            cells.append(f"{med[label]:.1f}{c}")
+        print("| " + " | ".join(cells) + " |")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
