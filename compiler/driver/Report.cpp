@@ -1,8 +1,9 @@
 //===- Report.cpp - encc report: what each pass buys ----------------------===//
 //
 // Imports the model once, then for every cumulative prefix of the pipeline
-// (the first row has no passes) and, unless --quantize=none, the whole
-// pipeline + quantize-linear-int8, runs the passes on a copy of the module,
+// (the first row has no passes) and, per precision of --quantize (default
+// int8; none: no such row), the whole pipeline + quantize-linear-int8 or
+// convert-linear-bf16, runs the passes on a copy of the module,
 // generates and builds the CPU code, writes the artifact, loads it through
 // libencrt and times it on the same inputs. Errors and cosines are measured
 // against the first row's output. Writes a table, report.json and report.svg.
@@ -283,20 +284,33 @@ int encc::reportCommand(const Args &args) {
   // CPU runs), unless --cpu names one level for every row.
   const std::vector<std::string> fp32Cpu =
       args.has("cpu") ? std::vector<std::string>{args.get("cpu")} : defaultCpuLevels("none");
-  const std::vector<std::string> int8Cpu = args.has("cpu") ? fp32Cpu : defaultCpuLevels("int8");
   const std::string cpu = llvm::join(fp32Cpu, ",");
   auto passes = resolvePipeline(args.get("pipeline"), {});
   if (!passes)
     return fail(llvm::toString(passes.takeError()));
+  // One more row per precision in --quantize: the whole pipeline + its pass
+  // (unless the pipeline has it), built for its default levels.
+  struct PrecisionRow {
+    std::string pass;
+    std::vector<std::string> passes, cpuLevels;
+  };
+  std::vector<PrecisionRow> precisionRows;
   const std::string quantize = args.get("quantize", "int8");
-  if (quantize != "none" && quantize != "int8")
-    return fail("--quantize expects none or int8, got '" + quantize + "'");
-  // The int8 row: the whole pipeline + the int8 pass, unless it is in it.
-  std::vector<std::string> int8Passes;
-  if (quantize == "int8" &&
-      std::find(passes->begin(), passes->end(), kQuantizeInt8Pass) == passes->end()) {
-    int8Passes = *passes;
-    int8Passes.push_back(kQuantizeInt8Pass);
+  llvm::SmallVector<llvm::StringRef> modes;
+  llvm::StringRef(quantize).split(modes, ',', -1, false);
+  for (llvm::StringRef mode : modes) {
+    if (mode == "none" && modes.size() == 1)
+      break;
+    if (mode != "int8" && mode != "bf16")
+      return fail("--quantize expects none or a comma list of int8 and bf16, got '" + quantize + "'");
+    PrecisionRow row;
+    row.pass = mode == "int8" ? kQuantizeInt8Pass : kConvertBf16Pass;
+    if (std::find(passes->begin(), passes->end(), row.pass) != passes->end())
+      continue;
+    row.passes = *passes;
+    row.passes.push_back(row.pass);
+    row.cpuLevels = args.has("cpu") ? fp32Cpu : defaultCpuLevels(mode.str());
+    precisionRows.push_back(std::move(row));
   }
   auto weights = parseWeightsOption(args.get("weights", "file"));
   if (!weights)
@@ -327,17 +341,17 @@ int encc::reportCommand(const Args &args) {
     return fail(std::string("cannot create a temporary directory: ") + ec.message());
   std::vector<Row> rows;
   std::vector<float> baseline, output;
-  const size_t total = passes->size() + 1 + (int8Passes.empty() ? 0 : 1);
+  const size_t total = passes->size() + 1 + precisionRows.size();
   for (size_t k = 0; k < total; ++k) {
-    const bool int8Row = k == passes->size() + 1;
+    const PrecisionRow *precision = k > passes->size() ? &precisionRows[k - passes->size() - 1] : nullptr;
     Row row;
-    row.name = k == 0 ? "baseline (no passes)" : "+" + (int8Row ? std::string(kQuantizeInt8Pass) : (*passes)[k - 1]);
+    row.name = k == 0 ? "baseline (no passes)" : "+" + (precision ? precision->pass : (*passes)[k - 1]);
     progress("[" + std::to_string(k + 1) + "/" + std::to_string(total) + "] " + row.name +
              ": passes, codegen, host compiler ...");
     mlir::OwningOpRef<mlir::ModuleOp> module = model->module->clone();
     PipelineOptions po;
-    if (int8Row)
-      po.passes = int8Passes;
+    if (precision)
+      po.passes = precision->passes;
     else
       po.passes.assign(passes->begin(), passes->begin() + k);
     if (auto err = runEncPipeline(*module, &model->weights, po))
@@ -347,7 +361,7 @@ int encc::reportCommand(const Args &args) {
     if (!code)
       return fail(llvm::toString(code.takeError()));
     row.launches = static_cast<int64_t>(code->plan.steps.size());
-    auto objects = buildCodeObjects(code->source, int8Row ? int8Cpu : fp32Cpu, "",
+    auto objects = buildCodeObjects(code->source, precision ? precision->cpuLevels : fp32Cpu, "",
                                     [](const std::string &) {});
     if (!objects)
       return fail(llvm::toString(objects.takeError()));

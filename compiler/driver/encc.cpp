@@ -118,8 +118,9 @@ forward, arena bytes and artifact bytes.
   --runs N              timed runs per row after 2 warm-up runs (default 20)
   --threads N           worker threads (default 0: all cores)
   --pipeline LIST       the passes to measure, in order (default: the default pipeline)
-  --quantize MODE       int8 (default): one more row, the whole pipeline + quantize-linear-int8
-                        (built for x86-64-v4-vnni,x86-64-v3 unless --cpu is given); none: omit it
+  --quantize LIST       int8 (default) | bf16 | int8,bf16: one more row per precision, the whole
+                        pipeline + quantize-linear-int8 / convert-linear-bf16 (built for that
+                        precision's default CPU levels unless --cpu is given); none: no such row
   --cpu LEVEL           one CPU target for every row (default: as encc compile builds,
                         x86-64-v4,x86-64-v3 for the fp32 rows; the runtime picks)
   -o, --output DIR      where report.json and report.svg go (default: .)
