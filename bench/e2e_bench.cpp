@@ -113,8 +113,10 @@ std::vector<Artifact> &artifacts() {
 /// The int8 GEMM path of a code object (enc_qgemm.h picks it from the
 /// target's ISA macros; tests/codegen checks it through enc_q8_path()).
 const char *q8Path(const std::string &target) {
-  if (target == "cpu-x86-64-v4-vnni")
+  if (target == "cpu-x86-64-v4-vnni" || target == "cpu-x86-64-v4-bf16")
     return "avx512vnni";
+  if (target == "cpu-x86-64-v4-amx")
+    return "amx-int8 (K % 64 == 0, else avx512vnni)";
   if (target == "cpu-x86-64-v3-vnni")
     return "avxvnni";
   if (target == "cpu-x86-64-v3" || target == "cpu-x86-64-v4")

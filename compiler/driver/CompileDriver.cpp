@@ -56,7 +56,7 @@ const std::vector<std::string> &encc::knownPassNames() { return mlir::enc::known
 
 std::vector<std::string> encc::defaultCpuLevels(const std::string &quantize) {
   if (quantize == "int8")
-    return {"x86-64-v4-vnni", "x86-64-v3"};
+    return {"x86-64-v4-amx", "x86-64-v4-vnni", "x86-64-v3"};
   if (quantize == "bf16")
     return {"x86-64-v4-amx", "x86-64-v4-bf16", "x86-64-v3"};
   return {"x86-64-v4", "x86-64-v3"};

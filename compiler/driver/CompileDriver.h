@@ -83,8 +83,8 @@ const std::vector<std::string> &defaultPassNames();
 const std::vector<std::string> &knownPassNames();
 
 /// CPU levels when --cpu is not given: x86-64-v4 then x86-64-v3 for fp32
-/// builds; x86-64-v4-vnni then x86-64-v3 for int8 builds, x86-64-v4-amx,
-/// x86-64-v4-bf16 then x86-64-v3 for bf16 builds (the runtime runs the
+/// builds; x86-64-v4-amx, x86-64-v4-vnni then x86-64-v3 for int8 builds,
+/// x86-64-v4-amx, x86-64-v4-bf16 then x86-64-v3 for bf16 builds (the runtime runs the
 /// first this CPU supports).
 std::vector<std::string> defaultCpuLevels(const std::string &quantize);
 

@@ -65,8 +65,9 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
                         x86-64-v3-vnni (AVX-VNNI), x86-64-v4 (AVX-512), x86-64-v4-vnni (AVX-512
                         VNNI), x86-64-v4-bf16 (AVX512-BF16), x86-64-v4-amx (AMX-BF16 tiles),
                         native. The runtime picks the first this CPU runs. Default:
-                        x86-64-v4,x86-64-v3; with --quantize=int8: x86-64-v4-vnni,x86-64-v3;
-                        with --quantize=bf16: x86-64-v4-amx,x86-64-v4-bf16,x86-64-v3.
+                        x86-64-v4,x86-64-v3; with --quantize=int8:
+                        x86-64-v4-amx,x86-64-v4-vnni,x86-64-v3; with --quantize=bf16:
+                        x86-64-v4-amx,x86-64-v4-bf16,x86-64-v3.
   --max-seq N           longest sequence the artifact accepts (default: the model's
                         sentence-transformers max_seq_length, else max_position_embeddings)
   --pooling MODE        cls | mean | none (default: from modules.json / 1_Pooling, else mean)

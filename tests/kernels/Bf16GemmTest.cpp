@@ -9,14 +9,12 @@
 // (tdpbf16ps where K is a multiple of 32); each skipped on CPUs without it.
 //
 //===----------------------------------------------------------------------===//
+#include "AmxPermission.h"
 #include "KernelTestUtil.h"
 #include "enc_sgemm.h"
 
 #include <gtest/gtest.h>
 
-#include <cpuid.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <limits>
@@ -28,22 +26,9 @@ using namespace kernel_test;
 
 namespace {
 
-/// AMX-TILE and AMX-BF16 in CPUID, their state enabled in XCR0, and the
-/// kernel's permission to use the tile data (arch_prctl) granted.
-bool amxUsable() {
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !((d >> 22) & 1) || !((d >> 24) & 1))
-    return false;
-  unsigned lo, hi;
-  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  if ((lo & 0x60000u) != 0x60000u)
-    return false;
-  return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
-}
-
 bool cpuCanRun() {
 #if defined(__AMX_TILE__)
-  return __builtin_cpu_supports("avx512bf16") && amxUsable();
+  return __builtin_cpu_supports("avx512bf16") && amxUsable(22);
 #elif defined(__AVX512BF16__)
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
 #elif defined(__AVX512F__)

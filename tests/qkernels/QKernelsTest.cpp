@@ -12,6 +12,7 @@
 // - the quantisers vs their defining formulas.
 //
 //===----------------------------------------------------------------------===//
+#include "AmxPermission.h"
 #include "enc_qgemm.h"
 
 #include <gtest/gtest.h>
@@ -31,9 +32,15 @@ using namespace enc_kernels;
 
 namespace {
 
+#if defined(__AMX_INT8__)
+// The tile-data permission as well (the runtime asks for it at load).
+#define ENC_Q8_CPU_OK() (q8CpuSupported() && kernel_test::amxUsable(25))
+#else
+#define ENC_Q8_CPU_OK() q8CpuSupported()
+#endif
 #define REQUIRE_Q8_CPU()                                                       \
   do {                                                                         \
-    if (!q8CpuSupported())                                                     \
+    if (!ENC_Q8_CPU_OK())                                                      \
       GTEST_SKIP() << "CPU lacks the ISA of path " << q8PathName();            \
   } while (0)
 

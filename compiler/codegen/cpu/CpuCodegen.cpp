@@ -1129,7 +1129,8 @@ llvm::Expected<std::vector<std::string>> nativeFeatures(const std::string &workD
       {"__AVX512VL__", "avx512vl"}, {"__AVX512DQ__", "avx512dq"},
       {"__AVX512CD__", "avx512cd"}, {"__AVX512VNNI__", "avx512vnni"},
       {"__AVX512BF16__", "avx512bf16"}, {"__AVXVNNI__", "avxvnni"},
-      {"__AMX_TILE__", "amx-tile"},     {"__AMX_BF16__", "amx-bf16"}};
+      {"__AMX_TILE__", "amx-tile"},     {"__AMX_BF16__", "amx-bf16"},
+      {"__AMX_INT8__", "amx-int8"}};
   std::vector<std::string> features;
   for (auto [macro, feature] : kMacros)
     if (text.contains((llvm::Twine("#define ") + macro + " ").str()))
@@ -1222,9 +1223,11 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
     break;
   case CpuLevel::X86_64_V4_AMX:
     argv.push_back("-march=x86-64-v4");
+    argv.push_back("-mavx512vnni");
     argv.push_back("-mavx512bf16");
     argv.push_back("-mamx-tile");
     argv.push_back("-mamx-bf16");
+    argv.push_back("-mamx-int8");
     break;
   default:
     argv.push_back("-march=" + cpuLevelName(level));
@@ -1262,13 +1265,14 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
     object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe",
                        "lzcnt", "avx512f", "avx512bw", "avx512vl", "avx512dq",
                        "avx512cd"};
-    if (level == CpuLevel::X86_64_V4_VNNI)
+    if (level == CpuLevel::X86_64_V4_VNNI || level == CpuLevel::X86_64_V4_AMX)
       object.features.push_back("avx512vnni");
     if (level == CpuLevel::X86_64_V4_BF16 || level == CpuLevel::X86_64_V4_AMX)
       object.features.push_back("avx512bf16");
     if (level == CpuLevel::X86_64_V4_AMX) {
       object.features.push_back("amx-tile");
       object.features.push_back("amx-bf16");
+      object.features.push_back("amx-int8");
     }
     break;
   case CpuLevel::Native: {

@@ -55,7 +55,8 @@ enum class CpuLevel {
   X86_64_V3_VNNI, ///< -march=x86-64-v3 -mavxvnni (int8: "avxvnni" path)
   X86_64_V4_VNNI, ///< -march=x86-64-v4 -mavx512vnni (int8: "avx512vnni" path)
   X86_64_V4_BF16, ///< -march=x86-64-v4 -mavx512bf16 (bf16 linears: vdpbf16ps)
-  X86_64_V4_AMX,  ///< ... + -mamx-tile -mamx-bf16 (bf16 linears: tdpbf16ps tiles)
+  X86_64_V4_AMX,  ///< -march=x86-64-v4 -mavx512vnni -mavx512bf16 -mamx-tile -mamx-bf16
+                  ///< -mamx-int8 (bf16 linears: tdpbf16ps, int8: tdpbusd tiles)
 };
 
 /// "x86-64-v2" | "x86-64-v3" | "x86-64-v3-vnni" | "x86-64-v4" |

@@ -33,6 +33,10 @@
 //  - "avx512vnni" (__AVX512VNNI__ + __AVX512BW__): vpdpbusd on zmm, tile of
 //    6 rows x 32 channels (12 zmm accumulators; measured ~25% faster than
 //    4 x 64 on Zen 4).
+//  - "amx-int8" (__AMX_INT8__ on top of the avx512vnni flags): with K a
+//    multiple of 64, tdpbusd tiles (enc_amx.h): 32 rows x 32 channels per
+//    step, the packed groups are the B tile's layout as they are; other K
+//    take the avx512vnni tile.
 //  - "avxvnni" (__AVXVNNI__): vpdpbusd on ymm, 2 rows x 32 channels.
 //  - "avx2" (__AVX2__): EXACT path. vpmaddubsw would saturate (255*127*2 >
 //    32767), so weights are widened with vpmovsxbw, activations with
@@ -61,12 +65,18 @@
 #if defined(__AVX2__) || defined(__AVXVNNI__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
-#if defined(__AVXVNNI__)
+#if defined(__AVXVNNI__) || defined(__AMX_INT8__)
 #include <cpuid.h>
 #endif
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+#define ENC_Q8_VARIANT q8_amxint8
+#define ENC_Q8_PATH_AMX 1
+#include "enc_amx.h"
+#else
 #define ENC_Q8_VARIANT q8_avx512vnni
+#endif
 #define ENC_Q8_PATH_VNNI512 1
 #elif defined(__AVXVNNI__)
 #define ENC_Q8_VARIANT q8_avxvnni
@@ -213,11 +223,22 @@ ENC_INLINE int32_t q8Load4(const uint8_t *p) {
 
 #if defined(ENC_Q8_PATH_VNNI512)
 constexpr int kQ8TileR = 6, kQ8TileC = 2;
+#if defined(ENC_Q8_PATH_AMX)
+inline const char *q8PathName() { return "amx-int8"; }
+/// The ISA only: the caller must also hold the tile-data permission (the
+/// runtime's CPU feature check requests it; tests request it themselves).
+inline bool q8CpuSupported() {
+  unsigned a, b, c, d;
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+         __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 24) & 1) && ((d >> 25) & 1);
+}
+#else
 inline const char *q8PathName() { return "avx512vnni"; }
 inline bool q8CpuSupported() {
   return __builtin_cpu_supports("avx512vnni") &&
          __builtin_cpu_supports("avx512bw");
 }
+#endif
 
 template <int R, int C>
 ENC_INLINE void q8Tile(const uint8_t *x, int64_t ldx, const int8_t *w,
@@ -462,11 +483,77 @@ ENC_INLINE void forEachQ8Unit(int64_t M, int64_t N, int32_t task,
 /// Rows [i0, i1) x blocks [b0, b1): computes int32 tiles and hands each to
 /// store(i, rows, n0, n1, tile, ldTile) for output columns [n0, n1). xq
 /// points at row i0.
+#if defined(ENC_Q8_PATH_AMX)
+/// c[m, 16 * (1 + TwoCols)] (int32, ldc 32) = x[m, 64 * groups / 16] · (one
+/// or two 16-channel blocks, bb bytes apart); the second row block (rows
+/// 16..m) only with TwoRows; groups a multiple of 16.
+template <bool TwoRows, bool TwoCols>
+__attribute__((noinline)) void q8AmxTile(const uint8_t *x, int64_t ldx, const int8_t *w, int64_t bb,
+                                         int64_t groups, int32_t *c) {
+  _tile_zero(0);
+  if (TwoCols)
+    _tile_zero(1);
+  if (TwoRows) {
+    _tile_zero(2);
+    if (TwoCols)
+      _tile_zero(3);
+  }
+  for (int64_t g = 0; g < groups; g += 16) {
+    _tile_loadd(4, x + g * 4, ldx);
+    _tile_loadd(6, w + g * 64, 64);
+    if (TwoCols)
+      _tile_loadd(7, w + bb + g * 64, 64);
+    if (TwoRows)
+      _tile_loadd(5, x + 16 * ldx + g * 4, ldx);
+    _tile_dpbusd(0, 4, 6);
+    if (TwoCols)
+      _tile_dpbusd(1, 4, 7);
+    if (TwoRows) {
+      _tile_dpbusd(2, 5, 6);
+      if (TwoCols)
+        _tile_dpbusd(3, 5, 7);
+    }
+  }
+  _tile_stored(0, c, 128);
+  if (TwoCols)
+    _tile_stored(1, c + 16, 128);
+  if (TwoRows) {
+    _tile_stored(2, c + 16 * 32, 128);
+    if (TwoCols)
+      _tile_stored(3, c + 16 * 32 + 16, 128);
+  }
+}
+#endif
+
 template <class Store>
 ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
                          const int8_t *blocks, int64_t N, int64_t K, int64_t b0,
                          int64_t b1, Store &&store) {
   const int64_t bb = 16 * q8PaddedK(K), groups = q8PaddedK(K) / 4;
+#if defined(ENC_Q8_PATH_AMX)
+  if (K % 64 == 0) {
+    // Row blocks outermost: the tile configuration changes only with them.
+    alignas(64) int32_t c[32 * 32];
+    int loaded[2] = {-1, -1};
+    for (int64_t i = i0; i < i1; i += 32) {
+      const int m = int(std::min<int64_t>(32, i1 - i));
+      const int m0 = std::min(16, m), m1 = m - m0;
+      amxConfigure(m0, m1, loaded);
+      const uint8_t *xt = xq + (i - i0) * ldx;
+      for (int64_t b = b0; b < b1; b += 2) {
+        const bool two = b + 1 < b1;
+        const int8_t *w = blocks + b * bb;
+        if (m1 > 0)
+          two ? q8AmxTile<true, true>(xt, ldx, w, bb, groups, c) : q8AmxTile<true, false>(xt, ldx, w, bb, groups, c);
+        else
+          two ? q8AmxTile<false, true>(xt, ldx, w, bb, groups, c) : q8AmxTile<false, false>(xt, ldx, w, bb, groups, c);
+        store(i, m, b * 16, std::min(N, (b + (two ? 2 : 1)) * 16), static_cast<const int32_t *>(c), int64_t(32));
+      }
+    }
+    _tile_release();
+    return;
+  }
+#endif
   constexpr int64_t ldt = kQ8TileC * 16;
   alignas(64) int32_t tile[kQ8TileR * ldt];
   for (int64_t b = b0; b < b1; b += kQ8TileC) {

@@ -45,6 +45,9 @@
 
 #include "enc_bf16.h"
 #include "enc_common.h"
+#if defined(__AMX_TILE__)
+#include "enc_amx.h"
+#endif
 
 #include <cstddef>
 #include <type_traits>
@@ -328,29 +331,12 @@ template <int Epi> ENC_INLINE float applyEpilogue(float v) {
 }
 
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)
-// AMX (tdpbf16ps): 32 x 32 output tiles as 2 x 2 accumulator tiles of 16 x 16
-// fp32 (tmm0..3), A = 16 rows x 32 k of bf16 x (tmm4, tmm5; rows K apart),
-// B = 16 k pairs x 16 columns of one packed panel (tmm6, tmm7; the panel
-// layout of enc_bf16.h is the VNNI layout tdpbf16ps reads). The whole K
+// AMX (tdpbf16ps; tiles as enc_amx.h assigns them): 32 x 32 output tiles as
+// 2 x 2 accumulator tiles of 16 x 16 fp32, A = 16 rows x 32 k of bf16 x (rows
+// K apart), B = 16 k pairs x 16 columns of one packed panel (the panel layout
+// of enc_bf16.h is the VNNI layout tdpbf16ps reads). The whole K
 // accumulates in the tiles (K a multiple of 32); accumulators go through a
 // 32 x 32 buffer for bias, epilogue and the columns past N.
-
-/// The 64-byte tile configuration (palette 1): tmm0..3 C, tmm4..5 A, tmm6..7
-/// B, for m0 rows in the first row block and m1 in the second.
-struct alignas(64) AmxConfig {
-  uint8_t palette = 1, startRow = 0, reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-  AmxConfig(int m0, int m1) {
-    for (int t = 0; t < 8; ++t)
-      colsb[t] = 64;
-    rows[0] = rows[1] = rows[4] = static_cast<uint8_t>(m0);
-    rows[2] = rows[3] = rows[5] = static_cast<uint8_t>(m1);
-    rows[6] = rows[7] = 16;
-    if (m1 == 0)
-      colsb[2] = colsb[3] = colsb[5] = 0;
-  }
-};
 
 /// c[m, 16 * (1 + TwoCols)] (ldc 32) = x[m, K] · (one or two panels); the
 /// second row block (rows 16..m) only with TwoRows.
@@ -397,7 +383,7 @@ template <int Epi>
 void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *y, int64_t K, int64_t N,
               int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const int64_t pstride = K * kSgemmPanel;
-  int loaded0 = -1, loaded1 = -1;
+  int loaded[2] = {-1, -1};
   alignas(64) float c[32 * 32];
   for (int64_t j = j0; j < j1; j += 32) {
     const int64_t nc = std::min<int64_t>(32, j1 - j);
@@ -405,12 +391,7 @@ void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *
     for (int64_t i = i0; i < i1; i += 32) {
       const int m = static_cast<int>(std::min<int64_t>(32, i1 - i));
       const int m0 = std::min(16, m), m1 = m - m0;
-      if (m0 != loaded0 || m1 != loaded1) {
-        const AmxConfig cfg(m0, m1);
-        _tile_loadconfig(&cfg);
-        loaded0 = m0;
-        loaded1 = m1;
-      }
+      amxConfigure(m0, m1, loaded);
       const uint16_t *xt = x + i * K;
       if (m1 > 0)
         nc > 16 ? amxTile<true, true>(xt, K, w, pstride, c) : amxTile<true, false>(xt, K, w, pstride, c);
