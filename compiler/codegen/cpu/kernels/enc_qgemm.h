@@ -483,48 +483,6 @@ ENC_INLINE void forEachQ8Unit(int64_t M, int64_t N, int32_t task,
 /// Rows [i0, i1) x blocks [b0, b1): computes int32 tiles and hands each to
 /// store(i, rows, n0, n1, tile, ldTile) for output columns [n0, n1). xq
 /// points at row i0.
-#if defined(ENC_Q8_PATH_AMX)
-/// c[m, 16 * (1 + TwoCols)] (int32, ldc 32) = x[m, 64 * groups / 16] · (one
-/// or two 16-channel blocks, bb bytes apart); the second row block (rows
-/// 16..m) only with TwoRows; groups a multiple of 16.
-template <bool TwoRows, bool TwoCols>
-__attribute__((noinline)) void q8AmxTile(const uint8_t *x, int64_t ldx, const int8_t *w, int64_t bb,
-                                         int64_t groups, int32_t *c) {
-  _tile_zero(0);
-  if (TwoCols)
-    _tile_zero(1);
-  if (TwoRows) {
-    _tile_zero(2);
-    if (TwoCols)
-      _tile_zero(3);
-  }
-  for (int64_t g = 0; g < groups; g += 16) {
-    _tile_loadd(4, x + g * 4, ldx);
-    _tile_loadd(6, w + g * 64, 64);
-    if (TwoCols)
-      _tile_loadd(7, w + bb + g * 64, 64);
-    if (TwoRows)
-      _tile_loadd(5, x + 16 * ldx + g * 4, ldx);
-    _tile_dpbusd(0, 4, 6);
-    if (TwoCols)
-      _tile_dpbusd(1, 4, 7);
-    if (TwoRows) {
-      _tile_dpbusd(2, 5, 6);
-      if (TwoCols)
-        _tile_dpbusd(3, 5, 7);
-    }
-  }
-  _tile_stored(0, c, 128);
-  if (TwoCols)
-    _tile_stored(1, c + 16, 128);
-  if (TwoRows) {
-    _tile_stored(2, c + 16 * 32, 128);
-    if (TwoCols)
-      _tile_stored(3, c + 16 * 32 + 16, 128);
-  }
-}
-#endif
-
 template <class Store>
 ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
                          const int8_t *blocks, int64_t N, int64_t K, int64_t b0,
@@ -542,11 +500,9 @@ ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
       const uint8_t *xt = xq + (i - i0) * ldx;
       for (int64_t b = b0; b < b1; b += 2) {
         const bool two = b + 1 < b1;
-        const int8_t *w = blocks + b * bb;
-        if (m1 > 0)
-          two ? q8AmxTile<true, true>(xt, ldx, w, bb, groups, c) : q8AmxTile<true, false>(xt, ldx, w, bb, groups, c);
-        else
-          two ? q8AmxTile<false, true>(xt, ldx, w, bb, groups, c) : q8AmxTile<false, false>(xt, ldx, w, bb, groups, c);
+        // A step is 64 k: 64 bytes of an x row, 16 groups (1024 bytes) of a block.
+        amxTile</*Int8=*/true>(m1 > 0, two, xt, ldx, reinterpret_cast<const uint8_t *>(blocks + b * bb), bb,
+                               groups / 16, c);
         store(i, m, b * 16, std::min(N, (b + (two ? 2 : 1)) * 16), static_cast<const int32_t *>(c), int64_t(32));
       }
     }

@@ -45,7 +45,7 @@
 
 #include "enc_bf16.h"
 #include "enc_common.h"
-#if defined(__AMX_TILE__)
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
 #include "enc_amx.h"
 #endif
 
@@ -174,17 +174,10 @@ inline SgemmBlocking sgemmBlocking(int64_t M, int64_t K, int64_t N) {
   return bl;
 }
 
-/// c[MR, 16*NP] = (Acc ? c : bias row or 0) + x[MR, kc] · panels[kc, 16*NP]
-/// for NP panels `pstride` floats apart (w points at the chunk's first k).
-template <int MR, int NP, bool Acc>
-__attribute__((noinline)) void
-sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
-          int64_t kc, const float *bias, float *c, int64_t ldc) {
-  constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
-  // Thin tiles (one or two rows) alternate two accumulator sets over k so
-  // that enough FMA chains are in flight.
-  constexpr int KU = MR <= 2 ? 2 : 1;
-  svec acc[KU][MR][V];
+/// A register tile's accumulators at the start of a K chunk: the tile of c
+/// (Acc), else the bias row or 0; the extra KU - 1 sets (thin tiles) at 0.
+template <bool Acc, int KU, int MR, int V>
+ENC_INLINE void tileAccInit(svec (&acc)[KU][MR][V], const float *c, int64_t ldc, const float *bias) {
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
@@ -196,6 +189,34 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
       for (int u = 1; u < KU; ++u)
         acc[u][r][v] = sSplat(0.0f);
     }
+}
+
+/// Sums the KU accumulator sets and stores the tile to c.
+template <int KU, int MR, int V>
+ENC_INLINE void tileAccStore(svec (&acc)[KU][MR][V], float *c, int64_t ldc) {
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+#pragma GCC unroll 2
+      for (int u = 1; u < KU; ++u)
+        acc[0][r][v] += acc[u][r][v];
+      sStore(c + r * ldc + v * kSvecLanes, acc[0][r][v]);
+    }
+}
+
+/// c[MR, 16*NP] = (Acc ? c : bias row or 0) + x[MR, kc] · panels[kc, 16*NP]
+/// for NP panels `pstride` floats apart (w points at the chunk's first k).
+template <int MR, int NP, bool Acc>
+__attribute__((noinline)) void
+sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
+          int64_t kc, const float *bias, float *c, int64_t ldc) {
+  constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
+  // Thin tiles (one or two rows) alternate two accumulator sets over k so
+  // that enough FMA chains are in flight.
+  constexpr int KU = MR <= 2 ? 2 : 1;
+  svec acc[KU][MR][V];
+  tileAccInit<Acc>(acc, c, ldc, bias);
   auto step = [&](int64_t k, svec(&a)[MR][V]) ENC_INLINE_LAMBDA {
     svec wv[V];
 #pragma GCC unroll 8
@@ -217,15 +238,7 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
       step(k + u, acc[u]);
   for (; k < kc; ++k)
     step(k, acc[0]);
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-#pragma GCC unroll 2
-      for (int u = 1; u < KU; ++u)
-        acc[0][r][v] += acc[u][r][v];
-      sStore(c + r * ldc + v * kSvecLanes, acc[0][r][v]);
-    }
+  tileAccStore(acc, c, ldc);
 }
 
 /// The bf16 form of sgemmTile: x [MR, kc] bf16 rows (ldx elements apart),
@@ -238,17 +251,7 @@ bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
   constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
   constexpr int KU = MR <= 2 ? 2 : 1;
   svec acc[KU][MR][V];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-      acc[0][r][v] = Acc    ? sLoad(c + r * ldc + v * kSvecLanes)
-                     : bias ? sLoad(bias + v * kSvecLanes)
-                            : sSplat(0.0f);
-#pragma GCC unroll 2
-      for (int u = 1; u < KU; ++u)
-        acc[u][r][v] = sSplat(0.0f);
-    }
+  tileAccInit<Acc>(acc, c, ldc, bias);
   // One k pair: per column lane a 32-bit word holding (w[k], w[k+1]).
   typedef uint32_t pairs __attribute__((vector_size(sizeof(svec))));
   auto step = [&](int64_t kp, svec(&a)[MR][V]) ENC_INLINE_LAMBDA {
@@ -288,15 +291,7 @@ bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
       step(kp + u, acc[u]);
   for (; kp < kpairs; ++kp)
     step(kp, acc[0]);
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-#pragma GCC unroll 2
-      for (int u = 1; u < KU; ++u)
-        acc[0][r][v] += acc[u][r][v];
-      sStore(c + r * ldc + v * kSvecLanes, acc[0][r][v]);
-    }
+  tileAccStore(acc, c, ldc);
 }
 
 /// The tile over fp32 (sgemmTile) or bf16 (bgemmTile) operands, with the row
@@ -338,46 +333,6 @@ template <int Epi> ENC_INLINE float applyEpilogue(float v) {
 // accumulates in the tiles (K a multiple of 32); accumulators go through a
 // 32 x 32 buffer for bias, epilogue and the columns past N.
 
-/// c[m, 16 * (1 + TwoCols)] (ldc 32) = x[m, K] · (one or two panels); the
-/// second row block (rows 16..m) only with TwoRows.
-template <bool TwoRows, bool TwoCols>
-__attribute__((noinline)) void amxTile(const uint16_t *x, int64_t K, const uint16_t *w, int64_t pstride,
-                                       float *c) {
-  _tile_zero(0);
-  if (TwoCols)
-    _tile_zero(1);
-  if (TwoRows) {
-    _tile_zero(2);
-    if (TwoCols)
-      _tile_zero(3);
-  }
-  const int64_t xStride = K * 2; // bytes between rows
-  for (int64_t k = 0; k < K; k += 32) {
-    _tile_loadd(4, x + k, xStride);
-    _tile_loadd(6, w + k * kSgemmPanel, 64);
-    if (TwoCols)
-      _tile_loadd(7, w + pstride + k * kSgemmPanel, 64);
-    if (TwoRows)
-      _tile_loadd(5, x + 16 * K + k, xStride);
-    _tile_dpbf16ps(0, 4, 6);
-    if (TwoCols)
-      _tile_dpbf16ps(1, 4, 7);
-    if (TwoRows) {
-      _tile_dpbf16ps(2, 5, 6);
-      if (TwoCols)
-        _tile_dpbf16ps(3, 5, 7);
-    }
-  }
-  _tile_stored(0, c, 128);
-  if (TwoCols)
-    _tile_stored(1, c + 16, 128);
-  if (TwoRows) {
-    _tile_stored(2, c + 16 * 32, 128);
-    if (TwoCols)
-      _tile_stored(3, c + 16 * 32 + 16, 128);
-  }
-}
-
 /// sgemmBlock's unit through AMX (K a multiple of 32).
 template <int Epi>
 void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *y, int64_t K, int64_t N,
@@ -392,11 +347,9 @@ void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *
       const int m = static_cast<int>(std::min<int64_t>(32, i1 - i));
       const int m0 = std::min(16, m), m1 = m - m0;
       amxConfigure(m0, m1, loaded);
-      const uint16_t *xt = x + i * K;
-      if (m1 > 0)
-        nc > 16 ? amxTile<true, true>(xt, K, w, pstride, c) : amxTile<true, false>(xt, K, w, pstride, c);
-      else
-        nc > 16 ? amxTile<false, true>(xt, K, w, pstride, c) : amxTile<false, false>(xt, K, w, pstride, c);
+      // A step is 32 k: 64 bytes of an x row, 16 k pairs (1024 bytes) of a panel.
+      amxTile</*Int8=*/false>(m1 > 0, nc > 16, reinterpret_cast<const uint8_t *>(x + i * K), K * 2,
+                              reinterpret_cast<const uint8_t *>(w), pstride * 2, K / 32, c);
       for (int r = 0; r < m; ++r) {
         float *yr = y + (i + r) * N + j;
         const float *cr = c + r * 32;
