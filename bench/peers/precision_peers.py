@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """encc's precision tiers (fp32, bf16, int8) against OpenVINO (f32 and its default
-precision, which is bf16 on CPUs with AVX512-BF16 or AMX) and ONNX Runtime (fp32): same
+precision, which is bf16 on CPUs with AVX512-BF16 or AMX) and ONNX Runtime (fp32 with its
+transformer optimiser, int8 quantize_dynamic: compare.py's preparation): same
 process, same token ids, same thread count, interleaved rounds (the median of the
 rounds' medians), plus each output's min token cosine vs encc fp32.
 
-    precision_peers.py --onnx MODEL.onnx --encc-lib build/lib/libencrt.so \
+    precision_peers.py --onnx DIR/NAME.onnx --model-dir MODEL_DIR --encc-lib build/lib/libencrt.so \
         --fp32 m.encm --bf16 m-bf16.encm --int8 m-int8.encm [--threads 2] [--rounds 7]
 
-MODEL.onnx: the model exported with torch.onnx.export (inputs input_ids,
-attention_mask, token_type_ids; output last_hidden_state), e.g. by
-`bench/peers/export_onnx.py MODEL_DIR OUT.onnx` in a venv with torch and transformers.
+MODEL.onnx: the model exported with torch.onnx.export (inputs input_ids and
+attention_mask; output last_hidden_state), e.g. by `bench/peers/export_onnx.py MODEL_DIR
+DIR/NAME.onnx` in a venv with torch and transformers; ORT's optimised and int8 files are
+made next to it (cached) and --model-dir gives the config for the optimiser.
 Peers come from PyPI (`pip install openvino onnxruntime`) in a venv of their own;
 a peer that does not import is left out. Shapes and ids are compare.py's.
 """
@@ -22,7 +24,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import Encc, arrays, make_inputs, time_fn, token_cosines  # noqa: E402
+from compare import (Encc, make_inputs, arrays, ort_runner, prepare_onnx, time_fn,  # noqa: E402
+                     token_cosines)
 
 
 def openvino_runners(onnx_path, threads):
@@ -51,26 +54,10 @@ def openvino_runners(onnx_path, threads):
     return out
 
 
-def ort_runner(onnx_path, threads):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
-    names = {i.name for i in sess.get_inputs()}
-
-    def make(shape):
-        ids, mask, _ = arrays(shape)
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        feed = {k: v for k, v in feed.items() if k in names}
-        return lambda: sess.run(None, feed)[0]
-    return make, f"ONNX Runtime fp32: {ort.__version__}, ORT_ENABLE_ALL"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--onnx", required=True)
+    ap.add_argument("--model-dir", required=True, help="the HF folder the ONNX file was exported from")
     ap.add_argument("--encc-lib", required=True)
     ap.add_argument("--fp32", required=True)
     ap.add_argument("--bf16", required=True)
@@ -95,9 +82,12 @@ def main():
     except ImportError as err:
         notes.append(f"OpenVINO left out: {err}")
     try:
-        make, note = ort_runner(args.onnx, args.threads)
-        peers["ORT fp32"] = make
-        notes.append(note)
+        cache, name = os.path.split(os.path.abspath(args.onnx))
+        opt_path, q_path, settings = prepare_onnx(args.model_dir, name[:-len(".onnx")], cache,
+                                                  lambda m: print(m, file=sys.stderr))
+        peers["ORT fp32"] = ort_runner(opt_path, args.threads)
+        peers["ORT int8"] = ort_runner(q_path, args.threads)
+        notes.append(f"ONNX Runtime {settings['onnxruntime']}: {settings['quantize_dynamic']}")
     except ImportError as err:
         notes.append(f"ONNX Runtime left out: {err}")
 
