@@ -125,6 +125,7 @@ public:
     d["type_vocab_size"] = info_.type_vocab_size;
     d["num_labels"] = info_.num_labels;
     d["score_activation"] = info_.score_activation ? info_.score_activation : "";
+    d["precision"] = info_.precision ? info_.precision : "";
     return d;
   }
 

@@ -205,6 +205,7 @@ def test_info(model):
     assert info["architecture"] == "bert" and info["hidden_size"] == 384 and info["num_layers"] == 6
     assert info["max_seq"] == model.max_seq_length == 256 and info["pooling"] == "mean"
     assert info["normalize"] is True and info["vocab_size"] == 30522
+    assert info["precision"] == "fp32"
     assert model.get_sentence_embedding_dimension() == 384
     assert "encc.Model(" in repr(model)
 

@@ -293,6 +293,7 @@ void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info,
     info.type_vocab_size = std::max(1, m.metadata().type_vocab_size());
     info.num_labels = m.numLabels();
     info.score_activation = m.scoreActivation().c_str();
+    info.precision = m.precision().c_str();
   }
   writeOut(info, out_info, info_size);
 }

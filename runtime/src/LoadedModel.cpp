@@ -73,6 +73,13 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
   m->architecture_ = md.architecture() ? md.architecture()->str() : "";
   m->pooling_ = md.pooling() ? md.pooling()->str() : "none";
   m->scoreActivation_ = md.score_activation() ? md.score_activation()->str() : "";
+  if (md.passes())
+    for (const flatbuffers::String *pass : *md.passes()) {
+      if (pass->string_view() == "quantize-linear-int8")
+        m->precision_ = "int8";
+      else if (pass->string_view() == "convert-linear-bf16")
+        m->precision_ = "bf16";
+    }
 
   return m;
 }

@@ -63,6 +63,9 @@ public:
   int32_t numLabels() const { return metadata().num_labels(); }
   /// "sigmoid" | "identity" for a classifier, else "".
   const std::string &scoreActivation() const { return scoreActivation_; }
+  /// What the Linears of the CPU plan compute in: "int8" (compiled with
+  /// quantize-linear-int8), "bf16" (convert-linear-bf16) or "fp32".
+  const std::string &precision() const { return precision_; }
   /// Floats per sequence of output 1: numLabels() or the hidden size.
   int64_t secondOutputWidth() const { return classifies() ? numLabels() : metadata().hidden_size(); }
   /// Steps of the plan that runs.
@@ -99,7 +102,7 @@ private:
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<cuda::CudaModel> cuda_;
-  std::string architecture_, pooling_, device_, scoreActivation_;
+  std::string architecture_, pooling_, device_, scoreActivation_, precision_ = "fp32";
   int64_t maxTextBytes_ = kDefaultMaxTextBytes;
 };
 

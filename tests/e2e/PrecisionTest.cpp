@@ -125,6 +125,7 @@ TEST_P(Int8TinyModels, ErrorVsReferenceIsBounded) {
             << eq.pooled << " (fp32 " << ef.pooled << ")\n";
   EXPECT_LE(eq.hidden, c.maxAbsHidden) << "int8 hidden state vs the float64 reference";
   EXPECT_LE(eq.pooled, c.maxAbsPooled) << "int8 pooled output vs the float64 reference";
+  EXPECT_STREQ(encrt::Model(int8).info().precision, "int8");
   // The int8 build must differ from the fp32 one (quantisation happened).
   EXPECT_GT(eq.hidden, 10 * ef.hidden + 1e-4) << "int8 build as exact as fp32: not quantised?";
 }
@@ -181,6 +182,8 @@ TEST_P(Bf16TinyModels, ErrorVsReferenceIsBoundedOnEveryCodeObject) {
     EXPECT_GT(e.hidden, 10 * ef.hidden + 1e-5) << target << ": bf16 build as exact as fp32: not converted?";
   }
   EXPECT_GE(ran, 1) << "the x86-64-v3 fallback runs on every CPU these tests run on";
+  EXPECT_STREQ(encrt::Model(bf16).info().precision, "bf16");
+  EXPECT_STREQ(encrt::Model(fp32).info().precision, "fp32");
 }
 
 // Bounds: about 3x the max abs error measured (printed by the test; hidden

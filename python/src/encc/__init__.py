@@ -126,7 +126,9 @@ class Model:
     @property
     def info(self):
         """dict: architecture, hidden_size, num_layers, num_heads, max_seq, vocab_size, pooling,
-        normalize, has_pooled_output, cpu_target, device, num_steps, weight_bytes, random_weights."""
+        normalize, has_pooled_output, cpu_target, device, num_steps, weight_bytes, random_weights,
+        type_vocab_size, num_labels, score_activation, precision ("fp32", "bf16" or "int8": what
+        the Linears compute in)."""
         return dict(self._model.info())
 
     @property

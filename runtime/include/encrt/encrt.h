@@ -53,7 +53,7 @@ extern "C" {
 
 /* Version 0: libencrt.so.0 (no struct sizes, NUL-terminated texts only).
    Version 1: struct_size / size arguments, encrt_text, encrt_api_version. */
-#define ENCRT_API_VERSION 2
+#define ENCRT_API_VERSION 3
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -145,6 +145,11 @@ typedef struct encrt_model_info {
                               scores text pairs; 0: an embedding model */
   const char *score_activation; /* with num_labels: "sigmoid" or "identity"
                                    (what score_pairs applies); else "" */
+  /* API version 3: */
+  const char *precision; /* what the CPU plan's Linears compute in: "fp32",
+                            "bf16" (encc --quantize=bf16) or "int8"
+                            (--quantize=int8); a CUDA plan uses its own
+                            --cuda-dtype */
 } encrt_model_info;
 
 /* Fills the first `info_size` bytes of *out_info (pass sizeof *out_info);
