@@ -10,6 +10,7 @@
 #include "ir/EncOps.h"
 #include "ir/WeightStore.h"
 #include "passes/PassCounters.h"
+#include "passes/InsertAfterProducer.h"
 #include "passes/Passes.h"
 #include "passes/SkipPatterns.h"
 
@@ -119,16 +120,7 @@ void ConvertLinearBf16Pass::runOnOperation() {
   MLIRContext *ctx = &getContext();
   for (auto &[x, group] : byInput) {
     OpBuilder b(ctx);
-    if (Operation *def = x.getDefiningOp()) {
-      b.setInsertionPointAfter(def);
-    } else { // after the roundings of earlier arguments: keeps their order
-      Block *block = cast<BlockArgument>(x).getOwner();
-      auto it = llvm::find_if_not(*block, [](Operation &op) {
-        auto r = dyn_cast<ToBf16Op>(op);
-        return r && isa<BlockArgument>(r.getX());
-      });
-      b.setInsertionPoint(block, it);
-    }
+    setInsertionPointAfterProducer<ToBf16Op>(b, x);
     auto xType = cast<RankedTensorType>(x.getType());
     auto rounded = b.create<ToBf16Op>(
         x.getLoc(), RankedTensorType::get(xType.getShape(), b.getBF16Type()), x);

@@ -11,6 +11,7 @@
 #include "ir/EncOps.h"
 #include "ir/WeightStore.h"
 #include "passes/PassCounters.h"
+#include "passes/InsertAfterProducer.h"
 #include "passes/Passes.h"
 #include "passes/SkipPatterns.h"
 
@@ -220,16 +221,7 @@ void QuantizeLinearInt8Pass::runOnOperation() {
       }
     }
     OpBuilder b(ctx);
-    if (Operation *def = x.getDefiningOp()) {
-      b.setInsertionPointAfter(def);
-    } else { // after the quantizes of earlier arguments: keeps their order
-      Block *block = cast<BlockArgument>(x).getOwner();
-      auto it = llvm::find_if_not(*block, [](Operation &op) {
-        auto q = dyn_cast<QuantizeOp>(op);
-        return q && isa<BlockArgument>(q.getX());
-      });
-      b.setInsertionPoint(block, it);
-    }
+    setInsertionPointAfterProducer<QuantizeOp>(b, x);
     auto xType = cast<RankedTensorType>(x.getType());
     auto qType = RankedTensorType::get(
         xType.getShape(), IntegerType::get(ctx, 8, IntegerType::Unsigned));

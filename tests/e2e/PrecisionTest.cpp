@@ -260,24 +260,38 @@ std::vector<double> row(const std::vector<float> &flat, size_t i, size_t h) {
   return std::vector<double>(flat.begin() + i * h, flat.begin() + (i + 1) * h);
 }
 
-class Int8MiniLM : public ::testing::Test {
+/// all-MiniLM-L6-v2 compiled fp32 (fp32_) and with --quantize=Derived::kQuantize
+/// (other_), once per test suite.
+template <class Derived> class MiniLMPrecision : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     fp32_ = dir_->path() + "/minilm.encm";
-    int8_ = dir_->path() + "/minilm-int8.encm";
+    other_ = dir_->path() + "/minilm-" + Derived::kQuantize + ".encm";
     error_ = compile(minilmDir(), fp32_);
+    encc::CompileOptions opt;
+    opt.modelDir = minilmDir();
+    opt.output = other_;
+    opt.quantize = Derived::kQuantize;
     if (error_.empty())
-      error_ = compileInt8(minilmDir(), int8_, 0);
+      error_ = compile(opt);
   }
   static void TearDownTestSuite() { delete dir_; }
   void SetUp() override { ASSERT_EQ(error_, ""); }
 
-  static TempDir *dir_;
-  static std::string fp32_, int8_, error_;
+  static inline TempDir *dir_;
+  static inline std::string fp32_, other_, error_;
 };
-TempDir *Int8MiniLM::dir_;
-std::string Int8MiniLM::fp32_, Int8MiniLM::int8_, Int8MiniLM::error_;
+
+class Int8MiniLM : public MiniLMPrecision<Int8MiniLM> {
+public:
+  static constexpr const char *kQuantize = "int8";
+};
+
+class Bf16MiniLM : public MiniLMPrecision<Bf16MiniLM> {
+public:
+  static constexpr const char *kQuantize = "bf16";
+};
 
 TEST_F(Int8MiniLM, EmbeddingsCloseToFp32AndArtifactSmall) {
   MinilmReference ref = loadMinilmReference();
@@ -285,7 +299,7 @@ TEST_F(Int8MiniLM, EmbeddingsCloseToFp32AndArtifactSmall) {
   std::vector<std::string> texts;
   for (auto &s : ref.sentences)
     texts.push_back(s.text);
-  encrt::Model mf(fp32_), mq(int8_);
+  encrt::Model mf(fp32_), mq(other_);
   encrt::Session sf(mf), sq(mq);
   std::vector<float> ef = sf.embed(texts), eq = sq.embed(texts);
   double sum = 0, worst = 1, worstVsRecorded = 1;
@@ -303,7 +317,7 @@ TEST_F(Int8MiniLM, EmbeddingsCloseToFp32AndArtifactSmall) {
   std::cout << "int8 vs sentence-transformers: min cosine " << worstVsRecorded << "\n";
   const double mean = sum / texts.size();
   EXPECT_GE(mean, 0.99);
-  const auto sizeF = std::filesystem::file_size(fp32_), sizeQ = std::filesystem::file_size(int8_);
+  const auto sizeF = std::filesystem::file_size(fp32_), sizeQ = std::filesystem::file_size(other_);
   EXPECT_LT(double(sizeQ), 0.30 * double(sizeF)) << "int8 artifact " << sizeQ << " bytes, fp32 " << sizeF;
   std::cout << "int8 vs fp32 over " << texts.size() << " sentences: mean cosine " << mean << ", min " << worst
             << "; artifact " << sizeQ / 1e6 << " MB vs " << sizeF / 1e6 << " MB ("
@@ -335,7 +349,7 @@ TEST_F(Int8MiniLM, ParaphraseRankingUnchanged) {
       EXPECT_TRUE(std::isfinite(s[i])) << artifact << ": pair " << i << " cosine " << s[i];
     return s;
   };
-  std::vector<double> sf = scores(fp32_), sq = scores(int8_);
+  std::vector<double> sf = scores(fp32_), sq = scores(other_);
   // Every English paraphrase pair above every unrelated one, in both builds.
   for (const auto *s : {&sf, &sq}) {
     double minPara = 2, maxUnrel = -2;
@@ -359,33 +373,10 @@ TEST_F(Int8MiniLM, ParaphraseRankingUnchanged) {
         EXPECT_EQ(sf[i] > sf[j], sq[i] > sq[j]) << "pairs " << i << " and " << j;
 }
 
-class Bf16MiniLM : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    fp32_ = dir_->path() + "/minilm.encm";
-    bf16_ = dir_->path() + "/minilm-bf16.encm";
-    error_ = compile(minilmDir(), fp32_);
-    encc::CompileOptions opt;
-    opt.modelDir = minilmDir();
-    opt.output = bf16_;
-    opt.quantize = "bf16";
-    if (error_.empty())
-      error_ = compile(opt);
-  }
-  static void TearDownTestSuite() { delete dir_; }
-  void SetUp() override { ASSERT_EQ(error_, ""); }
-
-  static TempDir *dir_;
-  static std::string fp32_, bf16_, error_;
-};
-TempDir *Bf16MiniLM::dir_;
-std::string Bf16MiniLM::fp32_, Bf16MiniLM::bf16_, Bf16MiniLM::error_;
-
 TEST_F(Bf16MiniLM, TokenStatesWithinGateOfFp32AndEmbeddingsOfSentenceTransformers) {
   MinilmReference ref = loadMinilmReference();
   ASSERT_EQ(ref.sentences.size(), 64u);
-  encrt::Model mf(fp32_), mb(bf16_);
+  encrt::Model mf(fp32_), mb(other_);
   encrt::Session sf(mf), sb(mb);
   double worstToken = 1, worstVsRecorded = 1;
   for (const auto &sentence : ref.sentences) {

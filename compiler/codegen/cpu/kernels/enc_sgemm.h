@@ -343,6 +343,12 @@ void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *
   for (int64_t j = j0; j < j1; j += 32) {
     const int64_t nc = std::min<int64_t>(32, j1 - j);
     const uint16_t *w = packed + (j / kSgemmPanel) * pstride;
+    // The block's bias (0 without one), so the epilogue loops test no
+    // pointer (a null test inside them becomes masked loads: see
+    // q8EpilogueRows).
+    alignas(64) float bias[32];
+    for (int cc = 0; cc < 32; ++cc)
+      bias[cc] = b && cc < nc ? b[j + cc] : 0.0f;
     for (int64_t i = i0; i < i1; i += 32) {
       const int m = static_cast<int>(std::min<int64_t>(32, i1 - i));
       const int m0 = std::min(16, m), m1 = m - m0;
@@ -355,10 +361,10 @@ void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *
         const float *cr = c + r * 32;
         if (nc == 32) { // fixed width: vectorised without remainder code
           for (int cc = 0; cc < 32; ++cc)
-            yr[cc] = applyEpilogue<Epi>(cr[cc] + (b ? b[j + cc] : 0.0f));
+            yr[cc] = applyEpilogue<Epi>(cr[cc] + bias[cc]);
         } else {
           for (int64_t cc = 0; cc < nc; ++cc)
-            yr[cc] = applyEpilogue<Epi>(cr[cc] + (b ? b[j + cc] : 0.0f));
+            yr[cc] = applyEpilogue<Epi>(cr[cc] + bias[cc]);
         }
       }
     }
