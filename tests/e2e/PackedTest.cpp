@@ -10,7 +10,12 @@
 // exactly 0. Both layouts are also compared with the float64 reference
 // (tests/support/ReferenceEncoder) on the same batch, so a bug they share
 // does not pass: fp32 within 1e-5 (measured <= 2.6e-7), int8 within 2e-2
-// (measured <= 7.7e-3; the int8 accuracy bounds proper are in Int8Test.cpp).
+// (measured <= 7.7e-3; the int8 accuracy bounds proper are in PrecisionTest.cpp).
+//
+// Batch invariance: each sequence of a packed batch gives the same bits (hidden
+// rows and pooled output) as when it runs alone, for fp32, int8 and bf16 and on
+// every code object this CPU runs; batches whose token counts leave one- and
+// two-row GEMM tiles. encc-serve's dynamic batching promises it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,5 +187,53 @@ TEST_P(PackedVsPadded, AgreeOnValidRowsAndZeroPadding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Quantize, PackedVsPadded, ::testing::Values("none", "int8"));
+
+class BatchInvariance : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(BatchInvariance, EachSequenceGivesTheSameBitsAloneAndBatched) {
+  const std::string quantize = GetParam();
+  TinyModelSpec s = tinySpec();
+  TempDir dir;
+  TinyModel model = writeTinyModel(dir.path() + "/m", s);
+  const std::string path = dir.path() + "/m.encm";
+  ASSERT_EQ(compileWith(model.dir, path, "", quantize), "");
+  const int S = kMaxSeq, H = s.hidden;
+  // Token totals 74, 115 and 41: GEMM row tails of 2, 3 and 1 rows (8-row tiles).
+  const std::vector<Batch> batches = {makeBatch(s.vocab, {1, S, 3, S - 1, 7, 2, S - 3, 1, 4}, S, 7),
+                                      makeBatch(s.vocab, {S, S, 7, S, 1, S - 2, S, 9}, S, 8),
+                                      makeBatch(s.vocab, {S, 2, S - 1}, S, 9)};
+  int ran = 0;
+  for (const char *target : {"", "cpu-x86-64-v4-amx", "cpu-x86-64-v4-bf16", "cpu-x86-64-v4-vnni",
+                             "cpu-x86-64-v4", "cpu-x86-64-v3", "cpu-x86-64-v2"}) {
+    encrt::ModelOptions options;
+    options.cpuTarget = target;
+    std::unique_ptr<encrt::Model> m;
+    try {
+      m = std::make_unique<encrt::Model>(path, options);
+    } catch (const encrt::Error &err) {
+      continue; // not in this artifact, or not on this CPU
+    }
+    ++ran;
+    encrt::Session session(*m);
+    for (const Batch &b : batches) {
+      SCOPED_TRACE(std::string(m->info().cpu_target) + ", batch of " + std::to_string(b.lengths.size()));
+      encrt::RunResult all = session.run(b.ids, b.lengths, b.seq);
+      for (size_t i = 0; i < b.lengths.size(); ++i) {
+        const int32_t len = b.lengths[i];
+        std::vector<int32_t> ids(b.ids.begin() + i * b.seq, b.ids.begin() + i * b.seq + len);
+        encrt::RunResult one = session.run(ids, {len}, len);
+        for (int t = 0; t < len; ++t)
+          for (int k = 0; k < H; ++k)
+            ASSERT_EQ(one.hidden[t * H + k], all.hidden[(i * b.seq + t) * H + k])
+                << "sequence " << i << " token " << t << " dim " << k;
+        for (int k = 0; k < H; ++k)
+          ASSERT_EQ(one.pooled[k], all.pooled[i * H + k]) << "sequence " << i << " pooled dim " << k;
+      }
+    }
+  }
+  EXPECT_GE(ran, 2) << "the default and at least one forced code object";
+}
+
+INSTANTIATE_TEST_SUITE_P(Quantize, BatchInvariance, ::testing::Values("none", "int8", "bf16"));
 
 } // namespace

@@ -175,34 +175,30 @@ inline SgemmBlocking sgemmBlocking(int64_t M, int64_t K, int64_t N) {
 }
 
 /// A register tile's accumulators at the start of a K chunk: the tile of c
-/// (Acc), else the bias row or 0; the extra KU - 1 sets (thin tiles) at 0.
-template <bool Acc, int KU, int MR, int V>
-ENC_INLINE void tileAccInit(svec (&acc)[KU][MR][V], const float *c, int64_t ldc, const float *bias) {
+/// (Acc), else the bias row or 0. Every tile, thin or full, sums k in order
+/// into one accumulator per output: a row's result must not depend on which
+/// tile it falls in (the row count of a packed batch decides that), so a text
+/// embeds to the same bits alone or batched with others (encc-serve relies
+/// on it; a thin tile with two alternating accumulator sets was up to 2e-7
+/// off).
+template <bool Acc, int MR, int V>
+ENC_INLINE void tileAccInit(svec (&acc)[MR][V], const float *c, int64_t ldc, const float *bias) {
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-      acc[0][r][v] = Acc    ? sLoad(c + r * ldc + v * kSvecLanes)
-                     : bias ? sLoad(bias + v * kSvecLanes)
-                            : sSplat(0.0f);
-#pragma GCC unroll 2
-      for (int u = 1; u < KU; ++u)
-        acc[u][r][v] = sSplat(0.0f);
-    }
+    for (int v = 0; v < V; ++v)
+      acc[r][v] = Acc    ? sLoad(c + r * ldc + v * kSvecLanes)
+                  : bias ? sLoad(bias + v * kSvecLanes)
+                         : sSplat(0.0f);
 }
 
-/// Sums the KU accumulator sets and stores the tile to c.
-template <int KU, int MR, int V>
-ENC_INLINE void tileAccStore(svec (&acc)[KU][MR][V], float *c, int64_t ldc) {
+template <int MR, int V>
+ENC_INLINE void tileAccStore(svec (&acc)[MR][V], float *c, int64_t ldc) {
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-#pragma GCC unroll 2
-      for (int u = 1; u < KU; ++u)
-        acc[0][r][v] += acc[u][r][v];
-      sStore(c + r * ldc + v * kSvecLanes, acc[0][r][v]);
-    }
+    for (int v = 0; v < V; ++v)
+      sStore(c + r * ldc + v * kSvecLanes, acc[r][v]);
 }
 
 /// c[MR, 16*NP] = (Acc ? c : bias row or 0) + x[MR, kc] · panels[kc, 16*NP]
@@ -212,12 +208,9 @@ __attribute__((noinline)) void
 sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
           int64_t kc, const float *bias, float *c, int64_t ldc) {
   constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
-  // Thin tiles (one or two rows) alternate two accumulator sets over k so
-  // that enough FMA chains are in flight.
-  constexpr int KU = MR <= 2 ? 2 : 1;
-  svec acc[KU][MR][V];
+  svec acc[MR][V];
   tileAccInit<Acc>(acc, c, ldc, bias);
-  auto step = [&](int64_t k, svec(&a)[MR][V]) ENC_INLINE_LAMBDA {
+  for (int64_t k = 0; k < kc; ++k) {
     svec wv[V];
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v)
@@ -228,16 +221,9 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
       const svec xb = sSplat(x[r * ldx + k]);
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v)
-        a[r][v] = sFma(xb, wv[v], a[r][v]);
+        acc[r][v] = sFma(xb, wv[v], acc[r][v]);
     }
-  };
-  int64_t k = 0;
-  for (; k + KU <= kc; k += KU)
-#pragma GCC unroll 2
-    for (int u = 0; u < KU; ++u)
-      step(k + u, acc[u]);
-  for (; k < kc; ++k)
-    step(k, acc[0]);
+  }
   tileAccStore(acc, c, ldc);
 }
 
@@ -249,12 +235,12 @@ __attribute__((noinline)) void
 bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
           int64_t kc, const float *bias, float *c, int64_t ldc) {
   constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
-  constexpr int KU = MR <= 2 ? 2 : 1;
-  svec acc[KU][MR][V];
+  svec acc[MR][V];
   tileAccInit<Acc>(acc, c, ldc, bias);
   // One k pair: per column lane a 32-bit word holding (w[k], w[k+1]).
   typedef uint32_t pairs __attribute__((vector_size(sizeof(svec))));
-  auto step = [&](int64_t kp, svec(&a)[MR][V]) ENC_INLINE_LAMBDA {
+  const int64_t kpairs = kc / 2;
+  for (int64_t kp = 0; kp < kpairs; ++kp) {
     pairs wv[V];
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v)
@@ -268,7 +254,7 @@ bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
       const __m512bh xb = (__m512bh)_mm512_set1_epi32(static_cast<int>(xp));
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v)
-        a[r][v] = _mm512_dpbf16_ps(a[r][v], xb, (__m512bh)wv[v]);
+        acc[r][v] = _mm512_dpbf16_ps(acc[r][v], xb, (__m512bh)wv[v]);
 #else
       uint32_t lo = xp << 16, hi = xp & 0xffff0000u;
       float x0, x1;
@@ -277,20 +263,12 @@ bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
       const svec xb0 = sSplat(x0), xb1 = sSplat(x1);
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
-        a[r][v] = sFma(xb1, (svec)(wv[v] & 0xffff0000u), a[r][v]);
-        a[r][v] = sFma(xb0, (svec)(wv[v] << 16), a[r][v]);
+        acc[r][v] = sFma(xb1, (svec)(wv[v] & 0xffff0000u), acc[r][v]);
+        acc[r][v] = sFma(xb0, (svec)(wv[v] << 16), acc[r][v]);
       }
 #endif
     }
-  };
-  const int64_t kpairs = kc / 2;
-  int64_t kp = 0;
-  for (; kp + KU <= kpairs; kp += KU)
-#pragma GCC unroll 2
-    for (int u = 0; u < KU; ++u)
-      step(kp + u, acc[u]);
-  for (; kp < kpairs; ++kp)
-    step(kp, acc[0]);
+  }
   tileAccStore(acc, c, ldc);
 }
 
