@@ -315,6 +315,16 @@ encrt_status *encrt_model_tokenize_text(const encrt_model *model, encrt_text tex
   return tokenize("encrt_model_tokenize_text", model, &text, out_ids, capacity, out_count);
 }
 
+encrt_status *encrt_model_count_tokens(const encrt_model *model, encrt_text text, int64_t *out_count) {
+  const char *where = "encrt_model_count_tokens";
+  if (!model)
+    return nullArgument(where, "model");
+  if (!out_count)
+    return nullArgument(where, "out_count");
+  *out_count = 0;
+  return guard(where, true, [&] { *out_count = model->impl->countTokens(viewText(text, "text")); });
+}
+
 encrt_status *encrt_model_tokenize_pair(const encrt_model *model, encrt_text a, encrt_text b,
                                         int32_t truncation, int32_t *out_ids,
                                         int32_t *out_type_ids, int64_t capacity, int64_t *out_count) {

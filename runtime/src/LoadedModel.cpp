@@ -6,6 +6,8 @@
 #include "cuda/CudaHost.h"
 #include "cuda/CudaModel.h"
 
+#include <limits>
+
 namespace encrt::rt {
 
 LoadedModel::~LoadedModel() = default;
@@ -112,6 +114,11 @@ void LoadedModel::checkText(std::string_view text, const std::string &name) cons
 std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index) const {
   checkText(text, index < 0 ? std::string("text") : "texts[" + std::to_string(index) + "]");
   return tokenizer_->encode(text, metadata().max_seq() < 2 ? 2 : metadata().max_seq());
+}
+
+int64_t LoadedModel::countTokens(std::string_view text) const {
+  checkText(text, "text");
+  return static_cast<int64_t>(tokenizer_->encode(text, std::numeric_limits<int32_t>::max()).size());
 }
 
 PairEncoding LoadedModel::encodePair(std::string_view a, std::string_view b, PairTruncation strategy) const {

@@ -83,6 +83,8 @@ public:
   /// tokenizer or for a text over the byte limit (named "texts[index]" when
   /// index >= 0, else "text").
   std::vector<int32_t> encode(std::string_view text, int64_t index = -1) const;
+  /// The number of ids `text` gives untruncated (special tokens included).
+  int64_t countTokens(std::string_view text) const;
   /// A text pair in the tokenizer's pair template, truncated to max_seq by
   /// `strategy` (ENCRT_INVALID_ARGUMENT when it cannot be).
   PairEncoding encodePair(std::string_view a, std::string_view b, PairTruncation strategy) const;

@@ -586,7 +586,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
 
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
-  EXPECT_EQ(ENCRT_API_VERSION, 3);
+  EXPECT_EQ(ENCRT_API_VERSION, 4);
   std::string path = write(writeArtifact(TestModel::spec(kernels())));
 
   // Options never initialised: refused, not guessed.
@@ -672,6 +672,28 @@ TEST_F(RuntimeTest, TextsWithByteLengths) {
               ENCRT_INVALID_ARGUMENT, "encrt_model_tokenize_text: text.data is NULL");
   expectError(encrt_model_tokenize_text(m, encrt_text{"x", -1}, nullptr, 0, &n),
               ENCRT_INVALID_ARGUMENT, "text.size is -1 (expected >= 0)");
+
+  // Counting: what tokenize gives below max_seq, the untruncated count above.
+  encrt_model_info info;
+  encrt_model_get_info(m, &info, sizeof info);
+  auto countTokens = [&](std::string_view text) {
+    int64_t count = -1;
+    EXPECT_EQ(encrt_model_count_tokens(m, encrt_text{text.data(), int64_t(text.size())}, &count), nullptr);
+    return count;
+  };
+  EXPECT_EQ(countTokens("hello world"), int64_t(tokenize(m, "hello world").size()));
+  EXPECT_EQ(countTokens(""), 2);
+  std::string longText;
+  for (int i = 0; i < info.max_seq + 5; ++i)
+    longText += "the ";
+  EXPECT_EQ(int64_t(tokenizeText(longText).size()), info.max_seq);
+  EXPECT_EQ(countTokens(longText), info.max_seq + 5 + 2);
+  expectError(encrt_model_count_tokens(m, encrt_text{nullptr, 1}, &n), ENCRT_INVALID_ARGUMENT,
+              "encrt_model_count_tokens: text.data is NULL");
+  expectError(encrt_model_count_tokens(m, encrt_text{"x", 1}, nullptr), ENCRT_INVALID_ARGUMENT,
+              "encrt_model_count_tokens: out_count is NULL");
+  expectError(encrt_model_count_tokens(nullptr, encrt_text{"x", 1}, &n), ENCRT_INVALID_ARGUMENT,
+              "encrt_model_count_tokens: model is NULL");
 
   encrt_session *s = nullptr;
   ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);

@@ -53,7 +53,7 @@ extern "C" {
 
 /* Version 0: libencrt.so.0 (no struct sizes, NUL-terminated texts only).
    Version 1: struct_size / size arguments, encrt_text, encrt_api_version. */
-#define ENCRT_API_VERSION 3
+#define ENCRT_API_VERSION 4
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -172,6 +172,14 @@ ENCRT_API encrt_status *encrt_model_tokenize_text(const encrt_model *model,
                                                   int32_t *out_ids,
                                                   int64_t capacity,
                                                   int64_t *out_count);
+
+/* API version 4: the number of ids `text` gives before truncation (special
+   tokens included): more than max_seq means encrt_model_tokenize_text cuts
+   it (a server answering "input too long" needs to know; the cost is one
+   tokenisation). */
+ENCRT_API encrt_status *encrt_model_count_tokens(const encrt_model *model,
+                                                 encrt_text text,
+                                                 int64_t *out_count);
 
 /* How a text pair longer than max_seq is cut (the `tokenizers` library's
    truncation strategies): the longer text first, or only the first / second

@@ -93,6 +93,14 @@ public:
     return ids;
   }
 
+  /// The number of ids `text` gives before truncation (special tokens
+  /// included); above info().max_seq, tokenize() cuts it.
+  int64_t countTokens(std::string_view text) const {
+    int64_t count = 0;
+    check(encrt_model_count_tokens(model_, encrt_text{text.data(), static_cast<int64_t>(text.size())}, &count));
+    return count;
+  }
+
   encrt_model *get() const { return model_; }
 
 private:
