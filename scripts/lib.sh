@@ -7,7 +7,7 @@ ENCC_CACHE="${ENCC_CACHE:-$HOME/.cache/encc}"
 ENCC_DEB_PACKAGES=(cmake g++ python3 python3-pip python3-venv python3-dev unzip
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev libbenchmark-dev nlohmann-json3-dev
-  libsodium-dev)
+  libsodium-dev libcpp-httplib-dev)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -1,0 +1,148 @@
+//===- Batcher.cpp - Dynamic packed batching over one runtime session -----===//
+#include "Batcher.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace encc::serve {
+
+using Clock = std::chrono::steady_clock;
+
+bool Job::waitUntil(Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_until(lock, deadline, [&] { return remaining_ == 0; });
+}
+
+Batcher::Batcher(encrt_model *model, int hidden, BatcherOptions options, Metrics &metrics)
+    : hidden_(hidden), options_(options), metrics_(metrics) {
+  if (encrt_status *st = encrt_session_create(model, nullptr, &session_)) {
+    std::string msg = encrt_status_message(st);
+    encrt_status_free(st);
+    throw std::runtime_error(msg);
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+Batcher::~Batcher() {
+  drainAndStop();
+  encrt_session_release(session_);
+}
+
+Batcher::Submit Batcher::submit(const std::shared_ptr<Job> &job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_)
+      return Submit::Stopped;
+    if (queue_.size() + job->ids.size() > size_t(options_.maxQueue))
+      return Submit::QueueFull;
+    job->embeddings.assign(job->ids.size() * size_t(hidden_), 0.0f);
+    job->remaining_ = job->ids.size();
+    for (size_t i = 0; i < job->ids.size(); ++i)
+      queue_.push_back(Row{job, i});
+    metrics_.setQueueDepth(int64_t(queue_.size()));
+  }
+  cv_.notify_one();
+  return Submit::Queued;
+}
+
+void Batcher::drainAndStop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+int64_t Batcher::queuedTexts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return int64_t(queue_.size());
+}
+
+std::vector<Batcher::Row> Batcher::takePass() {
+  std::vector<Row> rows;
+  int64_t tokens = 0;
+  while (!queue_.empty() && rows.size() < size_t(options_.maxBatchTexts)) {
+    Row &r = queue_.front();
+    if (r.job->abandoned.load(std::memory_order_relaxed)) {
+      queue_.pop_front(); // nobody waits for it any more
+      continue;
+    }
+    const int64_t n = int64_t(r.job->ids[r.index].size());
+    if (!rows.empty() && tokens + n > options_.maxBatchTokens)
+      break;
+    tokens += n;
+    rows.push_back(std::move(r));
+    queue_.pop_front();
+  }
+  metrics_.setQueueDepth(int64_t(queue_.size()));
+  return rows;
+}
+
+void Batcher::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty())
+      return; // stopping, and everything queued has run
+    // A short queue waits a little for company: a pass costs per token, but
+    // a fuller one shares the per-pass overheads (threads waking, small GEMMs).
+    if (options_.maxWait.count() > 0 && !stopping_) {
+      const Clock::time_point until = Clock::now() + options_.maxWait;
+      cv_.wait_until(lock, until, [&] {
+        if (stopping_ || queue_.size() >= size_t(options_.maxBatchTexts))
+          return true;
+        int64_t tokens = 0;
+        for (const Row &r : queue_)
+          if ((tokens += int64_t(r.job->ids[r.index].size())) >= options_.maxBatchTokens)
+            return true;
+        return false;
+      });
+    }
+    std::vector<Row> rows = takePass();
+    if (rows.empty())
+      continue;
+    lock.unlock();
+    runPass(rows);
+    rows.clear(); // drop the job references outside the lock
+    lock.lock();
+  }
+}
+
+void Batcher::runPass(std::vector<Row> &rows) {
+  const int64_t batch = int64_t(rows.size());
+  int64_t seq = 0, tokens = 0;
+  for (const Row &r : rows) {
+    const int64_t n = int64_t(r.job->ids[r.index].size());
+    seq = std::max(seq, n);
+    tokens += n;
+  }
+  ids_.assign(size_t(batch * seq), 0);
+  lengths_.resize(size_t(batch));
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<int32_t> &t = rows[size_t(b)].job->ids[rows[size_t(b)].index];
+    std::copy(t.begin(), t.end(), ids_.begin() + b * seq);
+    lengths_[size_t(b)] = int32_t(t.size());
+  }
+  pooled_.resize(size_t(batch * hidden_));
+  const Clock::time_point start = Clock::now();
+  encrt_status *st = encrt_session_run(session_, ids_.data(), lengths_.data(), batch, seq, nullptr, pooled_.data());
+  metrics_.batch(batch, tokens, std::chrono::duration<double>(Clock::now() - start).count());
+  const std::string error = st ? encrt_status_message(st) : "";
+  encrt_status_free(st);
+  for (int64_t b = 0; b < batch; ++b) {
+    Job &job = *rows[size_t(b)].job;
+    std::lock_guard<std::mutex> lock(job.mu_);
+    if (!error.empty())
+      job.error = error;
+    else
+      std::memcpy(job.embeddings.data() + rows[size_t(b)].index * size_t(hidden_), pooled_.data() + b * hidden_,
+                  size_t(hidden_) * sizeof(float));
+    if (--job.remaining_ == 0)
+      job.cv_.notify_all();
+  }
+}
+
+} // namespace encc::serve

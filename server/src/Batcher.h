@@ -1,0 +1,98 @@
+//===- Batcher.h - Dynamic packed batching over one runtime session -------===//
+//
+// HTTP threads submit jobs (a request's texts, already tokenised); one batcher
+// thread takes texts from the queue in arrival order into packed forward
+// passes of at most maxBatchTokens tokens and maxBatchTexts texts, waiting at
+// most maxWait for more when the queue is short, runs each pass on its session
+// and writes every text's pooled row into its job. The packed plan makes the
+// mix of lengths free and every row independent of the others (the same bits
+// as alone: tests/e2e/PackedTest.cpp, BatchInvariance).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_SERVER_BATCHER_H
+#define ENCC_SERVER_BATCHER_H
+
+#include "Metrics.h"
+
+#include "encrt/encrt.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace encc::serve {
+
+/// One request's texts and, once done, their embeddings.
+struct Job {
+  std::vector<std::vector<int32_t>> ids; ///< per text, 1..max_seq ids
+  std::vector<float> embeddings;         ///< texts x hidden, written by the batcher
+  std::string error;                     ///< set when a pass failed
+  std::atomic<bool> abandoned{false};    ///< its HTTP thread gave up (timeout)
+
+  /// Waits until every text is done or `deadline`; true when done.
+  bool waitUntil(std::chrono::steady_clock::time_point deadline);
+
+private:
+  friend class Batcher;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t remaining_ = 0;
+};
+
+struct BatcherOptions {
+  int64_t maxBatchTokens = 8192;
+  int maxBatchTexts = 64;
+  int maxQueue = 1024;
+  std::chrono::milliseconds maxWait{2};
+};
+
+class Batcher {
+public:
+  enum class Submit { Queued, QueueFull, Stopped };
+
+  /// Runs on its own session of `model` (which must outlive it). Throws
+  /// std::runtime_error when the session cannot be created.
+  Batcher(encrt_model *model, int hidden, BatcherOptions options, Metrics &metrics);
+  ~Batcher();
+  Batcher(const Batcher &) = delete;
+  Batcher &operator=(const Batcher &) = delete;
+
+  /// Queues every text of `job` (all or none).
+  Submit submit(const std::shared_ptr<Job> &job);
+  /// Runs what is queued, then stops the thread; later submits get Stopped.
+  void drainAndStop();
+  int64_t queuedTexts() const;
+
+private:
+  struct Row {
+    std::shared_ptr<Job> job;
+    size_t index;
+  };
+  void loop();
+  void runPass(std::vector<Row> &rows);
+  /// Pops rows for one pass; called with mu_ held.
+  std::vector<Row> takePass();
+
+  encrt_session *session_ = nullptr;
+  const int hidden_;
+  const BatcherOptions options_;
+  Metrics &metrics_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Row> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+  // Buffers of the pass, reused.
+  std::vector<int32_t> ids_, lengths_;
+  std::vector<float> pooled_;
+};
+
+} // namespace encc::serve
+
+#endif

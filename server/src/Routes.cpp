@@ -1,0 +1,464 @@
+//===- Routes.cpp - encc-serve's HTTP API: TEI, OpenAI, health, metrics ---===//
+//
+// TEI (text-embeddings-inference): POST /embed {"inputs": str | [str],
+// "normalize": bool, "truncate": bool} -> [[float]]; POST /tokenize -> [[id]];
+// GET /info; GET /health. Errors {"error": msg, "error_type": kind}; 422 for a
+// malformed field, 413 for too much (texts, tokens, bytes), 429 when the queue
+// is full, 503 when shutting down or timed out.
+// OpenAI: POST /v1/embeddings {"input": str | [str] | [int] | [[int]],
+// "model", "encoding_format": "float" | "base64", "dimensions"} with OpenAI's
+// response and error shapes ({"error": {"message", "type", "param", "code"}},
+// 400 for a malformed field).
+//
+//===----------------------------------------------------------------------===//
+#include "Routes.h"
+
+#include "JsonText.h"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace encc::serve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr int kMaxJsonDepth = 8;
+
+bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0; }
+
+/// The metrics label of a path: known routes by name, anything else "other"
+/// (a client must not be able to grow the metrics with made-up paths).
+std::string routeLabel(const std::string &path) {
+  for (const char *r : {"/embed", "/tokenize", "/info", "/health", "/metrics", "/v1/embeddings"})
+    if (path == r)
+      return r;
+  return "other";
+}
+
+void sendError(httplib::Response &res, const std::string &path, const ApiError &e) {
+  res.status = e.status;
+  std::string body;
+  if (isOpenAi(path)) {
+    body = "{\"error\":{\"message\":";
+    appendJsonString(body, e.message);
+    body += ",\"type\":";
+    appendJsonString(body, e.status == 401 ? "authentication_error"
+                           : e.status == 429 ? "rate_limit_error"
+                           : e.status >= 500 ? "server_error"
+                                             : "invalid_request_error");
+    body += ",\"param\":";
+    if (e.field.empty())
+      body += "null";
+    else
+      appendJsonString(body, e.field);
+    body += ",\"code\":";
+    appendJsonString(body, e.kind);
+    body += "}}";
+  } else {
+    body = "{\"error\":";
+    appendJsonString(body, e.field.empty() ? e.message : e.field + ": " + e.message);
+    body += ",\"error_type\":";
+    appendJsonString(body, e.kind);
+    body += "}";
+  }
+  if (e.status == 429 || e.status == 503)
+    res.set_header("Retry-After", "1");
+  res.set_content(body, "application/json");
+}
+
+/// 422 on TEI routes, 400 on OpenAI's.
+ApiError invalid(const std::string &path, const std::string &field, const std::string &message) {
+  return ApiError{isOpenAi(path) ? 400 : 422, message, field, "validation"};
+}
+
+json parseBody(const httplib::Request &req) {
+  if (jsonNestingDepth(req.body, kMaxJsonDepth) > kMaxJsonDepth)
+    throw ApiError{400, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", "", "validation"};
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded())
+    throw ApiError{400, "the body is not valid JSON", "", "validation"};
+  if (!body.is_object())
+    throw invalid(req.path, "", "the body must be a JSON object");
+  return body;
+}
+
+/// An optional boolean field.
+bool boolField(const httplib::Request &req, const json &body, const char *name, bool fallback) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null())
+    return fallback;
+  if (!it->is_boolean())
+    throw invalid(req.path, name, std::string("must be true or false, got ") + it->type_name());
+  return it->get<bool>();
+}
+
+bool constantTimeEqual(const std::string &a, const std::string &b) {
+  size_t diff = a.size() ^ b.size();
+  for (size_t i = 0, n = std::max(a.size(), b.size()); i < n; ++i)
+    diff |= size_t(static_cast<unsigned char>(i < a.size() ? a[i] : 0) ^
+                   static_cast<unsigned char>(i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+/// A client's path as it may appear in a message: printable ASCII, at most
+/// 100 characters.
+std::string printable(const std::string &path) {
+  std::string out;
+  for (char c : path.substr(0, 100))
+    out += c >= 0x20 && c < 0x7f ? c : '?';
+  return out;
+}
+
+/// When the request now being handled on this thread arrived (pre-routing
+/// hook to logger hook).
+thread_local Clock::time_point tRequestStart;
+thread_local bool tRequestTimed = false;
+
+} // namespace
+
+/// A request's texts (or token id lists) as the API gave them.
+struct Routes::Texts {
+  std::vector<std::string_view> strings;
+  std::vector<std::vector<int32_t>> ids; ///< OpenAI token input
+  std::string field;                     ///< "inputs" / "input"
+  bool list = false;                     ///< given as a list (errors name field[i])
+};
+
+Routes::Routes(encrt_model *model, const ServeOptions &options, Batcher &batcher, Metrics &metrics)
+    : model_(model), options_(options), batcher_(batcher), metrics_(metrics) {
+  encrt_model_get_info(model_, &info_, sizeof info_);
+}
+
+std::vector<int32_t> Routes::tokenize(std::string_view text, bool truncate, const std::string &field) const {
+  std::vector<int32_t> ids(size_t(info_.max_seq));
+  int64_t count = 0;
+  const encrt_text t{text.data(), int64_t(text.size())};
+  encrt_status *st = encrt_model_tokenize_text(model_, t, ids.data(), int64_t(ids.size()), &count);
+  if (!st && count == info_.max_seq && !truncate) {
+    int64_t full = 0;
+    st = encrt_model_count_tokens(model_, t, &full);
+    if (!st && full > info_.max_seq)
+      throw ApiError{413,
+                     "has " + std::to_string(full) + " tokens, more than the model's " +
+                         std::to_string(info_.max_seq) + " (send \"truncate\": true, or start the server with "
+                         "--auto-truncate, to cut it)",
+                     field, "validation"};
+  }
+  if (st) {
+    std::string msg = encrt_status_message(st);
+    const bool bad = encrt_status_get_code(st) == ENCRT_INVALID_ARGUMENT;
+    encrt_status_free(st);
+    throw ApiError{bad ? 422 : 500, msg, field, bad ? "tokenizer" : "backend"};
+  }
+  ids.resize(size_t(count));
+  return ids;
+}
+
+void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) const {
+  if (draining_.load())
+    throw ApiError{503, "the server is shutting down", "", "unhealthy"};
+  switch (batcher_.submit(job)) {
+  case Batcher::Submit::Queued: break;
+  case Batcher::Submit::QueueFull:
+    throw ApiError{429,
+                   "the queue is full (" + std::to_string(options_.maxQueue) +
+                       " texts, --max-queue); retry later",
+                   "", "overloaded"};
+  case Batcher::Submit::Stopped: throw ApiError{503, "the server is shutting down", "", "unhealthy"};
+  }
+  if (!job->waitUntil(deadline)) {
+    job->abandoned.store(true);
+    throw ApiError{503, "not answered within " + std::to_string(options_.timeoutMs) + " ms (--timeout-ms)", "",
+                   "timeout"};
+  }
+  if (!job->error.empty())
+    throw ApiError{500, job->error, "", "backend"};
+}
+
+const float *Routes::row(Job &job, size_t i, bool normalize) const {
+  float *r = job.embeddings.data() + i * size_t(info_.hidden_size);
+  if (normalize && !info_.normalize) {
+    double sq = 0;
+    for (int k = 0; k < info_.hidden_size; ++k)
+      sq += double(r[k]) * double(r[k]);
+    const double inv = 1.0 / std::max(std::sqrt(sq), 1e-12); // torch.nn.functional.normalize's eps
+    for (int k = 0; k < info_.hidden_size; ++k)
+      r[k] = float(double(r[k]) * inv);
+  }
+  return r;
+}
+
+void Routes::install(httplib::Server &server) {
+  // Errors thrown by a handler become their JSON answer.
+  auto guarded = [](auto fn) {
+    return [fn](const httplib::Request &req, httplib::Response &res) {
+      try {
+        fn(req, res);
+      } catch (const ApiError &e) {
+        sendError(res, req.path, e);
+      } catch (const std::bad_alloc &) {
+        sendError(res, req.path, ApiError{503, "out of memory", "", "backend"});
+      } catch (const std::exception &e) {
+        sendError(res, req.path, ApiError{500, e.what(), "", "backend"});
+      }
+    };
+  };
+
+  // TEI's inputs: a string or a non-empty array of strings.
+  auto teiTexts = [this](const httplib::Request &req, const json &body) {
+    Texts t;
+    t.field = "inputs";
+    auto it = body.find("inputs");
+    if (it == body.end())
+      throw invalid(req.path, "inputs", "missing");
+    if (it->is_string()) {
+      t.strings.push_back(it->get_ref<const std::string &>());
+    } else if (it->is_array()) {
+      t.list = true;
+      if (it->empty())
+        throw invalid(req.path, "inputs", "is an empty list");
+      for (size_t i = 0; i < it->size(); ++i) {
+        if (!(*it)[i].is_string())
+          throw invalid(req.path, "inputs[" + std::to_string(i) + "]",
+                        std::string("must be a string, got ") + (*it)[i].type_name());
+        t.strings.push_back((*it)[i].get_ref<const std::string &>());
+      }
+    } else {
+      throw invalid(req.path, "inputs", std::string("must be a string or a list of strings, got ") + it->type_name());
+    }
+    return t;
+  };
+
+  auto checkCount = [this](const httplib::Request &req, const std::string &field, size_t n) {
+    if (n > size_t(options_.maxInputTexts))
+      throw ApiError{413,
+                     "has " + std::to_string(n) + " texts, more than " + std::to_string(options_.maxInputTexts) +
+                         " (--max-input-texts)",
+                     field, "validation"};
+    (void)req;
+  };
+
+  auto tokenizeAll = [this](const Texts &t, bool truncate, Job &job) {
+    job.ids.reserve(t.strings.size());
+    for (size_t i = 0; i < t.strings.size(); ++i)
+      job.ids.push_back(tokenize(t.strings[i], truncate, t.list ? t.field + "[" + std::to_string(i) + "]" : t.field));
+  };
+
+  server.Post("/embed", guarded([=](const httplib::Request &req, httplib::Response &res) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    const json body = parseBody(req);
+    const bool normalize = boolField(req, body, "normalize", true);
+    const bool truncate = boolField(req, body, "truncate", options_.autoTruncate);
+    if (auto it = body.find("truncation_direction"); it != body.end() && !it->is_null() &&
+                                                     !(it->is_string() && it->get<std::string>() == "Right"))
+      throw invalid(req.path, "truncation_direction", "only \"Right\" is supported");
+    if (auto it = body.find("prompt_name"); it != body.end() && !it->is_null())
+      throw invalid(req.path, "prompt_name", "prompts are not supported");
+    Texts t = teiTexts(req, body);
+    checkCount(req, "inputs", t.strings.size());
+    auto job = std::make_shared<Job>();
+    tokenizeAll(t, truncate, *job);
+    run(job, deadline);
+    std::string out;
+    out.reserve(job->ids.size() * size_t(info_.hidden_size) * 12 + 2);
+    out += '[';
+    for (size_t i = 0; i < job->ids.size(); ++i) {
+      if (i)
+        out += ',';
+      appendFloatArray(out, row(*job, i, normalize), size_t(info_.hidden_size));
+    }
+    out += ']';
+    res.set_content(out, "application/json");
+  }));
+
+  server.Post("/tokenize", guarded([=](const httplib::Request &req, httplib::Response &res) {
+    const json body = parseBody(req);
+    if (!boolField(req, body, "add_special_tokens", true))
+      throw invalid(req.path, "add_special_tokens", "only true is supported (the ids the model runs on)");
+    const bool truncate = boolField(req, body, "truncate", options_.autoTruncate);
+    Texts t = teiTexts(req, body);
+    checkCount(req, "inputs", t.strings.size());
+    Job job;
+    tokenizeAll(t, truncate, job);
+    json out = json::array();
+    for (const auto &ids : job.ids)
+      out.push_back(ids);
+    res.set_content(out.dump(), "application/json");
+  }));
+
+  server.Post("/v1/embeddings", guarded([=](const httplib::Request &req, httplib::Response &res) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    const json body = parseBody(req);
+    std::string format = "float";
+    if (auto it = body.find("encoding_format"); it != body.end() && !it->is_null()) {
+      if (!it->is_string() || (it->get<std::string>() != "float" && it->get<std::string>() != "base64"))
+        throw invalid(req.path, "encoding_format", "must be \"float\" or \"base64\"");
+      format = it->get<std::string>();
+    }
+    if (auto it = body.find("dimensions"); it != body.end() && !it->is_null()) {
+      if (!it->is_number_integer() || it->get<int64_t>() != info_.hidden_size)
+        throw invalid(req.path, "dimensions",
+                      "this model gives " + std::to_string(info_.hidden_size) + " dimensions and cannot shorten them");
+    }
+    if (auto it = body.find("model"); it != body.end() && !it->is_null() && !it->is_string())
+      throw invalid(req.path, "model", "must be a string");
+    auto it = body.find("input");
+    if (it == body.end())
+      throw invalid(req.path, "input", "missing");
+    const char *kShapes = "must be a string, a list of strings, a list of token ids or a list of lists of token ids";
+    Texts t;
+    t.field = "input";
+    auto idList = [&](const json &list, const std::string &field) {
+      if (list.empty())
+        throw invalid(req.path, field, "is an empty list of token ids");
+      if (list.size() > size_t(info_.max_seq))
+        throw ApiError{413,
+                       "has " + std::to_string(list.size()) + " tokens, more than the model's " +
+                           std::to_string(info_.max_seq),
+                       field, "validation"};
+      std::vector<int32_t> ids;
+      ids.reserve(list.size());
+      for (const json &v : list) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= info_.vocab_size)
+          throw invalid(req.path, field,
+                        "token ids must be integers in [0, " + std::to_string(info_.vocab_size) + ")");
+        ids.push_back(int32_t(v.get<int64_t>()));
+      }
+      return ids;
+    };
+    if (it->is_string()) {
+      t.strings.push_back(it->get_ref<const std::string &>());
+    } else if (it->is_array() && !it->empty()) {
+      t.list = true;
+      const json &first = it->front();
+      checkCount(req, "input", first.is_number() ? 1 : it->size());
+      if (first.is_string()) {
+        for (size_t i = 0; i < it->size(); ++i) {
+          if (!(*it)[i].is_string())
+            throw invalid(req.path, "input[" + std::to_string(i) + "]", kShapes);
+          t.strings.push_back((*it)[i].get_ref<const std::string &>());
+        }
+      } else if (first.is_number()) {
+        t.ids.push_back(idList(*it, "input"));
+      } else if (first.is_array()) {
+        for (size_t i = 0; i < it->size(); ++i) {
+          if (!(*it)[i].is_array())
+            throw invalid(req.path, "input[" + std::to_string(i) + "]", kShapes);
+          t.ids.push_back(idList((*it)[i], "input[" + std::to_string(i) + "]"));
+        }
+      } else {
+        throw invalid(req.path, "input", kShapes);
+      }
+    } else {
+      throw invalid(req.path, "input", it->is_array() ? "is an empty list" : kShapes);
+    }
+    auto job = std::make_shared<Job>();
+    if (t.ids.empty())
+      tokenizeAll(t, options_.autoTruncate, *job);
+    else
+      job->ids = std::move(t.ids);
+    run(job, deadline);
+    int64_t tokens = 0;
+    for (const auto &ids : job->ids)
+      tokens += int64_t(ids.size());
+    std::string out = "{\"object\":\"list\",\"data\":[";
+    out.reserve(job->ids.size() * size_t(info_.hidden_size) * 12 + 256);
+    for (size_t i = 0; i < job->ids.size(); ++i) {
+      out += i ? ",{" : "{";
+      out += "\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
+      const float *r = row(*job, i, true); // OpenAI's embeddings are unit length
+      if (format == "base64") {
+        out += '"';
+        appendBase64(out, r, size_t(info_.hidden_size) * sizeof(float));
+        out += '"';
+      } else {
+        appendFloatArray(out, r, size_t(info_.hidden_size));
+      }
+      out += '}';
+    }
+    out += "],\"model\":";
+    appendJsonString(out, options_.modelId);
+    out += ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) + ",\"total_tokens\":" + std::to_string(tokens) +
+           "}}";
+    res.set_content(out, "application/json");
+  }));
+
+  server.Get("/info", guarded([=](const httplib::Request &, httplib::Response &res) {
+    json out = {{"model_id", options_.modelId},
+                {"model_dtype", info_.precision ? info_.precision : "fp32"},
+                {"model_type", {{"embedding", {{"pooling", info_.pooling}}}}},
+                {"architecture", info_.architecture},
+                {"hidden_size", info_.hidden_size},
+                {"normalizes", bool(info_.normalize)},
+                {"max_input_length", info_.max_seq},
+                {"max_batch_tokens", options_.maxBatchTokens},
+                {"max_batch_requests", options_.maxBatchRequests},
+                {"max_client_batch_size", options_.maxInputTexts},
+                {"max_concurrent_requests", options_.maxQueue},
+                {"auto_truncate", options_.autoTruncate},
+                {"device", info_.device},
+                {"cpu_target", info_.cpu_target},
+                {"version", encrt_version()}};
+    res.set_content(out.dump(), "application/json");
+  }));
+
+  server.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
+    const bool draining = draining_.load();
+    res.status = draining ? 503 : 200;
+    res.set_content(draining ? "{\"status\":\"draining\"}" : "{\"status\":\"ok\"}", "application/json");
+  });
+
+  server.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
+    res.set_content(metrics_.render(), "text/plain; version=0.0.4");
+  });
+
+  server.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
+    tRequestStart = Clock::now();
+    tRequestTimed = true;
+    if (options_.apiKey.empty() || req.path == "/health")
+      return httplib::Server::HandlerResponse::Unhandled;
+    const std::string auth = req.get_header_value("Authorization");
+    if (!constantTimeEqual(auth, "Bearer " + options_.apiKey)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      sendError(res, req.path,
+                ApiError{401, auth.empty() ? "missing API key (Authorization: Bearer KEY)" : "wrong API key", "",
+                         "unauthorized"});
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  // Statuses the library sets itself (404, 413 over --max-body-bytes, 400
+  // for a malformed request line) get a JSON body too.
+  server.set_error_handler([this](const httplib::Request &req, httplib::Response &res) {
+    if (!res.body.empty())
+      return;
+    if (res.status == 404)
+      sendError(res, req.path,
+                ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
+                                  " (routes: POST /embed, POST /tokenize, POST /v1/embeddings, GET /info, "
+                                  "GET /health, GET /metrics)",
+                         "", "not_found"});
+    else if (res.status == 413)
+      sendError(res, req.path,
+                ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) + " bytes (--max-body-bytes)",
+                         "", "validation"});
+    else
+      sendError(res, req.path, ApiError{res.status, "bad request", "", "validation"});
+  });
+
+  server.set_logger([this](const httplib::Request &req, const httplib::Response &res) {
+    const double seconds = tRequestTimed ? std::chrono::duration<double>(Clock::now() - tRequestStart).count() : 0.0;
+    tRequestTimed = false;
+    metrics_.request(routeLabel(req.path), res.status, seconds);
+  });
+}
+
+} // namespace encc::serve

@@ -1,0 +1,58 @@
+//===- Routes.h - encc-serve's HTTP API: TEI, OpenAI, health, metrics -----===//
+#ifndef ENCC_SERVER_ROUTES_H
+#define ENCC_SERVER_ROUTES_H
+
+#include "Batcher.h"
+#include "Metrics.h"
+#include "ServeOptions.h"
+
+#include "encrt/encrt.h"
+
+#include <atomic>
+#include <string>
+
+namespace httplib {
+class Server;
+}
+
+namespace encc::serve {
+
+/// A request the server refuses: HTTP status, one-line message, the field it
+/// is about ("" when none) and a short kind ("validation", "overloaded", ...).
+struct ApiError {
+  int status;
+  std::string message, field, kind;
+};
+
+class Routes {
+public:
+  Routes(encrt_model *model, const ServeOptions &options, Batcher &batcher, Metrics &metrics);
+  /// Registers every route, the API key check, the error bodies and the
+  /// metrics hooks on `server`.
+  void install(httplib::Server &server);
+  /// From now on new embedding requests get 503 (SIGTERM received).
+  void startDraining() { draining_.store(true); }
+
+private:
+  struct Texts;
+  /// Token ids of `text` (called `field` in errors): cut to max_seq when
+  /// `truncate`, else 413 when longer.
+  std::vector<int32_t> tokenize(std::string_view text, bool truncate, const std::string &field) const;
+  /// Queues `job`, waits for it; throws ApiError on overload, timeout,
+  /// shutdown or a failed pass.
+  void run(const std::shared_ptr<Job> &job, std::chrono::steady_clock::time_point deadline) const;
+  /// Row i of the job's embeddings, L2-normalised when asked and the model
+  /// does not already.
+  const float *row(Job &job, size_t i, bool normalize) const;
+
+  encrt_model *model_;
+  encrt_model_info info_;
+  const ServeOptions &options_;
+  Batcher &batcher_;
+  Metrics &metrics_;
+  std::atomic<bool> draining_{false};
+};
+
+} // namespace encc::serve
+
+#endif

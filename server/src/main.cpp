@@ -1,0 +1,144 @@
+//===- main.cpp - encc-serve: an embedding server over libencrt -----------===//
+//
+// Loads one artifact, binds (127.0.0.1 unless told otherwise), prints
+// "encc-serve: listening on http://HOST:PORT" on stdout once it accepts
+// connections, and serves until SIGTERM / SIGINT: then it stops accepting,
+// answers every request it has accepted and exits 0.
+//
+//===----------------------------------------------------------------------===//
+#include "Batcher.h"
+#include "Metrics.h"
+#include "Routes.h"
+#include "ServeOptions.h"
+
+#include "encrt/encrt.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <pthread.h>
+#include <thread>
+
+using namespace encc::serve;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "encc-serve: error: %s\n", message.c_str());
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ServeOptions options;
+  bool help = false;
+  if (std::string err = parseServeOptions(argc, argv, options, &help); !err.empty()) {
+    std::fprintf(stderr, "encc-serve: error: %s\n\n%s", err.c_str(), kServeUsage);
+    return 2;
+  }
+  if (help) {
+    std::fputs(kServeUsage, stdout);
+    return 0;
+  }
+
+  // Every thread started from here on inherits the mask: the signals reach
+  // only sigwait below, never a compute or HTTP thread.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  encrt_model_options mo;
+  encrt_model_options_initialize(&mo);
+  mo.num_threads = options.threads;
+  mo.cpu_target = options.cpuTarget.empty() ? nullptr : options.cpuTarget.c_str();
+  mo.require_sha256 = options.requireSha256.empty() ? nullptr : options.requireSha256.c_str();
+  mo.trusted_public_key = options.trustedKey.empty() ? nullptr : options.trustedKey.c_str();
+  mo.signature_path = options.signaturePath.empty() ? nullptr : options.signaturePath.c_str();
+  encrt_model *model = nullptr;
+  if (encrt_status *st = encrt_model_load(options.artifact.c_str(), &mo, &model)) {
+    std::string msg = encrt_status_message(st);
+    encrt_status_free(st);
+    return fail(msg);
+  }
+  struct Release {
+    encrt_model *m;
+    ~Release() { encrt_model_release(m); }
+  } release{model};
+  encrt_model_info info;
+  encrt_model_get_info(model, &info, sizeof info);
+  if (info.num_labels > 0)
+    return fail(options.artifact + " is a cross-encoder (" + std::to_string(info.num_labels) +
+                " labels): encc-serve serves embedding models (use encc rerank or the C API's "
+                "encrt_session_score_pairs)");
+  if (!info.has_pooled_output)
+    return fail(options.artifact + " has no pooled output (compiled with --pooling none): recompile it with "
+                                   "--pooling mean or cls to serve sentence embeddings");
+  int64_t count = 0;
+  if (encrt_status *st = encrt_model_tokenize_text(model, encrt_text{"", 0}, nullptr, 0, &count)) {
+    std::string msg = encrt_status_message(st);
+    encrt_status_free(st);
+    return fail(msg);
+  }
+
+  Metrics metrics;
+  BatcherOptions bo;
+  bo.maxBatchTokens = options.maxBatchTokens;
+  bo.maxBatchTexts = options.maxBatchRequests;
+  bo.maxQueue = options.maxQueue;
+  bo.maxWait = std::chrono::milliseconds(options.maxWaitMs);
+  Batcher batcher(model, info.hidden_size, bo, metrics);
+  Routes routes(model, options, batcher, metrics);
+
+  httplib::Server server;
+  const size_t httpThreads = size_t(options.httpThreads);
+  server.new_task_queue = [httpThreads] { return new httplib::ThreadPool(httpThreads); };
+  server.set_payload_max_length(size_t(options.maxBodyBytes));
+  server.set_tcp_nodelay(true);
+  server.set_keep_alive_max_count(1000);
+  server.set_keep_alive_timeout(5);
+  server.set_read_timeout(30, 0);
+  server.set_write_timeout(30, 0);
+  routes.install(server);
+
+  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
+                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port <= 0)
+    return fail("cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                " (address in use, or not an address of this machine?)");
+
+  std::atomic<bool> listenReturned{false};
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stopSignals, &sig);
+    if (listenReturned.load())
+      return;
+    std::fprintf(stderr, "encc-serve: %s: draining (answering accepted requests, refusing new ones)\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    routes.startDraining();
+    // stop() before listen_after_bind has started its loop is lost: repeat.
+    while (!listenReturned.load()) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+
+  std::printf("encc-serve: %s (%s, %s, hidden %d, max_seq %d, %s) listening on http://%s:%d\n",
+              options.modelId.c_str(), info.architecture, info.precision, info.hidden_size, info.max_seq,
+              info.cpu_target, options.host.c_str(), port);
+  std::fflush(stdout);
+  const bool ok = server.listen_after_bind(); // returns once stopped and every connection is answered
+  listenReturned.store(true);
+  pthread_kill(signals.native_handle(), SIGTERM); // wakes sigwait if no signal came
+  signals.join();
+  batcher.drainAndStop();
+  if (!ok)
+    return fail("the HTTP server stopped unexpectedly");
+  std::fprintf(stderr, "encc-serve: stopped\n");
+  return 0;
+}
