@@ -18,12 +18,39 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <pthread.h>
 #include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
 
 using namespace encc::serve;
 
 namespace {
+
+/// Debian's libcpp-httplib 0.11 listens with a backlog of 5 (compiled into
+/// the library): a burst of more connections drops SYNs, and each dropped
+/// client retries only after a second (seen as 1 s latencies and, at
+/// shutdown, refused clients). listen() again on the bound socket raises it;
+/// the socket is found as the listening one on our port.
+void raiseListenBacklog(int port) {
+  for (int fd = 0; fd < 1024; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+      continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &alen) != 0)
+      continue;
+    const int bound = addr.ss_family == AF_INET    ? ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port)
+                      : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port)
+                                                   : -1;
+    if (bound == port)
+      ::listen(fd, SOMAXCONN);
+  }
+}
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "encc-serve: error: %s\n", message.c_str());
@@ -111,6 +138,8 @@ int main(int argc, char **argv) {
   if (port <= 0)
     return fail("cannot listen on " + options.host + ":" + std::to_string(options.port) +
                 " (address in use, or not an address of this machine?)");
+
+  raiseListenBacklog(port);
 
   std::atomic<bool> listenReturned{false};
   std::thread signals([&] {

@@ -1,0 +1,608 @@
+//===- ServeTest.cpp - encc-serve over HTTP, against the C API ------------===//
+//
+// The server runs as a child process (ServerProcess) on a free local port and
+// is called with cpp-httplib's client.
+//
+// Tiny model (tests/runtime/ArtifactBuilder's, runs in every build including
+// the sanitizer ones): /embed and /v1/embeddings return, bit for bit, what
+// the C API gives each text alone (float text and base64 alike); token-id
+// input equals text input; 16 concurrent clients with mixed lengths are each
+// answered once with their own rows while passes hold several texts; every
+// error status (400, 401, 404, 413, 422, 429, 503) with a JSON body naming the
+// field; the metrics exposition; SIGTERM answers what was accepted and exits 0;
+// the command line's errors.
+//
+// all-MiniLM-L6-v2 ($ENCC_MINILM_DIR, compiled with the encc CLI where the
+// compiler is built): the 64 reference sentences through both APIs from 8
+// concurrent clients in random groupings, bit-identical to each sentence
+// embedded alone through the C API, and within 1e-6 cosine of
+// sentence-transformers' recorded embeddings.
+//
+//===----------------------------------------------------------------------===//
+#include "ServerProcess.h"
+
+#include "tests/runtime/TestUtil.h"
+
+#include "encrt/encrt.hpp"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <random>
+#include <regex>
+#include <thread>
+
+using encc::testing::ServerProcess;
+using nlohmann::json;
+
+namespace {
+
+/// The floats of a JSON array, as the server wrote them.
+std::vector<float> floatsOf(const json &array) {
+  std::vector<float> v;
+  for (const json &x : array)
+    v.push_back(x.get<float>());
+  return v;
+}
+
+std::vector<float> fromBase64(const std::string &s) {
+  std::vector<uint8_t> bytes;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : s) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+            : c == '/'             ? 63
+                                   : -1;
+    if (v < 0)
+      continue; // '='
+    acc = acc << 6 | uint32_t(v);
+    if ((bits += 6) >= 8) {
+      bits -= 8;
+      bytes.push_back(uint8_t(acc >> bits));
+    }
+  }
+  std::vector<float> f(bytes.size() / 4);
+  std::memcpy(f.data(), bytes.data(), f.size() * 4);
+  return f;
+}
+
+/// Equal bits, element by element.
+void expectSameBits(const std::vector<float> &got, const float *want, size_t n, const std::string &what) {
+  ASSERT_EQ(got.size(), n) << what;
+  for (size_t k = 0; k < n; ++k)
+    ASSERT_EQ(std::memcmp(&got[k], &want[k], 4), 0) << what << " dim " << k << ": " << got[k] << " vs " << want[k];
+}
+
+httplib::Result post(httplib::Client &c, const std::string &path, const json &body,
+                     const httplib::Headers &headers = {}) {
+  return c.Post(path.c_str(), headers, body.dump(), "application/json");
+}
+
+class Serve : public encrt::test::RuntimeTest {
+protected:
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    artifact_ = write(encrt::test::writeArtifact(encrt::test::TestModel::spec(kernels())));
+    model_ = std::make_unique<encrt::Model>(artifact_);
+    session_ = std::make_unique<encrt::Session>(*model_);
+  }
+  void TearDown() override {
+    session_.reset();
+    model_.reset();
+    RuntimeTest::TearDown();
+  }
+  /// The C API's embedding of `text` alone.
+  std::vector<float> alone(const std::string &text) { return session_->embed({text}); }
+
+  std::string artifact_;
+  std::unique_ptr<encrt::Model> model_;
+  std::unique_ptr<encrt::Session> session_;
+  static constexpr int H = encrt::test::TestModel::kHidden;
+};
+
+const std::vector<std::string> kTexts = {"hello", "hello world", "the world , a hello", "worlds the a , hello world",
+                                         "", "a a a a a a a a a a a a a hello", "world"};
+
+TEST_F(Serve, EmbedAndOpenAiMatchTheCApiBitForBit) {
+  ServerProcess server({artifact_, "--threads", "1"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+
+  // TEI, one string and a list; normalize false: the model's own output.
+  auto r = post(c, "/embed", {{"inputs", kTexts[1]}, {"normalize", false}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = json::parse(r->body);
+  ASSERT_EQ(j.size(), 1u);
+  expectSameBits(floatsOf(j[0]), alone(kTexts[1]).data(), H, "/embed one string");
+
+  r = post(c, "/embed", {{"inputs", kTexts}, {"normalize", false}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  j = json::parse(r->body);
+  ASSERT_EQ(j.size(), kTexts.size());
+  for (size_t i = 0; i < kTexts.size(); ++i)
+    expectSameBits(floatsOf(j[i]), alone(kTexts[i]).data(), H, "/embed text " + std::to_string(i));
+
+  // normalize (TEI's default) on a model that does not: unit rows along the
+  // model's direction.
+  r = post(c, "/embed", {{"inputs", kTexts}});
+  ASSERT_TRUE(r && r->status == 200);
+  j = json::parse(r->body);
+  for (size_t i = 0; i < kTexts.size(); ++i) {
+    std::vector<float> got = floatsOf(j[i]), raw = alone(kTexts[i]);
+    double norm = 0, rawNorm = 0;
+    for (int k = 0; k < H; ++k)
+      norm += double(got[k]) * got[k], rawNorm += double(raw[k]) * raw[k];
+    EXPECT_NEAR(std::sqrt(norm), 1.0, 1e-6) << i;
+    for (int k = 0; k < H; ++k)
+      EXPECT_NEAR(got[k], raw[k] / std::sqrt(rawNorm), 1e-6) << i << " dim " << k;
+  }
+
+  // OpenAI: float and base64 the same bits; token ids (from /tokenize) the
+  // same as their text; indices, usage and model name.
+  r = post(c, "/v1/embeddings", {{"input", kTexts}, {"model", "anything"}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  json f = json::parse(r->body);
+  r = post(c, "/v1/embeddings", {{"input", kTexts}, {"encoding_format", "base64"}});
+  ASSERT_TRUE(r && r->status == 200);
+  json b = json::parse(r->body);
+  r = post(c, "/tokenize", {{"inputs", kTexts}});
+  ASSERT_TRUE(r && r->status == 200) << r->body;
+  json ids = json::parse(r->body);
+  r = post(c, "/v1/embeddings", {{"input", ids}});
+  ASSERT_TRUE(r && r->status == 200) << r->body;
+  json fromIds = json::parse(r->body);
+  int64_t tokens = 0;
+  for (size_t i = 0; i < kTexts.size(); ++i) {
+    EXPECT_EQ(ids[i].get<std::vector<int32_t>>(), model_->tokenize(kTexts[i]));
+    tokens += int64_t(ids[i].size());
+    EXPECT_EQ(f["data"][i]["index"], i);
+    EXPECT_EQ(f["data"][i]["object"], "embedding");
+    std::vector<float> asFloat = floatsOf(f["data"][i]["embedding"]);
+    expectSameBits(fromBase64(b["data"][i]["embedding"].get<std::string>()), asFloat.data(), H, "base64");
+    expectSameBits(floatsOf(fromIds["data"][i]["embedding"]), asFloat.data(), H, "token ids");
+    std::vector<float> tei = floatsOf(j[i]); // /embed normalised: the same normalisation
+    expectSameBits(asFloat, tei.data(), H, "OpenAI vs TEI");
+  }
+  EXPECT_EQ(f["object"], "list");
+  EXPECT_EQ(f["usage"]["prompt_tokens"], tokens);
+  EXPECT_EQ(f["usage"]["total_tokens"], tokens);
+  EXPECT_EQ(f["model"], "model.encm");
+
+  r = c.Get("/info");
+  ASSERT_TRUE(r && r->status == 200);
+  json info = json::parse(r->body);
+  EXPECT_EQ(info["hidden_size"], H);
+  EXPECT_EQ(info["max_input_length"], encrt::test::TestModel::kMaxSeq);
+  EXPECT_EQ(info["model_type"]["embedding"]["pooling"], "mean");
+  r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+TEST_F(Serve, ConcurrentClientsWithMixedLengthsGetTheirOwnRows) {
+  // A long wait makes passes of several texts from different clients.
+  ServerProcess server({artifact_, "--threads", "2", "--max-wait-ms", "20", "--max-batch-requests", "16"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  std::vector<std::vector<float>> expected;
+  for (const std::string &t : kTexts)
+    expected.push_back(alone(t));
+  constexpr int kClients = 16, kRequests = 12;
+  std::atomic<int> ok{0}, texts{0};
+  std::vector<std::string> failures(kClients);
+  std::vector<std::thread> clients;
+  for (int ci = 0; ci < kClients; ++ci)
+    clients.emplace_back([&, ci] {
+      httplib::Client c("127.0.0.1", server.port());
+      std::mt19937 rng(ci);
+      for (int r = 0; r < kRequests; ++r) {
+        std::vector<size_t> pick(1 + rng() % 4);
+        std::vector<std::string> inputs;
+        for (size_t &p : pick) {
+          p = rng() % kTexts.size();
+          inputs.push_back(kTexts[p]);
+        }
+        const bool openai = rng() % 2;
+        auto res = openai ? post(c, "/v1/embeddings", {{"input", inputs}, {"encoding_format", "base64"}})
+                          : post(c, "/embed", {{"inputs", inputs}, {"normalize", false}});
+        if (!res || res->status != 200) {
+          failures[ci] = res ? res->body : "no answer";
+          return;
+        }
+        json j = json::parse(res->body);
+        for (size_t i = 0; i < pick.size(); ++i) {
+          std::vector<float> want = expected[pick[i]];
+          if (openai) { // the server's normalisation, recomputed
+            double sq = 0;
+            for (float x : want)
+              sq += double(x) * x;
+            for (float &x : want)
+              x = float(double(x) * (1.0 / std::sqrt(sq)));
+          }
+          std::vector<float> got =
+              openai ? fromBase64(j["data"][i]["embedding"].get<std::string>()) : floatsOf(j[i]);
+          if (got.size() != want.size() || std::memcmp(got.data(), want.data(), got.size() * 4) != 0) {
+            failures[ci] = "request " + std::to_string(r) + " text " + std::to_string(i) + ": another row";
+            return;
+          }
+        }
+        ++ok;
+        texts += int(pick.size());
+      }
+    });
+  for (auto &t : clients)
+    t.join();
+  for (int ci = 0; ci < kClients; ++ci)
+    EXPECT_EQ(failures[ci], "") << "client " << ci;
+  EXPECT_EQ(ok.load(), kClients * kRequests);
+
+  httplib::Client c("127.0.0.1", server.port());
+  auto m = c.Get("/metrics");
+  ASSERT_TRUE(m && m->status == 200);
+  auto metric = [&](const std::string &name) {
+    std::smatch match;
+    std::regex re("\n" + std::regex_replace(name, std::regex(R"([{}"/+])"), R"(\$&)") + " ([0-9.e+]+)\n");
+    return std::regex_search(m->body, match, re) ? std::stod(match[1]) : -1.0;
+  };
+  const double embedOk = metric(R"(encc_requests_total{route="/embed",status="200"})"),
+               openaiOk = metric(R"(encc_requests_total{route="/v1/embeddings",status="200"})");
+  EXPECT_EQ(embedOk + openaiOk, kClients * kRequests);
+  EXPECT_EQ(metric("encc_embedded_texts_total"), texts.load());
+  const double passes = metric("encc_batch_texts_count");
+  std::printf("[ measured ] %d texts in %.0f passes\n", texts.load(), passes);
+  EXPECT_LT(passes, texts.load()) << "no pass held more than one text";
+  EXPECT_EQ(metric("encc_queue_texts"), 0);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
+  ServerProcess server({artifact_, "--max-input-texts", "4", "--max-body-bytes", "4096"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  std::string longText;
+  for (int i = 0; i < encrt::test::TestModel::kMaxSeq; ++i)
+    longText += "hello ";
+  struct Case {
+    const char *path;
+    std::string body;
+    int status;
+    const char *fragment;
+  };
+  const std::vector<Case> cases = {
+      {"/embed", "{\"inputs\": ", 400, "not valid JSON"},
+      {"/embed", "[1, 2]", 422, "must be a JSON object"},
+      {"/embed", std::string(20, '[') + std::string(20, ']'), 400, "nested deeper"},
+      {"/embed", "{}", 422, "inputs: missing"},
+      {"/embed", "{\"inputs\": []}", 422, "inputs: is an empty list"},
+      {"/embed", "{\"inputs\": 7}", 422, "inputs: must be a string or a list of strings"},
+      {"/embed", "{\"inputs\": [\"a\", 7]}", 422, "inputs[1]: must be a string"},
+      {"/embed", "{\"inputs\": \"a\", \"normalize\": \"yes\"}", 422, "normalize: must be true or false"},
+      {"/embed", "{\"inputs\": [\"a\",\"a\",\"a\",\"a\",\"a\"]}", 413, "inputs: has 5 texts, more than 4"},
+      {"/embed", json({{"inputs", {"a", longText}}}).dump(), 413, "inputs[1]: has 66 tokens"},
+      {"/embed", "{\"inputs\": \"" + std::string(5000, 'a') + "\"}", 413, "over 4096 bytes"},
+      {"/tokenize", "{\"inputs\": \"a\", \"add_special_tokens\": false}", 422, "add_special_tokens"},
+      {"/v1/embeddings", "{}", 400, "\"param\":\"input\""},
+      {"/v1/embeddings", "{\"input\": [[1, 2], \"a\"]}", 400, "\"param\":\"input[1]\""},
+      {"/v1/embeddings", "{\"input\": [1, 99999]}", 400, "token ids must be integers in [0, 50)"},
+      {"/v1/embeddings", "{\"input\": [[]]}", 400, "empty list of token ids"},
+      {"/v1/embeddings", "{\"input\": \"a\", \"encoding_format\": \"hex\"}", 400, "\"param\":\"encoding_format\""},
+      {"/v1/embeddings", "{\"input\": \"a\", \"dimensions\": 8}", 400, "cannot shorten"},
+      {"/v1/embeddings", json({{"input", longText}}).dump(), 413, "more than the model's 64"},
+      {"/nowhere", "{}", 404, "no route POST /nowhere"},
+  };
+  for (const Case &k : cases) {
+    auto r = c.Post(k.path, k.body, "application/json");
+    ASSERT_TRUE(r) << k.path << " " << k.body.substr(0, 80);
+    EXPECT_EQ(r->status, k.status) << k.path << " " << k.body.substr(0, 80) << " -> " << r->body;
+    EXPECT_NE(r->body.find(k.fragment), std::string::npos)
+        << k.path << " " << k.body.substr(0, 80) << " -> " << r->body << "\nexpected: " << k.fragment;
+    json j = json::parse(r->body, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r->body;
+    EXPECT_TRUE(j.contains("error")) << r->body;
+  }
+  // What a too-long text becomes with "truncate": the C API's truncation.
+  auto r = post(c, "/embed", {{"inputs", longText}, {"truncate", true}, {"normalize", false}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  expectSameBits(floatsOf(json::parse(r->body)[0]), alone(longText).data(), H, "truncated");
+  // The server still serves after every error.
+  r = post(c, "/embed", {{"inputs", "hello"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+TEST_F(Serve, AutoTruncateCutsLongTextsByDefault) {
+  ServerProcess server({artifact_, "--auto-truncate"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  std::string longText;
+  for (int i = 0; i < 100; ++i)
+    longText += "world ";
+  auto r = post(c, "/v1/embeddings", {{"input", longText}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = post(c, "/embed", {{"inputs", longText}, {"truncate", false}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413) << "a request's truncate: false overrides --auto-truncate";
+}
+
+TEST_F(Serve, ApiKeyGuardsEveryRouteButHealth) {
+  ServerProcess server({artifact_, "--api-key", "s3cret"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  auto r = post(c, "/embed", {{"inputs", "hello"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("missing API key"), std::string::npos) << r->body;
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
+  r = post(c, "/v1/embeddings", {{"input", "hello"}}, {{"Authorization", "Bearer s3cre"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("authentication_error"), std::string::npos) << r->body;
+  r = c.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  r = post(c, "/embed", {{"inputs", "hello"}}, {{"Authorization", "Bearer s3cret"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(Serve, FullQueueGets429AndTimeoutGets503) {
+  // The first request's text waits 300 ms for company (--max-wait-ms), so the
+  // queue (one text) is full while it waits.
+  {
+    ServerProcess server({artifact_, "--max-queue", "1", "--max-input-texts", "1", "--max-wait-ms", "300"});
+    ASSERT_GT(server.port(), 0) << server.startupOutput();
+    std::optional<httplib::Result> firstResult;
+    std::thread t([&] {
+      httplib::Client c("127.0.0.1", server.port());
+      firstResult = post(c, "/embed", {{"inputs", "hello"}});
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    httplib::Client c("127.0.0.1", server.port());
+    auto r = post(c, "/embed", {{"inputs", "world"}});
+    t.join();
+    ASSERT_TRUE(firstResult);
+    httplib::Result &first = *firstResult;
+    ASSERT_TRUE(r && first);
+    EXPECT_EQ(first->status, 200) << first->body;
+    EXPECT_EQ(r->status, 429) << r->body;
+    EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+    EXPECT_NE(r->body.find("overloaded"), std::string::npos) << r->body;
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+  }
+  {
+    ServerProcess server({artifact_, "--max-wait-ms", "400", "--timeout-ms", "50"});
+    ASSERT_GT(server.port(), 0) << server.startupOutput();
+    httplib::Client c("127.0.0.1", server.port());
+    auto r = post(c, "/v1/embeddings", {{"input", "hello"}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 503) << r->body;
+    EXPECT_NE(r->body.find("not answered within 50 ms"), std::string::npos) << r->body;
+    // The abandoned text is skipped, and the server goes on.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    r = post(c, "/embed", {{"inputs", "hello"}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 503) << "the next one waits 400 ms too";
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+  }
+}
+
+TEST_F(Serve, SigtermAnswersAcceptedRequestsAndExitsZero) {
+  ServerProcess server({artifact_, "--max-wait-ms", "200"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  // Eight requests sit in the queue for 200 ms; SIGTERM arrives meanwhile.
+  std::vector<std::optional<httplib::Result>> results(8);
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < results.size(); ++i)
+    clients.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", server.port());
+      results[i] = post(c, "/embed", {{"inputs", kTexts[i % kTexts.size()]}, {"normalize", false}});
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (auto &t : clients)
+    t.join();
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i] && *results[i])
+        << "request " << i << " got no answer: " << (results[i] ? httplib::to_string(results[i]->error()) : "");
+    const httplib::Response &res = **results[i];
+    ASSERT_EQ(res.status, 200) << res.body;
+    expectSameBits(floatsOf(json::parse(res.body)[0]), alone(kTexts[i % kTexts.size()]).data(), H,
+                   "drained request");
+  }
+  EXPECT_LT(seconds, 10) << "draining took too long";
+  httplib::Client c("127.0.0.1", server.port());
+  EXPECT_FALSE(c.Get("/health")) << "still accepting after exit";
+}
+
+TEST_F(Serve, CommandLineErrors) {
+  std::string out;
+  EXPECT_EQ(encc::testing::runServeToEnd({"--help"}, &out), 0);
+  EXPECT_NE(out.find("usage: encc-serve MODEL.encm"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(encc::testing::runServeToEnd({}, &out), 2);
+  EXPECT_NE(out.find("no model given"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(encc::testing::runServeToEnd({artifact_, "--port", "70000"}, &out), 2);
+  EXPECT_NE(out.find("--port expects an integer in [0, 65535], got '70000'"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(encc::testing::runServeToEnd({artifact_, "--bogus"}, &out), 2);
+  EXPECT_NE(out.find("unknown option '--bogus'"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(encc::testing::runServeToEnd({artifact_, "--max-queue", "2", "--max-input-texts", "3"}, &out), 2);
+  EXPECT_NE(out.find("could never be queued"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(encc::testing::runServeToEnd({dir_ + "/missing.encm"}, &out), 1);
+  EXPECT_NE(out.find("encc-serve: error: "), std::string::npos) << out;
+  out.clear();
+  const std::string unpooled =
+      write(encrt::test::writeArtifact(encrt::test::TestModel::spec(kernels(), false)), "unpooled.encm");
+  EXPECT_EQ(encc::testing::runServeToEnd({unpooled}, &out), 1);
+  EXPECT_NE(out.find("has no pooled output"), std::string::npos) << out;
+}
+
+TEST_F(Serve, MetricsAreWellFormedPrometheusText) {
+  ServerProcess server({artifact_});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(post(c, "/embed", {{"inputs", {"hello", "world"}}}));
+  ASSERT_TRUE(post(c, "/embed", {{"inputs", 1}}));
+  ASSERT_TRUE(c.Get("/made/up/path"));
+  auto r = c.Get("/metrics");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4");
+  std::istringstream lines(r->body);
+  std::string line;
+  const std::regex sample(R"(^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [-+0-9.eInf]+$)");
+  std::map<std::string, double> values;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0)
+      continue;
+    ASSERT_TRUE(std::regex_match(line, sample)) << "not a sample line: " << line;
+    values[line.substr(0, line.rfind(' '))] = std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  EXPECT_EQ(values[R"(encc_requests_total{route="/embed",status="200"})"], 3);
+  EXPECT_EQ(values[R"(encc_requests_total{route="/embed",status="422"})"], 1);
+  EXPECT_EQ(values[R"(encc_requests_total{route="other",status="404"})"], 1) << "made-up paths share one label";
+  EXPECT_EQ(values[R"(encc_request_duration_seconds_count{route="/embed"})"], 4);
+  EXPECT_EQ(values[R"(encc_request_duration_seconds_bucket{route="/embed",le="+Inf"})"], 4);
+  EXPECT_EQ(values["encc_embedded_texts_total"], 6);
+  EXPECT_GT(values["encc_embedded_tokens_total"], 6 * 2);
+  EXPECT_EQ(values["encc_batch_tokens_sum"], values["encc_embedded_tokens_total"]);
+  EXPECT_EQ(values.count("encc_queue_texts"), 1u);
+  EXPECT_EQ(values.count("encc_tokens_per_second"), 1u);
+  // Cumulative buckets never decrease.
+  double last = -1;
+  for (const auto &[name, v] : values)
+    if (name.rfind("encc_batch_texts_bucket", 0) == 0)
+      last = std::max(last, v);
+  EXPECT_EQ(last, values["encc_batch_texts_count"]);
+}
+
+#if defined(ENCC_CLI)
+/// all-MiniLM-L6-v2 compiled once for the suite (removed at exit), "" without
+/// $ENCC_MINILM_DIR.
+const std::string &minilmArtifact() {
+  struct RemoveAtExit {
+    std::string dir;
+    ~RemoveAtExit() {
+      if (!dir.empty())
+        std::filesystem::remove_all(dir);
+    }
+  };
+  static RemoveAtExit tempDir;
+  static const std::string path = [] {
+    const char *dir = std::getenv("ENCC_MINILM_DIR");
+    if (!dir || !*dir)
+      return std::string();
+    char tmpl[] = "/tmp/encc-serve-minilm-XXXXXX";
+    if (!mkdtemp(tmpl))
+      return std::string();
+    tempDir.dir = tmpl;
+    const std::string out = std::string(tmpl) + "/minilm.encm";
+    const std::string cmd = std::string(ENCC_CLI) + " compile " + dir + " -o " + out + " --quiet";
+    if (std::system(cmd.c_str()) != 0)
+      return std::string();
+    return out;
+  }();
+  return path;
+}
+
+TEST(ServeMiniLM, BothApisGiveEachSentenceItsBitsAloneUnderConcurrency) {
+  const std::string artifact = minilmArtifact();
+  if (artifact.empty())
+    GTEST_SKIP() << "ENCC_MINILM_DIR not set";
+  json ref;
+  std::ifstream(ENCC_SOURCE_DIR "/tests/reference/minilm_embeddings.json") >> ref;
+  std::vector<std::string> texts;
+  for (const json &s : ref["sentences"])
+    texts.push_back(s["text"]);
+  encrt::Model model(artifact);
+  encrt::Session session(model);
+  const int H = model.info().hidden_size;
+  std::vector<std::vector<float>> alone;
+  for (const std::string &t : texts)
+    alone.push_back(session.embed({t}));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    double dot = 0;
+    for (int k = 0; k < H; ++k)
+      dot += double(alone[i][size_t(k)]) * ref["sentences"][i]["embedding"][size_t(k)].get<double>();
+    EXPECT_GT(dot, 1 - 1e-6) << texts[i];
+  }
+
+  ServerProcess server({artifact, "--threads", "2", "--max-wait-ms", "5"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  constexpr int kClients = 8;
+  std::vector<std::string> failures(kClients);
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int ci = 0; ci < kClients; ++ci)
+    clients.emplace_back([&, ci] {
+      httplib::Client c("127.0.0.1", server.port());
+      std::mt19937 rng(100 + ci);
+      std::vector<size_t> order(texts.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t at = 0; at < order.size();) {
+        const size_t n = std::min<size_t>(1 + rng() % 6, order.size() - at);
+        std::vector<std::string> inputs;
+        for (size_t i = 0; i < n; ++i)
+          inputs.push_back(texts[order[at + i]]);
+        const bool openai = ci % 2;
+        auto r = openai ? post(c, "/v1/embeddings", {{"input", inputs}})
+                        : post(c, "/embed", {{"inputs", inputs}});
+        if (!r || r->status != 200) {
+          failures[ci] = r ? r->body : "no answer";
+          return;
+        }
+        json j = json::parse(r->body);
+        for (size_t i = 0; i < n; ++i) {
+          std::vector<float> got = floatsOf(openai ? j["data"][i]["embedding"] : j[i]);
+          const std::vector<float> &want = alone[order[at + i]];
+          if (got.size() != want.size() || std::memcmp(got.data(), want.data(), got.size() * 4) != 0) {
+            failures[ci] = "sentence " + std::to_string(order[at + i]) + " differs from the C API alone";
+            return;
+          }
+        }
+        answered += 1;
+        at += n;
+      }
+    });
+  for (auto &t : clients)
+    t.join();
+  for (int ci = 0; ci < kClients; ++ci)
+    EXPECT_EQ(failures[ci], "") << "client " << ci;
+  httplib::Client c("127.0.0.1", server.port());
+  auto m = c.Get("/metrics");
+  ASSERT_TRUE(m);
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(m->body, match, std::regex("\nencc_batch_texts_count ([0-9]+)\n")));
+  std::printf("[ measured ] %d requests, %zu texts, %s passes\n", answered.load(), kClients * texts.size(),
+              match[1].str().c_str());
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+#endif
+
+} // namespace

@@ -1,0 +1,134 @@
+//===- ServerProcess.cpp - encc-serve as a child process for the tests ----===//
+#include "ServerProcess.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace encc::testing {
+
+namespace {
+
+/// Spawns encc-serve with stdout and stderr on one pipe; returns the pid and
+/// the pipe's read end in *fd.
+pid_t spawnServe(const std::vector<std::string> &args, int *fd) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0)
+    return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+  std::vector<std::string> all = {ENCC_SERVE_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char *> argv;
+  for (std::string &a : all)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, ENCC_SERVE_BINARY, &fa, nullptr, argv.data(), environ) != 0)
+    pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  close(p[1]);
+  *fd = p[0];
+  return pid;
+}
+
+int exitStatus(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+} // namespace
+
+ServerProcess::ServerProcess(const std::vector<std::string> &args) {
+  std::vector<std::string> all = args;
+  all.push_back("--port");
+  all.push_back("0");
+  int fd = -1;
+  pid_ = spawnServe(all, &fd);
+  if (pid_ < 0) {
+    output_ = "posix_spawn failed";
+    return;
+  }
+  // Read until the listening line (or EOF / 60 s: a model load under a
+  // sanitizer is slow).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const std::string marker = "listening on http://";
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 200) <= 0)
+      continue;
+    char buf[512];
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0)
+      break;
+    output_.append(buf, size_t(n));
+    const size_t at = output_.find(marker);
+    if (at != std::string::npos && output_.find('\n', at) != std::string::npos) {
+      const size_t colon = output_.rfind(':', output_.find('\n', at));
+      port_ = std::atoi(output_.c_str() + colon + 1);
+      break;
+    }
+  }
+  // The rest of its output is not read: let it go to /dev/null so a full
+  // pipe never blocks the server.
+  std::thread([fd] {
+    char buf[4096];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+    close(fd);
+  }).detach();
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0)
+    stop(SIGKILL, 10000);
+}
+
+int ServerProcess::stop(int signal, int timeoutMs) {
+  if (pid_ <= 0)
+    return -1;
+  kill(pid_, signal);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_)
+      break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+  return exitStatus(status);
+}
+
+int runServeToEnd(const std::vector<std::string> &args, std::string *output) {
+  int fd = -1;
+  const pid_t pid = spawnServe(args, &fd);
+  if (pid < 0)
+    return -1;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    output->append(buf, size_t(n));
+  close(fd);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return exitStatus(status);
+}
+
+} // namespace encc::testing
