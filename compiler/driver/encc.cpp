@@ -18,10 +18,14 @@
 #include "compiler/driver/SignCommands.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstring>
+#include <unistd.h>
 
 using namespace encc;
 
@@ -46,6 +50,8 @@ commands:
   keygen NAME         an Ed25519 key pair for signing artifacts: NAME.key (secret), NAME.pub
   sign ARTIFACT       sign an artifact (ARTIFACT.sig); runtimes given the public key refuse
                       artifacts without a valid signature (docs/security.md)
+  serve ARTIFACT      an HTTP embedding server (TEI and OpenAI APIs): runs encc-serve, which
+                      takes the same arguments ('encc serve --help')
 
 'encc <command> --help' describes each command's options. 'encc --version' prints the version.
 )";
@@ -314,6 +320,23 @@ int compileCommand(const Args &args) {
   return 0;
 }
 
+/// `encc serve ARGS`: replaces this process with encc-serve ARGS, taken from
+/// encc's own directory, else from PATH.
+int serveCommand(int argc, char **argv) {
+  std::vector<char *> args = {const_cast<char *>("encc-serve")};
+  args.insert(args.end(), argv + 2, argv + argc);
+  args.push_back(nullptr);
+  std::string self = llvm::sys::fs::getMainExecutable(argv[0], reinterpret_cast<void *>(&serveCommand));
+  std::string beside = llvm::sys::path::parent_path(self).str() + "/encc-serve";
+  if (!self.empty() && ::access(beside.c_str(), X_OK) == 0)
+    ::execv(beside.c_str(), args.data());
+  ::execvp("encc-serve", args.data());
+  llvm::errs() << "encc: error: encc serve needs encc-serve, found neither beside encc ("
+               << (self.empty() ? std::string("?") : beside) << ") nor on PATH: " << std::strerror(errno)
+               << " (it is built with the runtime where libcpp-httplib-dev is installed)\n";
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -329,6 +352,8 @@ int main(int argc, char **argv) {
     llvm::outs() << "encc " << ENCC_VERSION << "\n";
     return 0;
   }
+  if (cmd == "serve")
+    return serveCommand(argc, argv);
   struct Command {
     const char *name, *usage;
     std::set<std::string> valued, flags;
@@ -375,5 +400,5 @@ int main(int argc, char **argv) {
       return usageError("--format expects text or json, got '" + format + "'", c.usage);
     return c.fn(args);
   }
-  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, rerank, tokenize, inspect, report, keygen, sign)", kUsage);
+  return usageError("unknown command '" + cmd + "' (commands: compile, run, embed, rerank, tokenize, inspect, report, keygen, sign, serve)", kUsage);
 }

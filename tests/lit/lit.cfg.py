@@ -40,3 +40,7 @@ if os.environ.get("NVCC") or shutil.which("nvcc") or os.path.exists("/usr/local/
 for var in ["NVCC"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# `REQUIRES: encc-serve`: built only where libcpp-httplib-dev is installed.
+if os.path.exists(os.path.join(config.encc_tools_dir, "encc-serve")):
+    config.available_features.add("encc-serve")
