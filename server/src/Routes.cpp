@@ -162,8 +162,6 @@ std::vector<int32_t> Routes::tokenize(std::string_view text, bool truncate, cons
 }
 
 void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) const {
-  if (draining_.load())
-    throw ApiError{503, "the server is shutting down", "", "unhealthy"};
   switch (batcher_.submit(job)) {
   case Batcher::Submit::Queued: break;
   case Batcher::Submit::QueueFull:
@@ -422,6 +420,7 @@ void Routes::install(httplib::Server &server) {
   server.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
     tRequestStart = Clock::now();
     tRequestTimed = true;
+    ++inFlight_;
     if (options_.apiKey.empty() || req.path == "/health")
       return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
@@ -456,6 +455,8 @@ void Routes::install(httplib::Server &server) {
 
   server.set_logger([this](const httplib::Request &req, const httplib::Response &res) {
     const double seconds = tRequestTimed ? std::chrono::duration<double>(Clock::now() - tRequestStart).count() : 0.0;
+    if (tRequestTimed)
+      --inFlight_;
     tRequestTimed = false;
     metrics_.request(routeLabel(req.path), res.status, seconds);
   });

@@ -30,8 +30,11 @@ public:
   /// Registers every route, the API key check, the error bodies and the
   /// metrics hooks on `server`.
   void install(httplib::Server &server);
-  /// From now on new embedding requests get 503 (SIGTERM received).
+  /// SIGTERM received: /health answers 503 from now on (a load balancer
+  /// stops sending), requests are still served.
   void startDraining() { draining_.store(true); }
+  /// Requests between routing and their answer.
+  int64_t inFlight() const { return inFlight_.load(); }
 
 private:
   struct Texts;
@@ -51,6 +54,7 @@ private:
   Batcher &batcher_;
   Metrics &metrics_;
   std::atomic<bool> draining_{false};
+  std::atomic<int64_t> inFlight_{0};
 };
 
 } // namespace encc::serve

@@ -41,7 +41,9 @@ Prometheus metrics (GET /metrics). Requests are merged into packed batches
   --signature PATH         the signature (default: MODEL.encm.sig)
   -h, --help               this text
 
-SIGTERM or SIGINT: stop accepting, answer every request already accepted, exit 0.
+SIGTERM or SIGINT: drain and exit 0. /health answers 503 at once (a load balancer
+stops sending); requests are still served until none has been in flight for 0.5 s
+(or --timeout-ms has passed); then the listener closes and the process exits.
 )";
 
 namespace {

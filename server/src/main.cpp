@@ -2,8 +2,8 @@
 //
 // Loads one artifact, binds (127.0.0.1 unless told otherwise), prints
 // "encc-serve: listening on http://HOST:PORT" on stdout once it accepts
-// connections, and serves until SIGTERM / SIGINT: then it stops accepting,
-// answers every request it has accepted and exits 0.
+// connections, and serves until SIGTERM / SIGINT: then it drains (health 503,
+// requests still served until the server has been idle for kQuietMs) and exits 0.
 //
 //===----------------------------------------------------------------------===//
 #include "Batcher.h"
@@ -51,6 +51,10 @@ void raiseListenBacklog(int port) {
       ::listen(fd, SOMAXCONN);
   }
 }
+
+/// How long the server must have had no request in flight before a drain
+/// closes the listener.
+constexpr int kQuietMs = 500;
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "encc-serve: error: %s\n", message.c_str());
@@ -147,9 +151,23 @@ int main(int argc, char **argv) {
     sigwait(&stopSignals, &sig);
     if (listenReturned.load())
       return;
-    std::fprintf(stderr, "encc-serve: %s: draining (answering accepted requests, refusing new ones)\n",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    std::fprintf(stderr, "encc-serve: %s: draining (/health answers 503; stopping once no request has been in "
+                         "flight for %d ms, or after %d ms)\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", kQuietMs, options.timeoutMs);
     routes.startDraining();
+    // Requests keep being served until the server has been idle for a
+    // while: a request already sent but not yet read when the listener
+    // closes would be dropped (the library closes such a connection).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.timeoutMs);
+    auto quietSince = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() < deadline) {
+      const auto now = std::chrono::steady_clock::now();
+      if (routes.inFlight() > 0)
+        quietSince = now;
+      else if (now - quietSince >= std::chrono::milliseconds(kQuietMs))
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     // stop() before listen_after_bind has started its loop is lost: repeat.
     while (!listenReturned.load()) {
       server.stop();

@@ -9,7 +9,8 @@
 // input equals text input; 16 concurrent clients with mixed lengths are each
 // answered once with their own rows while passes hold several texts; every
 // error status (400, 401, 404, 413, 422, 429, 503) with a JSON body naming the
-// field; the metrics exposition; SIGTERM answers what was accepted and exits 0;
+// field; the metrics exposition; SIGTERM drains (health 503, requests still
+// answered) and exits 0;
 // the command line's errors.
 //
 // all-MiniLM-L6-v2 ($ENCC_MINILM_DIR, compiled with the encc CLI where the
@@ -379,13 +380,15 @@ TEST_F(Serve, FullQueueGets429AndTimeoutGets503) {
     httplib::Client c("127.0.0.1", server.port());
     auto r = post(c, "/embed", {{"inputs", "world"}});
     t.join();
-    ASSERT_TRUE(firstResult);
-    httplib::Result &first = *firstResult;
-    ASSERT_TRUE(r && first);
-    EXPECT_EQ(first->status, 200) << first->body;
-    EXPECT_EQ(r->status, 429) << r->body;
-    EXPECT_EQ(r->get_header_value("Retry-After"), "1");
-    EXPECT_NE(r->body.find("overloaded"), std::string::npos) << r->body;
+    ASSERT_TRUE(firstResult && *firstResult && r);
+    // Normally the first is queued and the second refused; on a loaded
+    // machine the second may come first: one of each either way.
+    const httplib::Response &first = **firstResult;
+    const httplib::Response &refused = first.status == 429 ? first : *r, &served = first.status == 429 ? *r : first;
+    EXPECT_EQ(served.status, 200) << served.body;
+    EXPECT_EQ(refused.status, 429) << refused.body;
+    EXPECT_EQ(refused.get_header_value("Retry-After"), "1");
+    EXPECT_NE(refused.body.find("overloaded"), std::string::npos) << refused.body;
     EXPECT_EQ(server.stop(SIGTERM), 0);
   }
   {
@@ -405,7 +408,7 @@ TEST_F(Serve, FullQueueGets429AndTimeoutGets503) {
   }
 }
 
-TEST_F(Serve, SigtermAnswersAcceptedRequestsAndExitsZero) {
+TEST_F(Serve, SigtermDrainsThenExitsZero) {
   ServerProcess server({artifact_, "--max-wait-ms", "200"});
   ASSERT_GT(server.port(), 0) << server.startupOutput();
   // Eight requests sit in the queue for 200 ms; SIGTERM arrives meanwhile.
@@ -418,7 +421,21 @@ TEST_F(Serve, SigtermAnswersAcceptedRequestsAndExitsZero) {
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(80));
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(server.stop(SIGTERM), 0);
+  ASSERT_EQ(kill(server.pid(), SIGTERM), 0);
+  // Draining: /health says so at once, requests are still served.
+  httplib::Client c("127.0.0.1", server.port());
+  int health = 0;
+  for (int i = 0; i < 100 && health != 503; ++i) {
+    auto h = c.Get("/health");
+    health = h ? h->status : -1;
+    if (health != 503)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(health, 503) << "/health while draining";
+  auto late = post(c, "/embed", {{"inputs", "hello"}});
+  ASSERT_TRUE(late) << "a request during the drain got no answer";
+  EXPECT_EQ(late->status, 200) << late->body;
+  EXPECT_EQ(server.stop(0), 0);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto &t : clients)
     t.join();
@@ -430,9 +447,10 @@ TEST_F(Serve, SigtermAnswersAcceptedRequestsAndExitsZero) {
     expectSameBits(floatsOf(json::parse(res.body)[0]), alone(kTexts[i % kTexts.size()]).data(), H,
                    "drained request");
   }
+  EXPECT_GE(seconds, 0.5) << "stopped before 0.5 s without requests";
   EXPECT_LT(seconds, 10) << "draining took too long";
-  httplib::Client c("127.0.0.1", server.port());
-  EXPECT_FALSE(c.Get("/health")) << "still accepting after exit";
+  httplib::Client after("127.0.0.1", server.port());
+  EXPECT_FALSE(after.Get("/health")) << "still accepting after exit";
 }
 
 TEST_F(Serve, CommandLineErrors) {
