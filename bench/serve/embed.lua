@@ -1,12 +1,10 @@
 -- wrk script: one text per request, drawn at random from $SENTENCES (one per
 -- line), POSTed as TEI's /embed body ({"inputs": text, "truncate": true}) or,
--- with API=openai, as OpenAI's /v1/embeddings body. DELAY_MS paces each
--- connection (an offered rate for the overload run). done() prints one JSON
+-- with API=openai, as OpenAI's /v1/embeddings body. done() prints one JSON
 -- line: requests, seconds, statuses (200 / 429 / other), socket errors and
 -- timeouts, latency p50 / p90 / p99 in ms.
 local sentences = os.getenv("SENTENCES") or "bench/serve/sentences.txt"
 local api = os.getenv("API") or "tei"
-local delayMs = tonumber(os.getenv("DELAY_MS") or "0")
 
 local function escape(s)
   return (s:gsub('[%c"\\]', function(c)
@@ -47,10 +45,6 @@ function response(status, hdrs, body)
   if status == 200 then ok = ok + 1
   elseif status == 429 or status == 503 then overloaded = overloaded + 1
   else other = other + 1 end
-end
-
-if delayMs > 0 then
-  function delay() return delayMs end
 end
 
 function done(summary, latency, requests)

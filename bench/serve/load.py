@@ -9,9 +9,10 @@ loads encc-serve, then the peer (bench/serve/peer_fastapi_ort.py), with wrk
 (Debian's `wrk`, bench/serve/embed.lua: one realistic text per request drawn from
 bench/serve/sentences.txt, 6..335 tokens, median 37). Prints a Markdown table:
 embeddings/s, p50 and p99 latency, and the throughput ratio.
---overload S: wrk paced to 3x encc-serve's measured capacity at the highest
-concurrency for S seconds: counts of 200 / 429 / other / socket errors /
-timeouts, and the server's own request counters. --soak S: load at 64
+--overload S: an open-loop load (bench/serve/openloop.py: requests at a fixed
+rate whatever the answers) at 3x encc-serve's best measured throughput for S
+seconds: counts of 200 / 429 / other / socket errors / timeouts, and the
+server's own request counters. --soak S: load at 64
 connections for S seconds: RSS and p99 over the first and the last 30 s.
 """
 import argparse
@@ -41,8 +42,8 @@ def wait_healthy(port, proc, timeout=120):
     sys.exit(f"server on port {port} did not become healthy")
 
 
-def wrk(port, connections, seconds, delay_ms=0, api="tei"):
-    env = dict(os.environ, SENTENCES=os.path.join(HERE, "sentences.txt"), API=api, DELAY_MS=str(delay_ms))
+def wrk(port, connections, seconds, api="tei"):
+    env = dict(os.environ, SENTENCES=os.path.join(HERE, "sentences.txt"), API=api)
     threads = 1 if connections == 1 else 2
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s",
                           "-s", os.path.join(HERE, "embed.lua"), f"http://127.0.0.1:{port}"],
@@ -117,17 +118,16 @@ def main():
 
         if a.overload:
             capacity = max(e["rate"] for _, e, _ in rows)
-            conns = 256
-            delay = max(1, int(1000 * conns / (3 * capacity)))
             before = metrics(encc_port)
-            r = wrk(encc_port, conns, a.overload, delay_ms=delay)
+            out = subprocess.run([sys.executable, os.path.join(HERE, "openloop.py"), "--port", str(encc_port),
+                                  "--rate", str(round(3 * capacity)), "--seconds", str(a.overload),
+                                  "--sentences", os.path.join(HERE, "sentences.txt")],
+                                 capture_output=True, text=True, check=True).stdout
             time.sleep(1)
             after = metrics(encc_port)
             served = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
-            offered = r["requests"] / r["seconds"]
-            print(f"\noverload: capacity {capacity:.0f}/s, {conns} connections paced to {3 * capacity:.0f}/s "
-                  f"({delay} ms between a connection's requests), {a.overload} s: offered {offered:.0f}/s")
-            print(json.dumps({"wrk": r, "server_counts": served}), flush=True)
+            print(f"\noverload: open loop at 3 x {capacity:.0f}/s (encc-serve's best above) for {a.overload} s")
+            print(json.dumps({"client": json.loads(out), "server_counts": served}), flush=True)
 
         if a.soak:
             window = 30

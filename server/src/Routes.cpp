@@ -29,8 +29,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-constexpr int kMaxJsonDepth = 8;
-
 bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0; }
 
 /// The metrics label of a path: known routes by name, anything else "other"
@@ -73,32 +71,6 @@ void sendError(httplib::Response &res, const std::string &path, const ApiError &
   res.set_content(body, "application/json");
 }
 
-/// 422 on TEI routes, 400 on OpenAI's.
-ApiError invalid(const std::string &path, const std::string &field, const std::string &message) {
-  return ApiError{isOpenAi(path) ? 400 : 422, message, field, "validation"};
-}
-
-json parseBody(const httplib::Request &req) {
-  if (jsonNestingDepth(req.body, kMaxJsonDepth) > kMaxJsonDepth)
-    throw ApiError{400, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", "", "validation"};
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded())
-    throw ApiError{400, "the body is not valid JSON", "", "validation"};
-  if (!body.is_object())
-    throw invalid(req.path, "", "the body must be a JSON object");
-  return body;
-}
-
-/// An optional boolean field.
-bool boolField(const httplib::Request &req, const json &body, const char *name, bool fallback) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null())
-    return fallback;
-  if (!it->is_boolean())
-    throw invalid(req.path, name, std::string("must be true or false, got ") + it->type_name());
-  return it->get<bool>();
-}
-
 bool constantTimeEqual(const std::string &a, const std::string &b) {
   size_t diff = a.size() ^ b.size();
   for (size_t i = 0, n = std::max(a.size(), b.size()); i < n; ++i)
@@ -122,14 +94,6 @@ thread_local Clock::time_point tRequestStart;
 thread_local bool tRequestTimed = false;
 
 } // namespace
-
-/// A request's texts (or token id lists) as the API gave them.
-struct Routes::Texts {
-  std::vector<std::string_view> strings;
-  std::vector<std::vector<int32_t>> ids; ///< OpenAI token input
-  std::string field;                     ///< "inputs" / "input"
-  bool list = false;                     ///< given as a list (errors name field[i])
-};
 
 Routes::Routes(encrt_model *model, const ServeOptions &options, Batcher &batcher, Metrics &metrics)
     : model_(model), options_(options), batcher_(batcher), metrics_(metrics) {
@@ -209,60 +173,33 @@ void Routes::install(httplib::Server &server) {
     };
   };
 
-  // TEI's inputs: a string or a non-empty array of strings.
-  auto teiTexts = [this](const httplib::Request &req, const json &body) {
-    Texts t;
-    t.field = "inputs";
-    auto it = body.find("inputs");
-    if (it == body.end())
-      throw invalid(req.path, "inputs", "missing");
-    if (it->is_string()) {
-      t.strings.push_back(it->get_ref<const std::string &>());
-    } else if (it->is_array()) {
-      t.list = true;
-      if (it->empty())
-        throw invalid(req.path, "inputs", "is an empty list");
-      for (size_t i = 0; i < it->size(); ++i) {
-        if (!(*it)[i].is_string())
-          throw invalid(req.path, "inputs[" + std::to_string(i) + "]",
-                        std::string("must be a string, got ") + (*it)[i].type_name());
-        t.strings.push_back((*it)[i].get_ref<const std::string &>());
-      }
-    } else {
-      throw invalid(req.path, "inputs", std::string("must be a string or a list of strings, got ") + it->type_name());
+  auto limits = [this] {
+    RequestLimits l;
+    l.maxInputTexts = options_.maxInputTexts;
+    l.maxSeq = info_.max_seq;
+    l.vocabSize = info_.vocab_size;
+    l.hidden = info_.hidden_size;
+    l.autoTruncate = options_.autoTruncate;
+    return l;
+  }();
+
+  // The request's texts tokenised (token id input taken as it is).
+  auto jobOf = [this](EmbedRequest &r) {
+    auto job = std::make_shared<Job>();
+    if (!r.ids.empty()) {
+      job->ids = std::move(r.ids);
+      return job;
     }
-    return t;
-  };
-
-  auto checkCount = [this](const httplib::Request &req, const std::string &field, size_t n) {
-    if (n > size_t(options_.maxInputTexts))
-      throw ApiError{413,
-                     "has " + std::to_string(n) + " texts, more than " + std::to_string(options_.maxInputTexts) +
-                         " (--max-input-texts)",
-                     field, "validation"};
-    (void)req;
-  };
-
-  auto tokenizeAll = [this](const Texts &t, bool truncate, Job &job) {
-    job.ids.reserve(t.strings.size());
-    for (size_t i = 0; i < t.strings.size(); ++i)
-      job.ids.push_back(tokenize(t.strings[i], truncate, t.list ? t.field + "[" + std::to_string(i) + "]" : t.field));
+    job->ids.reserve(r.texts.size());
+    for (size_t i = 0; i < r.texts.size(); ++i)
+      job->ids.push_back(tokenize(r.texts[i], r.truncate, r.field(i)));
+    return job;
   };
 
   server.Post("/embed", guarded([=](const httplib::Request &req, httplib::Response &res) {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
-    const json body = parseBody(req);
-    const bool normalize = boolField(req, body, "normalize", true);
-    const bool truncate = boolField(req, body, "truncate", options_.autoTruncate);
-    if (auto it = body.find("truncation_direction"); it != body.end() && !it->is_null() &&
-                                                     !(it->is_string() && it->get<std::string>() == "Right"))
-      throw invalid(req.path, "truncation_direction", "only \"Right\" is supported");
-    if (auto it = body.find("prompt_name"); it != body.end() && !it->is_null())
-      throw invalid(req.path, "prompt_name", "prompts are not supported");
-    Texts t = teiTexts(req, body);
-    checkCount(req, "inputs", t.strings.size());
-    auto job = std::make_shared<Job>();
-    tokenizeAll(t, truncate, *job);
+    EmbedRequest r = parseTeiEmbed(req.body, limits);
+    std::shared_ptr<Job> job = jobOf(r);
     run(job, deadline);
     std::string out;
     out.reserve(job->ids.size() * size_t(info_.hidden_size) * 12 + 2);
@@ -270,98 +207,25 @@ void Routes::install(httplib::Server &server) {
     for (size_t i = 0; i < job->ids.size(); ++i) {
       if (i)
         out += ',';
-      appendFloatArray(out, row(*job, i, normalize), size_t(info_.hidden_size));
+      appendFloatArray(out, row(*job, i, r.normalize), size_t(info_.hidden_size));
     }
     out += ']';
     res.set_content(out, "application/json");
   }));
 
   server.Post("/tokenize", guarded([=](const httplib::Request &req, httplib::Response &res) {
-    const json body = parseBody(req);
-    if (!boolField(req, body, "add_special_tokens", true))
-      throw invalid(req.path, "add_special_tokens", "only true is supported (the ids the model runs on)");
-    const bool truncate = boolField(req, body, "truncate", options_.autoTruncate);
-    Texts t = teiTexts(req, body);
-    checkCount(req, "inputs", t.strings.size());
-    Job job;
-    tokenizeAll(t, truncate, job);
+    EmbedRequest r = parseTeiTokenize(req.body, limits);
+    std::shared_ptr<Job> job = jobOf(r);
     json out = json::array();
-    for (const auto &ids : job.ids)
+    for (const auto &ids : job->ids)
       out.push_back(ids);
     res.set_content(out.dump(), "application/json");
   }));
 
   server.Post("/v1/embeddings", guarded([=](const httplib::Request &req, httplib::Response &res) {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
-    const json body = parseBody(req);
-    std::string format = "float";
-    if (auto it = body.find("encoding_format"); it != body.end() && !it->is_null()) {
-      if (!it->is_string() || (it->get<std::string>() != "float" && it->get<std::string>() != "base64"))
-        throw invalid(req.path, "encoding_format", "must be \"float\" or \"base64\"");
-      format = it->get<std::string>();
-    }
-    if (auto it = body.find("dimensions"); it != body.end() && !it->is_null()) {
-      if (!it->is_number_integer() || it->get<int64_t>() != info_.hidden_size)
-        throw invalid(req.path, "dimensions",
-                      "this model gives " + std::to_string(info_.hidden_size) + " dimensions and cannot shorten them");
-    }
-    if (auto it = body.find("model"); it != body.end() && !it->is_null() && !it->is_string())
-      throw invalid(req.path, "model", "must be a string");
-    auto it = body.find("input");
-    if (it == body.end())
-      throw invalid(req.path, "input", "missing");
-    const char *kShapes = "must be a string, a list of strings, a list of token ids or a list of lists of token ids";
-    Texts t;
-    t.field = "input";
-    auto idList = [&](const json &list, const std::string &field) {
-      if (list.empty())
-        throw invalid(req.path, field, "is an empty list of token ids");
-      if (list.size() > size_t(info_.max_seq))
-        throw ApiError{413,
-                       "has " + std::to_string(list.size()) + " tokens, more than the model's " +
-                           std::to_string(info_.max_seq),
-                       field, "validation"};
-      std::vector<int32_t> ids;
-      ids.reserve(list.size());
-      for (const json &v : list) {
-        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= info_.vocab_size)
-          throw invalid(req.path, field,
-                        "token ids must be integers in [0, " + std::to_string(info_.vocab_size) + ")");
-        ids.push_back(int32_t(v.get<int64_t>()));
-      }
-      return ids;
-    };
-    if (it->is_string()) {
-      t.strings.push_back(it->get_ref<const std::string &>());
-    } else if (it->is_array() && !it->empty()) {
-      t.list = true;
-      const json &first = it->front();
-      checkCount(req, "input", first.is_number() ? 1 : it->size());
-      if (first.is_string()) {
-        for (size_t i = 0; i < it->size(); ++i) {
-          if (!(*it)[i].is_string())
-            throw invalid(req.path, "input[" + std::to_string(i) + "]", kShapes);
-          t.strings.push_back((*it)[i].get_ref<const std::string &>());
-        }
-      } else if (first.is_number()) {
-        t.ids.push_back(idList(*it, "input"));
-      } else if (first.is_array()) {
-        for (size_t i = 0; i < it->size(); ++i) {
-          if (!(*it)[i].is_array())
-            throw invalid(req.path, "input[" + std::to_string(i) + "]", kShapes);
-          t.ids.push_back(idList((*it)[i], "input[" + std::to_string(i) + "]"));
-        }
-      } else {
-        throw invalid(req.path, "input", kShapes);
-      }
-    } else {
-      throw invalid(req.path, "input", it->is_array() ? "is an empty list" : kShapes);
-    }
-    auto job = std::make_shared<Job>();
-    if (t.ids.empty())
-      tokenizeAll(t, options_.autoTruncate, *job);
-    else
-      job->ids = std::move(t.ids);
+    EmbedRequest r = parseOpenAiEmbeddings(req.body, limits);
+    std::shared_ptr<Job> job = jobOf(r);
     run(job, deadline);
     int64_t tokens = 0;
     for (const auto &ids : job->ids)
@@ -371,20 +235,20 @@ void Routes::install(httplib::Server &server) {
     for (size_t i = 0; i < job->ids.size(); ++i) {
       out += i ? ",{" : "{";
       out += "\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-      const float *r = row(*job, i, true); // OpenAI's embeddings are unit length
-      if (format == "base64") {
+      const float *v = row(*job, i, true);
+      if (r.base64) {
         out += '"';
-        appendBase64(out, r, size_t(info_.hidden_size) * sizeof(float));
+        appendBase64(out, v, size_t(info_.hidden_size) * sizeof(float));
         out += '"';
       } else {
-        appendFloatArray(out, r, size_t(info_.hidden_size));
+        appendFloatArray(out, v, size_t(info_.hidden_size));
       }
       out += '}';
     }
     out += "],\"model\":";
     appendJsonString(out, options_.modelId);
-    out += ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) + ",\"total_tokens\":" + std::to_string(tokens) +
-           "}}";
+    out += ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) + ",\"total_tokens\":" +
+           std::to_string(tokens) + "}}";
     res.set_content(out, "application/json");
   }));
 

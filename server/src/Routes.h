@@ -4,6 +4,7 @@
 
 #include "Batcher.h"
 #include "Metrics.h"
+#include "Requests.h"
 #include "ServeOptions.h"
 
 #include "encrt/encrt.h"
@@ -16,13 +17,6 @@ class Server;
 }
 
 namespace encc::serve {
-
-/// A request the server refuses: HTTP status, one-line message, the field it
-/// is about ("" when none) and a short kind ("validation", "overloaded", ...).
-struct ApiError {
-  int status;
-  std::string message, field, kind;
-};
 
 class Routes {
 public:
@@ -37,7 +31,6 @@ public:
   int64_t inFlight() const { return inFlight_.load(); }
 
 private:
-  struct Texts;
   /// Token ids of `text` (called `field` in errors): cut to max_seq when
   /// `truncate`, else 413 when longer.
   std::vector<int32_t> tokenize(std::string_view text, bool truncate, const std::string &field) const;

@@ -252,16 +252,25 @@ TEST_F(Serve, ConcurrentClientsWithMixedLengthsGetTheirOwnRows) {
   EXPECT_EQ(ok.load(), kClients * kRequests);
 
   httplib::Client c("127.0.0.1", server.port());
-  auto m = c.Get("/metrics");
-  ASSERT_TRUE(m && m->status == 200);
+  std::string m;
   auto metric = [&](const std::string &name) {
     std::smatch match;
     std::regex re("\n" + std::regex_replace(name, std::regex(R"([{}"/+])"), R"(\$&)") + " ([0-9.e+]+)\n");
-    return std::regex_search(m->body, match, re) ? std::stod(match[1]) : -1.0;
+    return std::regex_search(m, match, re) ? std::stod(match[1]) : 0.0;
   };
-  const double embedOk = metric(R"(encc_requests_total{route="/embed",status="200"})"),
-               openaiOk = metric(R"(encc_requests_total{route="/v1/embeddings",status="200"})");
-  EXPECT_EQ(embedOk + openaiOk, kClients * kRequests);
+  auto answered = [&] {
+    return metric(R"(encc_requests_total{route="/embed",status="200"})") +
+           metric(R"(encc_requests_total{route="/v1/embeddings",status="200"})");
+  };
+  // A request is counted after its answer is sent: wait until all are.
+  for (int i = 0; i < 200 && (i == 0 || answered() < kClients * kRequests); ++i) {
+    if (i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto res = c.Get("/metrics");
+    ASSERT_TRUE(res && res->status == 200);
+    m = res->body;
+  }
+  EXPECT_EQ(answered(), kClients * kRequests);
   EXPECT_EQ(metric("encc_embedded_texts_total"), texts.load());
   const double passes = metric("encc_batch_texts_count");
   std::printf("[ measured ] %d texts in %.0f passes\n", texts.load(), passes);
@@ -487,7 +496,15 @@ TEST_F(Serve, MetricsAreWellFormedPrometheusText) {
     ASSERT_TRUE(post(c, "/embed", {{"inputs", {"hello", "world"}}}));
   ASSERT_TRUE(post(c, "/embed", {{"inputs", 1}}));
   ASSERT_TRUE(c.Get("/made/up/path"));
-  auto r = c.Get("/metrics");
+  // A request is counted after its answer is sent: wait until all five are.
+  httplib::Result r = c.Get("/metrics");
+  for (int i = 0; i < 200 && r && (r->body.find(R"(status="422"} 1)") == std::string::npos ||
+                                   r->body.find(R"(status="404"} 1)") == std::string::npos ||
+                                   r->body.find(R"(route="/embed",status="200"} 3)") == std::string::npos);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    r = c.Get("/metrics");
+  }
   ASSERT_TRUE(r && r->status == 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4");
   std::istringstream lines(r->body);

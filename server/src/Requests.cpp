@@ -1,0 +1,172 @@
+//===- Requests.cpp - encc-serve's request bodies, parsed and bounded -----===//
+#include "Requests.h"
+
+#include "JsonText.h"
+
+#include <nlohmann/json.hpp>
+
+namespace encc::serve {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxJsonDepth = 8;
+
+json parseObject(const std::string &body, Api api) {
+  if (jsonNestingDepth(body, kMaxJsonDepth) > kMaxJsonDepth)
+    throw ApiError{400, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", "", "validation"};
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded())
+    throw ApiError{400, "the body is not valid JSON", "", "validation"};
+  if (!j.is_object())
+    throw invalidField(api, "", "the body must be a JSON object");
+  return j;
+}
+
+/// An optional boolean field.
+bool boolField(Api api, const json &body, const char *name, bool fallback) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null())
+    return fallback;
+  if (!it->is_boolean())
+    throw invalidField(api, name, std::string("must be true or false, got ") + it->type_name());
+  return it->get<bool>();
+}
+
+void checkCount(const std::string &field, size_t n, const RequestLimits &limits) {
+  if (n > size_t(limits.maxInputTexts))
+    throw ApiError{413,
+                   "has " + std::to_string(n) + " texts, more than " + std::to_string(limits.maxInputTexts) +
+                       " (--max-input-texts)",
+                   field, "validation"};
+}
+
+/// TEI's inputs: a string or a non-empty list of strings.
+void teiTexts(const json &body, const RequestLimits &limits, EmbedRequest &r) {
+  auto it = body.find("inputs");
+  if (it == body.end())
+    throw invalidField(Api::Tei, "inputs", "missing");
+  if (it->is_string()) {
+    r.texts.push_back(it->get<std::string>());
+    return;
+  }
+  if (!it->is_array())
+    throw invalidField(Api::Tei, "inputs", std::string("must be a string or a list of strings, got ") + it->type_name());
+  r.list = true;
+  if (it->empty())
+    throw invalidField(Api::Tei, "inputs", "is an empty list");
+  checkCount("inputs", it->size(), limits);
+  for (size_t i = 0; i < it->size(); ++i) {
+    if (!(*it)[i].is_string())
+      throw invalidField(Api::Tei, "inputs[" + std::to_string(i) + "]",
+                         std::string("must be a string, got ") + (*it)[i].type_name());
+    r.texts.push_back((*it)[i].get<std::string>());
+  }
+}
+
+std::vector<int32_t> idList(const json &list, const std::string &field, const RequestLimits &limits) {
+  if (list.empty())
+    throw invalidField(Api::OpenAi, field, "is an empty list of token ids");
+  if (list.size() > size_t(limits.maxSeq))
+    throw ApiError{413,
+                   "has " + std::to_string(list.size()) + " tokens, more than the model's " +
+                       std::to_string(limits.maxSeq),
+                   field, "validation"};
+  std::vector<int32_t> ids;
+  ids.reserve(list.size());
+  for (const json &v : list) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= limits.vocabSize)
+      throw invalidField(Api::OpenAi, field,
+                         "token ids must be integers in [0, " + std::to_string(limits.vocabSize) + ")");
+    ids.push_back(int32_t(v.get<int64_t>()));
+  }
+  return ids;
+}
+
+} // namespace
+
+ApiError invalidField(Api api, const std::string &field, const std::string &message) {
+  return ApiError{api == Api::OpenAi ? 400 : 422, message, field, "validation"};
+}
+
+std::string EmbedRequest::field(size_t i) const {
+  const std::string name = api == Api::OpenAi ? "input" : "inputs";
+  return list ? name + "[" + std::to_string(i) + "]" : name;
+}
+
+EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits) {
+  const json j = parseObject(body, Api::Tei);
+  EmbedRequest r;
+  r.normalize = boolField(Api::Tei, j, "normalize", true);
+  r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
+  if (auto it = j.find("truncation_direction");
+      it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>() == "Right"))
+    throw invalidField(Api::Tei, "truncation_direction", "only \"Right\" is supported");
+  if (auto it = j.find("prompt_name"); it != j.end() && !it->is_null())
+    throw invalidField(Api::Tei, "prompt_name", "prompts are not supported");
+  teiTexts(j, limits, r);
+  return r;
+}
+
+EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits) {
+  const json j = parseObject(body, Api::Tei);
+  EmbedRequest r;
+  if (!boolField(Api::Tei, j, "add_special_tokens", true))
+    throw invalidField(Api::Tei, "add_special_tokens", "only true is supported (the ids the model runs on)");
+  r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
+  teiTexts(j, limits, r);
+  return r;
+}
+
+EmbedRequest parseOpenAiEmbeddings(const std::string &body, const RequestLimits &limits) {
+  const json j = parseObject(body, Api::OpenAi);
+  EmbedRequest r;
+  r.api = Api::OpenAi;
+  r.truncate = limits.autoTruncate;
+  if (auto it = j.find("encoding_format"); it != j.end() && !it->is_null()) {
+    if (!it->is_string() || (it->get<std::string>() != "float" && it->get<std::string>() != "base64"))
+      throw invalidField(Api::OpenAi, "encoding_format", "must be \"float\" or \"base64\"");
+    r.base64 = it->get<std::string>() == "base64";
+  }
+  if (auto it = j.find("dimensions"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() != limits.hidden)
+      throw invalidField(Api::OpenAi, "dimensions",
+                         "this model gives " + std::to_string(limits.hidden) + " dimensions and cannot shorten them");
+  }
+  for (const char *name : {"model", "user"})
+    if (auto it = j.find(name); it != j.end() && !it->is_null() && !it->is_string())
+      throw invalidField(Api::OpenAi, name, "must be a string");
+  auto it = j.find("input");
+  if (it == j.end())
+    throw invalidField(Api::OpenAi, "input", "missing");
+  const char *kShapes = "must be a string, a list of strings, a list of token ids or a list of lists of token ids";
+  if (it->is_string()) {
+    r.texts.push_back(it->get<std::string>());
+    return r;
+  }
+  if (!it->is_array())
+    throw invalidField(Api::OpenAi, "input", kShapes);
+  if (it->empty())
+    throw invalidField(Api::OpenAi, "input", "is an empty list");
+  const json &first = it->front();
+  if (first.is_number()) {
+    r.ids.push_back(idList(*it, "input", limits));
+    return r;
+  }
+  r.list = true;
+  checkCount("input", it->size(), limits);
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json &v = (*it)[i];
+    const std::string field = "input[" + std::to_string(i) + "]";
+    if (first.is_string() && v.is_string())
+      r.texts.push_back(v.get<std::string>());
+    else if (first.is_array() && v.is_array())
+      r.ids.push_back(idList(v, field, limits));
+    else
+      throw invalidField(Api::OpenAi, first.is_string() || first.is_array() ? field : "input", kShapes);
+  }
+  return r;
+}
+
+} // namespace encc::serve

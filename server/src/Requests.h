@@ -1,0 +1,65 @@
+//===- Requests.h - encc-serve's request bodies, parsed and bounded -------===//
+//
+// Pure functions from a body's bytes to a checked request (or an ApiError):
+// no HTTP and no runtime here, so they are unit-tested and fuzzed
+// (tests/fuzz/ServeRequestFuzzer.cpp) on their own. Routes.cpp runs what they
+// accept.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENCC_SERVER_REQUESTS_H
+#define ENCC_SERVER_REQUESTS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace encc::serve {
+
+enum class Api { Tei, OpenAi };
+
+/// A request the server refuses: HTTP status, one-line message, the field it
+/// is about ("" when none) and a short kind ("validation", "overloaded", ...).
+struct ApiError {
+  int status;
+  std::string message, field, kind;
+};
+
+/// What the model and the server's options allow.
+struct RequestLimits {
+  int maxInputTexts = 256;
+  int maxSeq = 512;
+  int vocabSize = 0;
+  int hidden = 0;
+  bool autoTruncate = false;
+};
+
+/// An embedding (or tokenisation) request, checked: 1..maxInputTexts texts,
+/// or token id lists of 1..maxSeq ids in [0, vocabSize).
+struct EmbedRequest {
+  Api api = Api::Tei;
+  std::vector<std::string> texts;
+  std::vector<std::vector<int32_t>> ids; ///< OpenAI's token input (then texts is empty)
+  bool list = false;                     ///< given as a list: errors name field[i]
+  bool normalize = true;
+  bool truncate = false;
+  bool base64 = false;
+  /// The name of input i in error messages: "inputs", "input[3]".
+  std::string field(size_t i) const;
+};
+
+/// TEI's POST /embed: {"inputs": str | [str], "normalize", "truncate",
+/// "truncation_direction": "Right", "prompt_name": null}.
+EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits);
+/// TEI's POST /tokenize: {"inputs", "add_special_tokens": true, "truncate"}.
+EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits);
+/// OpenAI's POST /v1/embeddings: {"input": str | [str] | [int] | [[int]],
+/// "model": str, "encoding_format": "float" | "base64", "dimensions": hidden,
+/// "user"}; normalize is always on (OpenAI's embeddings have unit length).
+EmbedRequest parseOpenAiEmbeddings(const std::string &body, const RequestLimits &limits);
+
+/// 422 for TEI, 400 for OpenAI: a field of the wrong type or value.
+ApiError invalidField(Api api, const std::string &field, const std::string &message);
+
+} // namespace encc::serve
+
+#endif
