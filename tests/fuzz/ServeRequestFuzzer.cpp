@@ -65,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   const size_t n = size / sizeof(float);
   std::vector<float> v(n);
-  std::memcpy(v.data(), data, n * sizeof(float));
+  if (n)
+    std::memcpy(v.data(), data, n * sizeof(float));
   std::string out;
   appendFloatArray(out, v.data(), n);
   check(nlohmann::json::accept(out), "the float array is JSON");
