@@ -49,7 +49,7 @@ struct BatcherOptions {
   int64_t maxBatchTokens = 8192;
   int maxBatchTexts = 64;
   int maxQueue = 1024;
-  std::chrono::milliseconds maxWait{2};
+  std::chrono::milliseconds maxWait{0};
 };
 
 class Batcher {

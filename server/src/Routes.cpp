@@ -66,8 +66,12 @@ void sendError(httplib::Response &res, const std::string &path, const ApiError &
     appendJsonString(body, e.kind);
     body += "}";
   }
-  if (e.status == 429 || e.status == 503)
+  if (e.status == 429 || e.status == 503) {
     res.set_header("Retry-After", "1");
+    // An overloaded server frees the connection's thread at once instead of
+    // keeping it for the client's next request (threads are per connection).
+    res.set_header("Connection", "close");
+  }
   res.set_content(body, "application/json");
 }
 

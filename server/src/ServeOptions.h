@@ -17,9 +17,10 @@ struct ServeOptions {
   int maxQueue = 1024;          ///< texts waiting; beyond it a request gets 429
   int maxInputTexts = 256;      ///< texts of one request
   int timeoutMs = 30000;        ///< a request's whole time in the server
-  int maxWaitMs = 2;            ///< how long a short queue waits for more texts
-  int httpThreads = 256;        ///< connections served at once
+  int maxWaitMs = 0;            ///< how long a short queue waits for more texts
+  int httpThreads = 0;          ///< connections served at once; 0 = min(maxQueue + 64, 4096)
   int64_t maxBodyBytes = 4 << 20;
+  int keepAliveRequests = 1;    ///< requests per connection before it is closed
   bool autoTruncate = false;    ///< default of `truncate`; OpenAI requests too
   std::string apiKey;           ///< "" = no authentication
   std::string modelId;          ///< reported in /info and OpenAI responses

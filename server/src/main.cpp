@@ -131,9 +131,11 @@ int main(int argc, char **argv) {
   server.new_task_queue = [httpThreads] { return new httplib::ThreadPool(httpThreads); };
   server.set_payload_max_length(size_t(options.maxBodyBytes));
   server.set_tcp_nodelay(true);
-  server.set_keep_alive_max_count(1000);
-  server.set_keep_alive_timeout(5);
-  server.set_read_timeout(30, 0);
+  server.set_keep_alive_max_count(size_t(options.keepAliveRequests));
+  // A keep-alive connection holds its thread while idle: let idle ones go
+  // after a second, and slow senders after 10 s.
+  server.set_keep_alive_timeout(1);
+  server.set_read_timeout(10, 0);
   server.set_write_timeout(30, 0);
   routes.install(server);
 

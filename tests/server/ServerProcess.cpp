@@ -8,11 +8,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace encc::testing {
 
@@ -24,22 +22,29 @@ pid_t spawnServe(const std::vector<std::string> &args, int *fd) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0)
     return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, p[1], 2);
   std::vector<std::string> all = {ENCC_SERVE_BINARY};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char *> argv;
   for (std::string &a : all)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, ENCC_SERVE_BINARY, &fa, nullptr, argv.data(), environ) != 0)
-    pid = -1;
-  posix_spawn_file_actions_destroy(&fa);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // The server dies with the test process (a test that aborts, e.g. on a
+    // sanitizer report, leaves no server behind).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+      _exit(127);
+    dup2(p[1], 1);
+    dup2(p[1], 2);
+    execv(ENCC_SERVE_BINARY, argv.data());
+    _exit(127);
+  }
   close(p[1]);
   *fd = p[0];
+  if (pid < 0)
+    close(p[0]);
   return pid;
 }
 
@@ -56,7 +61,7 @@ ServerProcess::ServerProcess(const std::vector<std::string> &args) {
   int fd = -1;
   pid_ = spawnServe(all, &fd);
   if (pid_ < 0) {
-    output_ = "posix_spawn failed";
+    output_ = "fork failed";
     return;
   }
   // Read until the listening line (or EOF / 60 s: a model load under a
