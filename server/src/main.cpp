@@ -11,12 +11,13 @@
 #include "Routes.h"
 #include "ServeOptions.h"
 
-#include "encrt/encrt.h"
+#include "encrt/encrt.hpp"
 
 #include <httplib.h>
 
 #include <atomic>
 #include <csignal>
+#include <memory>
 #include <cstdio>
 #include <thread>
 
@@ -84,23 +85,19 @@ int main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  encrt_model_options mo;
-  encrt_model_options_initialize(&mo);
-  mo.num_threads = options.threads;
-  mo.cpu_target = options.cpuTarget.empty() ? nullptr : options.cpuTarget.c_str();
-  mo.require_sha256 = options.requireSha256.empty() ? nullptr : options.requireSha256.c_str();
-  mo.trusted_public_key = options.trustedKey.empty() ? nullptr : options.trustedKey.c_str();
-  mo.signature_path = options.signaturePath.empty() ? nullptr : options.signaturePath.c_str();
-  encrt_model *model = nullptr;
-  if (encrt_status *st = encrt_model_load(options.artifact.c_str(), &mo, &model)) {
-    std::string msg = encrt_status_message(st);
-    encrt_status_free(st);
-    return fail(msg);
+  encrt::ModelOptions mo;
+  mo.numThreads = options.threads;
+  mo.cpuTarget = options.cpuTarget;
+  mo.requireSha256 = options.requireSha256;
+  mo.trustedPublicKey = options.trustedKey;
+  mo.signaturePath = options.signaturePath;
+  std::unique_ptr<encrt::Model> loaded;
+  try {
+    loaded = std::make_unique<encrt::Model>(options.artifact, mo);
+  } catch (const encrt::Error &e) {
+    return fail(e.what());
   }
-  struct Release {
-    encrt_model *m;
-    ~Release() { encrt_model_release(m); }
-  } release{model};
+  encrt_model *model = loaded->get();
   encrt_model_info info;
   encrt_model_get_info(model, &info, sizeof info);
   if (info.num_labels > 0)
