@@ -434,13 +434,15 @@ TEST_F(Serve, SigtermDrainsThenExitsZero) {
   // Draining: /health says so at once, requests are still served.
   httplib::Client c("127.0.0.1", server.port());
   int health = 0;
+  std::string healthError;
   for (int i = 0; i < 100 && health != 503; ++i) {
     auto h = c.Get("/health");
     health = h ? h->status : -1;
+    healthError = h ? "" : httplib::to_string(h.error());
     if (health != 503)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_EQ(health, 503) << "/health while draining";
+  EXPECT_EQ(health, 503) << "/health while draining " << healthError;
   auto late = post(c, "/embed", {{"inputs", "hello"}});
   ASSERT_TRUE(late) << "a request during the drain got no answer";
   EXPECT_EQ(late->status, 200) << late->body;
