@@ -56,11 +56,6 @@ void Batcher::drainAndStop() {
     thread_.join();
 }
 
-int64_t Batcher::queuedTexts() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return int64_t(queue_.size());
-}
-
 std::vector<Batcher::Row> Batcher::takePass() {
   std::vector<Row> rows;
   int64_t tokens = 0;

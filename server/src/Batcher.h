@@ -67,7 +67,6 @@ public:
   Submit submit(const std::shared_ptr<Job> &job);
   /// Runs what is queued, then stops the thread; later submits get Stopped.
   void drainAndStop();
-  int64_t queuedTexts() const;
 
 private:
   struct Row {
@@ -83,7 +82,7 @@ private:
   const int hidden_;
   const BatcherOptions options_;
   Metrics &metrics_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Row> queue_;
   bool stopping_ = false;
