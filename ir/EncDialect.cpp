@@ -24,3 +24,10 @@ void EncDialect::initialize() {
 #include "ir/EncAttrs.cpp.inc"
       >();
 }
+
+Operation *EncDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type, Location loc) {
+  auto dense = dyn_cast<DenseFPElementsAttr>(value);
+  if (!dense || dense.getType() != type || !dense.getElementType().isF32() || dense.getNumElements() > 64)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, type, dense);
+}

@@ -22,6 +22,8 @@ def Enc_Dialect : Dialect {
     store, and count what they change in themselves). All ops are pure.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // Folding makes enc.constant (small dense f32 values) when it needs one.
+  let hasConstantMaterializer = 1;
 }
 
 class Enc_Op<string mnemonic, list<Trait> traits = []>

@@ -3,7 +3,7 @@
 // Every attribute whose values form a closed set is an enum attribute: the
 // parser rejects anything else, and C++ compares enum values, not strings.
 // Printed as `#enc.epilogue<gelu>`, `#enc.approximation<tanh>`,
-// `#enc.pooling<mean>`, `#enc.padding<right>`.
+// `#enc.pooling<mean>`, `#enc.padding<right>`, `#enc.binary<sub>`, `#enc.unary<erf>`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_ENUMS_TD
@@ -59,6 +59,37 @@ def Enc_Padding : I32EnumAttr<"Padding",
   let genSpecializedAttr = 0;
 }
 def Enc_PaddingAttr : EnumAttr<Enc_Dialect, Enc_Padding, "padding"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+// The kinds of the import-level arithmetic ops (enc.binary, enc.unary) that
+// frontends of decomposed graphs (ONNX) emit and the recognition passes fold
+// into the ops above; no backend runs them.
+def Enc_BinaryKind : I32EnumAttr<"BinaryKind",
+    "elementwise arithmetic with broadcasting", [
+      I32EnumAttrCase<"add", 0>,
+      I32EnumAttrCase<"sub", 1>,
+      I32EnumAttrCase<"mul", 2>,
+      I32EnumAttrCase<"div", 3>,
+      I32EnumAttrCase<"pow", 4>
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_BinaryKindAttr : EnumAttr<Enc_Dialect, Enc_BinaryKind, "binary"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Enc_UnaryKind : I32EnumAttr<"UnaryKind",
+    "elementwise function", [
+      I32EnumAttrCase<"sqrt", 0>,
+      I32EnumAttrCase<"erf", 1>,
+      I32EnumAttrCase<"tanh", 2>
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_UnaryKindAttr : EnumAttr<Enc_Dialect, Enc_UnaryKind, "unary"> {
   let assemblyFormat = "`<` $value `>`";
 }
 

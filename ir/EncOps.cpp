@@ -458,6 +458,55 @@ LogicalResult DivOp::verify() {
   return success();
 }
 
+LogicalResult ConstantOp::verify() {
+  auto dense = dyn_cast<DenseFPElementsAttr>(getValue());
+  if (!dense || !dense.getElementType().isF32())
+    return emitOpError() << "expects a dense f32 value but got " << getValue();
+  if (dense.getNumElements() > 64)
+    return emitOpError() << "expects at most 64 elements (larger constants are weights) but got "
+                         << dense.getNumElements();
+  return success();
+}
+
+FailureOr<SmallVector<int64_t>> mlir::enc::broadcastShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  const size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x == 1)
+      out[i] = y;
+    else if (y == 1)
+      out[i] = x;
+    else if (ShapedType::isDynamic(x))
+      out[i] = y; // ? against N > 1 or ?: N, or ?
+    else if (ShapedType::isDynamic(y) || x == y)
+      out[i] = x;
+    else
+      return failure();
+  }
+  return out;
+}
+
+LogicalResult BinaryOp::verify() {
+  auto l = rtt(getLhs()), r = rtt(getRhs()), res = rtt(getResult());
+  auto shape = broadcastShape(l.getShape(), r.getShape());
+  if (failed(shape))
+    return emitOpError() << "expects operands that broadcast but got " << l << " and " << r;
+  auto want = RankedTensorType::get(*shape, l.getElementType());
+  return checkSameShape(getOperation(), "result", res, "the broadcast shape", want);
+}
+
+LogicalResult ReduceMeanOp::verify() {
+  auto x = rtt(getX()), res = rtt(getResult());
+  if (failed(checkMinRank(getOperation(), "x", x, 1)))
+    return failure();
+  SmallVector<int64_t> shape(x.getShape());
+  shape.back() = 1;
+  return checkSameShape(getOperation(), "result", res, "x with the last dim 1",
+                        RankedTensorType::get(shape, x.getElementType()));
+}
+
 LogicalResult SoftmaxOp::verify() {
   return checkMinRank(getOperation(), "x", rtt(getX()), 1);
 }
@@ -552,6 +601,8 @@ OpFoldResult DivOp::fold(FoldAdaptor) {
     return getX();
   return {};
 }
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 OpFoldResult MergeHeadsOp::fold(FoldAdaptor) {
   auto split = getX().getDefiningOp<SplitHeadsOp>();

@@ -17,4 +17,12 @@
 #define GET_OP_CLASSES
 #include "ir/EncOps.h.inc"
 
+namespace mlir::enc {
+
+/// The NumPy/ONNX broadcast of two shapes (aligned on the right, a dim of 1
+/// stretches, `?` against N > 1 is N); failure when they do not broadcast.
+FailureOr<SmallVector<int64_t>> broadcastShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b);
+
+} // namespace mlir::enc
+
 #endif // ENC_IR_ENCOPS_H

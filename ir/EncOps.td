@@ -599,4 +599,87 @@ def Enc_PoolOp : Enc_Op<"pool", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Import-level arithmetic (decomposed graphs; folded away before codegen)
+//===----------------------------------------------------------------------===//
+
+def Enc_ConstantOp : Enc_Op<"constant", [Pure, ConstantLike, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a small f32 constant (the scalars of decomposed arithmetic)";
+  let description = [{
+    A dense f32 constant of at most 64 elements, as an ONNX graph's `Constant`
+    nodes and scalar initialisers give them (LayerNorm's epsilon, GELU's 0.5 and
+    √2). Larger tensors are weights (`enc.weight`). The recognition passes read
+    these values; no backend runs this op.
+
+    Example:
+
+    ```mlir
+    %half = enc.constant dense<5.000000e-01> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Enc_BinaryOp : Enc_Op<"binary", [Pure]> {
+  let summary = "elementwise add / sub / mul / div / pow with broadcasting";
+  let description = [{
+    `result = lhs (kind) rhs` with NumPy (ONNX) broadcasting: shapes are aligned
+    on the right and a dim of 1 stretches. What frontends of decomposed graphs
+    emit; the recognition passes (`enc-recognize-layernorm`,
+    `enc-recognize-gelu`, `enc-recognize-linear-bias`,
+    `enc-lower-scalar-arithmetic`) rewrite it into the fused ops. No backend
+    runs it: one left after them is an error naming its source.
+
+    Example (LayerNorm's centring):
+
+    ```mlir
+    %d = enc.binary %x, %m {kind = #enc.binary<sub>}
+        : (tensor<?x?x384xf32>, tensor<?x?x1xf32>) -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$lhs, Enc_F32Tensor:$rhs, Enc_BinaryKindAttr:$kind);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Enc_UnaryOp : Enc_Op<"unary", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "elementwise sqrt / erf / tanh of decomposed arithmetic";
+  let description = [{
+    Import-level, like `enc.binary`: the recognition passes fold it into
+    `enc.layernorm` / `enc.gelu`; a tanh that is not part of a GELU becomes
+    `enc.tanh`. No backend runs it.
+
+    Example:
+
+    ```mlir
+    %e = enc.unary %x {kind = #enc.unary<erf>} : tensor<?x?x1536xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, Enc_UnaryKindAttr:$kind);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+}
+
+def Enc_ReduceMeanOp : Enc_Op<"reduce_mean", [Pure]> {
+  let summary = "mean over the last axis, keeping it as a dim of 1";
+  let description = [{
+    Import-level (LayerNorm's two means); folded by `enc-recognize-layernorm`.
+
+    Example:
+
+    ```mlir
+    %m = enc.reduce_mean %x : tensor<?x?x384xf32> -> tensor<?x?x1xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // ENC_OPS_TD

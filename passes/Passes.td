@@ -199,4 +199,80 @@ def ConvertLinearBf16Pass : Pass<"enc-convert-linear-bf16"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Recognition: decomposed arithmetic (ONNX graphs) -> the ops above. The ONNX
+// frontend runs these after lowering; they change nothing in an HF import.
+//===----------------------------------------------------------------------===//
+
+def RecognizeLayerNormPass : Pass<"enc-recognize-layernorm"> {
+  let summary = "LayerNorm from its decomposed form";
+  let description = [{
+    ```
+    %m = reduce_mean(x); %d = x - %m; %v = reduce_mean(%d ^ 2 | %d * %d)
+    %n = %d / sqrt(%v + eps); (%n * gamma) + beta   =>  layernorm(x, gamma, beta) {epsilon = eps}
+    ```
+
+    Operands of the commutative add and mul in either order. gamma and beta
+    must be `enc.weight` vectors of the last dim, eps a scalar `enc.constant`
+    > 0. Every intermediate has no user outside the pattern.
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let statistics = [
+    Statistic<"numRecognized", "num-recognized", "Number of LayerNorms recognised">,
+  ];
+}
+
+def RecognizeGeluPass : Pass<"enc-recognize-gelu"> {
+  let summary = "erf and tanh GELU from their elementwise forms";
+  let description = [{
+    ```
+    0.5 * x * (1 + erf(x / √2 | x * (1/√2)))                       => gelu(x) {approximate = none}
+    0.5 * x * (1 + tanh(√(2/π) * (x + 0.044715 * (x ^ 3 | x*x*x)))) => gelu(x) {approximate = tanh}
+    ```
+
+    The product may be associated and ordered in any way (`(x * 0.5) * (..)`,
+    `0.5 * (x * (..))`, ...); constants are scalar `enc.constant`s matched to a
+    relative 1e-4. Every intermediate has no user outside the pattern.
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let statistics = [
+    Statistic<"numRecognized", "num-recognized", "Number of GELUs recognised">,
+  ];
+}
+
+def RecognizeLinearBiasPass : Pass<"enc-recognize-linear-bias"> {
+  let summary = "a bias added after a Linear becomes the Linear's bias";
+  let description = [{
+    ```
+    binary<add>(linear(x, w), b) | binary<add>(b, linear(x, w))  =>  linear(x, w, b)
+    ```
+
+    The Linear has no bias and no epilogue and no other user; `b` is an
+    `enc.weight` vector of the Linear's output width.
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let statistics = [
+    Statistic<"numRecognized", "num-recognized", "Number of biases folded into Linears">,
+  ];
+}
+
+def LowerScalarArithmeticPass : Pass<"enc-lower-scalar-arithmetic"> {
+  let summary = "arithmetic with a scalar constant -> enc.scale / enc.div; tanh -> enc.tanh";
+  let description = [{
+    ```
+    binary<mul>(x, c) | binary<mul>(c, x)  =>  scale(x) {factor = c}
+    binary<div>(x, c)                       =>  div(x) {divisor = c}    (c finite, nonzero)
+    unary<tanh>(x)                          =>  tanh(x)
+    ```
+
+    `c` a scalar (or splat) `enc.constant` and the result of `x`'s type. Run
+    after the GELU and LayerNorm recognition, whose patterns contain such
+    products.
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "Number of ops lowered">,
+  ];
+}
+
 #endif // ENC_PASSES_TD

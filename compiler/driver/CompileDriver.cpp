@@ -5,6 +5,7 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "compiler/codegen/cuda/CudaCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
+#include "frontends/ImportModel.h"
 #include "ir/EncDialect.h"
 #include "passes/PassCounters.h"
 #include "passes/Passes.h"
@@ -327,7 +328,8 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   io.normalize = opt.normalize;
   io.randomWeightsSeed = opt.randomWeightsSeed;
   io.allowNonFinite = opt.allowNonFinite;
-  auto model = importHFModel(*ctx, opt.modelDir, io);
+  io.tokenizerDir = opt.tokenizerDir;
+  auto model = importModel(*ctx, opt.modelDir, io);
   if (!model)
     return model.takeError();
   const std::string weightsKind =

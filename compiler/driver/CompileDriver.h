@@ -68,6 +68,7 @@ struct CompileOptions {
   std::string calibrate;                              ///< --calibrate ranges file ("" = dynamic)
   std::optional<uint64_t> randomWeightsSeed;          ///< --weights=random:SEED (no weight bytes stored)
   bool allowNonFinite = false;                        ///< --allow-nonfinite: accept NaN/Inf weights
+  std::string tokenizerDir;                           ///< --tokenizer: ONNX models' config + tokenizer folder
   bool allowPackedPlan = true;                        ///< false: the padded CPU plan even where a packed
                                                       ///< one is possible (tests compare the two)
 };

@@ -15,6 +15,7 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
 #include "compiler/driver/CompileDriver.h"
+#include "frontends/ImportModel.h"
 #include "encrt/encrt.h"
 #include "ir/EncDialect.h"
 
@@ -323,7 +324,7 @@ int encc::reportCommand(const Args &args) {
   const std::string &dir = args.positionals[0];
   ImportOptions io;
   io.randomWeightsSeed = *weights;
-  auto model = importHFModel(*ctx, dir, io);
+  auto model = importModel(*ctx, dir, io);
   if (!model)
     return fail(llvm::toString(model.takeError()));
   if (*weights)

@@ -56,7 +56,12 @@ commands:
 'encc <command> --help' describes each command's options. 'encc --version' prints the version.
 )";
 
-const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
+const char *kCompileUsage = R"(usage: encc compile MODEL [options]
+
+MODEL is a Hugging Face model folder (config.json, model.safetensors, vocab.txt or
+tokenizer.json) or an ONNX file (MODEL.onnx, from torch.onnx.export; its tokenizer and
+pooling come from config.json, vocab.txt / tokenizer.json and the sentence-transformers
+files beside it, or from --tokenizer DIR).
 
   -o, --output FILE     artifact to write (default: model.encm)
   --emit KIND           artifact (default) | mlir (the enc IR after the passes, weights by name)
@@ -88,6 +93,8 @@ const char *kCompileUsage = R"(usage: encc compile MODEL_DIR [options]
                         benchmarking model shapes only
   --allow-nonfinite     compile weights with NaN or infinite values (by default an error
                         naming the tensor: every output of such a model is NaN)
+  --tokenizer DIR       ONNX models: the folder with config.json and the tokenizer files
+                        (default: the .onnx file's folder)
   -q, --quiet           no progress lines
 
 passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-attention,
@@ -308,6 +315,7 @@ int compileCommand(const Args &args) {
     return usageError(llvm::toString(weights.takeError()), kCompileUsage);
   opt.randomWeightsSeed = *weights;
   opt.allowNonFinite = args.has("allow-nonfinite");
+  opt.tokenizerDir = args.get("tokenizer");
   bool quiet = args.has("quiet");
   auto progress = [&](const std::string &line) {
     if (!quiet)
@@ -362,7 +370,7 @@ int main(int argc, char **argv) {
   static const Command commands[] = {
       {"compile", kCompileUsage,
        {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after",
-        "quantize", "quantize-skip", "calibrate", "weights", "target", "cuda-arch", "cuda-dtype"},
+        "quantize", "quantize-skip", "calibrate", "weights", "target", "cuda-arch", "cuda-dtype", "tokenizer"},
        {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics",
         "allow-nonfinite"},
        compileCommand},

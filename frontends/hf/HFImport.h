@@ -70,6 +70,9 @@ struct ImportOptions {
   /// Accept NaN / infinite weights (they make every output NaN); by default
   /// they are an error naming the tensor.
   bool allowNonFinite = false;
+  /// ONNX models only (frontends/ImportModel.h): the folder with config.json
+  /// and the tokenizer files; "" = the model file's folder.
+  std::string tokenizerDir;
 };
 
 /// Imports the model folder `dir`. Loads the func and enc dialects into `ctx`.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/SentencePieceModel.h"
 
+#include "frontends/ProtoWire.h"
 #include "frontends/hf/HFUtil.h"
 
 #include "llvm/Support/JSON.h"
@@ -21,65 +22,6 @@ using namespace encc;
 using llvm::Twine;
 
 namespace {
-
-/// A protobuf message: fields in order, each handed to a callback.
-class Wire {
-public:
-  Wire(llvm::StringRef bytes) : p_(bytes.bytes_begin()), end_(bytes.bytes_end()) {}
-
-  /// Calls f(field, wireType, varint, bytes) for each field; false on a
-  /// malformed message (an overrun, a group, an unknown wire type).
-  template <typename F> bool each(F f) {
-    while (p_ < end_) {
-      uint64_t key;
-      if (!varint(key))
-        return false;
-      const uint32_t field = uint32_t(key >> 3), type = uint32_t(key & 7);
-      uint64_t value = 0;
-      llvm::StringRef bytes;
-      switch (type) {
-      case 0:
-        if (!varint(value))
-          return false;
-        break;
-      case 1:
-      case 5: {
-        const size_t n = type == 1 ? 8 : 4;
-        if (size_t(end_ - p_) < n)
-          return false;
-        bytes = llvm::StringRef(reinterpret_cast<const char *>(p_), n);
-        p_ += n;
-        break;
-      }
-      case 2:
-        if (!varint(value) || value > uint64_t(end_ - p_))
-          return false;
-        bytes = llvm::StringRef(reinterpret_cast<const char *>(p_), size_t(value));
-        p_ += value;
-        break;
-      default:
-        return false;
-      }
-      if (!f(field, type, value, bytes))
-        return false;
-    }
-    return true;
-  }
-
-private:
-  bool varint(uint64_t &out) {
-    out = 0;
-    for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
-      const uint8_t b = *p_++;
-      out |= uint64_t(b & 0x7F) << shift;
-      if (!(b & 0x80))
-        return true;
-    }
-    return false;
-  }
-
-  const uint8_t *p_, *end_;
-};
 
 struct Piece {
   std::string text;
@@ -101,27 +43,27 @@ llvm::Error encc::xlmRobertaSentencePiece(llvm::StringRef bytes, const std::stri
   bool dummyPrefix = true;
   int64_t modelType = 1; // UNIGRAM
   auto bad = [&](const Twine &what) { return hfError(path + ": " + what); };
-  const bool ok = Wire(bytes).each([&](uint32_t field, uint32_t type, uint64_t, llvm::StringRef bytes) {
+  const bool ok = ProtoWire(bytes).each([&](uint32_t field, uint32_t type, uint64_t, llvm::StringRef bytes) {
     if (field == 1 && type == 2) {
       Piece piece;
-      bool good = Wire(bytes).each([&](uint32_t f, uint32_t t, uint64_t, llvm::StringRef b) {
+      bool good = ProtoWire(bytes).each([&](uint32_t f, uint32_t t, uint64_t, llvm::StringRef b) {
         if (f == 1 && t == 2)
           piece.text = b.str();
         else if (f == 2 && t == 5)
-          std::memcpy(&piece.score, b.data(), 4);
+          piece.score = ProtoWire::fixed32Float(b);
         return true;
       });
       pieces.push_back(std::move(piece));
       return good;
     }
     if (field == 2 && type == 2)
-      return Wire(bytes).each([&](uint32_t f, uint32_t t, uint64_t v, llvm::StringRef) {
+      return ProtoWire(bytes).each([&](uint32_t f, uint32_t t, uint64_t v, llvm::StringRef) {
         if (f == 3 && t == 0)
           modelType = int64_t(v);
         return true;
       });
     if (field == 3 && type == 2)
-      return Wire(bytes).each([&](uint32_t f, uint32_t t, uint64_t v, llvm::StringRef b) {
+      return ProtoWire(bytes).each([&](uint32_t f, uint32_t t, uint64_t v, llvm::StringRef b) {
         if (f == 2 && t == 2)
           charsmap = b.str();
         else if (f == 3 && t == 0)
