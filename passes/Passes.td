@@ -231,8 +231,9 @@ def RecognizeGeluPass : Pass<"enc-recognize-gelu"> {
     ```
 
     The product may be associated and ordered in any way (`(x * 0.5) * (..)`,
-    `0.5 * (x * (..))`, ...); constants are scalar `enc.constant`s matched to a
-    relative 1e-4. Every intermediate has no user outside the pattern.
+    `0.5 * (x * (..))`, ...); `x + 0.044715·x³` may be `enc.add` (what a
+    frontend emits for two tensors of one shape); constants are scalar
+    `enc.constant`s matched to a relative 1e-4. Every intermediate has no user outside the pattern.
   }];
   let dependentDialects = ["mlir::enc::EncDialect"];
   let statistics = [

@@ -51,10 +51,14 @@ bool isTanhArgument(Value v, Value x) {
   for (int i = 0; i < 2; ++i) {
     if (!isConstantNear(f[i], std::sqrt(2.0 / M_PI)))
       continue;
-    auto add = binaryOf(f[1 - i], BinaryKind::add);
-    if (!add || !add->hasOneUse())
+    // x + 0.044715·x³: an enc.binary<add>, or enc.add when both are tensors of one shape.
+    Value sum = f[1 - i], cubic;
+    if (!sum.hasOneUse())
       return false;
-    Value cubic = otherOperand(add, x);
+    if (auto add = binaryOf(sum, BinaryKind::add))
+      cubic = otherOperand(add, x);
+    else if (auto add = sum.getDefiningOp<AddOp>())
+      cubic = add.getLhs() == x ? add.getRhs() : add.getRhs() == x ? add.getLhs() : Value();
     SmallVector<Value> g;
     SmallVector<Operation *> inner;
     if (!cubic || !cubic.hasOneUse() || !flattenProduct(cubic, g, inner, 4))

@@ -1019,6 +1019,102 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     set(n, std::move(r));
     return llvm::Error::success();
   }
+  if (op == "ConstantOfShape") {
+    auto shape = input(n, 0);
+    if (!shape)
+      return shape.takeError();
+    auto dims = ints(n, **shape, "shape");
+    if (!dims)
+      return dims.takeError();
+    double value = 0;
+    bool isFloat = true;
+    if (const onnx::Attribute *a = n.attribute("value"); a && !a->t.empty()) {
+      auto v = onnx::tensorFloats(a->t[0]);
+      if (!v)
+        return nodeErr(n, llvm::toString(v.takeError()));
+      if (v->size() != 1)
+        return nodeErr(n, "has a value of " + Twine(v->size()) + " elements");
+      value = (*v)[0];
+      isFloat = a->t[0].dataType == onnx::kFloat || a->t[0].dataType == onnx::kDouble ||
+                a->t[0].dataType == onnx::kFloat16 || a->t[0].dataType == onnx::kBFloat16;
+    }
+    Val r;
+    if (llvm::any_of(*dims, isSym)) { // ids of the run's shape: only zeros (token type 0) are known
+      if (value != 0 || isFloat || *dims != std::vector<int64_t>{kBatch, kSeq})
+        return nodeErr(n, "fills a tensor of the run's shape " + shapeText(*dims) +
+                              " with something other than integer zeros (token type ids)");
+      r.kind = Val::IdPattern;
+      r.zeros = true;
+    } else {
+      r.kind = Val::Const;
+      r.isFloat = isFloat;
+      if (product(*dims) > kDecodeLimit)
+        return nodeErr(n, "makes a constant of " + Twine(product(*dims)) + " elements");
+      for (int64_t k = 0; k < product(*dims); ++k)
+        isFloat ? r.f.push_back(value) : r.i.push_back(int64_t(value));
+    }
+    r.dims = *dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "Equal" || op == "Where") {
+    // Shape arithmetic (torch's expand(-1) idiom): elementwise on constant vectors.
+    const size_t arity = op == "Where" ? 3 : 2;
+    std::vector<std::vector<int64_t>> v;
+    std::vector<int64_t> dims;
+    for (size_t k = 0; k < arity; ++k) {
+      auto x = input(n, k);
+      if (!x)
+        return x.takeError();
+      auto iv = ints(n, **x, "an operand");
+      if (!iv)
+        return iv.takeError();
+      if ((*x)->dims.size() > 1 || (k > 0 && iv->size() != v[0].size() && iv->size() != 1 && v[0].size() != 1))
+        return nodeErr(n, "only vectors of one length are supported");
+      if (iv->size() > dims.size() || k == 0)
+        dims = (*x)->dims;
+      v.push_back(std::move(*iv));
+    }
+    const size_t len = std::max({v[0].size(), v[1].size(), arity == 3 ? v[2].size() : size_t(0)});
+    auto at = [&](size_t k, size_t j) { return v[k].size() == 1 ? v[k][0] : v[k][j]; };
+    Val r;
+    r.kind = Val::Const;
+    r.dims = {int64_t(len)};
+    for (size_t j = 0; j < len; ++j) {
+      if (op == "Equal") {
+        const int64_t a = at(0, j), c = at(1, j);
+        if (isSym(a) != isSym(c) && (isSym(a) ? c : a) >= 1)
+          return nodeErr(n, "compares the " + dimText(isSym(a) ? a : c) + " dimension with " +
+                                Twine(isSym(a) ? c : a) + ", which is known only at run time");
+        r.i.push_back(a == c);
+      } else {
+        if (isSym(at(0, j)))
+          return nodeErr(n, "selects on a run-time dimension");
+        r.i.push_back(at(0, j) ? at(1, j) : at(2, j));
+      }
+    }
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "Expand") {
+    auto x = input(n, 0), shape = input(n, 1);
+    if (!x)
+      return x.takeError();
+    if (!shape)
+      return shape.takeError();
+    auto target = ints(n, **shape, "shape");
+    if (!target)
+      return target.takeError();
+    auto dims = broadcastDims((*x)->dims, *target);
+    if (!dims)
+      return nodeErr(n, "cannot expand " + shapeText((*x)->dims) + " to " + shapeText(*target));
+    Val r = **x;
+    if (r.kind != Val::IdPattern && r.kind != Val::Ids && r.kind != Val::TypeIds && r.kind != Val::Mask)
+      return nodeErr(n, "only id patterns (positions, token types) and the mask can be expanded");
+    r.dims = *dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
   if (op == "Gather")
     return lowerGather(n);
   if (op == "Unsqueeze" || op == "Squeeze")

@@ -780,3 +780,53 @@ func.func @embedding_type_ids_shape(%ids: tensor<2x?xi32>, %w: tensor<100x8xf32>
   %e = enc.embedding %ids, %w, %p, %t type_ids %tid {position_offset = 0 : i64} : (tensor<2x?xi32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<3x?xi32>) -> tensor<2x?x8xf32>
   return
 }
+
+// -----
+
+func.func @binary_no_broadcast(%x: tensor<?x?x8xf32>, %v: tensor<6xf32>) {
+  // expected-error @+1 {{expects operands that broadcast but got 'tensor<?x?x8xf32>' and 'tensor<6xf32>'}}
+  %y = enc.binary %x, %v {kind = #enc.binary<add>} : (tensor<?x?x8xf32>, tensor<6xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @binary_result_shape(%x: tensor<?x?x8xf32>, %m: tensor<?x?x1xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal the broadcast shape dim 2 (8) but got 1}}
+  %y = enc.binary %x, %m {kind = #enc.binary<sub>} : (tensor<?x?x8xf32>, tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+  return
+}
+
+// -----
+
+func.func @binary_kind() {
+  %c = enc.constant dense<1.0> : tensor<f32>
+  // expected-error @+2 {{expected ::mlir::enc::BinaryKind to be one of: add, sub, mul, div, pow}}
+  // expected-error @+1 {{failed to parse Enc_BinaryKindAttr}}
+  %y = enc.binary %c, %c {kind = #enc.binary<max>} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @reduce_mean_keeps_last(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{expects result dim 2 to equal x with the last dim 1 dim 2 (1) but got 8}}
+  %m = enc.reduce_mean %x : tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @constant_too_large() {
+  // expected-error @+1 {{expects at most 64 elements (larger constants are weights) but got 65}}
+  %c = enc.constant dense<1.0> : tensor<65xf32>
+  return
+}
+
+// -----
+
+func.func @constant_not_f32() {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values, but got 'tensor<i32>'}}
+  %c = enc.constant dense<1> : tensor<i32>
+  return
+}

@@ -213,3 +213,22 @@ func.func @typed_embedding(%ids: tensor<?x?xi32>, %types: tensor<?x?xi32>)
       : (tensor<?x?xi32>, tensor<100x8xi8>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<100xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
   return %e, %q : tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }
+
+// The import-level arithmetic of decomposed graphs (ONNX), which the
+// recognition passes fold away.
+// CHECK-LABEL: func.func @import_level
+func.func @import_level(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  // CHECK: enc.constant dense<2.000000e+00> : tensor<f32>
+  %two = enc.constant dense<2.0> : tensor<f32>
+  // CHECK: enc.reduce_mean %{{.*}} : tensor<?x?x8xf32> -> tensor<?x?x1xf32>
+  %m = enc.reduce_mean %x : tensor<?x?x8xf32> -> tensor<?x?x1xf32>
+  // CHECK: enc.binary %{{.*}}, %{{.*}} {kind = #enc.binary<sub>} : (tensor<?x?x8xf32>, tensor<?x?x1xf32>) -> tensor<?x?x8xf32>
+  %d = enc.binary %x, %m {kind = #enc.binary<sub>} : (tensor<?x?x8xf32>, tensor<?x?x1xf32>) -> tensor<?x?x8xf32>
+  // CHECK: enc.binary %{{.*}}, %{{.*}} {kind = #enc.binary<pow>} : (tensor<?x?x8xf32>, tensor<f32>) -> tensor<?x?x8xf32>
+  %p = enc.binary %d, %two {kind = #enc.binary<pow>} : (tensor<?x?x8xf32>, tensor<f32>) -> tensor<?x?x8xf32>
+  // CHECK: enc.unary %{{.*}} {kind = #enc.unary<erf>} : tensor<?x?x8xf32>
+  %e = enc.unary %p {kind = #enc.unary<erf>} : tensor<?x?x8xf32>
+  // CHECK: enc.binary %{{.*}}, %{{.*}} {kind = #enc.binary<mul>} : (tensor<8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %y = enc.binary %g, %e {kind = #enc.binary<mul>} : (tensor<8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Exports tiny models to ONNX with torch.onnx.export and records ONNX Runtime's outputs.
+
+Run (from the repository root, after building make-tiny-model), with a Python that has
+torch, transformers 4.40.2, onnx and onnxruntime:
+  PYTHON tests/reference/record_onnx.py --make-tiny-model BUILD/bin/make-tiny-model
+
+Writes tests/reference/onnx/CASE.onnx (the exported graph with its weights) and
+onnx_outputs.json next to this script: per case the make-tiny-model flags of the Hugging Face
+folder the export was made from (so a test can rebuild the same model and compare the two
+frontends), the opset, fixed token ids (right-padded batch, lengths, token types) and ONNX
+Runtime's last_hidden_state for the valid rows (CPU execution provider, float32, graph
+optimisations off, so the file as written is what ran). The product never uses Python; this
+only produces test data.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import warnings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from transformers import AutoModel  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SMALL = ["--hidden", "32", "--heads", "2", "--layers", "2", "--intermediate", "64", "--vocab", "120",
+         "--max-positions", "32"]
+CASES = [
+    # Decomposed LayerNorm, erf GELU (opset 14); LayerNormalization (opset 17).
+    {"name": "bert_gelu_opset14", "opset": 14, "flags": SMALL + ["--seed", "41"]},
+    {"name": "bert_gelu_opset17", "opset": 17, "flags": SMALL + ["--seed", "41"]},
+    # HF gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 pow(x, 3)))).
+    {"name": "bert_gelu_new_opset14", "opset": 14, "flags": SMALL + ["--act", "gelu_new", "--seed", "42"]},
+    # torch's tanh GELU (F.gelu(approximate="tanh")) as exported at opset 17.
+    {"name": "bert_gelu_tanh_opset17", "opset": 17,
+     "flags": SMALL + ["--act", "gelu_pytorch_tanh", "--seed", "43", "--type-vocab", "1"]},
+]
+IDS = [[1, 17, 23, 99, 5, 64, 2], [1, 8, 33, 2], [1]]
+TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--make-tiny-model", required=True)
+    args = ap.parse_args()
+    out_dir = os.path.join(HERE, "onnx")
+    os.makedirs(out_dir, exist_ok=True)
+    cases = []
+    seq = max(map(len, IDS))
+    ids = np.zeros((len(IDS), seq), np.int64)
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for b, s in enumerate(IDS):
+        ids[b, :len(s)] = s
+        mask[b, :len(s)] = 1
+        types[b, :len(s)] = TYPES[b]
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in CASES:
+            d = os.path.join(tmp, c["name"])
+            subprocess.run([args.make_tiny_model, d, *c["flags"]], check=True, stdout=subprocess.DEVNULL)
+            model = AutoModel.from_pretrained(d, add_pooling_layer=False).eval()
+            with_types = model.config.type_vocab_size > 1
+            inputs = (torch.tensor(ids), torch.tensor(mask)) + ((torch.tensor(types),) if with_types else ())
+            names = ["input_ids", "attention_mask", "token_type_ids"][:len(inputs)]
+            dyn = {n: {0: "batch", 1: "sequence"} for n in names}
+            dyn["last_hidden_state"] = {0: "batch", 1: "sequence"}
+            path = os.path.join(out_dir, c["name"] + ".onnx")
+            torch.onnx.export(model, inputs, path, input_names=names, output_names=["last_hidden_state"],
+                              dynamic_axes=dyn, opset_version=c["opset"], dynamo=False)
+            onnx.checker.check_model(path)
+            so = ort.SessionOptions()
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if with_types:
+                feeds["token_type_ids"] = types
+            hidden = sess.run(["last_hidden_state"], feeds)[0]
+            cases.append({
+                "name": c["name"], "file": "onnx/" + c["name"] + ".onnx", "opset": c["opset"],
+                "flags": c["flags"], "ids": IDS, "type_ids": TYPES if with_types else [],
+                "hidden": [[[float(f"{v:.9g}") for v in row] for row in hidden[b, :len(s)]]
+                           for b, s in enumerate(IDS)],
+            })
+    out = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                        "onnx": onnx.__version__, "onnxruntime": ort.__version__,
+                        "python": platform.python_version()},
+           "cases": cases}
+    with open(os.path.join(HERE, "onnx_outputs.json"), "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
