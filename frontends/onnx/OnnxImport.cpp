@@ -1329,16 +1329,15 @@ llvm::Expected<OwningOpRef<ModuleOp>> Lowerer::run(ModelDescription &desc) {
                    "; export with dynamic batch and sequence axes (torch.onnx.export(..., dynamic_axes=...))");
     vals[in.name] = std::move(v);
   }
-  if (!vals.count("input_ids"))
-    return err("the output does not depend on a graph input named input_ids");
-  if (!vals.count("attention_mask"))
-    return err("the output does not depend on a graph input named attention_mask (the frontend maps it to the "
-               "runtime's sequence lengths)");
-
   for (size_t k = 0; k < g.nodes.size(); ++k)
     if (needed[k])
       if (auto e = lowerNode(g.nodes[k]))
         return std::move(e);
+  if (!usedInputs.contains("input_ids"))
+    return err("the output does not depend on a graph input named input_ids");
+  if (!usedInputs.contains("attention_mask"))
+    return err("the output does not depend on a graph input named attention_mask (the frontend maps it to the "
+               "runtime's sequence lengths; without it padded keys would be attended to)");
 
   auto out = vals.find(outName);
   if (out == vals.end())
