@@ -180,6 +180,9 @@ llvm::Expected<Val> Lowerer::initializerVal(const onnx::Tensor &t) {
     auto i = onnx::tensorInts(t);
     if (!i)
       return i.takeError();
+    if (llvm::any_of(*i, isSym)) // the two values that stand for batch and sequence
+      return hfError("tensor '" + t.name + "' holds " + Twine(std::numeric_limits<int64_t>::min() + 1) +
+                     " or one more, which the frontend reserves");
     v.i = std::move(*i);
   }
   return v;
@@ -800,7 +803,9 @@ llvm::Error Lowerer::lowerConstArithmetic(const onnx::Node &n, Val &x, Val &y, e
     }
     if (kind == enc::BinaryKind::div && q == 0)
       return nodeErr(n, "divides by zero");
-    r.i.push_back(kind == enc::BinaryKind::div ? p / q : int64_t(apply(kind, double(p), double(q))));
+    if (kind == enc::BinaryKind::div && p == std::numeric_limits<int64_t>::min() && q == -1)
+      return nodeErr(n, "overflows");
+    r.i.push_back(kind == enc::BinaryKind::div ? p / q : onnx::saturatingInt(apply(kind, double(p), double(q))));
   }
   set(n, std::move(r));
   return llvm::Error::success();
@@ -963,7 +968,7 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
         r.f = *f, r.i.clear(), r.isFloat = true;
       } else if (!toFloat && r.isFloat) {
         for (double v : r.f)
-          r.i.push_back(to->i == onnx::kBool ? int64_t(v != 0) : int64_t(v));
+          r.i.push_back(to->i == onnx::kBool ? int64_t(v != 0) : onnx::saturatingInt(v));
         r.f.clear(), r.isFloat = false;
       }
     } else if (r.kind == Val::Tensor && !toFloat) {
@@ -998,6 +1003,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     } else {
       return nodeErr(n, "has no supported value attribute");
     }
+    if (llvm::any_of(r.i, isSym))
+      return nodeErr(n, "holds a value the frontend reserves for the batch / sequence dimension");
     set(n, std::move(r));
     return llvm::Error::success();
   }
@@ -1051,7 +1058,7 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
       if (product(*dims) > kDecodeLimit)
         return nodeErr(n, "makes a constant of " + Twine(product(*dims)) + " elements");
       for (int64_t k = 0; k < product(*dims); ++k)
-        isFloat ? r.f.push_back(value) : r.i.push_back(int64_t(value));
+        isFloat ? r.f.push_back(value) : r.i.push_back(onnx::saturatingInt(value));
     }
     r.dims = *dims;
     set(n, std::move(r));

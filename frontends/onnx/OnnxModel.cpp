@@ -26,6 +26,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -281,6 +282,20 @@ int64_t Tensor::numElements() const {
 
 namespace {
 
+} // namespace
+
+int64_t encc::onnx::saturatingInt(double v) {
+  if (!(v == v))
+    return 0;
+  if (v >= 9.2233720368547748e18)
+    return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+
+namespace {
+
 /// Calls f(i, value as double) for each element; an error when the data does
 /// not hold numElements() values of the tensor's type.
 template <typename F> llvm::Error eachValue(const Tensor &t, F f) {
@@ -313,18 +328,18 @@ template <typename F> llvm::Error eachValue(const Tensor &t, F f) {
       case kFloat16: { uint16_t x; std::memcpy(&x, p, 2); v = encm_f16_to_f32(x); break; }
       case kBFloat16: { uint16_t x; std::memcpy(&x, p, 2); v = encm_bf16_to_f32(x); break; }
       }
-      f(i, v, int64_t(v));
+      f(i, v, saturatingInt(v));
     }
     return llvm::Error::success();
   }
   switch (t.dataType) {
   case kFloat:
     if (int64_t(t.floatData.size()) != n) return mismatch(t.floatData.size());
-    for (int64_t i = 0; i < n; ++i) f(i, double(t.floatData[i]), int64_t(t.floatData[i]));
+    for (int64_t i = 0; i < n; ++i) f(i, double(t.floatData[i]), saturatingInt(t.floatData[i]));
     return llvm::Error::success();
   case kDouble:
     if (int64_t(t.doubleData.size()) != n) return mismatch(t.doubleData.size());
-    for (int64_t i = 0; i < n; ++i) f(i, t.doubleData[i], int64_t(t.doubleData[i]));
+    for (int64_t i = 0; i < n; ++i) f(i, t.doubleData[i], saturatingInt(t.doubleData[i]));
     return llvm::Error::success();
   case kInt64:
     if (int64_t(t.int64Data.size()) != n) return mismatch(t.int64Data.size());
@@ -341,7 +356,7 @@ template <typename F> llvm::Error eachValue(const Tensor &t, F f) {
       const double v = t.dataType == kFloat16    ? double(encm_f16_to_f32(uint16_t(x)))
                        : t.dataType == kBFloat16 ? double(encm_bf16_to_f32(uint16_t(x)))
                                                  : double(x);
-      f(i, v, int64_t(v));
+      f(i, v, saturatingInt(v));
     }
     return llvm::Error::success();
   }

@@ -53,6 +53,10 @@ struct Tensor {
 llvm::Expected<std::vector<float>> tensorFloats(const Tensor &t);
 llvm::Expected<std::vector<int64_t>> tensorInts(const Tensor &t);
 
+/// `v` as an integer: truncated, saturated at the int64 range, NaN as 0 (a
+/// float read as an integer must not be undefined behaviour).
+int64_t saturatingInt(double v);
+
 struct Attribute {
   enum Type : int32_t { kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kGraph = 5, kFloats = 6, kInts = 7,
                         kStrings = 8 };
