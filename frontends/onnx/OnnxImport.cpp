@@ -62,7 +62,7 @@ int64_t product(llvm::ArrayRef<int64_t> dims) {
 }
 
 struct Val {
-  enum Kind { Const, Ids, TypeIds, IdPattern, Mask, Embed, Tensor } kind = Tensor;
+  enum Kind { Const, Ids, TypeIds, IdPattern, Mask, MaskIndex, Embed, Tensor } kind = Tensor;
   std::vector<int64_t> dims; ///< the logical shape (batch / sequence as symbols)
   // Const: floats in f, integers in i (which may hold symbols); a large float
   // initialiser stays in `init` until it is used as a weight.
@@ -129,6 +129,9 @@ private:
   }
 
   llvm::Error lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind);
+  llvm::Error lowerMicrosoft(const onnx::Node &n);
+  llvm::Error refuseUsedOutputs(const onnx::Node &n, size_t from);
+  llvm::Expected<mlir::Value> addBias(const onnx::Node &n, mlir::Value x, size_t biasInput);
   llvm::Error lowerConstArithmetic(const onnx::Node &n, Val &x, Val &y, enc::BinaryKind kind);
   llvm::Error lowerGather(const onnx::Node &n);
   llvm::Error lowerMatMul(const onnx::Node &n);
@@ -909,11 +912,223 @@ llvm::Error Lowerer::lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind) 
   return llvm::Error::success();
 }
 
+llvm::Error Lowerer::refuseUsedOutputs(const onnx::Node &n, size_t from) {
+  for (size_t k = from; k < n.outputs.size(); ++k)
+    if (!n.outputs[k].empty())
+      for (const onnx::Node &other : m.graph.nodes)
+        if (llvm::is_contained(other.inputs, n.outputs[k]))
+          return nodeErr(n, "its output " + Twine(k) + " ('" + n.outputs[k] + "') is used; only output 0 is supported");
+  return llvm::Error::success();
+}
+
+/// x + the bias vector at input `biasInput` (when given): an enc.binary the
+/// recognition passes fold into the Linear that produced x.
+llvm::Expected<mlir::Value> Lowerer::addBias(const onnx::Node &n, mlir::Value x, size_t biasInput) {
+  auto bias = input(n, biasInput, /*optional=*/true);
+  if (!bias)
+    return bias.takeError();
+  if (!*bias)
+    return x;
+  auto w = weight(n, **bias, (*bias)->name, false);
+  if (!w)
+    return w.takeError();
+  return b.create<enc::BinaryOp>(loc(n), x.getType(), x, *w, enc::BinaryKind::add).getResult();
+}
+
+/// The fused operators ONNX Runtime's transformer optimiser writes.
+llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
+  const std::string &op = n.opType;
+  auto eps = [&](float dflt) {
+    const onnx::Attribute *a = n.attribute("epsilon");
+    return a ? a->f : dflt;
+  };
+  if (op == "EmbedLayerNormalization") {
+    // input_ids, segment_ids, word, position, segment tables, gamma, beta, mask, position_ids
+    if (auto e = refuseUsedOutputs(n, 2))
+      return e;
+    Val sum;
+    sum.kind = Val::Embed;
+    auto ids = input(n, 0);
+    if (!ids)
+      return ids.takeError();
+    if ((*ids)->kind != Val::Ids)
+      return nodeErr(n, "its input_ids are not the graph input input_ids");
+    for (auto [k, slot] : {std::pair(size_t(2), &sum.word), std::pair(size_t(3), &sum.pos), std::pair(size_t(4), &sum.type)}) {
+      auto t = input(n, k, /*optional=*/k == 4);
+      if (!t)
+        return t.takeError();
+      if (!*t)
+        continue;
+      auto w = weight(n, **t, (*t)->name, false);
+      if (!w)
+        return w.takeError();
+      *slot = *w;
+    }
+    auto seg = input(n, 1, /*optional=*/true);
+    if (!seg)
+      return seg.takeError();
+    if (*seg && (*seg)->kind != Val::TypeIds && !((*seg)->kind == Val::IdPattern && (*seg)->zeros))
+      return nodeErr(n, "its segment_ids are not token_type_ids");
+    sum.typeFromInput = *seg && (*seg)->kind == Val::TypeIds;
+    if (n.inputs.size() > 8 && !n.inputs[8].empty()) {
+      auto pos = input(n, 8);
+      if (!pos)
+        return pos.takeError();
+      if ((*pos)->kind != Val::IdPattern || (*pos)->zeros)
+        return nodeErr(n, "its position_ids are not 0, 1, 2, ...");
+      sum.posOffset = (*pos)->offset;
+    }
+    const int64_t h = cast<RankedTensorType>(sum.word.getType()).getDimSize(1);
+    sum.dims = {kBatch, kSeq, h};
+    auto x = tensor(n, sum);
+    if (!x)
+      return x.takeError();
+    auto gamma = input(n, 5), beta = input(n, 6);
+    if (!gamma)
+      return gamma.takeError();
+    if (!beta)
+      return beta.takeError();
+    auto g = weight(n, **gamma, (*gamma)->name, false);
+    if (!g)
+      return g.takeError();
+    auto bt = weight(n, **beta, (*beta)->name, false);
+    if (!bt)
+      return bt.takeError();
+    set(n, tensorVal(b.create<enc::LayerNormOp>(loc(n), x->getType(), *x, *g, *bt, b.getF32FloatAttr(eps(1e-12f))),
+                     sum.dims));
+    // mask_index: the lengths of the right-padded mask.
+    auto mask = input(n, 7, /*optional=*/true);
+    if (!mask)
+      return mask.takeError();
+    if (n.outputs.size() > 1 && !n.outputs[1].empty()) {
+      if (!*mask || (*mask)->kind != Val::Mask || (*mask)->a != 1 || (*mask)->c != 0)
+        return nodeErr(n, "its mask is not the graph input attention_mask");
+      Val idx;
+      idx.kind = Val::MaskIndex;
+      idx.dims = {kBatch};
+      set(n, std::move(idx), 1);
+    }
+    return llvm::Error::success();
+  }
+  if (op == "Attention") {
+    // input, weights [H, 3H], bias [3H], mask_index; no past, no attention bias.
+    for (size_t k = 4; k < n.inputs.size(); ++k)
+      if (!n.inputs[k].empty())
+        return nodeErr(n, "has input " + Twine(k) + " (past state or attention bias), which is not supported");
+    if (auto e = refuseUsedOutputs(n, 1))
+      return e;
+    for (const char *attr : {"unidirectional", "do_rotary", "past_present_share_buffer"})
+      if (const onnx::Attribute *a = n.attribute(attr); a && a->i != 0)
+        return nodeErr(n, Twine(attr) + " = " + Twine(a->i) + " is not supported");
+    const onnx::Attribute *heads = n.attribute("num_heads");
+    auto x = input(n, 0), w = input(n, 1), mask = input(n, 3, /*optional=*/true);
+    if (!x)
+      return x.takeError();
+    if (!w)
+      return w.takeError();
+    if (!mask)
+      return mask.takeError();
+    if (!heads || heads->i <= 0)
+      return nodeErr(n, "has no num_heads");
+    const std::vector<int64_t> &wd = (*w)->dims;
+    if (wd.size() != 2 || (*x)->dims.size() != 3 || wd[0] != (*x)->dims[2] || wd[1] != 3 * wd[0] ||
+        wd[0] % heads->i != 0)
+      return nodeErr(n, "has weights " + shapeText(wd) + " for input " + shapeText((*x)->dims) +
+                            " (supported: [H, 3H], H a multiple of num_heads)");
+    if (const onnx::Attribute *q = n.attribute("qkv_hidden_sizes");
+        q && q->ints != std::vector<int64_t>{wd[0], wd[0], wd[0]})
+      return nodeErr(n, "has unequal qkv_hidden_sizes");
+    if (!*mask || !(((*mask)->kind == Val::MaskIndex) ||
+                     ((*mask)->kind == Val::Mask && (*mask)->a == 1 && (*mask)->c == 0 && (*mask)->dims.size() == 2)))
+      return nodeErr(n, "its mask is neither EmbedLayerNormalization's mask_index nor the attention_mask input "
+                        "(the runtime masks padded keys by sequence length)");
+    auto xv = tensor(n, **x);
+    if (!xv)
+      return xv.takeError();
+    auto wv = weight(n, **w, n.name + ".qkv.weight", /*transpose2d=*/true);
+    if (!wv)
+      return wv.takeError();
+    std::vector<int64_t> qkvDims = {kBatch, kSeq, wd[1]};
+    mlir::Value qkv = b.create<enc::LinearOp>(loc(n), typeOf(qkvDims), *xv, *wv, mlir::Value(), enc::Epilogue::none);
+    auto biased = addBias(n, qkv, 2);
+    if (!biased)
+      return biased.takeError();
+    const int64_t headDim = wd[0] / heads->i;
+    const onnx::Attribute *scaleAttr = n.attribute("scale");
+    const float scale = scaleAttr && scaleAttr->f != 0 ? scaleAttr->f : float(1.0 / std::sqrt(double(headDim)));
+    std::vector<int64_t> dims = (*x)->dims;
+    mlir::Value r = b.create<enc::AttentionOp>(loc(n), typeOf(dims), mlir::ValueRange{*biased}, lengthsArg,
+                                               b.getI64IntegerAttr(heads->i), b.getF32FloatAttr(scale),
+                                               enc::PaddingAttr::get(b.getContext(), enc::Padding::right));
+    set(n, tensorVal(r, dims));
+    return llvm::Error::success();
+  }
+  if (op == "SkipLayerNormalization") {
+    // input, skip, gamma, beta, bias: LN(input + bias + skip).
+    if (auto e = refuseUsedOutputs(n, 1))
+      return e;
+    auto x = input(n, 0), skip = input(n, 1), gamma = input(n, 2), beta = input(n, 3, /*optional=*/true);
+    for (auto *v : {&x, &skip, &gamma, &beta})
+      if (!*v)
+        return v->takeError();
+    if ((*x)->dims != (*skip)->dims)
+      return nodeErr(n, "adds " + shapeText((*skip)->dims) + " to " + shapeText((*x)->dims));
+    auto xv = tensor(n, **x);
+    if (!xv)
+      return xv.takeError();
+    auto biased = addBias(n, *xv, 4);
+    if (!biased)
+      return biased.takeError();
+    auto sv = tensor(n, **skip);
+    if (!sv)
+      return sv.takeError();
+    mlir::Value sum = b.create<enc::AddOp>(loc(n), biased->getType(), *biased, *sv);
+    auto g = weight(n, **gamma, (*gamma)->name, false);
+    if (!g)
+      return g.takeError();
+    mlir::Value bt;
+    if (*beta) {
+      auto w = weight(n, **beta, (*beta)->name, false);
+      if (!w)
+        return w.takeError();
+      bt = *w;
+    } else {
+      Val zeros = **gamma;
+      zeros.init = nullptr;
+      zeros.f.assign(size_t((*gamma)->numElements()), 0.0);
+      auto w = weight(n, zeros, (*gamma)->name + ".zero_bias", false);
+      if (!w)
+        return w.takeError();
+      bt = *w;
+    }
+    set(n, tensorVal(b.create<enc::LayerNormOp>(loc(n), sum.getType(), sum, *g, bt, b.getF32FloatAttr(eps(1e-12f))),
+                     (*x)->dims));
+    return llvm::Error::success();
+  }
+  if (op == "BiasGelu" || op == "FastGelu" || op == "Gelu") {
+    auto x = input(n, 0);
+    if (!x)
+      return x.takeError();
+    auto xv = tensor(n, **x);
+    if (!xv)
+      return xv.takeError();
+    auto biased = op == "Gelu" ? llvm::Expected<mlir::Value>(*xv) : addBias(n, *xv, 1);
+    if (!biased)
+      return biased.takeError();
+    const auto approx = op == "FastGelu" ? enc::GeluApproximation::tanh : enc::GeluApproximation::none;
+    set(n, tensorVal(b.create<enc::GeluOp>(loc(n), biased->getType(), *biased, approx), (*x)->dims));
+    return llvm::Error::success();
+  }
+  return nodeErr(n, "this com.microsoft operator is not supported (supported: EmbedLayerNormalization, Attention, "
+                    "SkipLayerNormalization, BiasGelu, FastGelu, Gelu)");
+}
+
 llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
   const std::string &op = n.opType;
+  if (n.domain == "com.microsoft")
+    return lowerMicrosoft(n);
   if (!n.domain.empty() && n.domain != "ai.onnx")
-    return nodeErr(n, "operators of domain '" + n.domain + "' are not supported (ONNX Runtime's fused com.microsoft "
-                      "operators come from its transformer optimiser: compile the model before optimisation)");
+    return nodeErr(n, "operators of domain '" + n.domain + "' are not supported");
   for (const onnx::Attribute &a : n.attributes)
     if (a.type == onnx::Attribute::kGraph)
       return nodeErr(n, "has a subgraph (control flow is not supported)");
@@ -1292,6 +1507,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> Lowerer::run(ModelDescription &desc) {
       typeNames.insert(n.outputs[0]);
     if (n.opType == "Gather" && n.inputs.size() == 2 && typeNames.contains(n.inputs[1]))
       if (auto it = inits.find(n.inputs[0]); it != inits.end() && !it->second->dims.empty())
+        typeVocab = it->second->dims[0];
+    if (n.opType == "EmbedLayerNormalization" && n.inputs.size() > 4 && typeNames.contains(n.inputs[1]))
+      if (auto it = inits.find(n.inputs[4]); it != inits.end() && !it->second->dims.empty())
         typeVocab = it->second->dims[0];
   }
   const bool takesTypeIds = typeVocab >= 2 && usedInputs.contains("token_type_ids");

@@ -2,8 +2,8 @@
 //
 // The reader on a real torch.onnx.export file (tests/reference/onnx), and every
 // way a file can be wrong giving one clear line (never a crash): truncated or
-// flipped bytes, a missing initialiser, an unsupported operator, a com.microsoft
-// operator, fixed input shapes, external data outside the model's folder or past
+// flipped bytes, a missing initialiser, an unsupported operator (plain, com.microsoft,
+// another domain), fixed input shapes, external data outside the model's folder or past
 // its file's end, and an attention mask used in a way the runtime cannot honour.
 // Hand-made models are written with a small protobuf encoder below.
 //
@@ -254,8 +254,14 @@ TEST(OnnxImport, HandMadeGraphErrorsNameTheNode) {
             std::string::npos);
 
   g = linearGraph();
-  g.nodes[1] = node("FastGelu", {"e"}, {"last_hidden_state"}, "com.microsoft");
-  EXPECT_NE(importError(writeFile("ms.onnx", model(g))).find("operators of domain 'com.microsoft' are not supported"),
+  g.nodes[1] = node("QOrderedAttention", {"e"}, {"last_hidden_state"}, "com.microsoft");
+  EXPECT_NE(importError(writeFile("ms.onnx", model(g)))
+                .find("node '/QOrderedAttention' (QOrderedAttention): this com.microsoft operator is not supported"),
+            std::string::npos);
+
+  g = linearGraph();
+  g.nodes[1] = node("LinearRegressor", {"e"}, {"last_hidden_state"}, "ai.onnx.ml");
+  EXPECT_NE(importError(writeFile("ml.onnx", model(g))).find("operators of domain 'ai.onnx.ml' are not supported"),
             std::string::npos);
 
   g = linearGraph();

@@ -5,7 +5,8 @@ Run (from the repository root, after building make-tiny-model), with a Python th
 torch, transformers 4.40.2, onnx and onnxruntime:
   PYTHON tests/reference/record_onnx.py --make-tiny-model BUILD/bin/make-tiny-model
 
-Writes tests/reference/onnx/CASE.onnx (the exported graph with its weights) and
+Writes tests/reference/onnx/CASE.onnx (the exported graph with its weights; for the *_ortopt cases
+after onnxruntime.transformers.optimizer, which writes its fused com.microsoft operators) and
 onnx_outputs.json next to this script: per case the make-tiny-model flags of the Hugging Face
 folder the export was made from (so a test can rebuild the same model and compare the two
 frontends), the opset, fixed token ids (right-padded batch, lengths, token types) and ONNX
@@ -44,6 +45,11 @@ CASES = [
     # torch's tanh GELU (F.gelu(approximate="tanh")) as exported at opset 17.
     {"name": "bert_gelu_tanh_opset17", "opset": 17,
      "flags": SMALL + ["--act", "gelu_pytorch_tanh", "--seed", "43", "--type-vocab", "1"]},
+    # ONNX Runtime's transformer optimiser applied to an export: EmbedLayerNormalization,
+    # Attention, SkipLayerNormalization and BiasGelu / FastGelu (com.microsoft).
+    {"name": "bert_gelu_opset17_ortopt", "opset": 17, "flags": SMALL + ["--seed", "41"], "optimize": True},
+    {"name": "bert_gelu_new_opset14_ortopt", "opset": 14, "flags": SMALL + ["--act", "gelu_new", "--seed", "42"],
+     "optimize": True},
 ]
 IDS = [[1, 17, 23, 99, 5, 64, 2], [1, 8, 33, 2], [1]]
 TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
@@ -78,6 +84,13 @@ def main():
             torch.onnx.export(model, inputs, path, input_names=names, output_names=["last_hidden_state"],
                               dynamic_axes=dyn, opset_version=c["opset"], dynamo=False)
             onnx.checker.check_model(path)
+            if c.get("optimize"):
+                from onnxruntime.transformers.optimizer import optimize_model
+                opt = optimize_model(path, model_type="bert", num_heads=model.config.num_attention_heads,
+                                     hidden_size=model.config.hidden_size, opt_level=None)
+                fused = {n.op_type for n in opt.model.graph.node if n.domain == "com.microsoft"}
+                assert {"EmbedLayerNormalization", "Attention", "SkipLayerNormalization"} <= fused, fused
+                opt.save_model_to_file(path)
             so = ort.SessionOptions()
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
             sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
@@ -87,6 +100,7 @@ def main():
             hidden = sess.run(["last_hidden_state"], feeds)[0]
             cases.append({
                 "name": c["name"], "file": "onnx/" + c["name"] + ".onnx", "opset": c["opset"],
+                "ort_optimized": bool(c.get("optimize")),
                 "flags": c["flags"], "ids": IDS, "type_ids": TYPES if with_types else [],
                 "hidden": [[[float(f"{v:.9g}") for v in row] for row in hidden[b, :len(s)]]
                            for b, s in enumerate(IDS)],
