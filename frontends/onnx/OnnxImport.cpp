@@ -62,7 +62,7 @@ int64_t product(llvm::ArrayRef<int64_t> dims) {
 }
 
 struct Val {
-  enum Kind { Const, Ids, TypeIds, IdPattern, Mask, MaskIndex, Embed, Tensor } kind = Tensor;
+  enum Kind { Const, Ids, TypeIds, IdPattern, Mask, MaskIndex, PadDerived, Embed, Tensor } kind = Tensor;
   std::vector<int64_t> dims; ///< the logical shape (batch / sequence as symbols)
   // Const: floats in f, integers in i (which may hold symbols); a large float
   // initialiser stays in `init` until it is used as a weight.
@@ -75,6 +75,9 @@ struct Val {
   bool zeros = false;
   int64_t offset = 0;
   int64_t maxIds = 0; ///< how many positions the sliced row holds
+  // PadDerived: RoBERTa's positions from the ids, (cumsum(ids != pad) * (ids != pad)) + pad,
+  // step by step; `offset` holds the pad id.
+  enum PadStage { IsPad, NotPad, CumSum, Masked } stage = IsPad;
   // Mask: a * attention_mask + c.
   double a = 1, c = 0;
   // Embed: the tables gathered so far.
@@ -823,6 +826,32 @@ llvm::Error Lowerer::lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind) 
   Val &x = **xa, &y = **xb;
   if (x.isConst() && y.isConst())
     return lowerConstArithmetic(n, x, y, kind);
+  // RoBERTa's positions: cumsum(ids != pad) * (ids != pad) + pad. For right-padded
+  // text (no pad id among the valid tokens) that is s + pad + 1 at position s.
+  if (x.kind == Val::PadDerived || y.kind == Val::PadDerived) {
+    Val &pd = x.kind == Val::PadDerived ? x : y;
+    Val &other = x.kind == Val::PadDerived ? y : x;
+    if (kind == enc::BinaryKind::mul && pd.stage == Val::CumSum && other.kind == Val::PadDerived &&
+        other.stage == Val::NotPad && other.offset == pd.offset) {
+      Val r = pd;
+      r.stage = Val::Masked;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
+    if (kind == enc::BinaryKind::add && pd.stage == Val::Masked && other.isConst() && other.numElements() == 1) {
+      auto k = ints(n, other, "the position offset");
+      if (!k)
+        return k.takeError();
+      Val r;
+      r.kind = Val::IdPattern;
+      r.offset = (*k)[0] + 1;
+      r.dims = pd.dims;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
+    return nodeErr(n, "computes with (input_ids == pad) in a way the frontend does not know (it knows RoBERTa's "
+                      "cumsum(ids != pad) * (ids != pad) + pad)");
+  }
   // The attention mask: a * mask + c, kept symbolic until it meets the scores.
   if (x.kind == Val::Mask || y.kind == Val::Mask) {
     Val &mask = x.kind == Val::Mask ? x : y;
@@ -1276,6 +1305,59 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
         isFloat ? r.f.push_back(value) : r.i.push_back(onnx::saturatingInt(value));
     }
     r.dims = *dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "Equal" && n.inputs.size() == 2) {
+    // ids == pad: the start of RoBERTa's position ids.
+    auto x = input(n, 0), y = input(n, 1);
+    if (!x)
+      return x.takeError();
+    if (!y)
+      return y.takeError();
+    Val *ids = (*x)->kind == Val::Ids ? *x : (*y)->kind == Val::Ids ? *y : nullptr;
+    Val *pad = ids == *x ? *y : *x;
+    if (ids) {
+      auto p = ints(n, *pad, "the compared value");
+      if (!p)
+        return p.takeError();
+      if (p->size() != 1)
+        return nodeErr(n, "compares input_ids with more than one value");
+      Val r;
+      r.kind = Val::PadDerived;
+      r.stage = Val::IsPad;
+      r.offset = (*p)[0];
+      r.dims = ids->dims;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
+  }
+  if (op == "Not") {
+    auto x = input(n, 0);
+    if (!x)
+      return x.takeError();
+    if ((*x)->kind != Val::PadDerived || (*x)->stage != Val::IsPad)
+      return nodeErr(n, "only (input_ids == pad) can be negated");
+    Val r = **x;
+    r.stage = Val::NotPad;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "CumSum") {
+    auto x = input(n, 0), axis = input(n, 1);
+    if (!x)
+      return x.takeError();
+    if (!axis)
+      return axis.takeError();
+    auto a = ints(n, **axis, "axis");
+    if (!a)
+      return a.takeError();
+    const onnx::Attribute *excl = n.attribute("exclusive"), *rev = n.attribute("reverse");
+    if ((*x)->kind != Val::PadDerived || (*x)->stage != Val::NotPad || a->size() != 1 ||
+        ((*a)[0] != 1 && (*a)[0] != -1) || (excl && excl->i) || (rev && rev->i))
+      return nodeErr(n, "only the running count of non-pad ids along the sequence is supported");
+    Val r = **x;
+    r.stage = Val::CumSum;
     set(n, std::move(r));
     return llvm::Error::success();
   }

@@ -1,12 +1,12 @@
 //===- OnnxTest.cpp - ONNX exports compiled end to end ---------------------===//
 //
-// The six ONNX files of tests/reference/onnx compiled with the real driver:
+// The seven ONNX files of tests/reference/onnx compiled with the real driver:
 // four torch.onnx.export files (opset 14 with LayerNorm decomposed, opset 17
 // with LayerNormalization; erf GELU, HF gelu_new's tanh form with pow, torch's
 // tanh GELU with x*x*x; token types as an input and as torch's buffered zeros)
 // and two of them after ONNX Runtime's transformer optimiser (com.microsoft
 // EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu /
-// FastGelu):
+// FastGelu); and a RoBERTa export (positions computed from the ids):
 //  - the last hidden state of a mixed-length batch equals ONNX Runtime's on
 //    the same file (recorded by record_onnx.py): max |err| / max |ref| <= 1e-5;
 //  - the fused IR is the one the Hugging Face frontend builds for the folder
@@ -73,6 +73,7 @@ TinyModelSpec specFromFlags(const std::vector<std::string> &flags) {
     else if (f == "--type-vocab") s.typeVocab = std::stoi(v);
     else if (f == "--act") s.act = v;
     else if (f == "--seed") s.seed = std::stoull(v);
+    else if (f == "--model-type") s.modelType = v;
     else throw std::runtime_error("record_onnx.py flag not handled here: " + f);
   }
   return s;
@@ -167,10 +168,11 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
 
 std::string caseName(const ::testing::TestParamInfo<int> &i) {
   static const char *const names[] = {"BertGeluOpset14",     "BertGeluOpset17",          "BertGeluNewOpset14",
-                                      "BertGeluTanhOpset17", "BertGeluOpset17OrtOptimised", "BertGeluNewOpset14OrtOptimised"};
+                                      "BertGeluTanhOpset17", "BertGeluOpset17OrtOptimised", "BertGeluNewOpset14OrtOptimised",
+                                      "RobertaOpset14"};
   return names[i.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, 6), caseName);
+INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, 7), caseName);
 
 } // namespace

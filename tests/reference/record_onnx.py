@@ -50,6 +50,10 @@ CASES = [
     {"name": "bert_gelu_opset17_ortopt", "opset": 17, "flags": SMALL + ["--seed", "41"], "optimize": True},
     {"name": "bert_gelu_new_opset14_ortopt", "opset": 14, "flags": SMALL + ["--act", "gelu_new", "--seed", "42"],
      "optimize": True},
+    # RoBERTa: position ids computed from the ids (cumsum(ids != pad) * (ids != pad) + pad); <s> = 0,
+    # and no pad id (1) among the valid tokens, as a tokenizer gives them.
+    {"name": "roberta_opset14", "opset": 14, "flags": SMALL + ["--model-type", "roberta", "--seed", "44"],
+     "ids": [[0, 17, 23, 99, 5, 64, 2], [0, 8, 33, 2], [0]]},
 ]
 IDS = [[1, 17, 23, 99, 5, 64, 2], [1, 8, 33, 2], [1]]
 TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
@@ -62,16 +66,17 @@ def main():
     out_dir = os.path.join(HERE, "onnx")
     os.makedirs(out_dir, exist_ok=True)
     cases = []
-    seq = max(map(len, IDS))
-    ids = np.zeros((len(IDS), seq), np.int64)
-    mask = np.zeros_like(ids)
-    types = np.zeros_like(ids)
-    for b, s in enumerate(IDS):
-        ids[b, :len(s)] = s
-        mask[b, :len(s)] = 1
-        types[b, :len(s)] = TYPES[b]
     with tempfile.TemporaryDirectory() as tmp:
         for c in CASES:
+            case_ids = c.get("ids", IDS)
+            seq = max(map(len, case_ids))
+            ids = np.zeros((len(case_ids), seq), np.int64)
+            mask = np.zeros_like(ids)
+            types = np.zeros_like(ids)
+            for b, s in enumerate(case_ids):
+                ids[b, :len(s)] = s
+                mask[b, :len(s)] = 1
+                types[b, :len(s)] = TYPES[b]
             d = os.path.join(tmp, c["name"])
             subprocess.run([args.make_tiny_model, d, *c["flags"]], check=True, stdout=subprocess.DEVNULL)
             model = AutoModel.from_pretrained(d, add_pooling_layer=False).eval()
@@ -101,9 +106,9 @@ def main():
             cases.append({
                 "name": c["name"], "file": "onnx/" + c["name"] + ".onnx", "opset": c["opset"],
                 "ort_optimized": bool(c.get("optimize")),
-                "flags": c["flags"], "ids": IDS, "type_ids": TYPES if with_types else [],
+                "flags": c["flags"], "ids": case_ids, "type_ids": TYPES if with_types else [],
                 "hidden": [[[float(f"{v:.9g}") for v in row] for row in hidden[b, :len(s)]]
-                           for b, s in enumerate(IDS)],
+                           for b, s in enumerate(case_ids)],
             })
     out = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                         "onnx": onnx.__version__, "onnxruntime": ort.__version__,
