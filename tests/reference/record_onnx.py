@@ -2,7 +2,7 @@
 """Exports tiny models to ONNX with torch.onnx.export and records ONNX Runtime's outputs.
 
 Run (from the repository root, after building make-tiny-model), with a Python that has
-torch, transformers 4.40.2, onnx and onnxruntime:
+torch, transformers 4.40.2, onnx, onnxscript and onnxruntime:
   PYTHON tests/reference/record_onnx.py --make-tiny-model BUILD/bin/make-tiny-model
 
 Writes tests/reference/onnx/CASE.onnx (the exported graph with its weights; for the *_ortopt cases
@@ -54,6 +54,9 @@ CASES = [
     # and no pad id (1) among the valid tokens, as a tokenizer gives them.
     {"name": "roberta_opset14", "opset": 14, "flags": SMALL + ["--model-type", "roberta", "--seed", "44"],
      "ids": [[0, 17, 23, 99, 5, 64, 2], [0, 8, 33, 2], [0]]},
+    # torch's dynamo exporter (torch.export + onnxscript, opset 18): other value names, Shape with
+    # start/end, Reshape with allowzero, the weights in an external-data file beside the model.
+    {"name": "bert_gelu_dynamo_opset18", "opset": 18, "flags": SMALL + ["--seed", "45"], "dynamo": True},
 ]
 IDS = [[1, 17, 23, 99, 5, 64, 2], [1, 8, 33, 2], [1]]
 TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
@@ -87,7 +90,8 @@ def main():
             dyn["last_hidden_state"] = {0: "batch", 1: "sequence"}
             path = os.path.join(out_dir, c["name"] + ".onnx")
             torch.onnx.export(model, inputs, path, input_names=names, output_names=["last_hidden_state"],
-                              dynamic_axes=dyn, opset_version=c["opset"], dynamo=False)
+                              dynamic_axes=dyn, opset_version=c["opset"], dynamo=bool(c.get("dynamo")),
+                              **({"external_data": True} if c.get("dynamo") else {}))
             onnx.checker.check_model(path)
             if c.get("optimize"):
                 from onnxruntime.transformers.optimizer import optimize_model
@@ -105,7 +109,7 @@ def main():
             hidden = sess.run(["last_hidden_state"], feeds)[0]
             cases.append({
                 "name": c["name"], "file": "onnx/" + c["name"] + ".onnx", "opset": c["opset"],
-                "ort_optimized": bool(c.get("optimize")),
+                "ort_optimized": bool(c.get("optimize")), "dynamo": bool(c.get("dynamo")),
                 "flags": c["flags"], "ids": case_ids, "type_ids": TYPES if with_types else [],
                 "hidden": [[[float(f"{v:.9g}") for v in row] for row in hidden[b, :len(s)]]
                            for b, s in enumerate(case_ids)],
