@@ -651,7 +651,32 @@ struct DivToScale : OpRewritePattern<DivOp> {
   }
 };
 
+/// matmul(scale(a, f), b) -> scale(matmul(a, b), f) (either operand).
+struct HoistScaleOutOfMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto sa = op.getA().getDefiningOp<ScaleOp>();
+    auto sb = op.getB().getDefiningOp<ScaleOp>();
+    ScaleOp s = sa ? sa : sb;
+    if (!s || !s->hasOneUse())
+      return failure();
+    auto mm = rewriter.create<MatmulOp>(op.getLoc(), op.getType(),
+                                        sa ? sa.getX() : op.getA(),
+                                        sa ? op.getB() : sb.getX(),
+                                        op.getTransposeB());
+    rewriter.replaceOpWithNewOp<ScaleOp>(op, op.getType(), mm,
+                                         s.getFactorAttr());
+    return success();
+  }
+};
+
 } // namespace
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<HoistScaleOutOfMatmul>(context);
+}
 
 void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {

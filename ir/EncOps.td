@@ -250,6 +250,9 @@ def Enc_MatmulOp : Enc_Op<"matmul", [Pure]> {
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = "$a `,` $b attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  // matmul(scale(a, f), b) -> scale(matmul(a, b), f): a scale on Q (DistilBERT
+  // divides Q by √d) moves onto the scores, where the attention fusion takes it.
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

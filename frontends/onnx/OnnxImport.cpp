@@ -381,6 +381,8 @@ llvm::Error Lowerer::lowerUnsqueeze(const onnx::Node &n, bool squeeze) {
     for (int64_t a : s)
       dims.insert(dims.begin() + a, 1);
   }
+  if (r.kind == Val::Mask && (dims.empty() || dims.back() != kSeq))
+    return nodeErr(n, "moves the attention mask's sequence axis from the last place (the mask is over keys)");
   r.dims = dims;
   set(n, std::move(r));
   return llvm::Error::success();
@@ -667,11 +669,12 @@ llvm::Error Lowerer::lowerReshape(const onnx::Node &n) {
     if (in.init && !in.isFloat)
       return nodeErr(n, "reshapes a large integer constant");
   } else if (in.kind == Val::Mask || in.kind == Val::Ids || in.kind == Val::TypeIds || in.kind == Val::IdPattern) {
-    // [B, S] <-> [B, 1, 1, S]: only size-1 dims may come and go.
+    // [B, S] <-> [B, 1, 1, S]: only size-1 dims may come and go, and the
+    // sequence stays last (the mask is over keys).
     std::vector<int64_t> a, c;
     for (int64_t d : in.dims) if (d != 1) a.push_back(d);
     for (int64_t d : *dims) if (d != 1) c.push_back(d);
-    if (a != c)
+    if (a != c || dims->empty() || dims->back() != in.dims.back())
       return nodeErr(n, "reshapes the mask or ids " + shapeText(in.dims) + " to " + shapeText(*dims));
   } else if (in.dims == *dims && in.layout == Val::Plain) {
     // no change
@@ -1315,6 +1318,21 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
       return x.takeError();
     if (!y)
       return y.takeError();
+    // mask == k (DistilBERT: attention_mask == 0, the padded keys): still affine in the mask.
+    if ((*x)->kind == Val::Mask || (*y)->kind == Val::Mask) {
+      Val *mask = (*x)->kind == Val::Mask ? *x : *y;
+      auto k = floats(n, mask == *x ? **y : **x);
+      if (!k)
+        return k.takeError();
+      if (k->size() != 1)
+        return nodeErr(n, "compares the attention mask with more than one value");
+      const double v0 = mask->c, v1 = mask->a + mask->c; // the values at mask 0 and 1
+      Val r = *mask;
+      r.c = v0 == (*k)[0];
+      r.a = double(v1 == (*k)[0]) - r.c;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
     Val *ids = (*x)->kind == Val::Ids ? *x : (*y)->kind == Val::Ids ? *y : nullptr;
     Val *pad = ids == *x ? *y : *x;
     if (ids) {
@@ -1360,6 +1378,37 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     r.stage = Val::CumSum;
     set(n, std::move(r));
     return llvm::Error::success();
+  }
+  if (op == "Where") {
+    // masked_fill: Where(padded keys, very negative, scores) (DistilBERT).
+    auto c = input(n, 0), x = input(n, 1), y = input(n, 2);
+    for (auto *v : {&c, &x, &y})
+      if (!*v)
+        return v->takeError();
+    if ((*c)->kind == Val::Mask) {
+      const Val &mask = **c;
+      const double atValid = mask.a + mask.c, atPadded = mask.c;
+      // Which branch valid keys take must be the scores, padded keys a constant <= -1e4.
+      const bool validTakesX = atValid != 0;
+      if ((atValid != 0 && atValid != 1) || (atPadded != 0 && atPadded != 1) || atValid == atPadded)
+        return nodeErr(n, "selects on the attention mask in a way the frontend does not know");
+      Val &scores = validTakesX ? **x : **y, &fill = validTakesX ? **y : **x;
+      auto f = fill.isConst() && fill.numElements() == 1 && !fill.init ? floats(n, fill)
+                                                                         : llvm::Expected<std::vector<double>>(
+                                                                               std::vector<double>{});
+      if (!f)
+        return f.takeError();
+      if (f->size() != 1 || !((*f)[0] <= -1e4) || scores.kind != Val::Tensor || scores.dims.size() != 4 ||
+          mask.dims.size() != 4 || mask.dims.back() != kSeq)
+        return nodeErr(n, "fills padded keys with something other than a constant <= -1e4 on 4-D scores; only "
+                          "that maps to the runtime's key-padding mask");
+      auto sv = tensor(n, scores);
+      if (!sv)
+        return sv.takeError();
+      mlir::Value r = b.create<enc::MaskOp>(loc(n), sv->getType(), *sv, lengthsArg);
+      set(n, tensorVal(r, scores.dims));
+      return llvm::Error::success();
+    }
   }
   if (op == "Equal" || op == "Where") {
     // Shape arithmetic (torch's expand(-1) idiom): elementwise on constant vectors.
@@ -1415,6 +1464,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     Val r = **x;
     if (r.kind != Val::IdPattern && r.kind != Val::Ids && r.kind != Val::TypeIds && r.kind != Val::Mask)
       return nodeErr(n, "only id patterns (positions, token types) and the mask can be expanded");
+    if (r.kind == Val::Mask && (r.dims.empty() || r.dims.back() != kSeq || llvm::count(r.dims, kSeq) != 1))
+      return nodeErr(n, "expands the attention mask " + shapeText(r.dims) + " whose last axis is not the sequence");
     r.dims = *dims;
     set(n, std::move(r));
     return llvm::Error::success();

@@ -1,13 +1,14 @@
 //===- OnnxTest.cpp - ONNX exports compiled end to end ---------------------===//
 //
-// The eight ONNX files of tests/reference/onnx compiled with the real driver:
+// The nine ONNX files of tests/reference/onnx compiled with the real driver:
 // four torch.onnx.export files (opset 14 with LayerNorm decomposed, opset 17
 // with LayerNormalization; erf GELU, HF gelu_new's tanh form with pow, torch's
 // tanh GELU with x*x*x; token types as an input and as torch's buffered zeros)
 // and two of them after ONNX Runtime's transformer optimiser (com.microsoft
 // EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu /
 // FastGelu); a RoBERTa export (positions computed from the ids); and one by
-// torch's dynamo exporter (opset 18, weights in an external-data file):
+// torch's dynamo exporter (opset 18, weights in an external-data file); and a
+// DistilBERT export (Q scaled before the product, the mask through Where):
 //  - the last hidden state of a mixed-length batch equals ONNX Runtime's on
 //    the same file (recorded by record_onnx.py): max |err| / max |ref| <= 1e-5;
 //  - the fused IR is the one the Hugging Face frontend builds for the folder
@@ -170,10 +171,10 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
 std::string caseName(const ::testing::TestParamInfo<int> &i) {
   static const char *const names[] = {"BertGeluOpset14",     "BertGeluOpset17",          "BertGeluNewOpset14",
                                       "BertGeluTanhOpset17", "BertGeluOpset17OrtOptimised", "BertGeluNewOpset14OrtOptimised",
-                                      "RobertaOpset14", "BertGeluDynamoOpset18"};
+                                      "RobertaOpset14", "BertGeluDynamoOpset18", "DistilbertOpset14"};
   return names[i.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, 8), caseName);
+INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, 9), caseName);
 
 } // namespace

@@ -57,6 +57,9 @@ CASES = [
     # torch's dynamo exporter (torch.export + onnxscript, opset 18): other value names, Shape with
     # start/end, Reshape with allowzero, the weights in an external-data file beside the model.
     {"name": "bert_gelu_dynamo_opset18", "opset": 18, "flags": SMALL + ["--seed", "45"], "dynamo": True},
+    # DistilBERT: Q divided by sqrt(d) before the product, the mask through Equal / Expand / Where
+    # (masked_fill), no token types.
+    {"name": "distilbert_opset14", "opset": 14, "flags": SMALL + ["--model-type", "distilbert", "--seed", "46"]},
 ]
 IDS = [[1, 17, 23, 99, 5, 64, 2], [1, 8, 33, 2], [1]]
 TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
@@ -82,8 +85,9 @@ def main():
                 types[b, :len(s)] = TYPES[b]
             d = os.path.join(tmp, c["name"])
             subprocess.run([args.make_tiny_model, d, *c["flags"]], check=True, stdout=subprocess.DEVNULL)
-            model = AutoModel.from_pretrained(d, add_pooling_layer=False).eval()
-            with_types = model.config.type_vocab_size > 1
+            kw = {} if "distilbert" in c["flags"] else {"add_pooling_layer": False}
+            model = AutoModel.from_pretrained(d, **kw).eval()
+            with_types = getattr(model.config, "type_vocab_size", 0) > 1
             inputs = (torch.tensor(ids), torch.tensor(mask)) + ((torch.tensor(types),) if with_types else ())
             names = ["input_ids", "attention_mask", "token_type_ids"][:len(inputs)]
             dyn = {n: {0: "batch", 1: "sequence"} for n in names}

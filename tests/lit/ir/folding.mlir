@@ -101,3 +101,30 @@ func.func @scale_kept(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %a = enc.scale %x {factor = 0.5 : f32} : tensor<?x4xf32>
   return %a : tensor<?x4xf32>
 }
+
+// -----
+
+// A scale on Q (DistilBERT's q / sqrt(d)) moves past the product onto the scores.
+// CHECK-LABEL: func.func @scale_into_matmul
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x2x?x16xf32>, %[[K:.*]]: tensor<?x2x?x16xf32>)
+// CHECK-NEXT: %[[S:.*]] = enc.matmul %[[Q]], %[[K]] {transpose_b}
+// CHECK-NEXT: %[[R:.*]] = enc.scale %[[S]] {factor = 2.500000e-01 : f32}
+// CHECK-NEXT: return %[[R]]
+func.func @scale_into_matmul(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>) -> tensor<?x2x?x?xf32> {
+  %qs = enc.scale %q {factor = 0.25 : f32} : tensor<?x2x?x16xf32>
+  %s = enc.matmul %qs, %k {transpose_b} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x?xf32>
+  return %s : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// Negative: the scaled Q has another user, so it stays.
+// CHECK-LABEL: func.func @scale_shared
+// CHECK: enc.scale %{{.*}} {factor = 2.500000e-01 : f32} : tensor<?x2x?x16xf32>
+// CHECK-NEXT: enc.matmul
+// CHECK-NOT: enc.scale
+func.func @scale_shared(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>) -> (tensor<?x2x?x?xf32>, tensor<?x2x?x16xf32>) {
+  %qs = enc.scale %q {factor = 0.25 : f32} : tensor<?x2x?x16xf32>
+  %s = enc.matmul %qs, %k {transpose_b} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x?xf32>
+  return %s, %qs : tensor<?x2x?x?xf32>, tensor<?x2x?x16xf32>
+}
