@@ -135,6 +135,10 @@ private:
   llvm::Error lowerMicrosoft(const onnx::Node &n);
   llvm::Error refuseUsedOutputs(const onnx::Node &n, size_t from);
   llvm::Expected<mlir::Value> addBias(const onnx::Node &n, mlir::Value x, size_t biasInput);
+  /// enc.layernorm of x with the gamma at input `gammaInput` and the beta at
+  /// `betaInput` (optional: zeros).
+  llvm::Expected<mlir::Value> layerNorm(const onnx::Node &n, mlir::Value x, size_t gammaInput, size_t betaInput,
+                                        float epsilon);
   llvm::Error lowerConstArithmetic(const onnx::Node &n, Val &x, Val &y, enc::BinaryKind kind);
   llvm::Error lowerGather(const onnx::Node &n);
   llvm::Error lowerMatMul(const onnx::Node &n);
@@ -967,6 +971,30 @@ llvm::Expected<mlir::Value> Lowerer::addBias(const onnx::Node &n, mlir::Value x,
   return b.create<enc::BinaryOp>(loc(n), x.getType(), x, *w, enc::BinaryKind::add).getResult();
 }
 
+llvm::Expected<mlir::Value> Lowerer::layerNorm(const onnx::Node &n, mlir::Value x, size_t gammaInput,
+                                               size_t betaInput, float epsilon) {
+  auto gamma = input(n, gammaInput), beta = input(n, betaInput, /*optional=*/true);
+  if (!gamma)
+    return gamma.takeError();
+  if (!beta)
+    return beta.takeError();
+  auto g = weight(n, **gamma, (*gamma)->name, false);
+  if (!g)
+    return g.takeError();
+  llvm::Expected<mlir::Value> bt = mlir::Value();
+  if (*beta) {
+    bt = weight(n, **beta, (*beta)->name, false);
+  } else {
+    Val zeros = **gamma;
+    zeros.init = nullptr;
+    zeros.f.assign(size_t((*gamma)->numElements()), 0.0);
+    bt = weight(n, zeros, (*gamma)->name + ".zero_bias", false);
+  }
+  if (!bt)
+    return bt.takeError();
+  return b.create<enc::LayerNormOp>(loc(n), x.getType(), x, *g, *bt, b.getF32FloatAttr(epsilon)).getResult();
+}
+
 /// The fused operators ONNX Runtime's transformer optimiser writes.
 llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
   const std::string &op = n.opType;
@@ -1015,19 +1043,10 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
     auto x = tensor(n, sum);
     if (!x)
       return x.takeError();
-    auto gamma = input(n, 5), beta = input(n, 6);
-    if (!gamma)
-      return gamma.takeError();
-    if (!beta)
-      return beta.takeError();
-    auto g = weight(n, **gamma, (*gamma)->name, false);
-    if (!g)
-      return g.takeError();
-    auto bt = weight(n, **beta, (*beta)->name, false);
-    if (!bt)
-      return bt.takeError();
-    set(n, tensorVal(b.create<enc::LayerNormOp>(loc(n), x->getType(), *x, *g, *bt, b.getF32FloatAttr(eps(1e-12f))),
-                     sum.dims));
+    auto ln = layerNorm(n, *x, 5, 6, eps(1e-12f));
+    if (!ln)
+      return ln.takeError();
+    set(n, tensorVal(*ln, sum.dims));
     // mask_index: the lengths of the right-padded mask.
     auto mask = input(n, 7, /*optional=*/true);
     if (!mask)
@@ -1099,8 +1118,8 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
     // input, skip, gamma, beta, bias: LN(input + bias + skip).
     if (auto e = refuseUsedOutputs(n, 1))
       return e;
-    auto x = input(n, 0), skip = input(n, 1), gamma = input(n, 2), beta = input(n, 3, /*optional=*/true);
-    for (auto *v : {&x, &skip, &gamma, &beta})
+    auto x = input(n, 0), skip = input(n, 1);
+    for (auto *v : {&x, &skip})
       if (!*v)
         return v->takeError();
     if ((*x)->dims != (*skip)->dims)
@@ -1115,26 +1134,10 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
     if (!sv)
       return sv.takeError();
     mlir::Value sum = b.create<enc::AddOp>(loc(n), biased->getType(), *biased, *sv);
-    auto g = weight(n, **gamma, (*gamma)->name, false);
-    if (!g)
-      return g.takeError();
-    mlir::Value bt;
-    if (*beta) {
-      auto w = weight(n, **beta, (*beta)->name, false);
-      if (!w)
-        return w.takeError();
-      bt = *w;
-    } else {
-      Val zeros = **gamma;
-      zeros.init = nullptr;
-      zeros.f.assign(size_t((*gamma)->numElements()), 0.0);
-      auto w = weight(n, zeros, (*gamma)->name + ".zero_bias", false);
-      if (!w)
-        return w.takeError();
-      bt = *w;
-    }
-    set(n, tensorVal(b.create<enc::LayerNormOp>(loc(n), sum.getType(), sum, *g, bt, b.getF32FloatAttr(eps(1e-12f))),
-                     (*x)->dims));
+    auto ln = layerNorm(n, sum, 2, 3, eps(1e-12f));
+    if (!ln)
+      return ln.takeError();
+    set(n, tensorVal(*ln, (*x)->dims));
     return llvm::Error::success();
   }
   if (op == "BiasGelu" || op == "FastGelu" || op == "Gelu") {
@@ -1534,47 +1537,23 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     return llvm::Error::success();
   }
   if (op == "LayerNormalization") {
-    auto x = input(n, 0), g = input(n, 1), bt = input(n, 2, /*optional=*/true);
+    auto x = input(n, 0);
     if (!x)
       return x.takeError();
-    if (!g)
-      return g.takeError();
-    if (!bt)
-      return bt.takeError();
     const int64_t rank = int64_t((*x)->dims.size());
     const onnx::Attribute *axis = n.attribute("axis");
     if (axis && axis->i != -1 && axis->i != rank - 1)
       return nodeErr(n, "normalises over more than the last axis");
-    for (size_t k = 1; k < n.outputs.size(); ++k)
-      if (!n.outputs[k].empty())
-        for (const onnx::Node &other : m.graph.nodes)
-          if (llvm::is_contained(other.inputs, n.outputs[k]))
-            return nodeErr(n, "its mean / inverse standard deviation outputs are used");
+    if (auto e = refuseUsedOutputs(n, 1)) // mean, inverse standard deviation
+      return e;
     const onnx::Attribute *eps = n.attribute("epsilon");
-    const float epsilon = eps ? eps->f : 1e-5f;
     auto v = tensor(n, **x);
     if (!v)
       return v.takeError();
-    auto gamma = weight(n, **g, (*g)->name, false);
-    if (!gamma)
-      return gamma.takeError();
-    mlir::Value beta;
-    if (*bt) {
-      auto w = weight(n, **bt, (*bt)->name, false);
-      if (!w)
-        return w.takeError();
-      beta = *w;
-    } else {
-      Val zeros = **g;
-      zeros.init = nullptr;
-      zeros.f.assign(size_t((*g)->numElements()), 0.0);
-      auto w = weight(n, zeros, (*g)->name + ".zero_bias", false);
-      if (!w)
-        return w.takeError();
-      beta = *w;
-    }
-    set(n, tensorVal(b.create<enc::LayerNormOp>(loc(n), v->getType(), *v, *gamma, beta, b.getF32FloatAttr(epsilon)),
-                     (*x)->dims));
+    auto ln = layerNorm(n, *v, 1, 2, eps ? eps->f : 1e-5f);
+    if (!ln)
+      return ln.takeError();
+    set(n, tensorVal(*ln, (*x)->dims));
     return llvm::Error::success();
   }
   if (op == "Softmax") {

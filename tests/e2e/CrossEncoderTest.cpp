@@ -213,26 +213,6 @@ TEST(CrossEncoderErrors, PoolingOptionRefused) {
 
 namespace {
 
-/// The spec make-tiny-model builds from `flags` (the options the recorded
-/// cases use; any other is a test failure).
-TinyModelSpec specFromRecordedFlags(const std::vector<std::string> &flags) {
-  TinyModelSpec s;
-  for (size_t i = 0; i + 1 < flags.size(); i += 2) {
-    const std::string &f = flags[i], &v = flags[i + 1];
-    if (f == "--hidden") s.hidden = std::stoi(v);
-    else if (f == "--heads") s.heads = std::stoi(v);
-    else if (f == "--layers") s.layers = std::stoi(v);
-    else if (f == "--intermediate") s.intermediate = std::stoi(v);
-    else if (f == "--pooling") s.pooling = v;
-    else if (f == "--num-labels") s.numLabels = std::stoi(v);
-    else if (f == "--seed") s.seed = std::stoull(v);
-    else if (f == "--act") s.act = v;
-    else if (f == "--weight-prefix") s.weightPrefix = v;
-    else ADD_FAILURE() << "unexpected make-tiny-model flag " << f;
-  }
-  return s;
-}
-
 // sentence-transformers' CrossEncoder (tests/reference/cross_encoder.json,
 // record_cross_encoder.py) on tiny BERT cross-encoders written by
 // make-tiny-model: the runtime's pair encoding equals the fast tokenizer's
@@ -246,7 +226,7 @@ TEST(CrossEncoderRecorded, ScoresMatchSentenceTransformers) {
   ASSERT_EQ(j["cases"].size(), 2u);
   for (const auto &c : j["cases"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
-    const TinyModelSpec spec = specFromRecordedFlags(c["flags"].get<std::vector<std::string>>());
+    const TinyModelSpec spec = tinyModelSpecFromFlags(c["flags"].get<std::vector<std::string>>());
     TempDir dir;
     TinyModel model = writeTinyModel(dir.path() + "/m", spec);
     const int64_t maxLen = c["max_length"].get<int64_t>();

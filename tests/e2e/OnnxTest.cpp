@@ -61,26 +61,6 @@ std::vector<OnnxCase> loadCases() {
   return cases;
 }
 
-/// The spec make-tiny-model builds from these flags (the ones record_onnx.py uses).
-TinyModelSpec specFromFlags(const std::vector<std::string> &flags) {
-  TinyModelSpec s;
-  for (size_t i = 0; i + 1 < flags.size(); i += 2) {
-    const std::string &f = flags[i], &v = flags[i + 1];
-    if (f == "--hidden") s.hidden = std::stoi(v);
-    else if (f == "--heads") s.heads = std::stoi(v);
-    else if (f == "--layers") s.layers = std::stoi(v);
-    else if (f == "--intermediate") s.intermediate = std::stoi(v);
-    else if (f == "--vocab") s.vocab = std::stoi(v);
-    else if (f == "--max-positions") s.maxPositions = std::stoi(v);
-    else if (f == "--type-vocab") s.typeVocab = std::stoi(v);
-    else if (f == "--act") s.act = v;
-    else if (f == "--seed") s.seed = std::stoull(v);
-    else if (f == "--model-type") s.modelType = v;
-    else throw std::runtime_error("record_onnx.py flag not handled here: " + f);
-  }
-  return s;
-}
-
 /// The enc op names of `mlir`, in order (weights left out: their names differ).
 std::vector<std::string> opSequence(const std::string &mlir) {
   std::vector<std::string> ops;
@@ -155,7 +135,7 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
   const auto onnxHidden = runCase(onnxArtifact, c);
   EXPECT_LE(relErr(onnxHidden, c.hidden), kTolerance) << "vs ONNX Runtime";
 
-  TinyModel hf = writeTinyModel(dir.path() + "/hf", specFromFlags(c.flags));
+  TinyModel hf = writeTinyModel(dir.path() + "/hf", tinyModelSpecFromFlags(c.flags));
   const std::string onnxIr = emitMlir(c.file), hfIr = emitMlir(hf.dir);
   ASSERT_EQ(onnxIr.rfind("error: ", 0), std::string::npos) << onnxIr;
   ASSERT_EQ(hfIr.rfind("error: ", 0), std::string::npos) << hfIr;

@@ -14,6 +14,61 @@ namespace fs = std::filesystem;
 
 namespace encc::testing {
 
+void applyTinyModelFlag(TinyModelSpec &spec, const std::string &flag, const std::string &value) {
+  auto integer = [&]() -> long long {
+    size_t used = 0;
+    long long x = 0;
+    try {
+      x = std::stoll(value, &used, 10);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size())
+      throw std::invalid_argument(flag + ": expected an integer, got '" + value + "'");
+    return x;
+  };
+  auto positive = [&] {
+    long long x = integer();
+    if (x <= 0 || x > (1 << 30))
+      throw std::invalid_argument(flag + ": expected a positive integer, got '" + value + "'");
+    return int(x);
+  };
+  if (flag == "--model-type") spec.modelType = value;
+  else if (flag == "--hidden") spec.hidden = positive();
+  else if (flag == "--layers") spec.layers = positive();
+  else if (flag == "--heads") spec.heads = positive();
+  else if (flag == "--intermediate") spec.intermediate = positive();
+  else if (flag == "--vocab") spec.vocab = positive();
+  else if (flag == "--max-positions") spec.maxPositions = positive();
+  else if (flag == "--type-vocab") spec.typeVocab = positive();
+  else if (flag == "--act") spec.act = value;
+  else if (flag == "--eps") {
+    try {
+      spec.eps = std::stod(value);
+    } catch (const std::exception &) {
+      throw std::invalid_argument("--eps: expected a number, got '" + value + "'");
+    }
+  } else if (flag == "--seed") {
+    long long x = integer();
+    if (x < 0)
+      throw std::invalid_argument("--seed: expected a non-negative integer");
+    spec.seed = uint64_t(x);
+  } else if (flag == "--pooling") spec.pooling = value;
+  else if (flag == "--dtype") spec.dtype = value;
+  else if (flag == "--weight-prefix") spec.weightPrefix = value;
+  else if (flag == "--num-labels") spec.numLabels = positive();
+  else throw std::invalid_argument("unknown option '" + flag + "'");
+}
+
+TinyModelSpec tinyModelSpecFromFlags(const std::vector<std::string> &flagValuePairs) {
+  if (flagValuePairs.size() % 2)
+    throw std::invalid_argument("tiny model flags: an option without a value");
+  TinyModelSpec spec;
+  for (size_t i = 0; i < flagValuePairs.size(); i += 2)
+    applyTinyModelFlag(spec, flagValuePairs[i], flagValuePairs[i + 1]);
+  return spec;
+}
+
 namespace {
 
 uint64_t splitmix64(uint64_t &state) {

@@ -72,6 +72,16 @@ struct ClassifierNames {
 };
 ClassifierNames classifierNames(const TinyModelSpec &spec);
 
+/// Sets the field of make-tiny-model's option `flag` ("--hidden", ...; the
+/// flags without a value, like --no-normalize, are not handled here) from
+/// `value`. Throws std::invalid_argument naming the flag for an unknown flag or
+/// a bad value.
+void applyTinyModelFlag(TinyModelSpec &spec, const std::string &flag, const std::string &value);
+
+/// The spec make-tiny-model builds from `flagValuePairs` ("--hidden", "32",
+/// ...), as recorded next to reference data. Throws like applyTinyModelFlag.
+TinyModelSpec tinyModelSpecFromFlags(const std::vector<std::string> &flagValuePairs);
+
 /// Generates the weights only (no files). Deterministic in spec.seed; each
 /// tensor has its own stream derived from (seed, name).
 TinyModel makeTinyWeights(const TinyModelSpec &spec);

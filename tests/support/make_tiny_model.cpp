@@ -50,18 +50,6 @@ options (default in brackets; "--opt V" and "--opt=V" both work):
   std::exit(2);
 }
 
-static long long parseInt(const std::string &flag, const std::string &v) {
-  try {
-    size_t used = 0;
-    long long x = std::stoll(v, &used, 10);
-    if (used != v.size())
-      throw std::invalid_argument(v);
-    return x;
-  } catch (const std::exception &) {
-    usageError(flag + ": expected an integer, got '" + v + "'");
-  }
-}
-
 int main(int argc, char **argv) {
   TinyModelSpec spec;
   std::string dir;
@@ -90,51 +78,11 @@ int main(int argc, char **argv) {
         usageError(flag + ": missing value");
       value = argv[++i];
     }
-    auto num = [&] {
-      long long x = parseInt(flag, value);
-      if (x <= 0 || x > (1 << 30))
-        usageError(flag + ": expected a positive integer, got '" + value + "'");
-      return int(x);
-    };
-    if (flag == "--model-type")
-      spec.modelType = value;
-    else if (flag == "--hidden")
-      spec.hidden = num();
-    else if (flag == "--layers")
-      spec.layers = num();
-    else if (flag == "--heads")
-      spec.heads = num();
-    else if (flag == "--intermediate")
-      spec.intermediate = num();
-    else if (flag == "--vocab")
-      spec.vocab = num();
-    else if (flag == "--max-positions")
-      spec.maxPositions = num();
-    else if (flag == "--type-vocab")
-      spec.typeVocab = num();
-    else if (flag == "--act")
-      spec.act = value;
-    else if (flag == "--eps") {
-      try {
-        spec.eps = std::stod(value);
-      } catch (const std::exception &) {
-        usageError("--eps: expected a number, got '" + value + "'");
-      }
-    } else if (flag == "--seed") {
-      long long s = parseInt(flag, value);
-      if (s < 0)
-        usageError("--seed: expected a non-negative integer");
-      spec.seed = uint64_t(s);
-    } else if (flag == "--pooling")
-      spec.pooling = value;
-    else if (flag == "--dtype")
-      spec.dtype = value;
-    else if (flag == "--weight-prefix")
-      spec.weightPrefix = value;
-    else if (flag == "--num-labels")
-      spec.numLabels = num();
-    else
-      usageError("unknown option '" + flag + "'");
+    try {
+      encc::testing::applyTinyModelFlag(spec, flag, value);
+    } catch (const std::invalid_argument &e) {
+      usageError(e.what());
+    }
   }
   if (dir.empty())
     usageError("missing output DIR");
