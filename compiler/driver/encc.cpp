@@ -1,6 +1,6 @@
 //===- encc.cpp - The encc command-line driver ----------------------------===//
 //
-//   encc compile MODEL_DIR [-o model.encm] [--emit=artifact|mlir|cpp] ...
+//   encc compile MODEL_DIR|MODEL.onnx [-o model.encm] [--emit=artifact|mlir|cpp] ...
 //   encc run model.encm --ids "101 7592 102" [--ids ...] [--format=json]
 //   encc embed model.encm "text" ... [--file lines.txt] [--format=json]
 //   encc rerank model.encm "query" "doc" ... [--file docs.txt] [--format=json]
@@ -36,8 +36,8 @@ const char *kUsage = R"(encc - ahead-of-time compiler for Transformer encoders
 usage: encc <command> [options]
 
 commands:
-  compile MODEL_DIR   compile a Hugging Face model folder (config.json, model.safetensors,
-                      vocab.txt or tokenizer.json) into a .encm artifact
+  compile MODEL       compile a Hugging Face model folder (config.json, model.safetensors,
+                      vocab.txt or tokenizer.json) or an ONNX file into a .encm artifact
   run ARTIFACT        run on token ids; prints the last hidden state (and pooled output)
   embed ARTIFACT TEXT...
                       tokenize, run, pool: sentence embeddings and their cosine matrix
@@ -46,7 +46,7 @@ commands:
   tokenize ARTIFACT TEXT...
                       the token ids the artifact's tokenizer gives each text
   inspect ARTIFACT    metadata, targets, tensors, plan steps and sizes
-  report MODEL_DIR    compile once per pass-pipeline prefix and measure what each pass buys
+  report MODEL        compile once per pass-pipeline prefix and measure what each pass buys
   keygen NAME         an Ed25519 key pair for signing artifacts: NAME.key (secret), NAME.pub
   sign ARTIFACT       sign an artifact (ARTIFACT.sig); runtimes given the public key refuse
                       artifacts without a valid signature (docs/security.md)
@@ -119,7 +119,9 @@ quantisation:
                         '<linear weight name> <absmax of its input>' ('#' comments)
 )";
 
-const char *kReportUsage = R"(usage: encc report MODEL_DIR [options]
+const char *kReportUsage = R"(usage: encc report MODEL [options]
+
+MODEL is a Hugging Face model folder or an ONNX file (as for encc compile).
 
 Compiles the model once per cumulative prefix of the pass pipeline (the first row has no
 passes), runs each build on the same inputs and tabulates what every pass buys: latency

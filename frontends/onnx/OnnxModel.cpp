@@ -420,7 +420,7 @@ llvm::Expected<Model> encc::onnx::parseOnnxModel(StringRef bytes, const std::str
     }
   });
   if (!ok)
-    return fail(path + ": not an ONNX model (malformed protobuf)");
+    return fail(path + ": not an ONNX model (malformed or truncated protobuf)");
   if (!sawGraph || m.irVersion <= 0)
     return fail(path + ": not an ONNX model (no " + (sawGraph ? "ir_version" : "graph") + ")");
   if (m.opset("") == 0)

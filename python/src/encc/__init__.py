@@ -332,7 +332,8 @@ class Model:
 def compile(model_dir, output, *, encc=None, quiet=True, **options):  # noqa: A001 - encc's verb
     """Runs ``encc compile MODEL_DIR -o OUTPUT`` and returns OUTPUT.
 
-    encc: the compiler's path (default: ``encc`` on PATH, or $ENCC). options become flags:
+    model_dir: a Hugging Face model folder or an ONNX file (``tokenizer="DIR"`` -> ``--tokenizer=DIR``
+    names the folder with its config.json and tokenizer files). encc: the compiler's path (default: ``encc`` on PATH, or $ENCC). options become flags:
     ``quantize="int8"`` -> ``--quantize=int8``, ``max_seq=128`` -> ``--max-seq=128``, ``normalize=False``
     -> ``--no-normalize``, ``cpu=["x86-64-v4", "x86-64-v3"]`` -> ``--cpu=x86-64-v4,x86-64-v3``.
     Raises FileNotFoundError when no compiler is found, Error with its message when it fails.
