@@ -54,6 +54,25 @@ std::string shapeText(llvm::ArrayRef<int64_t> dims) {
   return s + "]";
 }
 
+/// Static dims a shape computation may produce: 0 .. 2^31 (and the two symbols).
+constexpr int64_t kMaxDim = int64_t(1) << 31;
+
+/// True when every dim is a symbol or in [0, kMaxDim] and the static product
+/// stays below 2^40 (so products of shapes cannot overflow).
+bool saneDims(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d == kBatch || d == kSeq)
+      continue;
+    if (d < 0 || d > kMaxDim)
+      return false;
+    if (d > 0 && n > (int64_t(1) << 40) / d)
+      return false;
+    n *= d;
+  }
+  return true;
+}
+
 int64_t product(llvm::ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)
@@ -74,7 +93,6 @@ struct Val {
   // IdPattern: ids[.., s] = s + offset, or 0 everywhere.
   bool zeros = false;
   int64_t offset = 0;
-  int64_t maxIds = 0; ///< how many positions the sliced row holds
   // PadDerived: RoBERTa's positions from the ids, (cumsum(ids != pad) * (ids != pad)) + pad,
   // step by step; `offset` holds the pad id.
   enum PadStage { IsPad, NotPad, CumSum, Masked } stage = IsPad;
@@ -272,6 +290,9 @@ llvm::Expected<mlir::Value> Lowerer::weight(const onnx::Node &n, Val &v, const s
     for (double x : *values)
       if (!std::isfinite(x))
         return nodeErr(n, "initializer '" + v.name + "' holds NaN or infinity (--allow-non-finite accepts it)");
+  if (v.dims.empty() || llvm::any_of(v.dims, [](int64_t d) { return d <= 0; }))
+    return nodeErr(n, "weight '" + v.name + "' has the shape " + shapeText(v.dims) + " (a tensor with no empty "
+                      "dimension expected)");
   enc::WeightTensor t;
   t.type = enc::WeightType::F32;
   t.shape = v.dims;
@@ -466,6 +487,8 @@ llvm::Error Lowerer::lowerSlice(const onnx::Node &n) {
       return nodeErr(n, "slices '" + data.name + "' to the sequence length; only a row of position ids or "
                         "zeros is supported");
     const int64_t start = lo[size_t(symbolicAxis)];
+    if (start >= int64_t(v.size()))
+      return nodeErr(n, "slices '" + data.name + "' from " + Twine(start) + ", past its end");
     bool zeros = true, arange = true;
     for (size_t j = size_t(start); j < v.size(); ++j) {
       zeros &= v[j] == 0;
@@ -479,7 +502,6 @@ llvm::Error Lowerer::lowerSlice(const onnx::Node &n) {
     r.offset = zeros ? 0 : v[size_t(start)];
     r.dims = data.dims;
     r.dims[size_t(symbolicAxis)] = kSeq;
-    r.maxIds = int64_t(v.size()) - start;
     set(n, std::move(r));
     return llvm::Error::success();
   }
@@ -664,6 +686,11 @@ llvm::Error Lowerer::lowerReshape(const onnx::Node &n) {
   bool allowZero = false;
   if (const onnx::Attribute *a = n.attribute("allowzero"))
     allowZero = a->i != 0;
+  std::vector<int64_t> checkedTarget = *target;
+  for (int64_t &d : checkedTarget)
+    d = d == -1 ? 1 : d; // -1: inferred
+  if (!saneDims(checkedTarget))
+    return nodeErr(n, "has an invalid target shape " + shapeText(*target));
   auto dims = reshapeTarget(in.dims, *target, allowZero);
   if (!dims)
     return nodeErr(n, "cannot reshape " + shapeText(in.dims) + " to " + shapeText(*target));
@@ -1283,6 +1310,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     auto dims = ints(n, **shape, "shape");
     if (!dims)
       return dims.takeError();
+    if (!saneDims(*dims))
+      return nodeErr(n, "has an invalid shape " + shapeText(*dims));
     double value = 0;
     bool isFloat = true;
     if (const onnx::Attribute *a = n.attribute("value"); a && !a->t.empty()) {
@@ -1461,6 +1490,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     auto target = ints(n, **shape, "shape");
     if (!target)
       return target.takeError();
+    if (!saneDims(*target))
+      return nodeErr(n, "has an invalid shape " + shapeText(*target));
     auto dims = broadcastDims((*x)->dims, *target);
     if (!dims)
       return nodeErr(n, "cannot expand " + shapeText((*x)->dims) + " to " + shapeText(*target));
@@ -1716,8 +1747,11 @@ void describeModule(ModuleOp module, const enc::WeightStore &weights, ModelDescr
       auto pos = cast<RankedTensorType>(e.getPos().getType());
       d.vocab = word.getDimSize(0);
       d.maxSeq = pos.getDimSize(0) - int64_t(e.getPositionOffset());
-    } else if (isa<enc::MaskOp>(op)) {
+    } else if (isa<enc::MaskOp>(op)) { // one per attention layer
       ++d.layers;
+    } else if (auto a = dyn_cast<enc::AttentionOp>(op)) { // ONNX Runtime's Attention, already fused
+      ++d.layers;
+      d.heads = int64_t(a.getNumHeads());
     } else if (auto s = dyn_cast<enc::SplitHeadsOp>(op)) {
       d.heads = int64_t(s.getNumHeads());
     } else if (auto gelu = dyn_cast<enc::GeluOp>(op)) {

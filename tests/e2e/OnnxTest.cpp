@@ -135,7 +135,16 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
   const auto onnxHidden = runCase(onnxArtifact, c);
   EXPECT_LE(relErr(onnxHidden, c.hidden), kTolerance) << "vs ONNX Runtime";
 
-  TinyModel hf = writeTinyModel(dir.path() + "/hf", tinyModelSpecFromFlags(c.flags));
+  // The metadata read off the graph is the folder's.
+  const TinyModelSpec spec = tinyModelSpecFromFlags(c.flags);
+  const encrt_model_info info = encrt::Model(onnxArtifact).info();
+  EXPECT_EQ(info.hidden_size, spec.hidden);
+  EXPECT_EQ(info.num_layers, spec.layers);
+  EXPECT_EQ(info.num_heads, spec.heads);
+  EXPECT_EQ(info.vocab_size, spec.vocab);
+  EXPECT_EQ(info.max_seq, spec.maxPositions - spec.positionOffset());
+
+  TinyModel hf = writeTinyModel(dir.path() + "/hf", spec);
   const std::string onnxIr = emitMlir(c.file), hfIr = emitMlir(hf.dir);
   ASSERT_EQ(onnxIr.rfind("error: ", 0), std::string::npos) << onnxIr;
   ASSERT_EQ(hfIr.rfind("error: ", 0), std::string::npos) << hfIr;
