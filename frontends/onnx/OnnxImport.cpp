@@ -121,9 +121,9 @@ public:
   llvm::Expected<OwningOpRef<ModuleOp>> run(ModelDescription &desc);
 
 private:
-  llvm::Error err(const Twine &msg) const { return hfError(src + ": " + msg); }
+  llvm::Error err(const Twine &msg) const { return hfError(onnx::printable((src + ": " + msg).str())); }
   llvm::Error nodeErr(const onnx::Node &n, const Twine &msg) const {
-    return hfError(src + ": node '" + n.name + "' (" + n.opType + "): " + msg);
+    return hfError(onnx::printable((src + ": node '" + n.name + "' (" + n.opType + "): " + msg).str()));
   }
   Location loc(const onnx::Node &n) { return NameLoc::get(b.getStringAttr(n.name), fileLoc); }
 
@@ -1788,7 +1788,7 @@ llvm::Expected<ImportedModel> encc::lowerOnnxGraph(MLIRContext &ctx, const onnx:
       return success();
     });
     if (failed(verify(**module)))
-      return hfError(source + ": internal error: the lowered enc module does not verify: " + diag);
+      return hfError(onnx::printable(source + ": internal error: the lowered enc module does not verify: " + diag));
   }
   im.module = std::move(*module);
   return std::move(im);
@@ -1822,7 +1822,7 @@ static llvm::Error recognize(MLIRContext &ctx, ModuleOp module, const std::strin
   });
   if (!left.empty()) {
     if (getenv("ENCC_DEBUG_ONNX")) module.print(llvm::errs());
-    return hfError(left);
+    return hfError(onnx::printable(left));
   }
   // Constants the patterns consumed.
   SmallVector<Operation *> dead;

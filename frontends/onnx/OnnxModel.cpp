@@ -22,6 +22,7 @@
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -41,7 +42,9 @@ namespace {
 /// beyond any encoder, small enough that sizes in bytes cannot overflow).
 constexpr int64_t kMaxElements = int64_t(1) << 40;
 
-llvm::Error fail(const Twine &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
+llvm::Error fail(const Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), encc::onnx::printable(msg.str()));
+}
 
 size_t elementSize(int32_t type) {
   switch (type) {
@@ -283,6 +286,14 @@ int64_t Tensor::numElements() const {
 namespace {
 
 } // namespace
+
+std::string encc::onnx::printable(StringRef text) {
+  std::string s = llvm::json::isUTF8(text) ? text.str() : llvm::json::fixUTF8(text);
+  for (char &c : s)
+    if ((unsigned char)c < 0x20 || c == 0x7f)
+      c = '?';
+  return s;
+}
 
 int64_t encc::onnx::saturatingInt(double v) {
   if (!(v == v))

@@ -53,6 +53,10 @@ struct Tensor {
 llvm::Expected<std::vector<float>> tensorFloats(const Tensor &t);
 llvm::Expected<std::vector<int64_t>> tensorInts(const Tensor &t);
 
+/// `text` safe to print in a one-line message: invalid UTF-8 replaced (U+FFFD),
+/// control characters as '?' (names in a file are not trusted to be text).
+std::string printable(llvm::StringRef text);
+
 /// `v` as an integer: truncated, saturated at the int64 range, NaN as 0 (a
 /// float read as an integer must not be undefined behaviour).
 int64_t saturatingInt(double v);

@@ -290,6 +290,19 @@ TEST(OnnxImport, HandMadeGraphErrorsNameTheNode) {
             std::string::npos);
 }
 
+TEST(OnnxImport, NamesFromTheFileArePrintedSafely) {
+  // A node named with a newline, an escape and invalid UTF-8: the error stays one printable line.
+  GraphParts g = linearGraph();
+  std::string bad = fieldBytes(1, "e") + fieldBytes(2, "last_hidden_state") +
+                    fieldBytes(3, std::string("evil\n\x1b[2J\xff\xfe")) + fieldBytes(4, "Celu");
+  g.nodes[1] = bad;
+  const std::string err = importError(writeFile("names.onnx", model(g)));
+  EXPECT_NE(err.find("node 'evil??[2J"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos);
+  EXPECT_EQ(err.find('\x1b'), std::string::npos);
+  EXPECT_EQ(err.find("\xff"), std::string::npos);
+}
+
 TEST(OnnxImport, ExternalDataStaysInTheModelsFolderAndFile) {
   GraphParts g = linearGraph();
   g.initializers[1] = floatTensor("w", {4, 4}, {}, "../secret.bin");
