@@ -283,6 +283,14 @@ TEST(OnnxImport, HandMadeGraphErrorsNameTheNode) {
   EXPECT_NE(importError(writeFile("nomask.onnx", model(g))).find("the output does not depend on a graph input named attention_mask"),
             std::string::npos);
 
+  // A shape known only at run time (here: the ids themselves) cannot be folded.
+  g = embeddingGraph();
+  g.nodes.push_back(node("Reshape", {"x", "input_ids"}, {"last_hidden_state"}));
+  EXPECT_NE(importError(writeFile("dynshape.onnx", model(g)))
+                .find("node '/Reshape' (Reshape): shape 'input_ids' is not a constant (shapes must be known at "
+                      "compile time)"),
+            std::string::npos);
+
   // The mask added to something that is not 4-D scores.
   g = embeddingGraph();
   g.nodes.push_back(node("Add", {"x", "attention_mask"}, {"last_hidden_state"}));
