@@ -1657,7 +1657,6 @@ llvm::Expected<OwningOpRef<ModuleOp>> Lowerer::run(ModelDescription &desc) {
   }
   const bool takesTypeIds = typeVocab >= 2 && usedInputs.contains("token_type_ids");
 
-  MLIRContext *ctx = b.getContext();
   ModuleOp module = ModuleOp::create(fileLoc);
   OwningOpRef<ModuleOp> owned(module);
   b.setInsertionPointToEnd(module.getBody());
@@ -1734,12 +1733,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> Lowerer::run(ModelDescription &desc) {
   func.setFunctionType(b.getFunctionType(args, mlir::ValueRange(outs).getTypes()));
   desc.hidden = h;
   desc.typeVocab = takesTypeIds ? typeVocab : 0;
-  (void)ctx;
   return std::move(owned);
 }
 
 /// The facts the artifact records, read off the recognised module.
-void describeModule(ModuleOp module, const enc::WeightStore &weights, ModelDescription &d) {
+void describeModule(ModuleOp module, ModelDescription &d) {
   bool first = true;
   module.walk([&](Operation *op) {
     if (auto e = dyn_cast<enc::EmbeddingOp>(op)) {
@@ -1762,7 +1760,6 @@ void describeModule(ModuleOp module, const enc::WeightStore &weights, ModelDescr
       first = false;
     }
   });
-  (void)weights;
 }
 
 } // namespace
@@ -1879,7 +1876,7 @@ llvm::Expected<ImportedModel> encc::importOnnxModel(MLIRContext &ctx, const std:
   if (auto e = recognize(ctx, *im->module, path))
     return std::move(e);
   ModelDescription &d = im->description;
-  describeModule(*im->module, im->weights, d);
+  describeModule(*im->module, d);
   if (opts.maxSeq != 0) {
     if (opts.maxSeq < 1 || opts.maxSeq > d.maxSeq)
       return hfError(path + ": --max-seq " + Twine(opts.maxSeq) + " is out of range [1, " + Twine(d.maxSeq) +
