@@ -42,6 +42,25 @@ std::optional<Candidate> asCandidate(LinearOp op) {
   return Candidate{op, w, b};
 }
 
+/// The role an attention block gives the Linear's result: 0 (queries: the
+/// left operand of Q x K^T), 1 (keys: its right operand) or 2 (values: the
+/// right operand of probs x V), each through one single-use split_heads; -1
+/// when the result is not used that way.
+int attentionRole(LinearOp op) {
+  Value y = op.getResult();
+  if (!y.hasOneUse())
+    return -1;
+  auto heads = dyn_cast<SplitHeadsOp>(*y.getUsers().begin());
+  if (!heads || !heads.getResult().hasOneUse())
+    return -1;
+  auto mm = dyn_cast<MatmulOp>(*heads.getResult().getUsers().begin());
+  if (!mm)
+    return -1;
+  if (mm.getA() == heads.getResult())
+    return mm.getTransposeB() ? 0 : -1;
+  return mm.getTransposeB() ? 1 : 2;
+}
+
 /// Writes the concatenation (along dim 0) of `parts` into `store` as `name`
 /// unless present. Fails when a part is missing or not f32 of `partShape`.
 LogicalResult concatIntoStore(WeightStore &store, const std::string &name,
@@ -105,6 +124,18 @@ struct MergeLinears : OpRewritePattern<LinearOp> {
       return a.op->isBeforeInBlock(b.op);
     });
     group.resize(3);
+    // Q, K, V in that order when an attention block says which is which (an
+    // exporter may write them in any order), so that fuse-attention sees the
+    // packed layout; program order otherwise.
+    int roles[3] = {attentionRole(group[0].op), attentionRole(group[1].op),
+                    attentionRole(group[2].op)};
+    if (llvm::all_of(roles, [](int r) { return r >= 0; }) &&
+        (1 << roles[0] | 1 << roles[1] | 1 << roles[2]) == 7) {
+      SmallVector<Candidate, 3> byRole(3, group[0]);
+      for (int i = 0; i < 3; ++i)
+        byRole[roles[i]] = group[i];
+      group = byRole;
+    }
     if (!llvm::is_contained(
             llvm::map_range(group, [](const Candidate &c) { return c.op; }),
             root))
@@ -138,7 +169,11 @@ struct MergeLinears : OpRewritePattern<LinearOp> {
 
     Location loc = rewriter.getFusedLoc(
         {group[0].op.getLoc(), group[1].op.getLoc(), group[2].op.getLoc()});
-    rewriter.setInsertionPoint(group[0].op);
+    Operation *first = group[0].op;
+    for (const Candidate &c : group)
+      if (c.op->isBeforeInBlock(first))
+        first = c.op;
+    rewriter.setInsertionPoint(first);
     Type f32 = rewriter.getF32Type();
     Value w = rewriter.create<WeightOp>(
         loc, RankedTensorType::get({3 * n, kDim}, f32), wName);

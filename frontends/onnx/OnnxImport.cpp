@@ -1567,6 +1567,26 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     set(n, tensorVal(b.create<enc::ReduceMeanOp>(loc(n), typeOf(dims), *v), dims));
     return llvm::Error::success();
   }
+  if (op == "ReduceSum") {
+    // ORT's optimiser writes mask_index as ReduceSum(attention_mask, axis 1) when it does
+    // not fuse the embeddings (RoBERTa): the lengths of the right-padded mask.
+    auto x = input(n, 0);
+    if (!x)
+      return x.takeError();
+    auto axes = axesOf(n, 1, int64_t((*x)->dims.size()));
+    if (!axes)
+      return axes.takeError();
+    const onnx::Attribute *keep = n.attribute("keepdims");
+    const Val &mask = **x;
+    if (mask.kind != Val::Mask || mask.a != 1 || mask.c != 0 || mask.dims.size() != 2 ||
+        *axes != std::vector<int64_t>{1} || !keep || keep->i != 0)
+      return nodeErr(n, "only the sum of the attention_mask input over the sequence (keepdims 0) is supported");
+    Val idx;
+    idx.kind = Val::MaskIndex;
+    idx.dims = {kBatch};
+    set(n, std::move(idx));
+    return llvm::Error::success();
+  }
   if (op == "LayerNormalization") {
     auto x = input(n, 0);
     if (!x)

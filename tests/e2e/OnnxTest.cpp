@@ -1,14 +1,16 @@
 //===- OnnxTest.cpp - ONNX exports compiled end to end ---------------------===//
 //
-// The nine ONNX files of tests/reference/onnx compiled with the real driver:
-// four torch.onnx.export files (opset 14 with LayerNorm decomposed, opset 17
-// with LayerNormalization; erf GELU, HF gelu_new's tanh form with pow, torch's
-// tanh GELU with x*x*x; token types as an input and as torch's buffered zeros)
-// and two of them after ONNX Runtime's transformer optimiser (com.microsoft
-// EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu /
-// FastGelu); a RoBERTa export (positions computed from the ids); and one by
-// torch's dynamo exporter (opset 18, weights in an external-data file); and a
-// DistilBERT export (Q scaled before the product, the mask through Where):
+// The twelve ONNX files of tests/reference/onnx compiled with the real driver:
+// four BERT torch.onnx.export files (opset 14 with LayerNorm decomposed, opset
+// 17 with LayerNormalization; erf GELU, HF gelu_new's tanh form with pow,
+// torch's tanh GELU with x*x*x; token types as an input and as torch's
+// buffered zeros) and two of them after ONNX Runtime's transformer optimiser
+// (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization,
+// BiasGelu / FastGelu); RoBERTa (positions computed from the ids) as exported
+// and ORT-optimised (the mask index a ReduceSum), and XLM-R at opset 17; one
+// by torch's dynamo exporter (opset 18, weights in an external-data file); and
+// DistilBERT (Q scaled before the product, the mask through Where) as exported
+// and ORT-optimised (K projected before Q):
 //  - the last hidden state of a mixed-length batch equals ONNX Runtime's on
 //    the same file (recorded by record_onnx.py): max |err| / max |ref| <= 1e-5;
 //  - the fused IR is the one the Hugging Face frontend builds for the folder
@@ -160,10 +162,14 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
 std::string caseName(const ::testing::TestParamInfo<int> &i) {
   static const char *const names[] = {"BertGeluOpset14",     "BertGeluOpset17",          "BertGeluNewOpset14",
                                       "BertGeluTanhOpset17", "BertGeluOpset17OrtOptimised", "BertGeluNewOpset14OrtOptimised",
-                                      "RobertaOpset14", "BertGeluDynamoOpset18", "DistilbertOpset14"};
+                                      "RobertaOpset14", "BertGeluDynamoOpset18", "DistilbertOpset14",
+                                      "RobertaOpset14OrtOptimised", "XlmRobertaOpset17", "DistilbertOpset17OrtOptimised"};
   return names[i.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, 9), caseName);
+constexpr int kCases = 12;
+INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, kCases), caseName);
+
+TEST(OnnxExportCases, EveryRecordedCaseRuns) { EXPECT_EQ(loadCases().size(), size_t(kCases)); }
 
 } // namespace

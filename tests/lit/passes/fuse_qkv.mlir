@@ -47,6 +47,57 @@ func.func @no_bias_program_order(%x: tensor<2x5x8xf32>) -> (tensor<2x5x4xf32>, t
 
 // -----
 
+// An exporter wrote K before Q (ORT-optimised DistilBERT): the attention block
+// says which is which, so the slices follow Q, K, V and the merged Linear sits
+// where the first of the three was.
+// CHECK-LABEL: func.func @roles_kqv
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x8xf32>, %[[LEN:.*]]: tensor<?xi32>)
+// CHECK: %[[W:.*]] = enc.weight "q+k+v" : tensor<24x8xf32>
+// CHECK-NEXT: %[[QKV:.*]] = enc.linear %[[X]], %[[W]]
+// CHECK-NEXT: %[[S:.*]]:3 = enc.split %[[QKV]]
+// CHECK-NEXT: %[[KH:.*]] = enc.split_heads %[[S]]#1
+// CHECK-NEXT: %[[QH:.*]] = enc.split_heads %[[S]]#0
+// CHECK-NEXT: %[[VH:.*]] = enc.split_heads %[[S]]#2
+// CHECK-NEXT: enc.matmul %[[QH]], %[[KH]] {transpose_b}
+func.func @roles_kqv(%x: tensor<?x?x8xf32>, %len: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  %wq = enc.weight "q" : tensor<8x8xf32>
+  %wk = enc.weight "k" : tensor<8x8xf32>
+  %wv = enc.weight "v" : tensor<8x8xf32>
+  %k = enc.linear %x, %wk : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %q = enc.linear %x, %wq : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %v = enc.linear %x, %wv : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %qh = enc.split_heads %q {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %s, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Negative for roles: two of the Linears feed the same side (both as keys of
+// their own products), so program order stays.
+// CHECK-LABEL: func.func @roles_ambiguous
+// CHECK: enc.weight "k+q+v"
+func.func @roles_ambiguous(%x: tensor<?x?x8xf32>, %a: tensor<?x2x?x4xf32>) -> (tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x?x8xf32>) {
+  %wq = enc.weight "q" : tensor<8x8xf32>
+  %wk = enc.weight "k" : tensor<8x8xf32>
+  %wv = enc.weight "v" : tensor<8x8xf32>
+  %k = enc.linear %x, %wk : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %q = enc.linear %x, %wq : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %v = enc.linear %x, %wv : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %qh = enc.split_heads %q {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %s1 = enc.matmul %a, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %s2 = enc.matmul %a, %qh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  return %s1, %s2, %v : tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x?x8xf32>
+}
+
+// -----
+
 // A fourth Linear on the same input stays as it is; the first three merge.
 // CHECK-LABEL: func.func @four_linears
 // CHECK: enc.weight "a+b+c" : tensor<24x8xf32>
