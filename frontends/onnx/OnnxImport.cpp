@@ -160,6 +160,7 @@ private:
   llvm::Error lowerConstArithmetic(const onnx::Node &n, Val &x, Val &y, enc::BinaryKind kind);
   llvm::Error lowerGather(const onnx::Node &n);
   llvm::Error lowerMatMul(const onnx::Node &n);
+  llvm::Error lowerGemm(const onnx::Node &n);
   llvm::Error lowerReshape(const onnx::Node &n);
   llvm::Error lowerTranspose(const onnx::Node &n);
   llvm::Error lowerSlice(const onnx::Node &n);
@@ -184,6 +185,9 @@ private:
   std::map<std::string, const onnx::Tensor *> inits;
   std::map<std::string, mlir::Value> weightOps; ///< weight name -> enc.weight
   mlir::Value idsArg, lengthsArg, typeIdsArg;
+  /// The hidden state whose [CLS] row a classification head reads (Gather
+  /// along the sequence at index 0), else null.
+  mlir::Value clsSource;
   int64_t typeVocab = 0;
 };
 
@@ -552,6 +556,17 @@ llvm::Error Lowerer::lowerGather(const onnx::Node &n) {
     set(n, std::move(r));
     return llvm::Error::success();
   }
+  // A classification head's hidden[:, 0]: the [CLS] row of each sequence.
+  if (d.kind == Val::Tensor && d.dims.size() == 3 && d.dims[0] == kBatch && d.dims[1] == kSeq && axis == 1 &&
+      ix.isConst() && !ix.isFloat && ix.dims.empty() && ix.i.size() == 1 && ix.i[0] == 0) {
+    auto x = tensor(n, d);
+    if (!x)
+      return x.takeError();
+    std::vector<int64_t> dims = {kBatch, d.dims[2]};
+    clsSource = *x;
+    set(n, tensorVal(b.create<enc::PoolOp>(loc(n), typeOf(dims), *x, lengthsArg, enc::PoolingMode::cls), dims));
+    return llvm::Error::success();
+  }
   // Shape arithmetic: picking entries of a constant vector.
   if (d.isConst() && !d.init && d.dims.size() == 1 && ix.isConst()) {
     auto pick = ints(n, ix, "indices");
@@ -574,8 +589,56 @@ llvm::Error Lowerer::lowerGather(const onnx::Node &n) {
     set(n, std::move(r));
     return llvm::Error::success();
   }
-  return nodeErr(n, "only embedding-table lookups by input_ids / token_type_ids / position ids and "
-                    "shape-vector indexing are supported");
+  return nodeErr(n, "only embedding-table lookups by input_ids / token_type_ids / position ids, the [CLS] row "
+                    "of the hidden state and shape-vector indexing are supported");
+}
+
+/// Gemm: alpha * A B' + beta * C, as torch exports a Linear on a 2-D input
+/// (a classification head): a Linear with the constant B as its weight.
+llvm::Error Lowerer::lowerGemm(const onnx::Node &n) {
+  auto xa = input(n, 0), xb = input(n, 1);
+  if (!xa)
+    return xa.takeError();
+  if (!xb)
+    return xb.takeError();
+  Val &a = **xa, &bv = **xb;
+  auto attr = [&](const char *name, int64_t dflt) {
+    const onnx::Attribute *at = n.attribute(name);
+    return at ? at->i : dflt;
+  };
+  auto fattr = [&](const char *name) {
+    const onnx::Attribute *at = n.attribute(name);
+    return at ? at->f : 1.0f;
+  };
+  if (attr("transA", 0) != 0 || fattr("alpha") != 1.0f || fattr("beta") != 1.0f)
+    return nodeErr(n, "only alpha = beta = 1 without transA is supported");
+  if (!bv.isConst() || !bv.isFloat || bv.dims.size() != 2)
+    return nodeErr(n, "only a constant matrix B is supported");
+  const bool transB = attr("transB", 0) != 0;
+  const int64_t k = transB ? bv.dims[1] : bv.dims[0], outDim = transB ? bv.dims[0] : bv.dims[1];
+  if (a.dims.size() != 2 || a.dims[1] != k)
+    return nodeErr(n, "multiplies " + shapeText(a.dims) + " by " + shapeText(bv.dims) +
+                          (transB ? " (transposed)" : ""));
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    auto c = input(n, 2);
+    if (!c)
+      return c.takeError();
+    if ((*c)->dims != std::vector<int64_t>{outDim})
+      return nodeErr(n, "has C of shape " + shapeText((*c)->dims) + " (supported: a bias of [" + Twine(outDim) + "])");
+  }
+  auto x = tensor(n, a);
+  if (!x)
+    return x.takeError();
+  auto w = weight(n, bv, transB ? bv.name : bv.name + ".T", /*transpose2d=*/!transB);
+  if (!w)
+    return w.takeError();
+  std::vector<int64_t> dims = {a.dims[0], outDim};
+  mlir::Value y = b.create<enc::LinearOp>(loc(n), typeOf(dims), *x, *w, mlir::Value(), enc::Epilogue::none);
+  auto biased = addBias(n, y, 2);
+  if (!biased)
+    return biased.takeError();
+  set(n, tensorVal(*biased, dims));
+  return llvm::Error::success();
 }
 
 llvm::Error Lowerer::lowerMatMul(const onnx::Node &n) {
@@ -1548,6 +1611,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     return unary(enc::UnaryKind::tanh);
   if (op == "MatMul")
     return lowerMatMul(n);
+  if (op == "Gemm")
+    return lowerGemm(n);
   if (op == "ReduceMean") {
     auto x = input(n, 0);
     if (!x)
@@ -1736,12 +1801,23 @@ llvm::Expected<OwningOpRef<ModuleOp>> Lowerer::run(ModelDescription &desc) {
   if (!hidden)
     return hidden.takeError();
   const std::vector<int64_t> &dims = out->second.dims;
-  if (dims.size() != 3 || dims[0] != kBatch || dims[1] != kSeq || isSym(dims[2]))
-    return err("output '" + outName + "' has shape " + shapeText(dims) + ", not [batch, sequence, hidden]");
-  const int64_t h = dims[2];
   SmallVector<mlir::Value> outs{*hidden};
+  if (clsSource && dims.size() == 2 && dims[0] == kBatch && !isSym(dims[1]) && outName != "pooler_output") {
+    // A sequence-classification head: the hidden state it read, then the logits.
+    if (dims[1] < 1 || dims[1] > 4096)
+      return err("output '" + outName + "' has " + Twine(dims[1]) + " labels; 1 to 4096 are supported");
+    outs = {clsSource, *hidden};
+    desc.numLabels = dims[1];
+    desc.scoreActivation = dims[1] == 1 ? "sigmoid" : "identity";
+    desc.pooling = "none";
+    desc.normalize = false;
+  } else if (dims.size() != 3 || dims[0] != kBatch || dims[1] != kSeq || isSym(dims[2])) {
+    return err("output '" + outName + "' has shape " + shapeText(dims) +
+               ", neither [batch, sequence, hidden] nor a classification head's [batch, labels]");
+  }
+  const int64_t h = cast<RankedTensorType>(outs[0].getType()).getDimSize(2);
   auto pooledTy = RankedTensorType::get({ShapedType::kDynamic, h}, b.getF32Type());
-  if (desc.pooling != "none") {
+  if (desc.numLabels == 0 && desc.pooling != "none") {
     auto at = [&](const char *name) { return NameLoc::get(b.getStringAttr(name), fileLoc); };
     mlir::Value p = b.create<enc::PoolOp>(at("pooling"), pooledTy, *hidden, lengthsArg,
                                           desc.pooling == "cls" ? enc::PoolingMode::cls : enc::PoolingMode::mean);
@@ -1838,7 +1914,6 @@ static llvm::Error recognize(MLIRContext &ctx, ModuleOp module, const std::strin
            " is not part of a pattern encc recognises (LayerNorm, GELU, Linear bias, scaling) and has no kernel";
   });
   if (!left.empty()) {
-    if (getenv("ENCC_DEBUG_ONNX")) module.print(llvm::errs());
     return hfError(onnx::printable(left));
   }
   // Constants the patterns consumed.
@@ -1893,6 +1968,17 @@ llvm::Expected<ImportedModel> encc::importOnnxModel(MLIRContext &ctx, const std:
   auto im = lowerOnnxGraph(ctx, *model, path, opts);
   if (!im)
     return im.takeError();
+  if (im->description.numLabels > 0) {
+    if (!optsIn.pooling.empty() && optsIn.pooling != "none")
+      return hfError(path + ": a sequence-classification model (cross-encoder) scores text pairs; --pooling=" +
+                     optsIn.pooling + " does not apply");
+    if (config && config->classifies()) {
+      if (config->numLabels != im->description.numLabels)
+        return hfError(dir + "/config.json does not describe " + path + " (" + Twine(config->numLabels) +
+                       " labels vs " + Twine(im->description.numLabels) + ")");
+      im->description.scoreActivation = config->scoreActivation;
+    }
+  }
   if (auto e = recognize(ctx, *im->module, path))
     return std::move(e);
   ModelDescription &d = im->description;

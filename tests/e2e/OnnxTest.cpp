@@ -1,6 +1,6 @@
 //===- OnnxTest.cpp - ONNX exports compiled end to end ---------------------===//
 //
-// The twelve ONNX files of tests/reference/onnx compiled with the real driver:
+// The fourteen ONNX files of tests/reference/onnx compiled with the real driver:
 // four BERT torch.onnx.export files (opset 14 with LayerNorm decomposed, opset
 // 17 with LayerNormalization; erf GELU, HF gelu_new's tanh form with pow,
 // torch's tanh GELU with x*x*x; token types as an input and as torch's
@@ -10,9 +10,12 @@
 // and ORT-optimised (the mask index a ReduceSum), and XLM-R at opset 17; one
 // by torch's dynamo exporter (opset 18, weights in an external-data file); and
 // DistilBERT (Q scaled before the product, the mask through Where) as exported
-// and ORT-optimised (K projected before Q):
-//  - the last hidden state of a mixed-length batch equals ONNX Runtime's on
-//    the same file (recorded by record_onnx.py): max |err| / max |ref| <= 1e-5;
+// and ORT-optimised (K projected before Q); two sequence-classification heads
+// (BERT's pooler with one label, RoBERTa's head with three after ORT's
+// optimiser: output logits through a [CLS] Gather, Gemm, Tanh, Gemm):
+//  - the last hidden state (or the logits) of a mixed-length batch equals
+//    ONNX Runtime's on the same file (recorded by record_onnx.py):
+//    max |err| / max |ref| <= 1e-5;
 //  - the fused IR is the one the Hugging Face frontend builds for the folder
 //    the export was made from (make-tiny-model with the recorded flags): the
 //    same ops in the same order, and the same outputs (1e-5).
@@ -41,7 +44,8 @@ struct OnnxCase {
   std::string name, file;
   std::vector<std::string> flags;
   std::vector<std::vector<int32_t>> ids, typeIds;
-  std::vector<std::vector<std::vector<double>>> hidden;
+  std::vector<std::vector<std::vector<double>>> hidden; ///< empty for a classification head
+  std::vector<std::vector<double>> scores;               ///< a classification head's logits
 };
 
 std::vector<OnnxCase> loadCases() {
@@ -57,7 +61,10 @@ std::vector<OnnxCase> loadCases() {
     k.flags = c.at("flags").get<std::vector<std::string>>();
     k.ids = c.at("ids").get<std::vector<std::vector<int32_t>>>();
     k.typeIds = c.at("type_ids").get<std::vector<std::vector<int32_t>>>();
-    k.hidden = c.at("hidden").get<std::vector<std::vector<std::vector<double>>>>();
+    if (c.contains("scores"))
+      k.scores = c.at("scores").get<std::vector<std::vector<double>>>();
+    else
+      k.hidden = c.at("hidden").get<std::vector<std::vector<std::vector<double>>>>();
     cases.push_back(std::move(k));
   }
   return cases;
@@ -84,8 +91,14 @@ std::string emitMlir(const std::string &model) {
   return text;
 }
 
-/// Runs `artifact` on the case's batch; the valid rows of the hidden state.
-std::vector<std::vector<std::vector<double>>> runCase(const std::string &artifact, const OnnxCase &c) {
+/// The outputs of `artifact` on the case's batch: the valid rows of the
+/// hidden state, and a classification head's logits (else empty).
+struct CaseOutputs {
+  std::vector<std::vector<std::vector<double>>> hidden;
+  std::vector<std::vector<double>> scores;
+};
+
+CaseOutputs runCase(const std::string &artifact, const OnnxCase &c) {
   encrt::Model m(artifact);
   encrt::Session session(m);
   int64_t seq = 0;
@@ -102,25 +115,41 @@ std::vector<std::vector<std::vector<double>>> runCase(const std::string &artifac
   }
   const encrt::RunResult r = session.runTyped(ids, types, lengths, seq);
   const int64_t h = int64_t(r.hidden.size()) / (int64_t(c.ids.size()) * seq);
-  std::vector<std::vector<std::vector<double>>> out(c.ids.size());
+  CaseOutputs out;
+  out.hidden.resize(c.ids.size());
   for (size_t b = 0; b < c.ids.size(); ++b)
     for (int64_t t = 0; t < lengths[b]; ++t)
-      out[b].emplace_back(r.hidden.begin() + (int64_t(b) * seq + t) * h,
-                          r.hidden.begin() + (int64_t(b) * seq + t + 1) * h);
+      out.hidden[b].emplace_back(r.hidden.begin() + (int64_t(b) * seq + t) * h,
+                                 r.hidden.begin() + (int64_t(b) * seq + t + 1) * h);
+  const int64_t labels = m.info().num_labels;
+  if (labels > 0)
+    for (size_t b = 0; b < c.ids.size(); ++b)
+      out.scores.emplace_back(r.pooled.begin() + int64_t(b) * labels, r.pooled.begin() + int64_t(b + 1) * labels);
   return out;
+}
+
+double relErr(const std::vector<std::vector<double>> &got, const std::vector<std::vector<double>> &want) {
+  std::vector<double> a, b;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (i >= got.size() || got[i].size() != want[i].size())
+      return INFINITY;
+    a.insert(a.end(), got[i].begin(), got[i].end());
+    b.insert(b.end(), want[i].begin(), want[i].end());
+  }
+  return maxRelativeError(a, b);
 }
 
 double relErr(const std::vector<std::vector<std::vector<double>>> &got,
               const std::vector<std::vector<std::vector<double>>> &want) {
-  std::vector<double> a, b;
+  std::vector<std::vector<double>> a, b;
   for (size_t i = 0; i < want.size(); ++i)
     for (size_t t = 0; t < want[i].size(); ++t) {
       if (i >= got.size() || t >= got[i].size())
         return INFINITY;
-      a.insert(a.end(), got[i][t].begin(), got[i][t].end());
-      b.insert(b.end(), want[i][t].begin(), want[i][t].end());
+      a.push_back(got[i][t]);
+      b.push_back(want[i][t]);
     }
-  return maxRelativeError(a, b);
+  return relErr(a, b);
 }
 
 class OnnxExport : public ::testing::TestWithParam<int> {};
@@ -134,8 +163,11 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
 
   const std::string onnxArtifact = dir.path() + "/onnx.encm";
   ASSERT_EQ(compile(c.file, onnxArtifact, 0, "", kLevels), "");
-  const auto onnxHidden = runCase(onnxArtifact, c);
-  EXPECT_LE(relErr(onnxHidden, c.hidden), kTolerance) << "vs ONNX Runtime";
+  const CaseOutputs onnxOut = runCase(onnxArtifact, c);
+  if (c.scores.empty())
+    EXPECT_LE(relErr(onnxOut.hidden, c.hidden), kTolerance) << "vs ONNX Runtime";
+  else
+    EXPECT_LE(relErr(onnxOut.scores, c.scores), kTolerance) << "logits vs ONNX Runtime";
 
   // The metadata read off the graph is the folder's.
   const TinyModelSpec spec = tinyModelSpecFromFlags(c.flags);
@@ -145,6 +177,9 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
   EXPECT_EQ(info.num_heads, spec.heads);
   EXPECT_EQ(info.vocab_size, spec.vocab);
   EXPECT_EQ(info.max_seq, spec.maxPositions - spec.positionOffset());
+  EXPECT_EQ(info.num_labels, spec.numLabels);
+  if (spec.numLabels > 0)
+    EXPECT_EQ(std::string(info.score_activation), spec.numLabels == 1 ? "sigmoid" : "identity");
 
   TinyModel hf = writeTinyModel(dir.path() + "/hf", spec);
   const std::string onnxIr = emitMlir(c.file), hfIr = emitMlir(hf.dir);
@@ -156,18 +191,22 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
 
   const std::string hfArtifact = dir.path() + "/hf.encm";
   ASSERT_EQ(compile(hf.dir, hfArtifact, 0, "", kLevels), "");
-  EXPECT_LE(relErr(onnxHidden, runCase(hfArtifact, c)), kTolerance) << "vs the HF folder's artifact";
+  const CaseOutputs hfOut = runCase(hfArtifact, c);
+  EXPECT_LE(relErr(onnxOut.hidden, hfOut.hidden), kTolerance) << "vs the HF folder's artifact";
+  EXPECT_EQ(onnxOut.scores.size(), hfOut.scores.size());
+  EXPECT_LE(relErr(onnxOut.scores, hfOut.scores), kTolerance) << "logits vs the HF folder's artifact";
 }
 
 std::string caseName(const ::testing::TestParamInfo<int> &i) {
   static const char *const names[] = {"BertGeluOpset14",     "BertGeluOpset17",          "BertGeluNewOpset14",
                                       "BertGeluTanhOpset17", "BertGeluOpset17OrtOptimised", "BertGeluNewOpset14OrtOptimised",
                                       "RobertaOpset14", "BertGeluDynamoOpset18", "DistilbertOpset14",
-                                      "RobertaOpset14OrtOptimised", "XlmRobertaOpset17", "DistilbertOpset17OrtOptimised"};
+                                      "RobertaOpset14OrtOptimised", "XlmRobertaOpset17", "DistilbertOpset17OrtOptimised",
+                                      "BertCrossEncoderOpset14", "RobertaClassifierOpset17OrtOptimised"};
   return names[i.param];
 }
 
-constexpr int kCases = 12;
+constexpr int kCases = 14;
 INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, kCases), caseName);
 
 TEST(OnnxExportCases, EveryRecordedCaseRuns) { EXPECT_EQ(loadCases().size(), size_t(kCases)); }

@@ -85,6 +85,17 @@ std::string node(const std::string &op, std::vector<std::string> in, std::vector
   return n;
 }
 
+/// `n` with the INT attribute name = v.
+std::string withAttr(std::string n, const std::string &name, int64_t v) {
+  return n + fieldBytes(5, fieldBytes(1, name) + fieldVarint(3, uint64_t(v)) + fieldVarint(20, 2));
+}
+
+/// `n` with the FLOAT attribute name = v.
+std::string withAttr(std::string n, const std::string &name, float v) {
+  std::string bits(reinterpret_cast<const char *>(&v), 4);
+  return n + fieldBytes(5, fieldBytes(1, name) + varint((2u << 3) | 5) + bits + fieldVarint(20, 1));
+}
+
 /// [batch, sequence] INT64 (or fixed dims).
 std::string idsInput(const std::string &name, int64_t fixed = -1) {
   std::string dim = fixed >= 0 ? fieldVarint(1, uint64_t(fixed)) : fieldBytes(2, "batch");
@@ -295,6 +306,36 @@ TEST(OnnxImport, HandMadeGraphErrorsNameTheNode) {
   g = embeddingGraph();
   g.nodes.push_back(node("Add", {"x", "attention_mask"}, {"last_hidden_state"}));
   EXPECT_NE(importError(writeFile("mask.onnx", model(g))).find("node '/Add' (Add): uses the attention mask in a way"),
+            std::string::npos);
+}
+
+TEST(OnnxImport, ClassificationHeadsOutsideTheSupportedFormAreRefused) {
+  // hidden[:, 0] then Gemm: what torch exports for a classification head.
+  auto head = [](const std::string &gemm) {
+    GraphParts g = embeddingGraph();
+    g.initializers.push_back(intTensor("zero", {}, {0}));
+    g.initializers.push_back(floatTensor("cls.weight", {3, 4}, std::vector<float>(12, 0.5f)));
+    g.nodes.push_back(withAttr(node("Gather", {"x", "zero"}, {"cls"}), "axis", int64_t(1)));
+    g.nodes.push_back(gemm);
+    g.output = "logits";
+    return g;
+  };
+  const std::string gemm = node("Gemm", {"cls", "cls.weight"}, {"logits"});
+  EXPECT_NE(importError(writeFile("transa.onnx", model(head(withAttr(gemm, "transA", int64_t(1))))))
+                .find("node '/Gemm' (Gemm): only alpha = beta = 1 without transA is supported"),
+            std::string::npos);
+  EXPECT_NE(importError(writeFile("alpha.onnx", model(head(withAttr(gemm, "alpha", 0.5f)))))
+                .find("node '/Gemm' (Gemm): only alpha = beta = 1 without transA is supported"),
+            std::string::npos);
+  // Without transB the [3, 4] matrix does not multiply the [batch, 4] rows.
+  EXPECT_NE(importError(writeFile("shape.onnx", model(head(gemm))))
+                .find("node '/Gemm' (Gemm): multiplies [batch, 4] by [3, 4]"),
+            std::string::npos);
+  // The [CLS] row of a position other than 0 is not a classification head's.
+  GraphParts g = head(withAttr(gemm, "transB", int64_t(1)));
+  g.initializers.push_back(intTensor("two", {}, {2}));
+  g.nodes[g.nodes.size() - 2] = withAttr(node("Gather", {"x", "two"}, {"cls"}), "axis", int64_t(1));
+  EXPECT_NE(importError(writeFile("row2.onnx", model(g))).find("node '/Gather' (Gather): only embedding-table lookups"),
             std::string::npos);
 }
 

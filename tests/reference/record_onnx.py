@@ -10,8 +10,8 @@ after onnxruntime.transformers.optimizer, which writes its fused com.microsoft o
 onnx_outputs.json next to this script: per case the make-tiny-model flags of the Hugging Face
 folder the export was made from (so a test can rebuild the same model and compare the two
 frontends), the opset, fixed token ids (right-padded batch, lengths, token types) and ONNX
-Runtime's last_hidden_state for the valid rows (CPU execution provider, float32, graph
-optimisations off, so the file as written is what ran). The product never uses Python; this
+Runtime's last_hidden_state for the valid rows, or for the classification heads its logits
+(CPU execution provider, float32, graph optimisations off, so the file as written is what ran). The product never uses Python; this
 only produces test data.
 """
 import argparse
@@ -31,7 +31,7 @@ import onnx  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
-from transformers import AutoModel  # noqa: E402
+from transformers import AutoModel, AutoModelForSequenceClassification  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROBERTA_IDS = [[0, 17, 23, 99, 5, 64, 2], [0, 8, 33, 2], [0]]
@@ -73,6 +73,15 @@ CASES = [
     # decomposed with the K projection before Q's.
     {"name": "distilbert_opset17_ortopt", "opset": 17,
      "flags": SMALL + ["--model-type", "distilbert", "--seed", "46"], "optimize": {"SkipLayerNormalization"}},
+    # Sequence-classification heads (cross-encoders), output `logits`: hidden[:, 0] as a Gather
+    # along the sequence, Gemm (transB) + Tanh + Gemm. BERT's pooler with one label; RoBERTa's
+    # classification head with three, after ORT's optimiser.
+    {"name": "bert_cross_encoder_opset14", "opset": 14, "head": True,
+     "flags": SMALL + ["--seed", "48", "--num-labels", "1", "--pooling", "none", "--weight-prefix", "bert."]},
+    {"name": "roberta_classifier_opset17_ortopt", "opset": 17, "head": True, "ids": ROBERTA_IDS,
+     "flags": SMALL + ["--model-type", "roberta", "--seed", "49", "--num-labels", "3", "--pooling", "none",
+                       "--weight-prefix", "roberta."],
+     "optimize": {"Attention", "SkipLayerNormalization"}},
 ]
 IDS = [[1, 17, 23, 99, 5, 64, 2], [1, 8, 33, 2], [1]]
 TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
@@ -98,15 +107,19 @@ def main():
                 types[b, :len(s)] = TYPES[b]
             d = os.path.join(tmp, c["name"])
             subprocess.run([args.make_tiny_model, d, *c["flags"]], check=True, stdout=subprocess.DEVNULL)
-            kw = {} if "distilbert" in c["flags"] else {"add_pooling_layer": False}
-            model = AutoModel.from_pretrained(d, **kw).eval()
+            if c.get("head"):
+                model = AutoModelForSequenceClassification.from_pretrained(d).eval()
+            else:
+                kw = {} if "distilbert" in c["flags"] else {"add_pooling_layer": False}
+                model = AutoModel.from_pretrained(d, **kw).eval()
+            out_name = "logits" if c.get("head") else "last_hidden_state"
             with_types = getattr(model.config, "type_vocab_size", 0) > 1
             inputs = (torch.tensor(ids), torch.tensor(mask)) + ((torch.tensor(types),) if with_types else ())
             names = ["input_ids", "attention_mask", "token_type_ids"][:len(inputs)]
             dyn = {n: {0: "batch", 1: "sequence"} for n in names}
-            dyn["last_hidden_state"] = {0: "batch", 1: "sequence"}
+            dyn[out_name] = {0: "batch"} if c.get("head") else {0: "batch", 1: "sequence"}
             path = os.path.join(out_dir, c["name"] + ".onnx")
-            torch.onnx.export(model, inputs, path, input_names=names, output_names=["last_hidden_state"],
+            torch.onnx.export(model, inputs, path, input_names=names, output_names=[out_name],
                               dynamic_axes=dyn, opset_version=c["opset"], dynamo=bool(c.get("dynamo")),
                               **({"external_data": True} if c.get("dynamo") else {}))
             onnx.checker.check_model(path)
@@ -123,14 +136,17 @@ def main():
             feeds = {"input_ids": ids, "attention_mask": mask}
             if with_types:
                 feeds["token_type_ids"] = types
-            hidden = sess.run(["last_hidden_state"], feeds)[0]
+            result = sess.run([out_name], feeds)[0]
             cases.append({
                 "name": c["name"], "file": "onnx/" + c["name"] + ".onnx", "opset": c["opset"],
                 "ort_optimized": bool(c.get("optimize")), "dynamo": bool(c.get("dynamo")),
                 "flags": c["flags"], "ids": case_ids, "type_ids": TYPES if with_types else [],
-                "hidden": [[[float(f"{v:.9g}") for v in row] for row in hidden[b, :len(s)]]
-                           for b, s in enumerate(case_ids)],
             })
+            if c.get("head"):
+                cases[-1]["scores"] = [[float(f"{v:.9g}") for v in row] for row in result]
+            else:
+                cases[-1]["hidden"] = [[[float(f"{v:.9g}") for v in row] for row in result[b, :len(s)]]
+                                       for b, s in enumerate(case_ids)]
     out = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                         "onnx": onnx.__version__, "onnxruntime": ort.__version__,
                         "python": platform.python_version()},
