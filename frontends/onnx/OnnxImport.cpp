@@ -1055,6 +1055,9 @@ llvm::Expected<mlir::Value> Lowerer::addBias(const onnx::Node &n, mlir::Value x,
     return bias.takeError();
   if (!*bias)
     return x;
+  const int64_t width = cast<RankedTensorType>(x.getType()).getShape().back();
+  if ((*bias)->dims != std::vector<int64_t>{width})
+    return nodeErr(n, "has a bias of shape " + shapeText((*bias)->dims) + " for rows of " + Twine(width));
   auto w = weight(n, **bias, (*bias)->name, false);
   if (!w)
     return w.takeError();
@@ -1068,6 +1071,10 @@ llvm::Expected<mlir::Value> Lowerer::layerNorm(const onnx::Node &n, mlir::Value 
     return gamma.takeError();
   if (!beta)
     return beta.takeError();
+  const std::vector<int64_t> width = {cast<RankedTensorType>(x.getType()).getShape().back()};
+  for (const Val *v : {*gamma, *beta})
+    if (v && v->dims != width)
+      return nodeErr(n, "has a scale or bias of shape " + shapeText(v->dims) + " for rows of " + Twine(width[0]));
   auto g = weight(n, **gamma, (*gamma)->name, false);
   if (!g)
     return g.takeError();
