@@ -6,7 +6,14 @@ process, same token ids, same thread count, interleaved rounds (the median of th
 rounds' medians), plus each output's min token cosine vs encc fp32.
 
     precision_peers.py --onnx DIR/NAME.onnx --model-dir MODEL_DIR --encc-lib build/lib/libencrt.so \
-        --fp32 m.encm --bf16 m-bf16.encm --int8 m-int8.encm [--threads 2] [--rounds 7]
+        --fp32 m.encm [--bf16 m-bf16.encm] [--int8 m-int8.encm] [--threads 2] [--rounds 7] [--busy 1]
+
+--baseline-lib OTHER/libencrt.so: the same encc artifacts also through another build of the
+runtime (e.g. main's, to A/B a runtime change in one process; columns "... (baseline)").
+
+--busy N: the same table, then again with N busy processes (a spinning loop each, as
+another tenant of a shared server) running beside the peers, and each peer's slowdown
+(busy median / idle median).
 
 MODEL.onnx: the model exported with torch.onnx.export (inputs input_ids and
 attention_mask; output last_hidden_state), e.g. by `bench/peers/export_onnx.py MODEL_DIR
@@ -19,7 +26,9 @@ import argparse
 import ctypes
 import os
 import statistics
+import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -60,21 +69,28 @@ def main():
     ap.add_argument("--model-dir", required=True, help="the HF folder the ONNX file was exported from")
     ap.add_argument("--encc-lib", required=True)
     ap.add_argument("--fp32", required=True)
-    ap.add_argument("--bf16", required=True)
-    ap.add_argument("--int8", required=True)
+    ap.add_argument("--bf16")
+    ap.add_argument("--int8")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--runs", type=int, default=10, help="timed runs per round")
     ap.add_argument("--shapes", default="b1_s128,b8_s128,b8_mixed16-128")
+    ap.add_argument("--baseline-lib", help="another libencrt.so to run the same artifacts with")
+    ap.add_argument("--busy", type=int, default=0, help="also time with N busy processes beside the peers")
     args = ap.parse_args()
 
-    lib = ctypes.CDLL(args.encc_lib)
+    libs = [("", ctypes.CDLL(args.encc_lib))]
+    if args.baseline_lib:
+        libs.append((" (baseline)", ctypes.CDLL(os.path.abspath(args.baseline_lib))))
     peers = {}
     notes = []
-    for label, path in (("encc fp32", args.fp32), ("encc bf16", args.bf16), ("encc int8", args.int8)):
-        e = Encc(lib, path, args.threads)
-        peers[label] = e.runner
-        notes.append(f"{label}: code object {e.cpu_target}")
+    for suffix, lib in libs:
+        for label, path in (("encc fp32", args.fp32), ("encc bf16", args.bf16), ("encc int8", args.int8)):
+            if path is None:
+                continue
+            e = Encc(lib, path, args.threads)
+            peers[label + suffix] = e.runner
+            notes.append(f"{label + suffix}: code object {e.cpu_target}")
     try:
         for label, (make, note) in openvino_runners(args.onnx, args.threads).items():
             peers[label] = make
@@ -94,11 +110,33 @@ def main():
     wanted = args.shapes.split(",")
     shapes = [s for s in make_inputs() if s["name"] in wanted]
     print("\n".join(notes))
-    print(f"threads {args.threads}, {args.rounds} interleaved rounds x {args.runs} runs, median ms "
+    idle = table(peers, shapes, args, "idle")
+    if args.busy > 0:
+        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+        try:
+            time.sleep(1.0)
+            busy = table(peers, shapes, args, f"{args.busy} busy process(es) beside them")
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
+        print("\nslowdown under load (busy median / idle median)")
+        header = ["shape"] + list(peers)
+        print("| " + " | ".join(header) + " |")
+        print("|" + " --- |" * len(header))
+        for shape in shapes:
+            n = shape["name"]
+            print("| " + " | ".join([n] + [f"{busy[n][p] / idle[n][p]:.2f}x" for p in peers]) + " |")
+
+
+def table(peers, shapes, args, title):
+    """Prints one table of medians; returns {shape: {peer: median ms}}."""
+    print(f"\n{title}: threads {args.threads}, {args.rounds} interleaved rounds x {args.runs} runs, median ms "
           "(min token cosine vs encc fp32)")
     header = ["shape"] + list(peers)
     print("| " + " | ".join(header) + " |")
     print("|" + " --- |" * len(header))
+    out = {}
     for shape in shapes:
         fns = {label: make(shape) for label, make in peers.items()}
         ref = np.array(fns["encc fp32"](), copy=True)
@@ -114,7 +152,8 @@ def main():
             cells.append(f"{med[label]:.1f}{c}")
         print("| " + " | ".join(cells) + " |")
         sys.stdout.flush()
-
+        out[shape["name"]] = med
+    return out
 
 if __name__ == "__main__":
     main()

@@ -67,31 +67,49 @@ void ThreadPool::runTasks() {
   }
 }
 
+namespace {
+constexpr uint64_t kClosed = uint64_t(1) << 32;
+constexpr uint64_t kJoinedMask = kClosed - 1;
+inline uint64_t generationOf(uint64_t state) { return state >> 33; }
+} // namespace
+
 void ThreadPool::workerLoop() {
-  uint64_t seen = 0;
+  uint64_t seen = 0; // the last generation this worker joined or skipped
   for (;;) {
-    bool ready = false;
-    for (int i = 0; i < kSpinIterations; ++i) {
-      if (generation_.load(std::memory_order_acquire) != seen ||
-          stop_.load(std::memory_order_relaxed)) {
-        ready = true;
-        break;
-      }
+    // Wait for a job this worker has not seen.
+    uint64_t s = state_.load(std::memory_order_acquire);
+    for (int i = 0; i < kSpinIterations && generationOf(s) == seen && !stop_.load(std::memory_order_relaxed);
+         ++i) {
       cpuRelax();
+      s = state_.load(std::memory_order_acquire);
     }
-    if (!ready) {
+    if (generationOf(s) == seen && !stop_.load()) {
       std::unique_lock<std::mutex> lock(mutex_);
       ++sleepers_;
-      wake_.wait(lock, [&] {
-        return stop_.load() || generation_.load() != seen;
-      });
+      wake_.wait(lock, [&] { return stop_.load() || generationOf(state_.load()) != seen; });
       --sleepers_;
     }
     if (stop_.load())
       return;
-    seen = generation_.load(std::memory_order_acquire);
+    // Join it unless it is already closed (then its fields are not read).
+    s = state_.load(std::memory_order_acquire);
+    seen = generationOf(s);
+    bool joined = false;
+    while (!(s & kClosed) && generationOf(s) == seen)
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        joined = true;
+        break;
+      }
+    if (!joined)
+      continue;
     runTasks();
-    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Leave; the caller waits for as many leavers as joined the closed job.
+    // seq_cst here and at the close: of "leave, then look for the close" and
+    // "close, then count the leavers" at least one sees the other's write, so
+    // the caller never sleeps on a job whose last leaver did not notify it.
+    const uint32_t left = left_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    const uint64_t now = state_.load(std::memory_order_seq_cst);
+    if ((now & kClosed) && generationOf(now) == seen && left == (now & kJoinedMask)) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_.notify_one();
     }
@@ -111,24 +129,27 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
   context_ = context;
   numTasks_ = numTasks;
   next_.store(0, std::memory_order_relaxed);
-  active_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  left_.store(0, std::memory_order_relaxed);
   bool wakeSleepers;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
+    const uint64_t generation = generationOf(state_.load(std::memory_order_relaxed)) + 1;
+    state_.store((generation & ((uint64_t(1) << 31) - 1)) << 33, std::memory_order_release);
     wakeSleepers = sleepers_ > 0;
   }
   if (wakeSleepers)
     wake_.notify_all();
   runTasks();
-  // Every worker must leave the job before its fields are reused.
+  // Every task is claimed: close the job, then wait for the workers that
+  // joined it to leave before its fields are reused.
+  const uint32_t joined = uint32_t(state_.fetch_or(kClosed, std::memory_order_seq_cst) & kJoinedMask);
   for (int i = 0; i < kSpinIterations; ++i) {
-    if (active_.load(std::memory_order_acquire) == 0)
+    if (left_.load(std::memory_order_seq_cst) == joined)
       return;
     cpuRelax();
   }
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return active_.load(std::memory_order_acquire) == 0; });
+  done_.wait(lock, [&] { return left_.load(std::memory_order_seq_cst) == joined; });
 }
 
 } // namespace encrt::rt

@@ -6,6 +6,11 @@
 // (plan steps follow each other closely) and then sleep. Calls from
 // different threads are serialised (sessions of one model take turns).
 //
+// A job waits only for the workers that joined it: tasks are claimed one by
+// one, and once the caller has claimed the last one it closes the job, so a
+// worker the OS has descheduled (another process on its core) and that wakes
+// late finds the job closed and skips it instead of holding up every step.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_THREADPOOL_H
 #define ENCRT_THREADPOOL_H
@@ -49,10 +54,13 @@ private:
   std::condition_variable wake_, done_;
   int sleepers_ = 0;
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> generation_{0}; ///< bumped for each job
-  std::atomic<int> active_{0};          ///< workers still inside the job
+  /// The current job: its generation (bits 63..33), closed (bit 32: no worker
+  /// may join any more) and the workers that joined (bits 31..0). A worker
+  /// joins by a compare-exchange while the job is open.
+  std::atomic<uint64_t> state_{0};
+  std::atomic<uint32_t> left_{0}; ///< joined workers that have left the job
 
-  // The current job (published by the generation_ release store).
+  // The current job's fields (published by the state_ release store).
   TaskFn fn_ = nullptr;
   void *context_ = nullptr;
   int32_t numTasks_ = 0;
