@@ -6,6 +6,10 @@
 // RUN: printf 'l0.q.weight lots\n' > %t.bad
 // RUN: not enc-opt %s -enc-quantize-linear-int8=calibration=%t.bad -split-input-file 2>&1 | FileCheck %s --check-prefix=BADCAL
 // RUN: not enc-opt %s -enc-quantize-linear-int8=calibration=%t.missing -split-input-file 2>&1 | FileCheck %s --check-prefix=NOCAL
+// An unclosed bracket or quote in the options is refused (MLIR's option parser would loop).
+// RUN: not enc-opt %s '-enc-quantize-linear-int8=skip=[' 2>&1 | FileCheck %s --check-prefix=UNBALANCED
+// RUN: not enc-opt %s '--pass-pipeline=builtin.module(enc-quantize-linear-int8{skip="a})' 2>&1 | FileCheck %s --check-prefix=UNBALANCED
+// UNBALANCED: enc-opt: error: unbalanced brackets or quotes in the pass options of
 // enc-quantize-linear-int8: enc.linear with an f32 enc.weight -> enc.quantize
 // (per token, one per distinct input) + enc.qlinear over "<w>.q8" /
 // "<w>.q8scale", keeping bias and epilogue; the word table of enc.embedding
