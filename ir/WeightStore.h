@@ -36,6 +36,17 @@ class WeightStore {
 public:
   /// Adds or replaces `name`.
   void set(const std::string &name, WeightTensor t) { tensors_[name] = std::move(t); }
+  /// Moves `from` to `to`; false (nothing changed) when `from` is missing or
+  /// `to` is taken.
+  bool rename(const std::string &from, const std::string &to) {
+    auto it = tensors_.find(from);
+    if (it == tensors_.end() || tensors_.count(to))
+      return false;
+    auto node = tensors_.extract(it);
+    node.key() = to;
+    tensors_.insert(std::move(node));
+    return true;
+  }
   const WeightTensor *find(const std::string &name) const {
     auto it = tensors_.find(name);
     return it == tensors_.end() ? nullptr : &it->second;

@@ -1869,6 +1869,30 @@ void describeModule(ModuleOp module, ModelDescription &d) {
 
 bool encc::isOnnxPath(const std::string &path) { return llvm::StringRef(path).ends_with_insensitive(".onnx"); }
 
+/// Exporters that name neither the MatMul node after its module nor the
+/// weight (torch's dynamo exporter: `node_MatMul_140`, `val_147`) leave a
+/// Linear's weight as `val_147.T`; when the bias added to it is named
+/// `M.bias`, the weight becomes `M.weight`, the HF checkpoint's name (so
+/// --quantize-skip patterns and reports read the same on both frontends).
+static void nameWeightsAfterTheirBias(ModuleOp module, enc::WeightStore &weights) {
+  module.walk([&](enc::LinearOp linear) {
+    auto w = linear.getWeight().getDefiningOp<enc::WeightOp>();
+    if (!w || !w.getName().ends_with(".T") || !w->hasOneUse() || !linear.getResult().hasOneUse())
+      return;
+    auto add = dyn_cast<enc::BinaryOp>(*linear.getResult().getUsers().begin());
+    if (!add || add.getKind() != enc::BinaryKind::add)
+      return;
+    auto bias = add.getRhs().getDefiningOp<enc::WeightOp>();
+    if (!bias)
+      bias = add.getLhs().getDefiningOp<enc::WeightOp>();
+    if (!bias || !bias.getName().ends_with(".bias"))
+      return;
+    const std::string name = bias.getName().drop_back(sizeof(".bias") - 1).str() + ".weight";
+    if (weights.rename(w.getName().str(), name))
+      w.setName(name);
+  });
+}
+
 llvm::Expected<ImportedModel> encc::lowerOnnxGraph(MLIRContext &ctx, const onnx::Model &model,
                                                    const std::string &source, const OnnxImportOptions &opts) {
   ctx.loadDialect<func::FuncDialect, enc::EncDialect>();
@@ -1880,6 +1904,7 @@ llvm::Expected<ImportedModel> encc::lowerOnnxGraph(MLIRContext &ctx, const onnx:
   auto module = lowerer.run(im.description);
   if (!module)
     return module.takeError();
+  nameWeightsAfterTheirBias(**module, im.weights);
   std::string diag;
   {
     ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
