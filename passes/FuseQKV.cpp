@@ -124,6 +124,7 @@ struct MergeLinears : OpRewritePattern<LinearOp> {
       return a.op->isBeforeInBlock(b.op);
     });
     group.resize(3);
+    Operation *first = group[0].op; // where the merged Linear goes
     // Q, K, V in that order when an attention block says which is which (an
     // exporter may write them in any order), so that fuse-attention sees the
     // packed layout; program order otherwise.
@@ -169,10 +170,6 @@ struct MergeLinears : OpRewritePattern<LinearOp> {
 
     Location loc = rewriter.getFusedLoc(
         {group[0].op.getLoc(), group[1].op.getLoc(), group[2].op.getLoc()});
-    Operation *first = group[0].op;
-    for (const Candidate &c : group)
-      if (c.op->isBeforeInBlock(first))
-        first = c.op;
     rewriter.setInsertionPoint(first);
     Type f32 = rewriter.getF32Type();
     Value w = rewriter.create<WeightOp>(

@@ -130,6 +130,16 @@ private:
   llvm::Expected<Val> initializerVal(const onnx::Tensor &t);
   llvm::Error lowerNode(const onnx::Node &n);
   llvm::Expected<Val *> input(const onnx::Node &n, size_t k, bool optional = false);
+  /// Inputs 0 and 1 of `n`, both required.
+  llvm::Expected<std::pair<Val *, Val *>> inputPair(const onnx::Node &n) {
+    auto a = input(n, 0);
+    if (!a)
+      return a.takeError();
+    auto b = input(n, 1);
+    if (!b)
+      return b.takeError();
+    return std::make_pair(*a, *b);
+  }
   llvm::Expected<std::vector<int64_t>> ints(const onnx::Node &n, const Val &v, const char *what);
   llvm::Expected<std::vector<double>> floats(const onnx::Node &n, const Val &v);
   llvm::Expected<mlir::Value> tensor(const onnx::Node &n, Val &v);
@@ -522,12 +532,10 @@ llvm::Error Lowerer::lowerSlice(const onnx::Node &n) {
 }
 
 llvm::Error Lowerer::lowerGather(const onnx::Node &n) {
-  auto data = input(n, 0), idx = input(n, 1);
-  if (!data)
-    return data.takeError();
-  if (!idx)
-    return idx.takeError();
-  Val &d = **data, &ix = **idx;
+  auto in = inputPair(n);
+  if (!in)
+    return in.takeError();
+  Val &d = *in->first, &ix = *in->second;
   int64_t axis = 0;
   if (const onnx::Attribute *a = n.attribute("axis"))
     axis = a->i;
@@ -596,12 +604,10 @@ llvm::Error Lowerer::lowerGather(const onnx::Node &n) {
 /// Gemm: alpha * A B' + beta * C, as torch exports a Linear on a 2-D input
 /// (a classification head): a Linear with the constant B as its weight.
 llvm::Error Lowerer::lowerGemm(const onnx::Node &n) {
-  auto xa = input(n, 0), xb = input(n, 1);
-  if (!xa)
-    return xa.takeError();
-  if (!xb)
-    return xb.takeError();
-  Val &a = **xa, &bv = **xb;
+  auto in = inputPair(n);
+  if (!in)
+    return in.takeError();
+  Val &a = *in->first, &bv = *in->second;
   auto attr = [&](const char *name, int64_t dflt) {
     const onnx::Attribute *at = n.attribute(name);
     return at ? at->i : dflt;
@@ -642,12 +648,10 @@ llvm::Error Lowerer::lowerGemm(const onnx::Node &n) {
 }
 
 llvm::Error Lowerer::lowerMatMul(const onnx::Node &n) {
-  auto xa = input(n, 0), xb = input(n, 1);
-  if (!xa)
-    return xa.takeError();
-  if (!xb)
-    return xb.takeError();
-  Val &a = **xa, &bv = **xb;
+  auto in = inputPair(n);
+  if (!in)
+    return in.takeError();
+  Val &a = *in->first, &bv = *in->second;
   if (bv.isConst() && bv.isFloat && bv.dims.size() == 2) {
     auto x = tensor(n, a);
     if (!x)
@@ -915,12 +919,10 @@ llvm::Error Lowerer::lowerConstArithmetic(const onnx::Node &n, Val &x, Val &y, e
 }
 
 llvm::Error Lowerer::lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind) {
-  auto xa = input(n, 0), xb = input(n, 1);
-  if (!xa)
-    return xa.takeError();
-  if (!xb)
-    return xb.takeError();
-  Val &x = **xa, &y = **xb;
+  auto in = inputPair(n);
+  if (!in)
+    return in.takeError();
+  Val &x = *in->first, &y = *in->second;
   if (x.isConst() && y.isConst())
     return lowerConstArithmetic(n, x, y, kind);
   // RoBERTa's positions: cumsum(ids != pad) * (ids != pad) + pad. For right-padded
