@@ -38,6 +38,7 @@
 #include <cstdlib>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using namespace enc_kernels;
@@ -45,6 +46,9 @@ using namespace enc_kernels;
 namespace {
 
 double gPeak = 0.0; // GFLOP/s, measured in main()
+/// The bf16 linear's peak: vdpbf16ps chains with AVX512-BF16, else gPeak
+/// (the fallback widens to fp32 FMAs).
+double gBf16Peak = 0.0;
 
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
   std::mt19937 rng(seed);
@@ -84,13 +88,13 @@ void dotTileLinear(const float *x, const float *w, const float *b, float *y,
     }
 }
 
-void setCounters(benchmark::State &state, int64_t M, int64_t N, int64_t K) {
+void setCounters(benchmark::State &state, int64_t M, int64_t N, int64_t K, double peak = gPeak) {
   const double flops = 2.0 * M * N * K;
   state.counters["GFLOP/s"] = benchmark::Counter(
       flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  if (gPeak > 0.0)
+  if (peak > 0.0)
     state.counters["of_peak"] = benchmark::Counter(
-        flops / 1e9 / gPeak, benchmark::Counter::kIsIterationInvariantRate);
+        flops / 1e9 / peak, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 /// Blockings compared in one process (arg "blk"): 0 = the header's
@@ -176,23 +180,48 @@ private:
   std::thread worker_;
 };
 
+/// The packed weights a linear over T reads: fp32 (packWeightsF32) or bf16
+/// (packWeightsBf16 of the rounded weights).
+template <typename T> struct PackedFor;
+template <> struct PackedFor<float> {
+  static size_t elems(int64_t N, int64_t K) { return packedWeightsF32Floats(N, K); }
+  static void pack(const std::vector<float> &w, int64_t N, int64_t K, float *out) {
+    packWeightsF32(w.data(), N, K, out);
+  }
+  static std::vector<float> activations(const std::vector<float> &x) { return x; }
+};
+template <> struct PackedFor<uint16_t> {
+  static size_t elems(int64_t N, int64_t K) { return packedWeightsBf16Elems(N, K); }
+  static void pack(const std::vector<float> &w, int64_t N, int64_t K, uint16_t *out) {
+    packWeightsBf16(activations(w).data(), N, K, out);
+  }
+  static std::vector<uint16_t> activations(const std::vector<float> &x) {
+    std::vector<uint16_t> b(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      b[i] = toBf16Bits(x[i]);
+    return b;
+  }
+};
+
 /// Args: M, blk (benchBlocking), threads (1: task 0 of 1; 2: the runtime's
-/// min(8, M*N/4096) tasks on two threads, wall time).
-template <int K, int N> void BM_Sgemm(benchmark::State &state) {
+/// min(8, M*N/4096) tasks on two threads, wall time). T: float (BM_Sgemm) or
+/// uint16_t, bf16 operands (BM_Bgemm).
+template <typename T, int K, int N> void linearBench(benchmark::State &state) {
   const int64_t M = state.range(0);
   const int blk = static_cast<int>(state.range(1));
   const int threads = static_cast<int>(state.range(2));
-  const auto x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
+  const auto x = PackedFor<T>::activations(randomFloats(size_t(M) * K, 1, -2.0f, 2.0f));
   const auto w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
   const auto b = randomFloats(N, 3, -0.1f, 0.1f);
   // thr 2 cycles through copies of the weights (>= 96 MiB in all, 3 x L3)
   // so that they come from DRAM as in a whole model.
-  const size_t pf = packedWeightsF32Floats(N, K);
+  const size_t pf = PackedFor<T>::elems(N, K);
   const size_t copies =
-      threads == 1 ? 1 : std::max<size_t>(1, (96u << 20) / (pf * 4) + 1);
-  std::vector<float> packed(pf * copies), y(size_t(M) * N);
+      threads == 1 ? 1 : std::max<size_t>(1, (96u << 20) / (pf * sizeof(T)) + 1);
+  std::vector<T> packed(pf * copies);
+  std::vector<float> y(size_t(M) * N);
   for (size_t c = 0; c < copies; ++c)
-    packWeightsF32(w.data(), N, K, packed.data() + c * pf);
+    PackedFor<T>::pack(w, N, K, packed.data() + c * pf);
   size_t copy = 0;
   const SgemmBlocking bl = benchBlocking(blk, M, K, N);
   if (threads == 1) {
@@ -206,7 +235,7 @@ template <int K, int N> void BM_Sgemm(benchmark::State &state) {
         std::max<int64_t>(1, std::min<int64_t>(8, M * N / 4096)));
     SpinPair pair;
     for (auto _ : state) {
-      const float *pw = packed.data() + copy * pf;
+      const T *pw = packed.data() + copy * pf;
       copy = (copy + 1) % copies;
       pair.run(tasks, [&](int t) {
         sgemmLinearRunWith<kEpiNone>(x.data(), pw, b.data(), y.data(), M, K,
@@ -215,8 +244,15 @@ template <int K, int N> void BM_Sgemm(benchmark::State &state) {
       benchmark::ClobberMemory();
     }
   }
-  setCounters(state, M, N, K);
-  state.SetLabel(sgemmPathName());
+  setCounters(state, M, N, K, std::is_same_v<T, float> ? gPeak : gBf16Peak);
+  state.SetLabel(std::is_same_v<T, float> ? sgemmPathName() : bgemmPathName());
+}
+
+template <int K, int N> void BM_Sgemm(benchmark::State &state) {
+  linearBench<float, K, N>(state);
+}
+template <int K, int N> void BM_Bgemm(benchmark::State &state) {
+  linearBench<uint16_t, K, N>(state);
 }
 
 template <int K, int N> void BM_DotTile(benchmark::State &state) {
@@ -242,6 +278,16 @@ template <int K, int N> void BM_DotTile(benchmark::State &state) {
       ->ArgsProduct({{128, 1024}, {0, 1, 2, 3, 4, 5, 6}, {2}})                    \
       ->UseRealTime()                                                          \
       ->Unit(benchmark::kMicrosecond);
+#define ENC_BGEMM_BENCHES(K, N)                                                \
+  BENCHMARK_TEMPLATE(BM_Bgemm, K, N)                                           \
+      ->ArgNames({"M", "blk", "thr"})                                          \
+      ->ArgsProduct({{1, 128, 1024}, {0, 1, 2, 3, 4, 5, 6}, {1}})                 \
+      ->Unit(benchmark::kMicrosecond);                                         \
+  BENCHMARK_TEMPLATE(BM_Bgemm, K, N)                                           \
+      ->ArgNames({"M", "blk", "thr"})                                          \
+      ->ArgsProduct({{128, 1024}, {0, 5, 6}, {2}})                             \
+      ->UseRealTime()                                                          \
+      ->Unit(benchmark::kMicrosecond);
 #define ENC_DOT_BENCHES(K, N)                                                  \
   BENCHMARK_TEMPLATE(BM_DotTile, K, N)                                         \
       ->ArgName("M")                                                           \
@@ -260,6 +306,14 @@ ENC_SGEMM_BENCHES(768, 768)
 ENC_SGEMM_BENCHES(768, 2304)
 ENC_SGEMM_BENCHES(768, 3072)
 ENC_SGEMM_BENCHES(3072, 768)
+// bf16 operands (the bf16 tier's linears), MiniLM and BERT-base shapes.
+ENC_BGEMM_BENCHES(384, 384)
+ENC_BGEMM_BENCHES(384, 1152)
+ENC_BGEMM_BENCHES(384, 1536)
+ENC_BGEMM_BENCHES(1536, 384)
+ENC_BGEMM_BENCHES(768, 2304)
+ENC_BGEMM_BENCHES(768, 3072)
+ENC_BGEMM_BENCHES(3072, 768)
 // The previous kernel, on MiniLM's shapes only.
 ENC_DOT_BENCHES(384, 384)
 ENC_DOT_BENCHES(384, 1536)
@@ -358,7 +412,19 @@ int main(int argc, char **argv) {
     std::printf("; 2 threads at once: %.1f + %.1f GFLOP/s (wall %.1f)",
                 rates[0], rates[1], 2.0 * kFmaPeakFlops / wall / 1e9);
   }
-  std::printf("; sgemm path %s\n", sgemmPathName());
+  gBf16Peak = gPeak;
+#if defined(__AVX512BF16__)
+  // vdpbf16ps: 16 lanes x 2 products, 64 flops per instruction.
+  gBf16Peak = fmaPeak(
+      _mm512_set1_ps(0.5f), _mm512_set1_ps(0.999f),
+      [](__m512 c, __m512 a, __m512 b) {
+        return _mm512_dpbf16_ps(c, (__m512bh)_mm512_castps_si512(a),
+                                (__m512bh)_mm512_castps_si512(b));
+      },
+      32);
+  std::printf("; bf16 dot-product peak (1 core, vdpbf16ps zmm): %.1f GFLOP/s", gBf16Peak);
+#endif
+  std::printf("; sgemm path %s, bf16 path %s\n", sgemmPathName(), bgemmPathName());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;

@@ -186,6 +186,46 @@ TEST(KernelBf16, SeveralKChunks) {
     }
 }
 
+// An enc.to_bf16 of the result fused into the linear (a uint16_t output):
+// every output is the fp32 kernel's (tested above), rounded as toBf16Bits
+// rounds it, whatever the task split; K past the largest chunk included (the
+// bf16 output takes K in one chunk, the fp32 kernel in two: the same sums).
+TEST(KernelBf16, Bf16OutputIsTheRoundedFp32Output) {
+  if (!cpuCanRun())
+    GTEST_SKIP() << "this CPU cannot run the " << bgemmPathName() << " kernel";
+  uint32_t seed = 900;
+  int combo = 0;
+  for (int64_t M : {1, 7, 13, 130})
+    for (int64_t N : {17, 48, 384})
+      for (int64_t K : {int64_t(10), int64_t(384), kSgemmKCMax + 64}) {
+        SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K));
+        auto xf = randomVec(M * K, seed), wf = randomVec(N * K, seed + 1), b = randomVec(N, seed + 2);
+        seed += 3;
+        std::vector<uint16_t> x(M * K), w(N * K), packed(packedWeightsBf16Elems(N, K));
+        for (size_t i = 0; i < x.size(); ++i)
+          x[i] = toBf16Bits(xf[i]);
+        for (size_t i = 0; i < w.size(); ++i)
+          w[i] = toBf16Bits(wf[i]);
+        packWeightsBf16(w.data(), N, K, packed.data());
+        std::vector<float> y(M * N);
+        std::vector<uint16_t> yb(M * N, 0xdead);
+        const int epi = combo++ % 3;
+        auto run = [&](auto *out, int32_t t, int32_t n) {
+          if (epi == kEpiGelu)
+            bgemmLinearRun<kEpiGelu>(x.data(), packed.data(), b.data(), out, M, K, N, t, n);
+          else if (epi == kEpiGeluTanh)
+            bgemmLinearRun<kEpiGeluTanh>(x.data(), packed.data(), b.data(), out, M, K, N, t, n);
+          else
+            bgemmLinearRun<kEpiNone>(x.data(), packed.data(), b.data(), out, M, K, N, t, n);
+        };
+        run(y.data(), 0, 1);
+        for (int32_t t = 0; t < 3; ++t)
+          run(yb.data(), t, 3);
+        for (int64_t i = 0; i < M * N; ++i)
+          ASSERT_EQ(yb[i], toBf16Bits(y[i])) << "output " << i << " (fp32 " << y[i] << ")";
+      }
+}
+
 TEST(KernelBf16, LinearWrapperMatchesRun) {
   if (!cpuCanRun())
     GTEST_SKIP() << "this CPU cannot run the " << bgemmPathName() << " kernel";

@@ -208,6 +208,40 @@ TEST(KernelFused, AddLayerNorm) {
   }
 }
 
+/// layerNormBf16 / addLayerNormBf16 (an enc.to_bf16 fused into the
+/// layernorm): the fp32 result is layerNorm's / addLayerNorm's bit for bit
+/// (tested above), the bf16 one each of its values rounded by toBf16Bits.
+template <int H> void testLayerNormBf16(int64_t rows, int32_t tasks) {
+  SCOPED_TRACE("H=" + std::to_string(H) + " rows=" + std::to_string(rows) + " tasks=" + std::to_string(tasks));
+  auto x = randomVec(rows * H, 910, -3, 3), res = randomVec(rows * H, 911);
+  auto g = randomVec(H, 912, 0.5f, 1.5f), bt = randomVec(H, 913);
+  for (bool add : {false, true}) {
+    std::vector<float> want(rows * H), y(rows * H);
+    std::vector<uint16_t> yb(rows * H, 0xdead);
+    for (int32_t t = 0; t < tasks; ++t) {
+      if (add) {
+        addLayerNorm<H>(x.data(), res.data(), g.data(), bt.data(), want.data(), rows, 1e-12f, t, tasks);
+        addLayerNormBf16<H>(x.data(), res.data(), g.data(), bt.data(), y.data(), yb.data(), rows, 1e-12f, t, tasks);
+      } else {
+        layerNorm<H>(x.data(), g.data(), bt.data(), want.data(), rows, 1e-12f, t, tasks);
+        layerNormBf16<H>(x.data(), g.data(), bt.data(), y.data(), yb.data(), rows, 1e-12f, t, tasks);
+      }
+    }
+    for (int64_t i = 0; i < rows * H; ++i) {
+      ASSERT_EQ(y[i], want[i]) << (add ? "add_layernorm " : "layernorm ") << i;
+      ASSERT_EQ(yb[i], toBf16Bits(want[i])) << (add ? "add_layernorm " : "layernorm ") << i;
+    }
+  }
+}
+
+TEST(KernelFused, LayerNormBf16) {
+  for (int64_t rows : {1, 17})
+    for (int32_t tasks : {1, 3}) {
+      testLayerNormBf16<7>(rows, tasks);
+      testLayerNormBf16<384>(rows, tasks);
+    }
+}
+
 template <int N> void testSplit(int64_t rows) {
   SCOPED_TRACE("N=" + std::to_string(N) + " rows=" + std::to_string(rows));
   auto x = randomVec(rows * 3 * N, 700);

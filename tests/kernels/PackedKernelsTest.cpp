@@ -138,6 +138,35 @@ TEST(KernelPacked, AttentionEqualsPaddedOnValidRows) {
       ASSERT_EQ(yPack[off[b] * H + i], yPad[b * S * H + i]) << b << " " << i;
 }
 
+/// With an enc.to_bf16 of its result fused in (a uint16_t output), both
+/// layouts write each output rounded from the fp32 kernel's value (bitwise),
+/// as 1 and 3 tasks.
+TEST(KernelPacked, AttentionBf16OutputIsTheRoundedFp32Output) {
+  constexpr int NH = 2, D = 32, H = NH * D;
+  const std::vector<int32_t> lengths = {70, 1, 0, 33};
+  const int64_t B = lengths.size(), S = 70;
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  auto qkv = randomVec(B * S * 3 * H, 91);
+  for (int32_t tasks : {1, 3}) {
+    std::vector<float> yPad(B * S * H), yPack(off[B] * H);
+    std::vector<uint16_t> bPad(B * S * H, 0xdead), bPack(off[B] * H, 0xdead);
+    for (int32_t t = 0; t < tasks; ++t) {
+      attention<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, lengths.data(), yPad.data(), B, S,
+                       0.2f, t, tasks);
+      attention<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, lengths.data(), bPad.data(), B, S,
+                       0.2f, t, tasks);
+      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), yPack.data(), B,
+                             0.2f, t, tasks);
+      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), bPack.data(), B,
+                             0.2f, t, tasks);
+    }
+    for (size_t i = 0; i < yPad.size(); ++i)
+      ASSERT_EQ(bPad[i], toBf16Bits(yPad[i])) << "padded " << i << " tasks " << tasks;
+    for (size_t i = 0; i < yPack.size(); ++i)
+      ASSERT_EQ(bPack[i], toBf16Bits(yPack[i])) << "packed " << i << " tasks " << tasks;
+  }
+}
+
 TEST(KernelPacked, EmbeddingRowsAndPositions) {
   constexpr int H = 7;
   const int64_t V = 11, P = 40, S = 33, T = 2, offset = 2;

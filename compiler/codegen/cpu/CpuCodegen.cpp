@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -160,6 +161,8 @@ struct StepArgs {
 
   /// Result i's float pointer in the wrapper body.
   std::string result(size_t i) const { return "OUT_F(" + std::to_string(in.size() + i) + ")"; }
+  /// Result i's bf16 pointer in the wrapper body.
+  std::string resultBf16(size_t i) const { return "OUT_BF(" + std::to_string(in.size() + i) + ")"; }
   /// The product of all but the last dim / of all dims, as a C++ expression.
   std::string rows(const Shape &s) const { return prodExpr(s, 0, s.size() - 1); }
   std::string count(const Shape &s) const { return prodExpr(s, 0, s.size()); }
@@ -209,9 +212,19 @@ private:
   /// The packed form of the f32 or bf16 [N, K] weight `name`
   /// (packWeightsF32 / packWeightsBf16), added to the store as "<name>.sgemm".
   llvm::Expected<uint32_t> sgemmWeightValue(Operation *user, Value weight);
-  /// Marks each dynamic enc.quantize whose input comes from a layernorm or
-  /// add_layernorm for fusion into that producer.
-  void planQuantizeFusion(mlir::func::FuncOp func);
+  /// Marks the conversions computed by their producer's step: each dynamic
+  /// enc.quantize and each enc.to_bf16 of a layernorm or add_layernorm
+  /// (an extra result of the producer's step), and each enc.to_bf16 that is
+  /// the only user of a bf16 enc.linear or of an enc.attention (the step
+  /// writes the bf16 result in place of the fp32 one).
+  void planConversionFusion(mlir::func::FuncOp func);
+  /// The conversion fused into `op` of the given class, or null.
+  template <class ConvOp> ConvOp fusedConversion(Operation *op) const {
+    return llvm::dyn_cast_or_null<ConvOp>(fusedConversion_.lookup(op));
+  }
+  /// Whether `op`'s step writes its fused enc.to_bf16's result instead of
+  /// its own.
+  bool writesBf16Result(Operation *op) const { return bf16ResultOf_.count(op) != 0; }
   llvm::Error addStep(Operation *op);
   /// The contract (encrt/kernel_abi.h) of the kernel `step` calls: the
   /// counts, the iattrs, then each operand's dtype, rank and dims.
@@ -258,9 +271,10 @@ private:
   llvm::DenseMap<Value, WeightInfo> weightOps_;    ///< enc.weight results
   std::map<std::string, uint32_t> weightIds_;
   std::map<std::string, uint32_t> packedIds_;
-  /// producer (layernorm / add_layernorm) -> the enc.quantize fused into it
-  llvm::DenseMap<Operation *, Operation *> fusedQuantize_;
-  llvm::DenseMap<Operation *, Operation *> fusedInto_; ///< quantize -> producer
+  /// producer -> the enc.quantize / enc.to_bf16 fused into it
+  llvm::DenseMap<Operation *, Operation *> fusedConversion_;
+  llvm::DenseMap<Operation *, Operation *> fusedInto_; ///< conversion -> producer
+  llvm::DenseSet<Operation *> bf16ResultOf_; ///< see writesBf16Result
   bool usesInt8_ = false;
   std::vector<std::string> symbols_;              ///< in first-use order
   std::map<std::string, std::string> symbolCalls_; ///< symbol -> body
@@ -355,19 +369,34 @@ llvm::Expected<uint32_t> Generator::sgemmWeightValue(Operation *user,
   return id;
 }
 
-void Generator::planQuantizeFusion(mlir::func::FuncOp func) {
-  func.walk([&](mlir::enc::QuantizeOp q) {
-    if (q.getStaticScale())
+void Generator::planConversionFusion(mlir::func::FuncOp func) {
+  auto fuse = [&](Operation *conversion, Value x) {
+    Operation *producer = x.getDefiningOp();
+    if (!producer || fusedConversion_.count(producer))
       return;
-    Operation *producer = q.getX().getDefiningOp();
-    if (!producer || fusedQuantize_.count(producer) ||
-        !isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer))
-      return;
-    auto t = cast<RankedTensorType>(q.getX().getType());
+    auto t = cast<RankedTensorType>(x.getType());
     if (t.getRank() < 1 || t.isDynamicDim(t.getRank() - 1))
       return;
-    fusedQuantize_[producer] = q;
-    fusedInto_[q] = producer;
+    if (isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer)) {
+      // fused as an extra result
+    } else if (isa<mlir::enc::ToBf16Op>(conversion) && x.hasOneUse() &&
+               (isa<mlir::enc::AttentionOp>(producer) ||
+                (isa<mlir::enc::LinearOp>(producer) &&
+                 cast<mlir::enc::LinearOp>(producer).getWeight().getType().getElementType().isBF16()))) {
+      bf16ResultOf_.insert(producer);
+    } else {
+      return;
+    }
+    fusedConversion_[producer] = conversion;
+    fusedInto_[conversion] = producer;
+  };
+  func.walk([&](Operation *op) {
+    if (auto q = dyn_cast<mlir::enc::QuantizeOp>(op)) {
+      if (!q.getStaticScale())
+        fuse(q, q.getX());
+    } else if (auto c = dyn_cast<mlir::enc::ToBf16Op>(op)) {
+      fuse(c, c.getX());
+    }
   });
 }
 
@@ -466,12 +495,13 @@ llvm::Expected<Kernel> Generator::lowerLinear(LinearOp l, const StepArgs &a) {
   const bool bf16 = wt.getElementType().isBF16();
   if (bf16 && K % 2 != 0)
     return opError(op, "expects an even K for bf16 operands");
+  const bool bf16Out = writesBf16Result(op);
   k.symbol = std::string("enc_linear_") + (bf16 ? "bf16_" : "f32_") + shapeTag(x, 0, r - 1) + "_k" +
              std::to_string(K) + "_n" + std::to_string(N) +
-             (bias ? "" : "_nobias") + epiTag;
+             (bias ? "" : "_nobias") + epiTag + (bf16Out ? "_tobf16" : "");
   k.call = std::string("enc_kernels::") + (bf16 ? "linearBf16<" : "linear<") + std::to_string(K) + ", " +
            std::to_string(N) + ", " + epiArg + ">(" + (bf16 ? "IN_BF(0), IN_BF(1), " : "IN_F(0), IN_F(1), ") +
-           (bias ? "IN_F(2)" : "nullptr") + ", " + res + ", " + a.rows(x) +
+           (bias ? "IN_F(2)" : "nullptr") + ", " + (bf16Out ? a.resultBf16(0) : res) + ", " + a.rows(x) +
            ", t, n);";
   return k;
 }
@@ -616,12 +646,16 @@ llvm::Expected<Kernel> Generator::lowerLayerNorm(LayerNormOp ln, const StepArgs 
   Kernel k;
   if (auto err = a.needStatic(x[r - 1], "last dim"))
     return std::move(err);
-  if (fusedQuantize_.count(op)) {
+  if (fusedConversion<QuantizeOp>(op)) {
     usesInt8_ = true;
     k.symbol = "enc_layernorm_quantize_f32_" + shapeTag(x);
     k.call = "enc_kernels::layerNormQuantize<" + std::to_string(x[r - 1]) +
              ">(IN_F(0), IN_F(1), IN_F(2), " + res + ", OUT_U8(4), OUT_F(5), " +
              a.rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
+  } else if (fusedConversion<ToBf16Op>(op)) {
+    k.symbol = "enc_layernorm_to_bf16_f32_" + shapeTag(x);
+    k.call = "enc_kernels::layerNormBf16<" + std::to_string(x[r - 1]) + ">(IN_F(0), IN_F(1), IN_F(2), " + res +
+             ", " + a.resultBf16(1) + ", " + a.rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
   } else {
     k.symbol = "enc_layernorm_f32_" + shapeTag(x);
     k.call = "enc_kernels::layerNorm<" + std::to_string(x[r - 1]) +
@@ -778,15 +812,17 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
   const std::string qkv =
       packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs + ", 3 * " + Hs
              : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
+  const bool bf16Out = writesBf16Result(op);
+  const std::string y = bf16Out ? a.resultBf16(0) : res;
   k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") +
-             "_f32_" + shapeTag(out) + "_h" + std::to_string(NH);
+             "_f32_" + shapeTag(out) + "_h" + std::to_string(NH) + (bf16Out ? "_tobf16" : "");
   const std::string head =
       std::to_string(NH) + ", " + std::to_string(H / NH) + ">(" + qkv + ", ";
   if (packed_)
-    k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + res +
+    k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + y +
              ", c->batch, fattr(c, 0, 1.0f), t, n);";
   else
-    k.call = "enc_kernels::attention<" + head + lengths + ", " + res + ", " +
+    k.call = "enc_kernels::attention<" + head + lengths + ", " + y + ", " +
              dimExpr(out[0]) + ", " + dimExpr(out[1]) +
              ", fattr(c, 0, 1.0f), t, n);";
   k.fattrs = {att.getScale().convertToFloat()};
@@ -828,7 +864,11 @@ llvm::Expected<Kernel> Generator::lowerAddLayerNorm(AddLayerNormOp aln, const St
     return std::move(err);
   if (in[1] != x)
     return opError(op, "expects x and residual of the same shape");
-  if (fusedQuantize_.count(op)) {
+  if (fusedConversion<ToBf16Op>(op)) {
+    k.symbol = "enc_add_layernorm_to_bf16_f32_" + shapeTag(x);
+    k.call = "enc_kernels::addLayerNormBf16<" + std::to_string(x[r - 1]) + ">(IN_F(0), IN_F(1), IN_F(2), IN_F(3), " +
+             res + ", " + a.resultBf16(1) + ", " + a.rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
+  } else if (fusedConversion<QuantizeOp>(op)) {
     usesInt8_ = true;
     k.symbol = "enc_add_layernorm_quantize_f32_" + shapeTag(x);
     k.call = "enc_kernels::addLayerNormQuantize<" +
@@ -851,10 +891,13 @@ llvm::Error Generator::addStep(Operation *op) {
     return llvm::Error::success(); // computed by its producer's step
   if (op->getNumResults() < 1)
     return opError(op, "expects at least one result");
-  // The step's results: the op's, then those of an enc.quantize fused in.
-  std::vector<Value> results(op->result_begin(), op->result_end());
-  if (Operation *q = fusedQuantize_.lookup(op))
-    results.insert(results.end(), q->result_begin(), q->result_end());
+  // The step's results: the op's, then those of a conversion fused in (or
+  // only the conversion's, when the step writes it in place of its own).
+  std::vector<Value> results;
+  if (!writesBf16Result(op))
+    results.assign(op->result_begin(), op->result_end());
+  if (Operation *conv = fusedConversion_.lookup(op))
+    results.insert(results.end(), conv->result_begin(), conv->result_end());
   std::vector<Shape> outShapes;
   std::vector<DType> outTypes;
   for (Value r : results) {
@@ -880,8 +923,8 @@ llvm::Error Generator::addStep(Operation *op) {
 
   PlanStep step;
   step.op = op->getName().getStringRef().str();
-  if (fusedQuantize_.count(op))
-    step.op += "+enc.quantize";
+  if (Operation *conv = fusedConversion_.lookup(op))
+    step.op += "+" + conv->getName().getStringRef().str();
   std::vector<Shape> inShapes;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     uint32_t id;
@@ -975,7 +1018,7 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
     plan_.inputs.push_back(id);
   }
 
-  planQuantizeFusion(func);
+  planConversionFusion(func);
   packed_ = allowPacked_ && canRunPacked(func);
   mlir::func::ReturnOp ret;
   for (Operation &op : func.getBody().front()) {

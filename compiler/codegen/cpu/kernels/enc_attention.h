@@ -25,6 +25,7 @@
 #ifndef ENC_KERNELS_ATTENTION_H
 #define ENC_KERNELS_ATTENTION_H
 
+#include "enc_bf16.h"
 #include "enc_common.h"
 
 #ifdef __AVX__
@@ -316,10 +317,11 @@ ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const float *p,
 
 /// One unit: nq (<= kAttnRows) query rows i0.. at q (rows `ld` apart)
 /// against keys and values [0, len) at k and v; output rows at y, `ldy`
-/// apart. Query row r is lane r % L of score vector r / L.
-template <int D>
+/// apart (fp32, or rounded to bf16 for uint16_t). Query row r is lane r % L
+/// of score vector r / L.
+template <int D, typename Y>
 void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
-                   const float *k, const float *v, int64_t ld, float *y,
+                   const float *k, const float *v, int64_t ld, Y *y,
                    int64_t ldy, int nq, int64_t len, float scale) {
   const float *qHead = q - i0 * ld; // the head's first query row
   constexpr int QT = kAttnRows, KT = kAttnKeyTile, L = kAttnLanes;
@@ -382,7 +384,7 @@ void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
   for (int r = 0; r < nq; ++r) {
     const float inv = lv[r] > 0.0f ? 1.0f / lv[r] : 0.0f; // len == 0: zeros
     for (int d = 0; d < D; ++d)
-      y[r * ldy + d] = ws.acc[r][d] * inv;
+      storeOut(y + r * ldy + d, ws.acc[r][d] * inv);
   }
 }
 
@@ -393,10 +395,11 @@ void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
 /// ld = 3*NH*D, k = q + NH*D, v = q + 2*NH*D); y is [B, S, NH*D].
 /// y[b,s,h*D+d] = sum_{j < len_b} softmax_j(scale * <q_s, k_j>) v[j][d]
 /// (len_b = lengths[b] clamped to [0, S]; len_b == 0 gives zeros). Work
-/// units: (b, h, 32-row query tile), contiguous per task.
-template <int NH, int D>
+/// units: (b, h, 32-row query tile), contiguous per task. y: float, or
+/// uint16_t (rounded to bf16: an enc.to_bf16 of the result fused in).
+template <int NH, int D, typename Y>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
-               const int32_t *lengths, float *y, int64_t B, int64_t S,
+               const int32_t *lengths, Y *y, int64_t B, int64_t S,
                float scale, int32_t task, int32_t numTasks) {
   constexpr int QT = detail::kAttnRows;
   const int64_t tiles = (S + QT - 1) / QT;
@@ -422,9 +425,9 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
 /// [offsets[b], offsets[b+1]) for queries, keys and values alike; y is
 /// [tokens, NH*D]. Work units: (b, h, 32-row query tile) over the real
 /// queries only (ceil(len_b / 32) tiles per head), contiguous per task.
-template <int NH, int D>
+template <int NH, int D, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
-                     int64_t ld, const int32_t *offsets, float *y, int64_t B,
+                     int64_t ld, const int32_t *offsets, Y *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks) {
   constexpr int QT = detail::kAttnRows;
   const int64_t ldy = int64_t(NH) * D;

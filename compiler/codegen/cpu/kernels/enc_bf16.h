@@ -48,6 +48,38 @@ inline void toBf16(const float *x, uint16_t *y, int64_t count, int32_t task, int
     y[i] = toBf16Bits(x[i]);
 }
 
+/// An output element: fp32 as is, or rounded to bf16 (the kernels that
+/// write an enc.to_bf16 fused into them).
+ENC_INLINE void storeOut(float *p, float v) { *p = v; }
+ENC_INLINE void storeOut(uint16_t *p, float v) { *p = toBf16Bits(v); }
+
+/// enc.layernorm with an enc.to_bf16 of its result fused in: y as
+/// layerNorm, yb = bf16(y).
+template <int H>
+void layerNormBf16(const float *x, const float *gamma, const float *beta, float *y, uint16_t *yb,
+                   int64_t rows, float eps, int32_t task, int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    layerNormRow<H>(x + r * H, gamma, beta, y + r * H, eps);
+    for (int64_t h = 0; h < H; ++h)
+      yb[r * H + h] = toBf16Bits(y[r * H + h]);
+  }
+}
+
+/// enc.add_layernorm with an enc.to_bf16 of its result fused in.
+template <int H>
+void addLayerNormBf16(const float *x, const float *residual, const float *gamma, const float *beta,
+                      float *y, uint16_t *yb, int64_t rows, float eps, int32_t task, int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    addLayerNormRow<H>(x + r * H, residual + r * H, gamma, beta, y + r * H, eps);
+    for (int64_t h = 0; h < H; ++h)
+      yb[r * H + h] = toBf16Bits(y[r * H + h]);
+  }
+}
+
 /// Output columns per packed panel (as kSgemmPanel).
 constexpr int kBf16Panel = 16;
 

@@ -312,8 +312,8 @@ template <int Epi> ENC_INLINE float applyEpilogue(float v) {
 // 32 x 32 buffer for bias, epilogue and the columns past N.
 
 /// sgemmBlock's unit through AMX (K a multiple of 32).
-template <int Epi>
-void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *y, int64_t K, int64_t N,
+template <int Epi, typename Y>
+void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, Y *y, int64_t K, int64_t N,
               int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const int64_t pstride = K * kSgemmPanel;
   int loaded[2] = {-1, -1};
@@ -335,14 +335,14 @@ void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *
       amxTile</*Int8=*/false>(m1 > 0, nc > 16, reinterpret_cast<const uint8_t *>(x + i * K), K * 2,
                               reinterpret_cast<const uint8_t *>(w), pstride * 2, K / 32, c);
       for (int r = 0; r < m; ++r) {
-        float *yr = y + (i + r) * N + j;
+        Y *yr = y + (i + r) * N + j;
         const float *cr = c + r * 32;
         if (nc == 32) { // fixed width: vectorised without remainder code
           for (int cc = 0; cc < 32; ++cc)
-            yr[cc] = applyEpilogue<Epi>(cr[cc] + bias[cc]);
+            storeOut(yr + cc, applyEpilogue<Epi>(cr[cc] + bias[cc]));
         } else {
           for (int64_t cc = 0; cc < nc; ++cc)
-            yr[cc] = applyEpilogue<Epi>(cr[cc] + bias[cc]);
+            storeOut(yr + cc, applyEpilogue<Epi>(cr[cc] + bias[cc]));
         }
       }
     }
@@ -352,12 +352,15 @@ void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, float *
 #endif
 
 /// One (rows [i0, i1), columns [j0, j1)) unit; j0 a multiple of 16. T:
-/// float, or uint16_t for bf16 operands (then K and kcMax are even).
-template <int Epi, typename T>
-void sgemmBlock(const T *x, const T *packed, const float *b, float *y,
+/// float, or uint16_t for bf16 operands (then K and kcMax are even). Y: the
+/// output, float, or uint16_t for bf16 (an enc.to_bf16 fused in; then kcMax
+/// >= K: a tile's fp32 sums never go through y).
+template <int Epi, typename T, typename Y>
+void sgemmBlock(const T *x, const T *packed, const float *b, Y *y,
                 int64_t K, int64_t N, int64_t i0, int64_t i1, int64_t j0,
                 int64_t j1, int64_t kcMax) {
   constexpr int64_t kWide = kSgemmPanel * kSgemmNP;
+  constexpr bool kBf16Out = std::is_same_v<Y, uint16_t>;
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)
   if constexpr (std::is_same_v<T, uint16_t>)
     if (K % 32 == 0)
@@ -382,16 +385,20 @@ void sgemmBlock(const T *x, const T *packed, const float *b, float *y,
       for (int64_t i = i0; i < i1; i += kSgemmMR) {
         const int64_t m = std::min<int64_t>(kSgemmMR, i1 - i);
         const T *xt = x + i * K + k0;
-        float *c = y + i * N + j;
-        int64_t ldc = N;
+        // The tile's fp32 sums: in y itself, or in tmp for a partial tile
+        // (and for bf16 outputs, rounded into y at the end).
         alignas(64) float tmp[kSgemmMR * kWide];
-        if (nc < kWide) {
-          if (acc)
+        float *c = tmp;
+        int64_t ldc = kWide;
+        if constexpr (!kBf16Out) {
+          if (nc == kWide) {
+            c = y + i * N + j;
+            ldc = N;
+          } else if (acc) {
             for (int64_t r = 0; r < m; ++r)
               for (int64_t cc = 0; cc < kWide; ++cc)
-                tmp[r * kWide + cc] = cc < nc ? c[r * N + cc] : 0.0f;
-          c = tmp;
-          ldc = kWide;
+                tmp[r * kWide + cc] = cc < nc ? y[(i + r) * N + j + cc] : 0.0f;
+          }
         }
         if (np == kSgemmNP)
           gemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
@@ -408,20 +415,26 @@ void sgemmBlock(const T *x, const T *packed, const float *b, float *y,
               for (int64_t cc = 0; cc < nc; ++cc)
                 c[r * ldc + cc] = applyEpilogue<Epi>(c[r * ldc + cc]);
         }
-        if (nc < kWide)
-          for (int64_t r = 0; r < m; ++r)
-            for (int64_t cc = 0; cc < nc; ++cc)
-              y[(i + r) * N + j + cc] = tmp[r * kWide + cc];
+        if (c == tmp) {
+          if (nc == kWide) // fixed width: vectorised without remainder code
+            for (int64_t r = 0; r < m; ++r)
+              for (int64_t cc = 0; cc < kWide; ++cc)
+                storeOut(y + (i + r) * N + j + cc, tmp[r * kWide + cc]);
+          else
+            for (int64_t r = 0; r < m; ++r)
+              for (int64_t cc = 0; cc < nc; ++cc)
+                storeOut(y + (i + r) * N + j + cc, tmp[r * kWide + cc]);
+        }
       }
     }
   }
 }
 
 /// sgemmLinearRun with an explicit blocking (sgemm_bench compares them); T
-/// as for sgemmBlock.
-template <int Epi, typename T>
+/// and Y as for sgemmBlock (a bf16 output takes K in one chunk).
+template <int Epi, typename T, typename Y>
 void sgemmLinearRunWith(const T *x, const T *packed, const float *b,
-                        float *y, int64_t M, int64_t K, int64_t N,
+                        Y *y, int64_t M, int64_t K, int64_t N,
                         int32_t task, int32_t numTasks,
                         const SgemmBlocking &bl) {
   // Blocks of at most bl.mc x bl.nc; with several tasks, cut finer (columns
@@ -451,7 +464,8 @@ void sgemmLinearRunWith(const T *x, const T *packed, const float *b,
     const int64_t cb = bl.colMajor ? u / rowBlocks : u % colBlocks;
     const int64_t i0 = rb * mc, i1 = std::min(M, i0 + mc);
     const int64_t j0 = cb * nc, j1 = std::min(N, j0 + nc);
-    sgemmBlock<Epi>(x, packed, b, y, K, N, i0, i1, j0, j1, bl.kc);
+    sgemmBlock<Epi>(x, packed, b, y, K, N, i0, i1, j0, j1,
+                    std::is_same_v<Y, uint16_t> ? std::max(K, bl.kc) : bl.kc);
   }
 }
 
@@ -466,10 +480,11 @@ void sgemmLinearRun(const float *x, const float *packed, const float *b,
 }
 
 /// y [M, N] = epilogue(x [M, K] · Wᵀ + b) over bf16 x and W (W packed by
-/// packWeightsBf16), fp32 products and sums; K even, any M, N >= 1.
-template <int Epi>
+/// packWeightsBf16), fp32 products and sums; K even, any M, N >= 1. y:
+/// float, or uint16_t (each output rounded to bf16, as enc.to_bf16 would).
+template <int Epi, typename Y>
 void bgemmLinearRun(const uint16_t *x, const uint16_t *packed, const float *b,
-                    float *y, int64_t M, int64_t K, int64_t N, int32_t task,
+                    Y *y, int64_t M, int64_t K, int64_t N, int32_t task,
                     int32_t numTasks) {
   sgemmLinearRunWith<Epi>(x, packed, b, y, M, K, N, task, numTasks,
                           sgemmBlocking(M, K, N));
@@ -483,10 +498,11 @@ void linear(const float *x, const float *packed, const float *b, float *y,
   sgemmLinearRun<Epi>(x, packed, b, y, M, K, N, task, numTasks);
 }
 
-/// enc.linear over bf16 x [M, K] and W (packWeightsBf16 of [N, K]).
-template <int K, int N, int Epi>
+/// enc.linear over bf16 x [M, K] and W (packWeightsBf16 of [N, K]); y
+/// float, or uint16_t (an enc.to_bf16 of the result fused in).
+template <int K, int N, int Epi, typename Y>
 void linearBf16(const uint16_t *x, const uint16_t *packed, const float *b,
-                float *y, int64_t M, int32_t task, int32_t numTasks) {
+                Y *y, int64_t M, int32_t task, int32_t numTasks) {
   static_assert(K % 2 == 0, "bf16 linears take an even K");
   bgemmLinearRun<Epi>(x, packed, b, y, M, K, N, task, numTasks);
 }
