@@ -116,17 +116,38 @@ double geluRef(double x, bool tanhForm) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
 }
 
+/// A linear's operands from random fp32 values (seeds seed..seed+2): x [M, K]
+/// and w [N, K] rounded by toBf16Bits, w packed, an fp32 bias.
+struct Bf16Linear {
+  int64_t M, N, K;
+  std::vector<float> xf, wf, b;
+  std::vector<uint16_t> x, w, packed;
+  Bf16Linear(int64_t M, int64_t N, int64_t K, uint32_t seed)
+      : M(M), N(N), K(K), xf(randomVec(M * K, seed)), wf(randomVec(N * K, seed + 1)), b(randomVec(N, seed + 2)),
+        x(M * K), w(N * K), packed(packedWeightsBf16Elems(N, K), 0xffff) {
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = toBf16Bits(xf[i]);
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = toBf16Bits(wf[i]);
+    packWeightsBf16(w.data(), N, K, packed.data());
+  }
+
+  /// bgemmLinearRun with epilogue `epi` into y (float or bf16 bits).
+  template <typename Y> void run(int epi, const float *bias, Y *y, int32_t t, int32_t n) const {
+    if (epi == kEpiGelu)
+      bgemmLinearRun<kEpiGelu>(x.data(), packed.data(), bias, y, M, K, N, t, n);
+    else if (epi == kEpiGeluTanh)
+      bgemmLinearRun<kEpiGeluTanh>(x.data(), packed.data(), bias, y, M, K, N, t, n);
+    else
+      bgemmLinearRun<kEpiNone>(x.data(), packed.data(), bias, y, M, K, N, t, n);
+  }
+};
+
 void testLinear(int64_t M, int64_t N, int64_t K, int epi, bool withBias, uint32_t seed) {
   SCOPED_TRACE(std::string(bgemmPathName()) + " M=" + std::to_string(M) + " N=" + std::to_string(N) +
                " K=" + std::to_string(K) + " epi=" + std::to_string(epi) + " bias=" + std::to_string(withBias));
-  auto xf = randomVec(M * K, seed), wf = randomVec(N * K, seed + 1), b = randomVec(N, seed + 2);
-  std::vector<uint16_t> x(M * K), w(N * K);
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = toBf16Bits(xf[i]);
-  for (size_t i = 0; i < w.size(); ++i)
-    w[i] = toBf16Bits(wf[i]);
-  std::vector<uint16_t> packed(packedWeightsBf16Elems(N, K), 0xffff);
-  packWeightsBf16(w.data(), N, K, packed.data());
+  const Bf16Linear l(M, N, K, seed);
+  const std::vector<float> &xf = l.xf, &wf = l.wf, &b = l.b;
   std::vector<double> xr(M * K), wr(N * K), ref(M * N), scale(M * N);
   for (size_t i = 0; i < xr.size(); ++i)
     xr[i] = refBf16(xf[i]);
@@ -145,16 +166,7 @@ void testLinear(int64_t M, int64_t N, int64_t K, int epi, bool withBias, uint32_
     }
   const float *bias = withBias ? b.data() : nullptr;
   checkKernel(
-      ref,
-      [&](float *y, int32_t t, int32_t n) {
-        if (epi == kEpiGelu)
-          bgemmLinearRun<kEpiGelu>(x.data(), packed.data(), bias, y, M, K, N, t, n);
-        else if (epi == kEpiGeluTanh)
-          bgemmLinearRun<kEpiGeluTanh>(x.data(), packed.data(), bias, y, M, K, N, t, n);
-        else
-          bgemmLinearRun<kEpiNone>(x.data(), packed.data(), bias, y, M, K, N, t, n);
-      },
-      1e-6, 2e-5, &scale);
+      ref, [&](float *y, int32_t t, int32_t n) { l.run(epi, bias, y, t, n); }, 1e-6, 2e-5, &scale);
 }
 
 TEST(KernelBf16, LinearShapesAndEpilogues) {
@@ -199,28 +211,14 @@ TEST(KernelBf16, Bf16OutputIsTheRoundedFp32Output) {
     for (int64_t N : {17, 48, 384})
       for (int64_t K : {int64_t(10), int64_t(384), kSgemmKCMax + 64}) {
         SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K));
-        auto xf = randomVec(M * K, seed), wf = randomVec(N * K, seed + 1), b = randomVec(N, seed + 2);
+        const Bf16Linear l(M, N, K, seed);
         seed += 3;
-        std::vector<uint16_t> x(M * K), w(N * K), packed(packedWeightsBf16Elems(N, K));
-        for (size_t i = 0; i < x.size(); ++i)
-          x[i] = toBf16Bits(xf[i]);
-        for (size_t i = 0; i < w.size(); ++i)
-          w[i] = toBf16Bits(wf[i]);
-        packWeightsBf16(w.data(), N, K, packed.data());
         std::vector<float> y(M * N);
         std::vector<uint16_t> yb(M * N, 0xdead);
         const int epi = combo++ % 3;
-        auto run = [&](auto *out, int32_t t, int32_t n) {
-          if (epi == kEpiGelu)
-            bgemmLinearRun<kEpiGelu>(x.data(), packed.data(), b.data(), out, M, K, N, t, n);
-          else if (epi == kEpiGeluTanh)
-            bgemmLinearRun<kEpiGeluTanh>(x.data(), packed.data(), b.data(), out, M, K, N, t, n);
-          else
-            bgemmLinearRun<kEpiNone>(x.data(), packed.data(), b.data(), out, M, K, N, t, n);
-        };
-        run(y.data(), 0, 1);
+        l.run(epi, l.b.data(), y.data(), 0, 1);
         for (int32_t t = 0; t < 3; ++t)
-          run(yb.data(), t, 3);
+          l.run(epi, l.b.data(), yb.data(), t, 3);
         for (int64_t i = 0; i < M * N; ++i)
           ASSERT_EQ(yb[i], toBf16Bits(y[i])) << "output " << i << " (fp32 " << y[i] << ")";
       }
@@ -231,16 +229,10 @@ TEST(KernelBf16, LinearWrapperMatchesRun) {
     GTEST_SKIP() << "this CPU cannot run the " << bgemmPathName() << " kernel";
   constexpr int K = 40, N = 50;
   const int64_t M = 9;
-  auto xf = randomVec(M * K, 7), wf = randomVec(N * K, 8), b = randomVec(N, 9);
-  std::vector<uint16_t> x(M * K), w(N * K), packed(packedWeightsBf16Elems(N, K));
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = toBf16Bits(xf[i]);
-  for (size_t i = 0; i < w.size(); ++i)
-    w[i] = toBf16Bits(wf[i]);
-  packWeightsBf16(w.data(), N, K, packed.data());
+  const Bf16Linear l(M, N, K, 7);
   std::vector<float> a(M * N), c(M * N);
-  linearBf16<K, N, kEpiGelu>(x.data(), packed.data(), b.data(), a.data(), M, 0, 1);
-  bgemmLinearRun<kEpiGelu>(x.data(), packed.data(), b.data(), c.data(), M, K, N, 0, 1);
+  linearBf16<K, N, kEpiGelu>(l.x.data(), l.packed.data(), l.b.data(), a.data(), M, 0, 1);
+  l.run(kEpiGelu, l.b.data(), c.data(), 0, 1);
   EXPECT_EQ(a, c);
 }
 
