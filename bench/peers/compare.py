@@ -50,14 +50,15 @@ def model_flops(dims, lengths):
 
 # --- inputs -------------------------------------------------------------------------------
 
-def make_inputs():
+def make_inputs(extra=()):
     """Shapes and ids. The ids follow bench/e2e_bench.cpp: id[b*S+j] = 1000 +
     ((b*S+j)*7919) % 20000 over the padded [B, S] grid, [CLS]=101 first, [SEP]=102 at
-    the last valid token. Mixed: lengths 16, 32, ..., 128 (batch 8, seq 128)."""
+    the last valid token. Mixed: lengths 16, 32, ..., 128 (batch 8, seq 128). extra:
+    more (name, batch, seq, lengths) shapes after these."""
     shapes = [("b1_s128", 1, 128, [128]),
               ("b8_s128", 8, 128, [128] * 8),
               ("b8_mixed16-128", 8, 128, [16 * (b + 1) for b in range(8)]),
-              ("b32_s64", 32, 64, [64] * 32)]
+              ("b32_s64", 32, 64, [64] * 32)] + list(extra)
     out = []
     for name, batch, seq, lengths in shapes:
         ids = [[1000 + ((b * seq + j) * 7919) % 20000 for j in range(seq)] for b in range(batch)]

@@ -11,6 +11,9 @@ rounds' medians), plus each output's min token cosine vs encc fp32.
 --baseline-lib OTHER/libencrt.so: the same encc artifacts also through another build of the
 runtime (e.g. main's, to A/B a runtime change in one process; columns "... (baseline)").
 
+--openvino-int8: OpenVINO int8 too, the model quantised by NNCF post-training quantisation
+(model_type TRANSFORMER) calibrated on the 64 reference sentences' token ids (--calibration).
+
 --busy N: the same table, then again with N busy processes (a spinning loop each, as
 another tenant of a shared server) running beside the peers, and each peer's slowdown
 (busy median / idle median).
@@ -24,6 +27,7 @@ a peer that does not import is left out. Shapes and ids are compare.py's.
 """
 import argparse
 import ctypes
+import json
 import os
 import statistics
 import subprocess
@@ -37,15 +41,35 @@ from compare import (Encc, make_inputs, arrays, ort_runner, prepare_onnx, time_f
                      token_cosines)
 
 
-def openvino_runners(onnx_path, threads):
-    """OpenVINO f32 and its default precision: {label: (make(shape), note)}."""
+def nncf_int8(model, calibration):
+    """The model quantised by NNCF post-training quantisation (model_type TRANSFORMER),
+    calibrated on the token ids of `calibration` (the project's reference sentences)."""
+    import nncf
+    with open(calibration) as f:
+        sentences = json.load(f)["sentences"]
+    names = {p.get_any_name() for p in model.inputs}
+    feeds = []
+    for s in sentences:
+        ids = np.array([s["ids"]], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        feeds.append({k: v for k, v in feed.items() if k in names})
+    return nncf.quantize(model, nncf.Dataset(feeds), model_type=nncf.ModelType.TRANSFORMER,
+                         subset_size=len(feeds))
+
+
+def openvino_runners(onnx_path, threads, int8_calibration=None):
+    """OpenVINO f32, its default precision and (with int8_calibration) int8 through NNCF:
+    {label: (make(shape), note)}."""
     import openvino as ov
     core = ov.Core()
     model = core.read_model(onnx_path)
     out = {}
-    for label, config in (("OpenVINO f32", {"INFERENCE_PRECISION_HINT": "f32"}), ("OpenVINO default", {})):
+    variants = [("OpenVINO f32", model, {"INFERENCE_PRECISION_HINT": "f32"}), ("OpenVINO default", model, {})]
+    if int8_calibration:
+        variants.append(("OpenVINO int8", nncf_int8(model, int8_calibration), {}))
+    for label, m, config in variants:
         config = dict(config, INFERENCE_NUM_THREADS=threads, PERFORMANCE_HINT="LATENCY")
-        compiled = core.compile_model(model, "CPU", config)
+        compiled = core.compile_model(m, "CPU", config)
         precision = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
 
         def make(shape, compiled=compiled):
@@ -74,9 +98,16 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--runs", type=int, default=10, help="timed runs per round")
-    ap.add_argument("--shapes", default="b1_s128,b8_s128,b8_mixed16-128")
+    ap.add_argument("--shapes", default="b1_s128,b8_s128,b8_mixed16-128",
+                    help="comma-separated, of b1_s128, b8_s128, b8_mixed16-128, b32_s64, b1_s512")
     ap.add_argument("--baseline-lib", help="another libencrt.so to run the same artifacts with")
     ap.add_argument("--busy", type=int, default=0, help="also time with N busy processes beside the peers")
+    ap.add_argument("--openvino-int8", action="store_true",
+                    help="also OpenVINO int8: NNCF post-training quantisation (needs `pip install nncf`; "
+                         "NNCF imports any torch it finds, so a venv without Debian's torch 1.13)")
+    ap.add_argument("--calibration", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                          "tests", "reference", "minilm_embeddings.json"),
+                    help="JSON with sentences[].ids to calibrate NNCF on (default: the 64 reference sentences)")
     args = ap.parse_args()
 
     libs = [("", ctypes.CDLL(args.encc_lib))]
@@ -92,7 +123,8 @@ def main():
             peers[label + suffix] = e.runner
             notes.append(f"{label + suffix}: code object {e.cpu_target}")
     try:
-        for label, (make, note) in openvino_runners(args.onnx, args.threads).items():
+        calibration = args.calibration if args.openvino_int8 else None
+        for label, (make, note) in openvino_runners(args.onnx, args.threads, calibration).items():
             peers[label] = make
             notes.append(note)
     except ImportError as err:
@@ -108,7 +140,8 @@ def main():
         notes.append(f"ONNX Runtime left out: {err}")
 
     wanted = args.shapes.split(",")
-    shapes = [s for s in make_inputs() if s["name"] in wanted]
+    # b1_s512: one sequence at a 512-token model's limit (where attention's share grows).
+    shapes = [s for s in make_inputs(extra=[("b1_s512", 1, 512, [512])]) if s["name"] in wanted]
     print("\n".join(notes))
     idle = table(peers, shapes, args, "idle")
     if args.busy > 0:
