@@ -394,6 +394,10 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
     `[B, S, 3H]` with `q = qkv[..., 0:H]`, `k = qkv[..., H:2H]`,
     `v = qkv[..., 2H:3H]`. The result is `[B, S, H]`.
 
+    `bf16_pv` (set by `enc-convert-attention-bf16`): `sum_j p_j v_j` is a bf16
+    dot product, `p_j` and `v` rounded to bf16 (nearest, ties to even), exact
+    products, f32 sums; `<q, k>`, the scale and the softmax stay f32.
+
     Example:
 
     ```mlir
@@ -401,10 +405,13 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
         : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
     %p = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
         : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+    %b = enc.attention %qkv, %lengths {bf16_pv, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
+        : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
     ```
   }];
   let arguments = (ins Variadic<Enc_F32Tensor>:$inputs, Enc_I32Tensor:$lengths,
-                   I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding);
+                   I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
+                   UnitAttr:$bf16_pv);
   let results = (outs Enc_F32Tensor:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{

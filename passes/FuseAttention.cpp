@@ -88,7 +88,7 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         merge, merge.getType(), inputs, sms.getLengths(),
         rewriter.getI64IntegerAttr(static_cast<int64_t>(heads)),
-        sms.getScaleAttr(), sms.getPaddingAttr());
+        sms.getScaleAttr(), sms.getPaddingAttr(), /*bf16_pv=*/nullptr);
     ++fused;
     if (isPacked)
       ++packed;

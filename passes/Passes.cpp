@@ -31,6 +31,7 @@ const std::vector<std::string> &mlir::enc::knownPassNames() {
     std::vector<std::string> all = defaultPipeline();
     all.push_back("quantize-linear-int8");
     all.push_back("convert-linear-bf16");
+    all.push_back("convert-attention-bf16");
     return all;
   }();
   return names;
@@ -78,6 +79,8 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
     q.embeddings = options.quantizeEmbeddings;
     q.calibration = options.quantizeCalibration;
     pm.addPass(createQuantizeLinearInt8Pass(q, options.weights));
+  } else if (shortName == "convert-attention-bf16") {
+    pm.addPass(createConvertAttentionBf16Pass());
   } else if (shortName == "convert-linear-bf16") {
     ConvertLinearBf16PassOptions o;
     o.skip = options.quantizeSkip;
@@ -113,7 +116,8 @@ struct EncPipelineCLOptions : public PassPipelineOptions<EncPipelineCLOptions> {
       llvm::cl::desc("Short names of the steps to run, in order (default: "
                      "canonicalize,fuse-qkv,fuse-scale-mask-softmax,"
                      "fuse-attention,fuse-bias-gelu,fuse-residual-layernorm; "
-                     "also: quantize-linear-int8, convert-linear-bf16)")};
+                     "also: quantize-linear-int8, convert-linear-bf16, "
+                     "convert-attention-bf16)")};
   ListOption<std::string> quantizeSkip{
       *this, "quantize-skip",
       llvm::cl::desc("quantize-linear-int8 / convert-linear-bf16: glob "

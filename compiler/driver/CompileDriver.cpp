@@ -76,15 +76,24 @@ llvm::Expected<std::optional<uint64_t>> encc::parseWeightsOption(const std::stri
 }
 
 llvm::Expected<std::vector<std::string>> encc::withQuantization(std::vector<std::string> passes,
-                                                                const std::string &quantize) {
+                                                                const std::string &quantize,
+                                                                const std::vector<std::string> &disabled) {
   if (quantize == "none")
     return passes;
   if (quantize != "int8" && quantize != "bf16")
     return llvm::createStringError("--quantize expects none, int8 or bf16, got '%s'", quantize.c_str());
-  const char *pass = quantize == "int8" ? kQuantizeInt8Pass : kConvertBf16Pass;
-  if (!contains(passes, pass))
-    passes.push_back(pass);
+  for (const std::string &pass : precisionPasses(quantize))
+    if (!contains(passes, pass) && !contains(disabled, pass))
+      passes.push_back(pass);
   return passes;
+}
+
+std::vector<std::string> encc::precisionPasses(const std::string &quantize) {
+  if (quantize == "int8")
+    return {kQuantizeInt8Pass};
+  if (quantize == "bf16")
+    return {kConvertBf16Pass, kAttentionBf16Pass};
+  return {};
 }
 
 llvm::Expected<std::vector<std::string>> encc::resolvePipeline(const std::string &pipeline,
@@ -304,7 +313,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   auto passes = resolvePipeline(opt.pipeline, opt.disabledPasses);
   if (!passes)
     return passes.takeError();
-  auto quantized = withQuantization(*passes, opt.quantize);
+  auto quantized = withQuantization(*passes, opt.quantize, opt.disabledPasses);
   if (!quantized)
     return quantized.takeError();
   po.passes = *quantized;

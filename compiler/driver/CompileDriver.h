@@ -46,6 +46,15 @@ struct PipelineOptions {
 constexpr const char *kQuantizeInt8Pass = "quantize-linear-int8";
 /// The pass that `--quantize=bf16` appends to the pipeline.
 constexpr const char *kConvertBf16Pass = "convert-linear-bf16";
+/// The attention pass `--quantize=bf16` appends after kConvertBf16Pass.
+constexpr const char *kAttentionBf16Pass = "convert-attention-bf16";
+
+/// The passes a precision appends to the pipeline, in order: int8:
+/// kQuantizeInt8Pass; bf16: kConvertBf16Pass, kAttentionBf16Pass (not int8:
+/// its code objects have VNNI but not always AVX512-BF16, where bf16 p·v is
+/// emulated and slower than fp32, and on int8's noise it doubled a tiny
+/// RoBERTa cross-encoder's score error). Empty for other values.
+std::vector<std::string> precisionPasses(const std::string &quantize);
 
 struct CompileOptions {
   std::string modelDir;
@@ -89,11 +98,11 @@ const std::vector<std::string> &knownPassNames();
 /// first this CPU supports).
 std::vector<std::string> defaultCpuLevels(const std::string &quantize);
 
-/// `passes` plus the int8 pass at the end when `quantize` is "int8", the bf16
-/// pass when "bf16" (and it is not there yet); "none" leaves them. Other
-/// values are an error.
+/// `passes` plus precisionPasses(quantize) at the end (each not there yet
+/// and not in `disabled`); "none" leaves them. Other values are an error.
 llvm::Expected<std::vector<std::string>> withQuantization(std::vector<std::string> passes,
-                                                          const std::string &quantize);
+                                                          const std::string &quantize,
+                                                          const std::vector<std::string> &disabled = {});
 
 /// `pipeline` ("" = default, "none" = no passes, else a comma list of short
 /// names) minus `disabled`; unknown names are an error listing the known ones.

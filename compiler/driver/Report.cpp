@@ -2,8 +2,9 @@
 //
 // Imports the model once, then for every cumulative prefix of the pipeline
 // (the first row has no passes) and, per precision of --quantize (default
-// int8; none: no such row), the whole pipeline + quantize-linear-int8 or
-// convert-linear-bf16, runs the passes on a copy of the module,
+// int8; none: no such row), the whole pipeline + that precision's passes
+// (quantize-linear-int8 or convert-linear-bf16, then convert-attention-bf16),
+// runs the passes on a copy of the module,
 // generates and builds the CPU code, writes the artifact, loads it through
 // libencrt and times it on the same inputs. Errors and cosines are measured
 // against the first row's output. Writes a table, report.json and report.svg.
@@ -289,10 +290,10 @@ int encc::reportCommand(const Args &args) {
   auto passes = resolvePipeline(args.get("pipeline"), {});
   if (!passes)
     return fail(llvm::toString(passes.takeError()));
-  // One more row per precision in --quantize: the whole pipeline + its pass
-  // (unless the pipeline has it), built for its default levels.
+  // One more row per precision in --quantize: the whole pipeline + its passes
+  // (those the pipeline lacks), built for its default levels.
   struct PrecisionRow {
-    std::string pass;
+    std::string label; ///< the passes it adds, " +"-separated
     std::vector<std::string> passes, cpuLevels;
   };
   std::vector<PrecisionRow> precisionRows;
@@ -305,11 +306,14 @@ int encc::reportCommand(const Args &args) {
     if (mode != "int8" && mode != "bf16")
       return fail("--quantize expects none or a comma list of int8 and bf16, got '" + quantize + "'");
     PrecisionRow row;
-    row.pass = mode == "int8" ? kQuantizeInt8Pass : kConvertBf16Pass;
-    if (std::find(passes->begin(), passes->end(), row.pass) != passes->end())
-      continue;
     row.passes = *passes;
-    row.passes.push_back(row.pass);
+    for (const std::string &pass : precisionPasses(mode.str()))
+      if (std::find(passes->begin(), passes->end(), pass) == passes->end()) {
+        row.label += (row.label.empty() ? "" : " +") + pass;
+        row.passes.push_back(pass);
+      }
+    if (row.label.empty())
+      continue;
     row.cpuLevels = args.has("cpu") ? fp32Cpu : defaultCpuLevels(mode.str());
     precisionRows.push_back(std::move(row));
   }
@@ -346,7 +350,7 @@ int encc::reportCommand(const Args &args) {
   for (size_t k = 0; k < total; ++k) {
     const PrecisionRow *precision = k > passes->size() ? &precisionRows[k - passes->size() - 1] : nullptr;
     Row row;
-    row.name = k == 0 ? "baseline (no passes)" : "+" + (precision ? precision->pass : (*passes)[k - 1]);
+    row.name = k == 0 ? "baseline (no passes)" : "+" + (precision ? precision->label : (*passes)[k - 1]);
     progress("[" + std::to_string(k + 1) + "/" + std::to_string(total) + "] " + row.name +
              ": passes, codegen, host compiler ...");
     mlir::OwningOpRef<mlir::ModuleOp> module = model->module->clone();

@@ -1209,7 +1209,8 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
     std::vector<int64_t> dims = (*x)->dims;
     mlir::Value r = b.create<enc::AttentionOp>(loc(n), typeOf(dims), mlir::ValueRange{*biased}, lengthsArg,
                                                b.getI64IntegerAttr(heads->i), b.getF32FloatAttr(scale),
-                                               enc::PaddingAttr::get(b.getContext(), enc::Padding::right));
+                                               enc::PaddingAttr::get(b.getContext(), enc::Padding::right),
+                                               /*bf16_pv=*/nullptr);
     set(n, tensorVal(r, dims));
     return llvm::Error::success();
   }

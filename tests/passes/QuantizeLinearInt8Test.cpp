@@ -170,8 +170,9 @@ TEST(QuantizePassApi, Names) {
   EXPECT_EQ(std::count(defaultPipeline().begin(), defaultPipeline().end(),
                        "quantize-linear-int8"),
             0);
-  EXPECT_EQ(knownPassNames().end()[-2], "quantize-linear-int8");
-  EXPECT_EQ(knownPassNames().back(), "convert-linear-bf16");
+  EXPECT_EQ(knownPassNames().end()[-3], "quantize-linear-int8");
+  EXPECT_EQ(knownPassNames().end()[-2], "convert-linear-bf16");
+  EXPECT_EQ(knownPassNames().back(), "convert-attention-bf16");
   EXPECT_EQ(encShortNameForPassArgument("enc-quantize-linear-int8"),
             "quantize-linear-int8");
   MLIRContext ctx;

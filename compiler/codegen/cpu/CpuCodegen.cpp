@@ -812,12 +812,12 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
   const std::string qkv =
       packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs + ", 3 * " + Hs
              : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
-  const bool bf16Out = writesBf16Result(op);
+  const bool bf16Out = writesBf16Result(op), bf16PV = att.getBf16Pv();
   const std::string y = bf16Out ? a.resultBf16(0) : res;
-  k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") +
-             "_f32_" + shapeTag(out) + "_h" + std::to_string(NH) + (bf16Out ? "_tobf16" : "");
-  const std::string head =
-      std::to_string(NH) + ", " + std::to_string(H / NH) + ">(" + qkv + ", ";
+  k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") + "_f32_" + shapeTag(out) + "_h" +
+             std::to_string(NH) + (bf16PV ? "_bf16pv" : "") + (bf16Out ? "_tobf16" : "");
+  const std::string head = std::to_string(NH) + ", " + std::to_string(H / NH) + (bf16PV ? ", true" : "") +
+                           ">(" + qkv + ", ";
   if (packed_)
     k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + y +
              ", c->batch, fattr(c, 0, 1.0f), t, n);";

@@ -613,6 +613,9 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
 }
 
 llvm::Error Generator::addAttention(enc::AttentionOp op) {
+  if (op.getBf16Pv())
+    return opError(op, "bf16_pv is a CPU attention variant (enc-convert-attention-bf16); the CUDA "
+                       "kernel computes p·v in its --cuda-dtype");
   if (op.getPadding() != enc::Padding::right)
     return opError(op, "unsupported padding " + enc::stringifyPadding(op.getPadding()) +
                            " (only right is implemented)");

@@ -19,7 +19,13 @@
 // attend to the valid keys), exactly as the unfused ops do. attentionPacked
 // is the same on the packed [tokens, ld] layout (kernel_abi.h): only real
 // query rows exist, so it does no padded work; both share the tile code, so
-// they agree bitwise on the valid rows.
+// they agree bitwise on the valid rows. With PVBf16 (enc.attention
+// {bf16_pv}) the value rows are rounded to bf16 as they are copied (pairs of
+// keys interleaved, vdpbf16ps's operand layout) and the probabilities as the
+// softmax makes them, and P·V runs as bf16 dot products: half the multiply
+// instructions of that half of the work. q·kᵀ stays fp32: bf16 q and k move
+// the scores by ~1e-3 relative, which the softmax amplifies (MiniLM's min
+// token cosine vs fp32 fell below the gates, 0.99987 bf16 / 0.984 int8).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_ATTENTION_H
@@ -27,6 +33,8 @@
 
 #include "enc_bf16.h"
 #include "enc_common.h"
+
+#include <type_traits>
 
 #ifdef __AVX__
 #include <immintrin.h>
@@ -191,15 +199,98 @@ ENC_INLINE void attnTransposeQ(const float *q, int64_t ld, int nq, float s,
       qT[d * QT + r] = r < nq ? q[r * ld + d] * s : 0.0f;
 }
 
+// bf16 p·v (enc.attention {bf16_pv}): the probabilities and the values are
+// rounded to bf16 and p·v is a bf16 dot product (vdpbf16ps with AVX512-BF16:
+// one instruction takes two keys' products per fp32 lane); q·kᵀ, the scale,
+// the softmax and every sum stay fp32. Without AVX512-BF16 the same products
+// are taken with fp32 FMAs on the widened values, in vdpbf16ps's order (odd
+// element first), so a fallback object computes the same numbers up to
+// denormals (which vdpbf16ps flushes).
+
+typedef uint32_t attn_vu __attribute__((vector_size(sizeof(attn_vf))));
+
+ENC_INLINE attn_vu attnLoadU(const void *p) {
+  attn_vu v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+ENC_INLINE void attnStoreU(void *p, attn_vu v) { std::memcpy(p, &v, sizeof(v)); }
+ENC_INLINE attn_vu attnSplatU(uint32_t u) { return attn_vu{} + u; }
+ENC_INLINE attn_vf attnAsFloat(attn_vu u) {
+  attn_vf f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+/// acc + a.odd * b.odd + a.even * b.even per fp32 lane, where a and b hold
+/// two bf16 values per 32-bit lane (even element in the low half).
+ENC_INLINE attn_vf attnDotBf16(attn_vf acc, attn_vu a, attn_vu b) {
+#if defined(__AVX512BF16__)
+  return (attn_vf)_mm512_dpbf16_ps((__m512)acc, (__m512bh)a, (__m512bh)b);
+#else
+  const attn_vu hi = attnSplatU(0xffff0000u);
+  acc += attnAsFloat(a & hi) * attnAsFloat(b & hi);
+  return acc + attnAsFloat(a << 16) * attnAsFloat(b << 16);
+#endif
+}
+
+/// toBf16Bits of every lane (in the low 16 bits of its 32-bit lane).
+ENC_INLINE attn_vu attnToBf16(attn_vf f) {
+  attn_vu u;
+  std::memcpy(&u, &f, sizeof(u));
+  const attn_vu rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const attn_vu quietNan = (u >> 16) | 0x40u;
+  return (u & 0x7fffffffu) > 0x7f800000u ? quietNan : rounded;
+}
+
+/// Lane i: bf16(lo[i]) | bf16(hi[i]) << 16, rounded as toBf16Bits (with
+/// AVX512-BF16 by vcvtne2ps2bf16, which also flushes denormals to zero).
+ENC_INLINE attn_vu attnPackBf16(attn_vf lo, attn_vf hi) {
+#if defined(__AVX512BF16__)
+  alignas(64) static constexpr uint16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,
+                                                           21, 6, 22, 7, 23, 8,  24, 9,  25, 10, 26,
+                                                           11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i halves = (__m512i)_mm512_cvtne2ps_pbh((__m512)hi, (__m512)lo);
+  return (attn_vu)_mm512_permutexvar_epi16(_mm512_load_si512(kInterleave), halves);
+#else
+  return attnToBf16(lo) | (attnToBf16(hi) << 16);
+#endif
+}
+
+/// vbuf[(jj/2*D + d)*2 + jj%2] = bf16(v[(j0 + jj)*ld + d]) for jj < nk: the
+/// value rows of a key tile rounded into vdpbf16ps's pair layout (the odd
+/// slot of a last unpaired row is 0).
+template <int D>
+ENC_INLINE void attnCopyVBf16(uint16_t *vbuf, const float *v, int64_t ld, int64_t j0, int nk) {
+  constexpr int L = kAttnLanes;
+  for (int jj = 0; jj < nk; jj += 2) {
+    const float *a = v + (j0 + jj) * ld;
+    const float *b = jj + 1 < nk ? a + ld : nullptr;
+    uint16_t *out = vbuf + jj * D;
+    int d = 0;
+    for (; d + L <= D; d += L) {
+      attnStoreU(out + 2 * d, attnPackBf16(attnLoad(a + d), b ? attnLoad(b + d) : attnSplat(0.0f)));
+    }
+    for (; d < D; ++d) {
+      out[2 * d] = toBf16Bits(a[d]);
+      out[2 * d + 1] = b ? toBf16Bits(b[d]) : uint16_t(0);
+    }
+  }
+}
+
 /// Per-call working memory of the attention kernels. kbuf/vbuf hold the
 /// key/value rows of one key tile, contiguous; when a sequence fits in one
 /// tile they are kept for the next unit of the same (sequence, head).
-template <int D> struct AttnScratch {
+/// With PVBf16, vbuf holds the values as bf16 in attnCopyVBf16's pair
+/// layout and pb the probabilities as bf16 pairs of keys 2i, 2i+1.
+template <int D, bool PVBf16> struct AttnScratch {
   static constexpr int QT = kAttnRows, KT = kAttnKeyTile;
+  static_assert(!PVBf16 || KT % 2 == 0, "bf16 p·v takes keys in pairs");
   alignas(64) float kbuf[KT * D];
-  alignas(64) float vbuf[KT * D];
+  alignas(64) std::conditional_t<PVBf16, uint16_t, float> vbuf[KT * D];
   alignas(64) float qT[D * QT]; // qT[d*QT + r] = scale * q[r][d]; r >= nq: 0
   alignas(64) float p[KT * QT]; // scores, then probabilities: p[j*QT + r]
+  alignas(64) uint32_t pb[PVBf16 ? KT / 2 * QT : 1]; // pb[i*QT + r] = bf16(p[2i][r]), bf16(p[2i+1][r])
   alignas(64) float acc[QT][D];
   alignas(64) float alpha[QT];
   alignas(64) float tmax[QT]; // the tile's maximum score per query row
@@ -315,12 +406,69 @@ ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const float *p,
   }
 }
 
+/// attnPVBlock over bf16 pairs: rows [r0, r0+RB), columns [d0, d0+L*NV) of
+/// acc[r] = acc[r] * alpha[r] + sum_i pb[i*QT + r] . vbuf pairs i.
+template <int D, int QT, int RB, int NV>
+ENC_INLINE void attnPVBlockBf16(float (&acc)[QT][D], const uint32_t *pb, const float *alpha,
+                                const uint16_t *vb, int pairs, int r0, int d0) {
+  constexpr int L = kAttnLanes;
+  attn_vf a[RB][NV];
+  for (int r = 0; r < RB; ++r)
+    for (int i = 0; i < NV; ++i)
+      a[r][i] = attnLoad(&acc[r0 + r][d0 + L * i]) * alpha[r0 + r];
+  for (int jp = 0; jp < pairs; ++jp) {
+    const uint16_t *vj = vb + (jp * D + d0) * 2;
+    const uint32_t *pj = pb + jp * QT + r0;
+    for (int i = 0; i < NV; ++i) {
+      const attn_vu vv = attnLoadU(vj + 2 * L * i);
+      for (int r = 0; r < RB; ++r)
+        a[r][i] = attnDotBf16(a[r][i], attnSplatU(pj[r]), vv);
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int i = 0; i < NV; ++i)
+      attnStore(&acc[r0 + r][d0 + L * i], a[r][i]);
+}
+
+/// attnAccumulate over bf16 pairs (`pairs` = key pairs of the tile).
+template <int D, int QT>
+ENC_INLINE void attnAccumulateBf16(float (&acc)[QT][D], const uint32_t *pb, const float *alpha,
+                                   const uint16_t *vb, int pairs, int nq) {
+  constexpr int L = kAttnLanes;
+  if constexpr (D % L == 0) {
+    constexpr int DC = D % (4 * L) == 0 ? 4 * L : D % (2 * L) == 0 ? 2 * L : L;
+    constexpr int NV = DC / L;
+    constexpr int RB = std::max(1, kAttnAccumulators / NV);
+    for (int d0 = 0; d0 < D; d0 += DC) {
+      int r = 0;
+      for (; r + RB <= nq; r += RB)
+        attnPVBlockBf16<D, QT, RB, NV>(acc, pb, alpha, vb, pairs, r, d0);
+      if constexpr (RB > 2)
+        for (; r + 2 <= nq; r += 2)
+          attnPVBlockBf16<D, QT, 2, NV>(acc, pb, alpha, vb, pairs, r, d0);
+      for (; r < nq; ++r)
+        attnPVBlockBf16<D, QT, 1, NV>(acc, pb, alpha, vb, pairs, r, d0);
+    }
+  } else {
+    for (int r = 0; r < nq; ++r)
+      for (int d = 0; d < D; ++d) {
+        float a = acc[r][d] * alpha[r];
+        for (int jp = 0; jp < pairs; ++jp) {
+          const uint32_t pp = pb[jp * QT + r];
+          a += bf16ToFloat(uint16_t(pp >> 16)) * bf16ToFloat(vb[(jp * D + d) * 2 + 1]);
+          a += bf16ToFloat(uint16_t(pp)) * bf16ToFloat(vb[(jp * D + d) * 2]);
+        }
+        acc[r][d] = a;
+      }
+  }
+}
+
 /// One unit: nq (<= kAttnRows) query rows i0.. at q (rows `ld` apart)
 /// against keys and values [0, len) at k and v; output rows at y, `ldy`
 /// apart (fp32, or rounded to bf16 for uint16_t). Query row r is lane r % L
-/// of score vector r / L.
-template <int D, typename Y>
-void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
+/// of score vector r / L. PVBf16: p·v over bf16 probabilities and values.
+template <int D, bool PVBf16, typename Y>
+void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
                    const float *k, const float *v, int64_t ld, Y *y,
                    int64_t ldy, int nq, int64_t len, float scale) {
   const float *qHead = q - i0 * ld; // the head's first query row
@@ -345,7 +493,8 @@ void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
       for (int jj = 0; jj < nk; ++jj) {
         const int64_t row = (j0 + jj) * ld;
         std::memcpy(ws.kbuf + jj * D, k + row, sizeof(float) * D);
-        std::memcpy(ws.vbuf + jj * D, v + row, sizeof(float) * D);
+        if constexpr (!PVBf16)
+          std::memcpy(ws.vbuf + jj * D, v + row, sizeof(float) * D);
         // The next head's queries, keys and values (usually the next
         // units' work; prefetches never fault, so rows past the end are
         // harmless).
@@ -355,6 +504,8 @@ void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
           __builtin_prefetch(v + row + D + c);
         }
       }
+      if constexpr (PVBf16)
+        attnCopyVBf16<D>(ws.vbuf, v, ld, j0, nk);
       ws.packedK = len <= KT ? k : nullptr;
       ws.packedLen = len;
     }
@@ -367,16 +518,30 @@ void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
       // on the first tile, where m = -inf and there is nothing to rescale).
       const attn_vf a = attnExp2(m[w] - mNew);
       attn_vf sum = attnSplat(0.0f);
-      for (int j = 0; j < nk; ++j) {
-        const attn_vf e = attnExp2(attnLoad(pw + j * QT) - mNew);
-        attnStore(pw + j * QT, e);
-        sum += e;
+      if constexpr (PVBf16) {
+        // Keys 2i and 2i+1 rounded into one bf16 pair (the sum stays that
+        // of the fp32 exponentials).
+        for (int j = 0; j < nk; j += 2) {
+          const attn_vf e0 = attnExp2(attnLoad(pw + j * QT) - mNew);
+          const attn_vf e1 = j + 1 < nk ? attnExp2(attnLoad(pw + (j + 1) * QT) - mNew) : attnSplat(0.0f);
+          sum += e0 + e1;
+          attnStoreU(ws.pb + j / 2 * QT + L * w, attnPackBf16(e0, e1));
+        }
+      } else {
+        for (int j = 0; j < nk; ++j) {
+          const attn_vf e = attnExp2(attnLoad(pw + j * QT) - mNew);
+          attnStore(pw + j * QT, e);
+          sum += e;
+        }
       }
       l[w] = l[w] * a + sum;
       m[w] = mNew;
       attnStore(ws.alpha + L * w, a);
     }
-    attnAccumulate<D, QT>(ws.acc, ws.p, ws.alpha, ws.vbuf, nk, nq);
+    if constexpr (PVBf16)
+      attnAccumulateBf16<D, QT>(ws.acc, ws.pb, ws.alpha, ws.vbuf, (nk + 1) / 2, nq);
+    else
+      attnAccumulate<D, QT>(ws.acc, ws.p, ws.alpha, ws.vbuf, nk, nq);
   }
   alignas(32) float lv[QT];
   for (int w = 0; w < QV; ++w)
@@ -397,7 +562,9 @@ void attentionTile(AttnScratch<D> &ws, const float *q, int64_t i0,
 /// (len_b = lengths[b] clamped to [0, S]; len_b == 0 gives zeros). Work
 /// units: (b, h, 32-row query tile), contiguous per task. y: float, or
 /// uint16_t (rounded to bf16: an enc.to_bf16 of the result fused in).
-template <int NH, int D, typename Y>
+/// PVBf16 (enc.attention {bf16_pv}): p·v over probabilities and values
+/// rounded to bf16, fp32 sums.
+template <int NH, int D, bool PVBf16 = false, typename Y>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
                const int32_t *lengths, Y *y, int64_t B, int64_t S,
                float scale, int32_t task, int32_t numTasks) {
@@ -406,14 +573,14 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
   const int64_t ldy = int64_t(NH) * D;
   int64_t u0, u1;
   taskShare(B * NH * tiles, task, numTasks, u0, u1);
-  detail::AttnScratch<D> ws;
+  detail::AttnScratch<D, PVBf16> ws;
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t b = u / (NH * tiles), h = (u / tiles) % NH;
     const int64_t i0 = (u % tiles) * QT;
     const int nq = static_cast<int>(std::min<int64_t>(QT, S - i0));
     const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
     const int64_t col = h * D;
-    detail::attentionTile<D>(ws, q + (b * S + i0) * ld + col, i0,
+    detail::attentionTile<D, PVBf16>(ws, q + (b * S + i0) * ld + col, i0,
                              k + b * S * ld + col, v + b * S * ld + col, ld,
                              y + (b * S + i0) * ldy + col, ldy, nq, len,
                              scale);
@@ -425,7 +592,7 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
 /// [offsets[b], offsets[b+1]) for queries, keys and values alike; y is
 /// [tokens, NH*D]. Work units: (b, h, 32-row query tile) over the real
 /// queries only (ceil(len_b / 32) tiles per head), contiguous per task.
-template <int NH, int D, typename Y>
+template <int NH, int D, bool PVBf16 = false, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
                      int64_t ld, const int32_t *offsets, Y *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks) {
@@ -439,7 +606,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
     total += NH * tilesOf(b);
   int64_t u0, u1;
   taskShare(total, task, numTasks, u0, u1);
-  detail::AttnScratch<D> ws;
+  detail::AttnScratch<D, PVBf16> ws;
   // Find the sequence holding unit u0, then walk the units in order.
   int64_t b = 0, first = 0; // first: index of sequence b's first unit
   while (b < B && first + NH * tilesOf(b) <= u0)
@@ -455,7 +622,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
     const int64_t row0 = offsets[b], len = int64_t(offsets[b + 1]) - row0;
     const int nq = static_cast<int>(std::min<int64_t>(QT, len - i0));
     const int64_t col = h * D;
-    detail::attentionTile<D>(ws, q + (row0 + i0) * ld + col, i0,
+    detail::attentionTile<D, PVBf16>(ws, q + (row0 + i0) * ld + col, i0,
                              k + row0 * ld + col, v + row0 * ld + col, ld,
                              y + (row0 + i0) * ldy + col, ldy, nq, len,
                              scale);
