@@ -11,6 +11,9 @@ rounds' medians), plus each output's min token cosine vs encc fp32.
 --baseline-lib OTHER/libencrt.so: the same encc artifacts also through another build of the
 runtime (e.g. main's, to A/B a runtime change in one process; columns "... (baseline)").
 
+--encc LABEL=PATH: one more encc artifact timed in the same rounds (column "encc LABEL"), e.g.
+the same precision built with a pass disabled, to A/B a compiler change in one process.
+
 --openvino-int8: OpenVINO int8 too, the model quantised by NNCF post-training quantisation
 (model_type TRANSFORMER) calibrated on the 64 reference sentences' token ids (--calibration).
 
@@ -101,6 +104,9 @@ def main():
     ap.add_argument("--shapes", default="b1_s128,b8_s128,b8_mixed16-128",
                     help="comma-separated, of b1_s128, b8_s128, b8_mixed16-128, b32_s64, b1_s512")
     ap.add_argument("--baseline-lib", help="another libencrt.so to run the same artifacts with")
+    ap.add_argument("--encc", action="append", default=[], metavar="LABEL=PATH",
+                    help="one more encc artifact in the same rounds, in a column 'encc LABEL' "
+                         "(e.g. bf16-f32pv=m.encm: an A/B of a pass; repeatable)")
     ap.add_argument("--busy", type=int, default=0, help="also time with N busy processes beside the peers")
     ap.add_argument("--openvino-int8", action="store_true",
                     help="also OpenVINO int8: NNCF post-training quantisation (needs `pip install nncf`; "
@@ -115,8 +121,14 @@ def main():
         libs.append((" (baseline)", ctypes.CDLL(os.path.abspath(args.baseline_lib))))
     peers = {}
     notes = []
+    extra = []
+    for item in args.encc:
+        label, sep, path = item.partition("=")
+        if not sep or not label or not path:
+            ap.error(f"--encc expects LABEL=PATH, got {item!r}")
+        extra.append(("encc " + label, path))
     for suffix, lib in libs:
-        for label, path in (("encc fp32", args.fp32), ("encc bf16", args.bf16), ("encc int8", args.int8)):
+        for label, path in [("encc fp32", args.fp32), ("encc bf16", args.bf16), ("encc int8", args.int8)] + extra:
             if path is None:
                 continue
             e = Encc(lib, path, args.threads)

@@ -60,13 +60,6 @@ void refBf16PVSequence(const float *q, const float *k, const float *v, int64_t l
     }
 }
 
-std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lengths) {
-  std::vector<int32_t> off(lengths.size() + 1, 0);
-  for (size_t b = 0; b < lengths.size(); ++b)
-    off[b + 1] = off[b] + lengths[b];
-  return off;
-}
-
 /// Packed qkv [T, 3H] and padded qkv [B, S, 3H] inputs, both layouts, 1 and 3
 /// tasks, against the reference.
 template <int NH, int D>

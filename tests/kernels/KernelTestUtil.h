@@ -88,6 +88,15 @@ inline void checkKernel(const std::vector<double> &ref, const TaskFn &fn,
   }
 }
 
+/// The packed layout's row offsets of sequences of these lengths
+/// (offsets[b+1] - offsets[b] = lengths[b]).
+inline std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lengths) {
+  std::vector<int32_t> off(lengths.size() + 1, 0);
+  for (size_t b = 0; b < lengths.size(); ++b)
+    off[b + 1] = off[b] + lengths[b];
+  return off;
+}
+
 /// Attention of one sequence in double: for query rows row0 + i (i <
 /// queries) and every head h, out row i, columns h*D..h*D+D-1 += the
 /// softmax over keys j < keys of scale <q_i, k_j> times v_j; q/k/v rows `ld`

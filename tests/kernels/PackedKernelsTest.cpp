@@ -22,13 +22,6 @@ using namespace kernel_test;
 
 namespace {
 
-std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lengths) {
-  std::vector<int32_t> off(lengths.size() + 1, 0);
-  for (size_t b = 0; b < lengths.size(); ++b)
-    off[b + 1] = off[b] + lengths[b];
-  return off;
-}
-
 TEST(KernelPacked, SequenceOfRow) {
   const std::vector<int32_t> lengths = {3, 1, 0, 5, 2};
   const std::vector<int32_t> off = offsetsOf(lengths);

@@ -369,6 +369,15 @@ llvm::Expected<uint32_t> Generator::sgemmWeightValue(Operation *user,
   return id;
 }
 
+/// True for the ops whose kernels can write their result as bf16 in place of
+/// fp32 (attention, a Linear over bf16 operands).
+static bool canWriteBf16Result(Operation *op) {
+  if (isa<mlir::enc::AttentionOp>(op))
+    return true;
+  auto linear = dyn_cast<mlir::enc::LinearOp>(op);
+  return linear && linear.getWeight().getType().getElementType().isBF16();
+}
+
 void Generator::planConversionFusion(mlir::func::FuncOp func) {
   auto fuse = [&](Operation *conversion, Value x) {
     Operation *producer = x.getDefiningOp();
@@ -379,10 +388,7 @@ void Generator::planConversionFusion(mlir::func::FuncOp func) {
       return;
     if (isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer)) {
       // fused as an extra result
-    } else if (isa<mlir::enc::ToBf16Op>(conversion) && x.hasOneUse() &&
-               (isa<mlir::enc::AttentionOp>(producer) ||
-                (isa<mlir::enc::LinearOp>(producer) &&
-                 cast<mlir::enc::LinearOp>(producer).getWeight().getType().getElementType().isBF16()))) {
+    } else if (isa<mlir::enc::ToBf16Op>(conversion) && x.hasOneUse() && canWriteBf16Result(producer)) {
       bf16ResultOf_.insert(producer);
     } else {
       return;

@@ -372,45 +372,12 @@ ENC_INLINE void attnPVBlock(float (&acc)[QT][D], const float *p,
       attnStore(&acc[r0 + r][d0 + L * i], a[r][i]);
 }
 
-/// acc[r] = acc[r] * alpha[r] + sum_j p[j*QT + r] * v[j] for rows r < nq
-/// (v rows contiguous, D floats each).
-template <int D, int QT>
-ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const float *p,
-                               const float *alpha, const float *v, int nk,
-                               int nq) {
-  constexpr int L = kAttnLanes;
-  if constexpr (D % L == 0) {
-    constexpr int DC = D % (4 * L) == 0 ? 4 * L : D % (2 * L) == 0 ? 2 * L : L;
-    constexpr int NV = DC / L;
-    constexpr int RB = std::max(1, kAttnAccumulators / NV);
-    for (int d0 = 0; d0 < D; d0 += DC) {
-      int r = 0;
-      for (; r + RB <= nq; r += RB)
-        attnPVBlock<D, QT, RB, NV>(acc, p, alpha, v, nk, r, d0);
-      // The last rows in smaller blocks (one row alone would wait on the
-      // FMA latency).
-      if constexpr (RB > 2)
-        for (; r + 2 <= nq; r += 2)
-          attnPVBlock<D, QT, 2, NV>(acc, p, alpha, v, nk, r, d0);
-      for (; r < nq; ++r)
-        attnPVBlock<D, QT, 1, NV>(acc, p, alpha, v, nk, r, d0);
-    }
-  } else {
-    for (int r = 0; r < nq; ++r)
-      for (int d = 0; d < D; ++d) {
-        float a = acc[r][d] * alpha[r];
-        for (int j = 0; j < nk; ++j)
-          a += p[j * QT + r] * v[j * D + d];
-        acc[r][d] = a;
-      }
-  }
-}
-
-/// attnPVBlock over bf16 pairs: rows [r0, r0+RB), columns [d0, d0+L*NV) of
-/// acc[r] = acc[r] * alpha[r] + sum_i pb[i*QT + r] . vbuf pairs i.
+/// attnPVBlock over bf16 pairs (bf16 p·v): rows [r0, r0+RB), columns
+/// [d0, d0+L*NV) of acc[r] = acc[r] * alpha[r] + sum_i pb[i*QT + r] . vb
+/// pairs i (attnCopyVBf16's layout; `pairs` key pairs).
 template <int D, int QT, int RB, int NV>
-ENC_INLINE void attnPVBlockBf16(float (&acc)[QT][D], const uint32_t *pb, const float *alpha,
-                                const uint16_t *vb, int pairs, int r0, int d0) {
+ENC_INLINE void attnPVBlock(float (&acc)[QT][D], const uint32_t *pb, const float *alpha,
+                            const uint16_t *vb, int pairs, int r0, int d0) {
   constexpr int L = kAttnLanes;
   attn_vf a[RB][NV];
   for (int r = 0; r < RB; ++r)
@@ -430,10 +397,12 @@ ENC_INLINE void attnPVBlockBf16(float (&acc)[QT][D], const uint32_t *pb, const f
       attnStore(&acc[r0 + r][d0 + L * i], a[r][i]);
 }
 
-/// attnAccumulate over bf16 pairs (`pairs` = key pairs of the tile).
-template <int D, int QT>
-ENC_INLINE void attnAccumulateBf16(float (&acc)[QT][D], const uint32_t *pb, const float *alpha,
-                                   const uint16_t *vb, int pairs, int nq) {
+/// acc[r] = acc[r] * alpha[r] + sum_j p[j*QT + r] * v[j] for rows r < nq:
+/// fp32 p and v (rows contiguous, D floats each; n keys), or bf16 pairs
+/// (uint32_t pb and uint16_t vb as attnPVBlock's bf16 form; n key pairs).
+template <int D, int QT, typename P, typename V>
+ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const P *p, const float *alpha, const V *v, int n,
+                               int nq) {
   constexpr int L = kAttnLanes;
   if constexpr (D % L == 0) {
     constexpr int DC = D % (4 * L) == 0 ? 4 * L : D % (2 * L) == 0 ? 2 * L : L;
@@ -442,21 +411,27 @@ ENC_INLINE void attnAccumulateBf16(float (&acc)[QT][D], const uint32_t *pb, cons
     for (int d0 = 0; d0 < D; d0 += DC) {
       int r = 0;
       for (; r + RB <= nq; r += RB)
-        attnPVBlockBf16<D, QT, RB, NV>(acc, pb, alpha, vb, pairs, r, d0);
+        attnPVBlock<D, QT, RB, NV>(acc, p, alpha, v, n, r, d0);
+      // The last rows in smaller blocks (one row alone would wait on the
+      // FMA latency).
       if constexpr (RB > 2)
         for (; r + 2 <= nq; r += 2)
-          attnPVBlockBf16<D, QT, 2, NV>(acc, pb, alpha, vb, pairs, r, d0);
+          attnPVBlock<D, QT, 2, NV>(acc, p, alpha, v, n, r, d0);
       for (; r < nq; ++r)
-        attnPVBlockBf16<D, QT, 1, NV>(acc, pb, alpha, vb, pairs, r, d0);
+        attnPVBlock<D, QT, 1, NV>(acc, p, alpha, v, n, r, d0);
     }
   } else {
     for (int r = 0; r < nq; ++r)
       for (int d = 0; d < D; ++d) {
         float a = acc[r][d] * alpha[r];
-        for (int jp = 0; jp < pairs; ++jp) {
-          const uint32_t pp = pb[jp * QT + r];
-          a += bf16ToFloat(uint16_t(pp >> 16)) * bf16ToFloat(vb[(jp * D + d) * 2 + 1]);
-          a += bf16ToFloat(uint16_t(pp)) * bf16ToFloat(vb[(jp * D + d) * 2]);
+        for (int j = 0; j < n; ++j) {
+          if constexpr (std::is_same_v<P, float>) {
+            a += p[j * QT + r] * v[j * D + d];
+          } else { // odd key first, as vdpbf16ps
+            const uint32_t pp = p[j * QT + r];
+            a += bf16ToFloat(uint16_t(pp >> 16)) * bf16ToFloat(v[(j * D + d) * 2 + 1]);
+            a += bf16ToFloat(uint16_t(pp)) * bf16ToFloat(v[(j * D + d) * 2]);
+          }
         }
         acc[r][d] = a;
       }
@@ -539,7 +514,7 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
       attnStore(ws.alpha + L * w, a);
     }
     if constexpr (PVBf16)
-      attnAccumulateBf16<D, QT>(ws.acc, ws.pb, ws.alpha, ws.vbuf, (nk + 1) / 2, nq);
+      attnAccumulate<D, QT>(ws.acc, ws.pb, ws.alpha, ws.vbuf, (nk + 1) / 2, nq);
     else
       attnAccumulate<D, QT>(ws.acc, ws.p, ws.alpha, ws.vbuf, nk, nq);
   }
