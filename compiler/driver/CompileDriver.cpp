@@ -360,6 +360,17 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   if (auto err = runEncPipeline(*model->module, &model->weights, po))
     return err;
   progress("ran passes [" + llvm::join(po.passes, ", ") + "] in " + fmt("%.2f s", sw.seconds()));
+  // A known pass this build would not have run anyway: say so (a typo'd
+  // name was refused above; this one is only a no-op).
+  auto full = resolvePipeline(opt.pipeline, {});
+  auto wouldRun = full ? withQuantization(*full, opt.quantize) : full.takeError();
+  if (wouldRun) {
+    for (const std::string &d : opt.disabledPasses)
+      if (!contains(*wouldRun, d))
+        progress("note: --disable-pass " + d + ": not among this build's passes, nothing left out");
+  } else {
+    llvm::consumeError(wouldRun.takeError());
+  }
   if (opt.emit == "mlir") {
     model->module->print(out);
     return llvm::Error::success();

@@ -111,10 +111,10 @@ quantisation:
                         with per-channel weight scales and per-token activation scales; the
                         word embeddings int8 with per-row scales) | bf16: appends
                         convert-linear-bf16 (Linears with bf16 weights and activations, fp32
-                        sums; the rest fp32; AMX tiles on CPUs with AMX-BF16, vdpbf16ps on
-                        AVX512-BF16 CPUs, widened to fp32 on others; CPU only) and
-                        convert-attention-bf16 (attention's p.v over bf16 probabilities and
-                        values; --disable-pass it to keep p.v in fp32)
+                        sums; AMX tiles on CPUs with AMX-BF16, vdpbf16ps on AVX512-BF16 CPUs,
+                        widened to fp32 on others; CPU only) and convert-attention-bf16
+                        (attention's p.v over bf16 probabilities and values; --disable-pass
+                        it to keep p.v in fp32); the rest fp32
   --quantize-skip PAT   keep the Linears whose weight name matches the glob PAT in float
                         (repeatable), e.g. '*attention.output*' or 'encoder.layer.5.*'
   --calibrate FILE      static activation scales instead of per-token ones: FILE has lines
