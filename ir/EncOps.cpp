@@ -95,6 +95,27 @@ LogicalResult checkScoresAndLengths(Operation *op, RankedTensorType s,
   return success();
 }
 
+/// A relative position bias table `[num_buckets, heads]` (num_buckets static,
+/// even, >= 4) and its max_distance (> num_buckets / 4, where the log-scale
+/// buckets start).
+LogicalResult checkPositionBiasTable(Operation *op, RankedTensorType table,
+                                     int64_t heads, int64_t maxDistance) {
+  if (failed(checkRank(op, "position bias table", table, 2)) ||
+      failed(checkDim(op, "position bias table dim 1", table.getDimSize(1),
+                      "the head count", heads)))
+    return failure();
+  int64_t buckets = table.getDimSize(0);
+  if (ShapedType::isDynamic(buckets) || buckets < 4 || buckets % 2 != 0)
+    return op->emitOpError()
+           << "expects a static, even number of position buckets >= 4 "
+              "(table dim 0) but got "
+           << dimStr(buckets);
+  if (maxDistance <= buckets / 4)
+    return op->emitOpError() << "expects max_distance > num_buckets / 4 ("
+                             << buckets / 4 << ") but got " << maxDistance;
+  return success();
+}
+
 LogicalResult checkLayerNormParams(Operation *op, RankedTensorType x,
                                    RankedTensorType g, RankedTensorType b,
                                    RankedTensorType res, float epsilon) {
@@ -348,6 +369,17 @@ LogicalResult ScaleMaskSoftmaxOp::verify() {
   return checkPadding(op, getPadding());
 }
 
+LogicalResult RelativePositionBiasOp::verify() {
+  Operation *op = getOperation();
+  auto s = rtt(getScores());
+  if (failed(checkRank(op, "scores", s, 4)) ||
+      failed(checkDim(op, "scores dim 3", s.getDimSize(3), "scores dim 2",
+                      s.getDimSize(2))))
+    return failure();
+  return checkPositionBiasTable(op, rtt(getTable()), s.getDimSize(1),
+                                getMaxDistance());
+}
+
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   size_t n = getInputs().size();
@@ -365,6 +397,14 @@ LogicalResult AttentionOp::verify() {
   if (!std::isfinite(getScale().convertToFloat()))
     return emitOpError() << "expects a finite scale but got "
                          << getScale().convertToFloat();
+  if (Value table = getPositionBias()) {
+    if (!getMaxDistance())
+      return emitOpError() << "expects max_distance with a position_bias";
+    if (failed(checkPositionBiasTable(op, rtt(table), heads, *getMaxDistance())))
+      return failure();
+  } else if (getMaxDistance()) {
+    return emitOpError() << "expects max_distance only with a position_bias";
+  }
   auto first = rtt(getInputs()[0]);
   StringRef firstWhat = n == 1 ? "qkv" : "q";
   if (failed(checkRank(op, firstWhat, first, 3)))

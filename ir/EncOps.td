@@ -380,7 +380,35 @@ def Enc_ScaleMaskSoftmaxOp : Enc_Op<"scale_mask_softmax", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
+def Enc_RelativePositionBiasOp : Enc_Op<"relative_position_bias",
+                                        [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "bucketed relative position bias added to attention scores (MPNet)";
+  let description = [{
+    `scores` is `[B, heads, S, S]`, `table` is `[num_buckets, heads]` (an
+    `enc.weight`; `num_buckets` static and even):
+    `result[b, h, i, j] = scores[b, h, i, j] + table[bucket(j - i), h]`, with
+    `bucket` the bidirectional bucketing of transformers' MPNet
+    (`relative_position_bucket`, computed in f32 as it does): half the
+    buckets for keys before the query, half for keys after; distances below
+    `num_buckets / 4` exact, longer ones on a log scale up to `max_distance`.
+    The bias depends on `j - i` only, so packing sequences does not change it.
+
+    Example:
+
+    ```mlir
+    %r = enc.relative_position_bias %s, %table {max_distance = 128 : i64}
+        : (tensor<?x12x?x?xf32>, tensor<32x12xf32>) -> tensor<?x12x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$scores, Enc_F32Tensor:$table, I64Attr:$max_distance);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $scores `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "fused multi-head self-attention on merged-head tensors";
   let description = [{
     Scaled dot-product attention with a key-padding mask, on tensors in the
@@ -393,6 +421,10 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
     `inputs` is either `q, k, v` (each `[B, S, H]`) or one packed `qkv`
     `[B, S, 3H]` with `q = qkv[..., 0:H]`, `k = qkv[..., H:2H]`,
     `v = qkv[..., 2H:3H]`. The result is `[B, S, H]`.
+
+    `position_bias` (with `max_distance`): an `enc.relative_position_bias`
+    table `[num_buckets, heads]` whose bias is added to the scaled scores
+    before the softmax, `softmax_j(scale * <q_s, k_j> + table[bucket(j - s), h])`.
 
     `bf16_pv` (set by `enc-convert-attention-bf16`): `sum_j p_j v_j` is a bf16
     dot product, `p_j` and `v` rounded to bf16 (nearest, ties to even), exact
@@ -407,15 +439,19 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure]> {
         : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
     %b = enc.attention %qkv, %lengths {bf16_pv, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
         : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+    %m = enc.attention %qkv, %lengths position_bias(%table) {max_distance = 128 : i64, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.125 : f32}
+        : (tensor<?x?x2304xf32>, tensor<?xi32>, tensor<32x12xf32>) -> tensor<?x?x768xf32>
     ```
   }];
   let arguments = (ins Variadic<Enc_F32Tensor>:$inputs, Enc_I32Tensor:$lengths,
+                   Optional<Enc_F32Tensor>:$position_bias,
                    I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
-                   UnitAttr:$bf16_pv);
+                   UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance);
   let results = (outs Enc_F32Tensor:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{
-    custom<AttentionOperands>($inputs, $lengths) attr-dict `:` functional-type(operands, results)
+    custom<AttentionOperands>($inputs, $lengths) (`position_bias` `(` $position_bias^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

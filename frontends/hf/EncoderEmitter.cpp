@@ -66,6 +66,9 @@ Value EncoderEmitter::selfAttention(Value x, const LayerWeightNames &l) {
   Value s = b.create<enc::MatmulOp>(loc(attn), bhsn(ShapedType::kDynamic), q, k, /*transpose_b=*/true);
   s = b.create<enc::ScaleOp>(loc(attn), s.getType(), s,
                              b.getF32FloatAttr(float(1.0 / std::sqrt(double(headDim)))));
+  if (positionBias)
+    s = b.create<enc::RelativePositionBiasOp>(loc(attn), s.getType(), s, positionBias,
+                                              b.getI64IntegerAttr(positionMaxDistance));
   s = b.create<enc::MaskOp>(loc(attn), s.getType(), s, lengths);
   s = b.create<enc::SoftmaxOp>(loc(attn), s.getType(), s);
   Value ctx = b.create<enc::MatmulOp>(loc(attn), bhsn(headDim), s, v, false);

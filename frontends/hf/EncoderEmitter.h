@@ -52,6 +52,14 @@ public:
   /// word[ids] + position[s + offset] + type[type_ids] (type[0] without type
   /// ids), then the embedding LayerNorm.
   mlir::Value embeddings(const ModelWeightNames &n);
+  /// Every later selfAttention adds a bucketed relative position bias (the
+  /// [buckets, heads] `table`, shared by the layers; MPNet) to the scaled
+  /// scores before the mask.
+  void setRelativePositionBias(mlir::Value table, int64_t maxDistance) {
+    positionBias = table;
+    positionMaxDistance = maxDistance;
+  }
+
   /// Q, K, V projections, scaled masked softmax(QKᵀ)·V per head, heads merged:
   /// the context before the output projection.
   mlir::Value selfAttention(mlir::Value x, const LayerWeightNames &l);
@@ -64,6 +72,8 @@ private:
   mlir::Location fileLoc;
   mlir::Value ids, lengths, typeIds;
   llvm::StringMap<mlir::Value> weights;
+  mlir::Value positionBias;
+  int64_t positionMaxDistance = 0;
 };
 
 } // namespace encc

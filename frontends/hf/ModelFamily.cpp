@@ -13,6 +13,7 @@ namespace encc {
 const ModelFamily &bertFamily();
 const ModelFamily &robertaFamily();
 const ModelFamily &distilBertFamily();
+const ModelFamily &mpnetFamily();
 } // namespace encc
 
 using namespace encc;
@@ -22,6 +23,7 @@ static llvm::ArrayRef<const ModelFamily *> allFamilies() {
       &bertFamily(),
       &robertaFamily(),
       &distilBertFamily(),
+      &mpnetFamily(),
   };
   return families;
 }

@@ -1208,9 +1208,10 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
     const float scale = scaleAttr && scaleAttr->f != 0 ? scaleAttr->f : float(1.0 / std::sqrt(double(headDim)));
     std::vector<int64_t> dims = (*x)->dims;
     mlir::Value r = b.create<enc::AttentionOp>(loc(n), typeOf(dims), mlir::ValueRange{*biased}, lengthsArg,
-                                               b.getI64IntegerAttr(heads->i), b.getF32FloatAttr(scale),
+                                               /*position_bias=*/mlir::Value(), b.getI64IntegerAttr(heads->i),
+                                               b.getF32FloatAttr(scale),
                                                enc::PaddingAttr::get(b.getContext(), enc::Padding::right),
-                                               /*bf16_pv=*/nullptr);
+                                               /*bf16_pv=*/nullptr, /*max_distance=*/nullptr);
     set(n, tensorVal(r, dims));
     return llvm::Error::success();
   }

@@ -193,6 +193,37 @@ TEST(MultiTarget, EveryCodeObjectMatchesReference) {
   EXPECT_GE(ran, 2) << "v2 and v3 run on any x86-64 machine with AVX2";
 }
 
+// MPNet's relative position bias over sequences long enough to reach every
+// bucket (distances 8 .. 91 and beyond, both directions), in each plan: the
+// fused attention on the packed and the padded layout, and the unfused ops
+// (the relative_position_bias kernel) of --pipeline=none.
+TEST(TinyMpnet, LongSequencesMatchReferenceInEveryPlan) {
+  constexpr int64_t kLong = 140;
+  TempDir dir;
+  TinyModelSpec s = withTypes(spec("mpnet", 64, 2, 4, "gelu", "mean"), 1);
+  s.maxPositions = kLong + 2;
+  TinyModel model = writeTinyModel(dir.path() + "/model", s);
+  struct Plan {
+    const char *name, *pipeline;
+    bool packed;
+  };
+  for (const Plan &p : {Plan{"packed", "", true}, Plan{"padded", "", false}, Plan{"unfused", "none", false}}) {
+    SCOPED_TRACE(p.name);
+    encc::CompileOptions o;
+    o.modelDir = model.dir;
+    o.output = dir.path() + "/" + p.name + ".encm";
+    o.maxSeq = kLong;
+    o.pipeline = p.pipeline;
+    o.allowPackedPlan = p.packed;
+    ASSERT_EQ(compile(o), "");
+    encrt::Model m(o.output);
+    EXPECT_EQ(m.info().type_vocab_size, 1);
+    encrt::Session session(m);
+    checkBatch(session, model, {kLong, 97, 1, 130}, kLong, 21);
+    checkBatch(session, model, {40, 3}, 40, 22);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, TinyModels,
     ::testing::Values(Case{"bert_d32_l1_gelu_mean", spec("bert", 64, 2, 1, "gelu", "mean")},
@@ -200,7 +231,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"bert_d32_l3_gelu_none", spec("bert", 96, 3, 3, "gelu", "none")},
                       Case{"bert_d64_l2_bf16_prefixed", spec("bert", 64, 1, 2, "gelu", "mean", "BF16", "bert.")},
                       Case{"roberta_d32_l2_f16", withTypes(spec("roberta", 64, 2, 2, "gelu_new", "mean", "F16"), 1)},
-                      Case{"distilbert_d32_l2", spec("distilbert", 64, 2, 2, "gelu", "mean")}),
+                      Case{"distilbert_d32_l2", spec("distilbert", 64, 2, 2, "gelu", "mean")},
+                      Case{"mpnet_d32_l2", withTypes(spec("mpnet", 64, 2, 2, "gelu", "mean"), 1)}),
     [](const ::testing::TestParamInfo<Case> &info) { return std::string(info.param.name); });
 
 } // namespace

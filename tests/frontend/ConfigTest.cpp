@@ -74,6 +74,27 @@ TEST(ModelConfig, ParsesDistilbert) {
   EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-12);
 }
 
+TEST(ModelConfig, ParsesMpnet) {
+  auto c = parseModelConfig(R"({"model_type":"mpnet","hidden_size":768,"num_hidden_layers":12,
+    "num_attention_heads":12,"intermediate_size":3072,"hidden_act":"gelu","layer_norm_eps":1e-05,
+    "vocab_size":30527,"max_position_embeddings":514,"pad_token_id":1,"relative_attention_num_buckets":32})",
+                            "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->typeVocab, 0);
+  EXPECT_EQ(c->positionOffset, 2);
+  EXPECT_EQ(c->maxSeq, 512);
+  EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-5);
+  ModelWeightNames n = modelWeightNames(*c);
+  EXPECT_TRUE(n.tokenTypeSynthetic);
+  EXPECT_EQ(n.layers.at(3).attnOut, "encoder.layer.3.attention.attn.o");
+  EXPECT_EQ(n.layers.at(3).attnNorm, "encoder.layer.3.attention.LayerNorm");
+  auto w = expectedWeights(*c);
+  EXPECT_EQ(w.back().name, "encoder.relative_attention_bias.weight");
+  EXPECT_EQ(w.back().shape, (std::vector<int64_t>{32, 12}));
+  EXPECT_EQ(c->family->specialTokens().cls, "<s>");
+  EXPECT_EQ(c->family->checkpointPrefixes(*c), (std::vector<std::string>{"mpnet.", ""}));
+}
+
 TEST(ModelConfig, TanhGeluSpellings) {
   for (const char *act : {"gelu_new", "gelu_pytorch_tanh", "gelu_fast"}) {
     auto c = parseModelConfig(bertWith("hidden_act", std::string("\"") + act + "\""), "M");
@@ -85,7 +106,7 @@ TEST(ModelConfig, TanhGeluSpellings) {
 TEST(ModelConfig, ErrorUnknownModelType) {
   EXPECT_EQ(error(bertWith("model_type", "\"gpt2\"")),
             "M/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, "
-            "xlm-roberta, camembert, distilbert)");
+            "xlm-roberta, camembert, distilbert, mpnet)");
   EXPECT_EQ(error(bertWith("model_type", "")),
             "M/config.json: field 'model_type' is missing (expected a string)");
 }
@@ -141,7 +162,7 @@ TEST(ModelConfig, ErrorUnsupportedActivationAndPositions) {
 namespace {
 
 TEST(ModelFamily, RegistryReadsEveryListedModelType) {
-  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert"}) {
+  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet"}) {
     const ModelFamily *f = findModelFamily(type);
     ASSERT_NE(f, nullptr) << type;
     EXPECT_TRUE(llvm::is_contained(f->modelTypes(), llvm::StringRef(type))) << type;
@@ -151,7 +172,7 @@ TEST(ModelFamily, RegistryReadsEveryListedModelType) {
   EXPECT_EQ(findModelFamily(""), nullptr);
   EXPECT_EQ(findModelFamily("roberta"), findModelFamily("camembert"));
   EXPECT_NE(findModelFamily("bert"), findModelFamily("roberta"));
-  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert");
+  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert, mpnet");
 }
 
 TEST(ModelFamily, FamiliesDifferWhereTheirCheckpointsDo) {

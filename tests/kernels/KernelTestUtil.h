@@ -100,11 +100,13 @@ inline std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lengths) {
 /// Attention of one sequence in double: for query rows row0 + i (i <
 /// queries) and every head h, out row i, columns h*D..h*D+D-1 += the
 /// softmax over keys j < keys of scale <q_i, k_j> times v_j; q/k/v rows `ld`
-/// floats apart starting at row row0, out rows NH*D doubles apart.
+/// floats apart starting at row row0, out rows NH*D doubles apart. `bias`,
+/// when given, is added to the scaled score of head h, query i, key j.
 inline void refAttendSequence(const float *q, const float *k, const float *v,
                               int64_t ld, int64_t row0, int64_t queries,
                               int64_t keys, int NH, int D, float scale,
-                              double *out) {
+                              double *out,
+                              const std::function<double(int, int64_t, int64_t)> &bias = {}) {
   const int64_t H = int64_t(NH) * D;
   std::vector<double> s(keys);
   for (int h = 0; h < NH; ++h)
@@ -116,7 +118,7 @@ inline void refAttendSequence(const float *q, const float *k, const float *v,
         double dot = 0;
         for (int d = 0; d < D; ++d)
           dot += double(qi[d]) * kj[d];
-        s[j] = double(scale) * dot;
+        s[j] = double(scale) * dot + (bias ? bias(h, i, j) : 0.0);
         mx = std::max(mx, s[j]);
       }
       for (int64_t j = 0; j < keys; ++j) {

@@ -2,12 +2,14 @@
 """Records PyTorch reference outputs that the C++ tests compare against.
 
 Run (from the repository root, after building make-tiny-model):
-  HF_HUB_OFFLINE=1 ENCC_MINILM_DIR=... /opt/encc-ref/bin/python \
-      tests/reference/record_minilm.py [--make-tiny-model BUILD/bin/make-tiny-model]
+  HF_HUB_OFFLINE=1 ENCC_MINILM_DIR=... ENCC_MPNET_DIR=... /opt/encc-ref/bin/python \
+      tests/reference/record_minilm.py [--make-tiny-model BUILD/bin/make-tiny-model] \
+      [--only minilm|mpnet|tiny]
 
 Writes, next to this script:
   minilm_embeddings.json  all-MiniLM-L6-v2 via sentence-transformers on the 64
-                          sentences of /work/shared/data/sentence-pairs.tsv
+  mpnet_embeddings.json   (all-mpnet-base-v2: the same) sentences of
+                          /work/shared/data/sentence-pairs.tsv
                           (both columns, '#' lines skipped): token ids, the
                           normalised embedding (7 significant digits) and, for
                           the first 4 sentences, the first 8 values of tokens 0
@@ -68,7 +70,7 @@ def read_sentences(path):
     return out
 
 
-def record_minilm(model_dir, pairs_path):
+def record_sentence_model(model_dir, pairs_path, name):
     model = SentenceTransformer(model_dir, device="cpu")
     model.eval()
     sentences = read_sentences(pairs_path)
@@ -88,11 +90,11 @@ def record_minilm(model_dir, pairs_path):
             rec["hidden_head"] = [[g7(v) for v in hs[t, :8].tolist()] for t in (0, 1)]
         records.append(rec)
     return {
-        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "model": "sentence-transformers/" + name,
         "source": os.path.basename(pairs_path),
         "versions": versions(),
         "notes": "embedding: SentenceTransformer.encode (float32, normalised, batch 16); "
-                 "ids: model tokenizer with [CLS]/[SEP]; hidden_head: last_hidden_state[token][0:8] "
+                 "ids: model tokenizer with its special tokens; hidden_head: last_hidden_state[token][0:8] "
                  "for tokens 0 and 1, unpadded single-sentence run",
         "sentences": records,
     }
@@ -110,6 +112,14 @@ TINY_CASES = [
               "vocab": 100, "max-positions": 16, "act": "gelu_new", "seed": 3, "pooling": "cls",
               "weight-prefix": "bert."},
      "ids": [[2, 10, 20, 30, 3], [2, 99, 3, 0, 0]], "lengths": [5, 3]},
+    # Sequences of 120 and 97 tokens: relative distances past every bucket
+    # boundary (8 .. 91) in both directions.
+    {"name": "mpnet_gelu_mean",
+     "spec": {"model-type": "mpnet", "hidden": 16, "layers": 2, "heads": 2, "intermediate": 32,
+              "vocab": 120, "max-positions": 130, "act": "gelu", "seed": 13, "pooling": "mean"},
+     "ids": [[0] + [5 + (7 * t) % 115 for t in range(118)] + [2],
+             [0] + [5 + (11 * t) % 115 for t in range(95)] + [2] + [1] * 23],
+     "lengths": [120, 97]},
     {"name": "roberta_tanh_mean_f16",
      "spec": {"model-type": "roberta", "hidden": 32, "layers": 2, "heads": 2, "intermediate": 64,
               "vocab": 110, "max-positions": 20, "act": "gelu_pytorch_tanh", "seed": 11,
@@ -171,18 +181,23 @@ def main():
                     default=os.path.join(os.environ.get("ENCC_BUILD", "/work/build-ref"),
                                          "bin", "make-tiny-model"))
     ap.add_argument("--minilm-dir", default=os.environ.get("ENCC_MINILM_DIR"))
+    ap.add_argument("--mpnet-dir", default=os.environ.get("ENCC_MPNET_DIR"))
     ap.add_argument("--pairs", default=PAIRS)
-    ap.add_argument("--only", choices=["minilm", "tiny"])
+    ap.add_argument("--only", choices=["minilm", "mpnet", "tiny"])
     args = ap.parse_args()
     torch.manual_seed(0)
-    if args.only != "tiny":
-        if not args.minilm_dir or not os.path.isfile(os.path.join(args.minilm_dir, "model.safetensors")):
-            sys.exit("ENCC_MINILM_DIR (or --minilm-dir) must point at the all-MiniLM-L6-v2 folder")
-        data = record_minilm(args.minilm_dir, args.pairs)
-        with open(os.path.join(HERE, "minilm_embeddings.json"), "w", encoding="utf-8") as f:
+    for key, name, model_dir, out in [
+            ("minilm", "all-MiniLM-L6-v2", args.minilm_dir, "minilm_embeddings.json"),
+            ("mpnet", "all-mpnet-base-v2", args.mpnet_dir, "mpnet_embeddings.json")]:
+        if args.only not in (None, key):
+            continue
+        if not model_dir or not os.path.isfile(os.path.join(model_dir, "model.safetensors")):
+            sys.exit(f"ENCC_{key.upper()}_DIR (or --{key}-dir) must point at the {name} folder")
+        data = record_sentence_model(model_dir, args.pairs, name)
+        with open(os.path.join(HERE, out), "w", encoding="utf-8") as f:
             json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
             f.write("\n")
-    if args.only != "minilm":
+    if args.only in (None, "tiny"):
         if not os.access(args.make_tiny_model, os.X_OK):
             sys.exit(f"{args.make_tiny_model}: not executable (build the make-tiny-model target)")
         data = record_tiny(args.make_tiny_model)

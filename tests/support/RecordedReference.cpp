@@ -14,19 +14,27 @@ namespace encc::testing {
 
 std::string referenceDataDir() { return ENCC_REFERENCE_DATA_DIR; }
 
-std::string minilmDir() {
-  const char *env = std::getenv("ENCC_MINILM_DIR");
+namespace {
+
+/// $`var`, checked to hold `model`'s config.json, model.safetensors and
+/// vocab.txt.
+std::string modelDirFromEnv(const char *var, const std::string &model, const char *fetcher) {
+  const char *env = std::getenv(var);
   if (!env || !*env)
-    throw std::runtime_error(
-        "ENCC_MINILM_DIR is not set: point it at the all-MiniLM-L6-v2 folder "
-        "(./scripts/test sets it; see scripts/lib.sh fetch_minilm)");
+    throw std::runtime_error(std::string(var) + " is not set: point it at the " + model +
+                             " folder (./scripts/test sets it; see scripts/lib.sh " + fetcher + ")");
   for (const char *f : {"config.json", "model.safetensors", "vocab.txt"})
     if (!std::filesystem::exists(std::filesystem::path(env) / f))
-      throw std::runtime_error(std::string("ENCC_MINILM_DIR=") + env +
-                               ": missing " + f +
-                               " (expected the all-MiniLM-L6-v2 folder)");
+      throw std::runtime_error(std::string(var) + "=" + env + ": missing " + f + " (expected the " + model +
+                               " folder)");
   return env;
 }
+
+} // namespace
+
+std::string minilmDir() { return modelDirFromEnv("ENCC_MINILM_DIR", "all-MiniLM-L6-v2", "fetch_minilm"); }
+
+std::string mpnetDir() { return modelDirFromEnv("ENCC_MPNET_DIR", "all-mpnet-base-v2", "fetch_mpnet"); }
 
 MinilmReference loadMinilmReference(const std::string &pathArg) {
   std::string path =

@@ -1,7 +1,8 @@
 //===- RecordedReference.h - Recorded PyTorch reference data -----*- C++ -*-===//
 //
 // Access to tests/reference/*.json (recorded with tests/reference/
-// record_minilm.py) and to the real all-MiniLM-L6-v2 folder ($ENCC_MINILM_DIR).
+// record_minilm.py) and to the real model folders ($ENCC_MINILM_DIR,
+// $ENCC_MPNET_DIR).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCC_TESTS_SUPPORT_RECORDEDREFERENCE_H
@@ -21,6 +22,9 @@ std::string referenceDataDir();
 /// is unset or the folder is incomplete (tests must fail, not skip).
 std::string minilmDir();
 
+/// $ENCC_MPNET_DIR (all-mpnet-base-v2), checked and failing like minilmDir.
+std::string mpnetDir();
+
 struct RecordedSentence {
   std::string text;
   std::vector<int64_t> ids; ///< with [CLS] ... [SEP]
@@ -35,7 +39,8 @@ struct MinilmReference {
   std::vector<RecordedSentence> sentences; ///< 64, in sentence-pairs.tsv order (a, b per line)
 };
 
-/// Loads referenceDataDir() + "/minilm_embeddings.json" (or `path`).
+/// Loads referenceDataDir() + "/minilm_embeddings.json" (or `path`, e.g.
+/// mpnet_embeddings.json: the same layout, recorded for all-mpnet-base-v2).
 MinilmReference loadMinilmReference(const std::string &path = "");
 
 /// Cosine similarity of two equally long vectors.

@@ -88,15 +88,36 @@ double activation(const std::string &act, double x) {
                               act + "'");
 }
 
+/// MPNet's bucket of the relative position rel = key - query (32 buckets,
+/// max_distance 128), from the boundaries transformers 4.40.2's
+/// MPNetEncoder.relative_position_bucket gives on torch 1.13 for |rel| <
+/// 1024: distances 0..7 exact, then buckets 8..15 from 8, 12, 16, 23, 32, 46,
+/// 64, 91 on; keys after the query in the upper 16.
+size_t mpnetBucket(int64_t rel) {
+  static const int64_t starts[] = {8, 12, 16, 23, 32, 46, 64, 91};
+  const int64_t n = rel < 0 ? -rel : rel;
+  size_t b = size_t(n);
+  if (n >= 8) {
+    b = 7;
+    for (int64_t s : starts)
+      b += n >= s;
+  }
+  return (rel > 0 ? 16 : 0) + b;
+}
+
 /// Multi-head self-attention for one sequence; keys j >= length excluded.
+/// MPNet adds its relative position bias to the scaled scores.
 Matrix selfAttention(const Matrix &x, const Weights &w, const std::string &L,
                      const TinyModelSpec &spec, size_t length) {
   const size_t H = size_t(spec.hidden), S = x.size();
   const size_t heads = size_t(spec.heads), d = H / heads;
-  auto lin = [&](const std::string &name) {
+  auto lin = [&](const std::string &bertName) {
+    const std::string name = layerTensorName(spec, bertName);
     return linear(x, w.get(L + name + ".weight", H * H),
                   w.get(L + name + ".bias", H), H, H);
   };
+  const std::vector<double> *bias =
+      spec.mpnet() ? &w.get(kMpnetBiasTable, size_t(kMpnetBuckets) * heads) : nullptr;
   Matrix q = lin("attention.self.query"), k = lin("attention.self.key"),
          v = lin("attention.self.value");
   Matrix ctx(S, std::vector<double>(H, 0.0));
@@ -110,6 +131,8 @@ Matrix selfAttention(const Matrix &x, const Weights &w, const std::string &L,
         for (size_t c = 0; c < d; ++c)
           s += q[i][h * d + c] * k[j][h * d + c];
         p[j] = s * scale;
+        if (bias)
+          p[j] += (*bias)[mpnetBucket(int64_t(j) - int64_t(i)) * heads + h];
         maxScore = std::max(maxScore, p[j]);
       }
       double sum = 0;
@@ -122,8 +145,8 @@ Matrix selfAttention(const Matrix &x, const Weights &w, const std::string &L,
           ctx[i][h * d + c] += p[j] / sum * v[j][h * d + c];
     }
   }
-  return linear(ctx, w.get(L + "attention.output.dense.weight", H * H),
-                w.get(L + "attention.output.dense.bias", H), H, H);
+  const std::string out = layerTensorName(spec, "attention.output.dense");
+  return linear(ctx, w.get(L + out + ".weight", H * H), w.get(L + out + ".bias", H), H, H);
 }
 
 Matrix encodeOne(const std::vector<int64_t> &ids, const std::vector<int64_t> *types,
@@ -134,8 +157,10 @@ Matrix encodeOne(const std::vector<int64_t> &ids, const std::vector<int64_t> *ty
                            size_t(spec.vocab) * H);
   const auto &pos = w.get("embeddings.position_embeddings.weight",
                           size_t(spec.maxPositions) * H);
-  const auto &type = w.get("embeddings.token_type_embeddings.weight",
-                           size_t(spec.typeVocab) * H);
+  const std::vector<double> noTypes(H, 0.0); // mpnet: no token type table
+  const auto &type = spec.mpnet() ? noTypes
+                                  : w.get("embeddings.token_type_embeddings.weight",
+                                          size_t(spec.typeVocab) * H);
   Matrix x(S, std::vector<double>(H));
   for (size_t s = 0; s < S; ++s)
     for (size_t c = 0; c < H; ++c)
@@ -150,8 +175,8 @@ Matrix encodeOne(const std::vector<int64_t> &ids, const std::vector<int64_t> *ty
     for (size_t s = 0; s < S; ++s)
       for (size_t c = 0; c < H; ++c)
         a[s][c] += x[s][c];
-    layerNormInPlace(a, w.get(L + "attention.output.LayerNorm.weight", H),
-                     w.get(L + "attention.output.LayerNorm.bias", H), spec.eps);
+    const std::string attnNorm = layerTensorName(spec, "attention.output.LayerNorm");
+    layerNormInPlace(a, w.get(L + attnNorm + ".weight", H), w.get(L + attnNorm + ".bias", H), spec.eps);
     Matrix inter = linear(a, w.get(L + "intermediate.dense.weight", I * H),
                           w.get(L + "intermediate.dense.bias", I), H, I);
     for (auto &row : inter)
@@ -224,7 +249,7 @@ T field(const nlohmann::json &j, const std::string &file, const char *key) {
 std::string detectWeightPrefix(const WeightMap &weights,
                                const std::string &preferred) {
   for (const std::string &p : {preferred, std::string(), std::string("bert."),
-                               std::string("roberta."), std::string("model.")})
+                               std::string("roberta."), std::string("mpnet."), std::string("model.")})
     if (weights.count(p + "embeddings.word_embeddings.weight"))
       return p;
   throw std::runtime_error("reference encoder: no "
@@ -268,10 +293,11 @@ ReferenceOutput runReferenceEncoder(const WeightMap &weights,
       continue;
     if (typeIds.size() != ids.size() || typeIds[b].size() != S)
       throw std::invalid_argument("reference encoder: typeIds must have the shape of ids");
+    const int64_t types = spec.mpnet() ? 1 : spec.typeVocab;
     for (int64_t t : typeIds[b])
-      if (t < 0 || t >= spec.typeVocab)
+      if (t < 0 || t >= types)
         throw std::invalid_argument("reference encoder: token type " + std::to_string(t) +
-                                    " outside [0, " + std::to_string(spec.typeVocab) + ")");
+                                    " outside [0, " + std::to_string(types) + ")");
   }
   Weights w(weights, detectWeightPrefix(weights, spec.weightPrefix));
   ReferenceOutput out;
@@ -319,7 +345,7 @@ TinyModelSpec readModelSpec(const std::string &dir) {
   spec.eps = cfg.value("layer_norm_eps", 1e-12);
   if (spec.modelType != "bert" && !spec.robertaLayout())
     throw std::runtime_error(cfgPath + ": model_type '" + spec.modelType +
-                             "' not supported (expected bert or roberta)");
+                             "' not supported (expected bert, roberta or mpnet)");
 
   spec.pooling = "none";
   spec.normalize = false;

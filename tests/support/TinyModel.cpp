@@ -161,12 +161,26 @@ void writeDistilBert(const fs::path &root, const TinyModel &m) {
 
 } // namespace
 
+std::string layerTensorName(const TinyModelSpec &spec, const std::string &bertName) {
+  if (!spec.mpnet())
+    return bertName;
+  static const std::pair<const char *, const char *> renames[] = {
+      {"attention.self.query", "attention.attn.q"},   {"attention.self.key", "attention.attn.k"},
+      {"attention.self.value", "attention.attn.v"},   {"attention.output.dense", "attention.attn.o"},
+      {"attention.output.LayerNorm", "attention.LayerNorm"}};
+  std::string n = bertName;
+  for (auto [from, to] : renames)
+    if (size_t at = n.find(from); at != std::string::npos)
+      return n.replace(at, std::string(from).size(), to);
+  return n;
+}
+
 void TinyModelSpec::validate() const {
   auto bad = [](const std::string &field, const std::string &why) {
     throw std::invalid_argument("TinyModelSpec." + field + ": " + why);
   };
   if (modelType != "bert" && modelType != "distilbert" && !robertaLayout())
-    bad("modelType", "expected 'bert', 'distilbert', 'roberta' or 'xlm-roberta', got '" + modelType + "'");
+    bad("modelType", "expected 'bert', 'distilbert', 'roberta', 'xlm-roberta' or 'mpnet', got '" + modelType + "'");
   if (modelType == "distilbert" && (eps != 1e-12 || (act != "gelu" && act != "relu")))
     bad("modelType", "distilbert has layer_norm_eps 1e-12 and activation gelu or relu only");
   if (hidden <= 0 || layers <= 0 || heads <= 0 || intermediate <= 0)
@@ -189,7 +203,7 @@ void TinyModelSpec::validate() const {
     bad("eps", "must be positive");
   if (pooling != "none" && pooling != "cls" && pooling != "mean")
     bad("pooling", "expected none, cls or mean, got '" + pooling + "'");
-  if (numLabels < 0 || (numLabels > 0 && (pooling != "none" || modelType == "distilbert")))
+  if (numLabels < 0 || (numLabels > 0 && (pooling != "none" || modelType == "distilbert" || mpnet())))
     bad("numLabels", "a classification head needs pooling none and a bert or roberta layout");
   if (dtype != "F32" && dtype != "F16" && dtype != "BF16")
     bad("dtype", "expected F32, F16 or BF16, got '" + dtype + "'");
@@ -254,22 +268,26 @@ TinyModel makeTinyWeights(const TinyModelSpec &spec) {
   };
   add("embeddings.word_embeddings.weight", {spec.vocab, H}, 0.0, 0.5);
   add("embeddings.position_embeddings.weight", {spec.maxPositions, H}, 0.0, 0.5);
-  add("embeddings.token_type_embeddings.weight", {spec.typeVocab, H}, 0.0, 0.5);
+  if (!spec.mpnet()) // mpnet has no token types
+    add("embeddings.token_type_embeddings.weight", {spec.typeVocab, H}, 0.0, 0.5);
   if (spec.modelType == "distilbert") // no token types: the frontend's zero table
     std::fill(m.weights[P + "embeddings.token_type_embeddings.weight"].begin(),
               m.weights[P + "embeddings.token_type_embeddings.weight"].end(), 0.0);
   layerNorm("embeddings.LayerNorm");
   for (int l = 0; l < spec.layers; ++l) {
     std::string L = "encoder.layer." + std::to_string(l) + ".";
-    linear(L + "attention.self.query", H, H);
-    linear(L + "attention.self.key", H, H);
-    linear(L + "attention.self.value", H, H);
-    linear(L + "attention.output.dense", H, H);
-    layerNorm(L + "attention.output.LayerNorm");
+    auto named = [&](const char *bertName) { return L + layerTensorName(spec, bertName); };
+    linear(named("attention.self.query"), H, H);
+    linear(named("attention.self.key"), H, H);
+    linear(named("attention.self.value"), H, H);
+    linear(named("attention.output.dense"), H, H);
+    layerNorm(named("attention.output.LayerNorm"));
     linear(L + "intermediate.dense", I, H);
     linear(L + "output.dense", H, I);
     layerNorm(L + "output.LayerNorm");
   }
+  if (spec.mpnet()) // biases of a few units: comparable to the scores
+    add(kMpnetBiasTable, {kMpnetBuckets, spec.heads}, 0.0, 2.0);
   if (spec.numLabels > 0) {
     const ClassifierNames head = classifierNames(spec);
     linear(head.dense, H, H, head.densePrefixed);
@@ -298,7 +316,10 @@ TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
     writeDistilBert(root, m);
   } else {
   nlohmann::ordered_json cfg;
-  const std::string arch = spec.modelType == "xlm-roberta" ? "XLMRoberta" : roberta ? "Roberta" : "Bert";
+  const std::string arch = spec.modelType == "xlm-roberta" ? "XLMRoberta"
+                           : spec.mpnet()                  ? "MPNet"
+                           : roberta                       ? "Roberta"
+                                                           : "Bert";
   cfg["architectures"] = {arch + (spec.numLabels > 0 ? "ForSequenceClassification" : "Model")};
   if (spec.numLabels > 0) {
     nlohmann::ordered_json id2label, label2id;
@@ -316,7 +337,10 @@ TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
   cfg["intermediate_size"] = spec.intermediate;
   cfg["vocab_size"] = spec.vocab;
   cfg["max_position_embeddings"] = spec.maxPositions;
-  cfg["type_vocab_size"] = spec.typeVocab;
+  if (spec.mpnet())
+    cfg["relative_attention_num_buckets"] = kMpnetBuckets;
+  else
+    cfg["type_vocab_size"] = spec.typeVocab;
   cfg["hidden_act"] = spec.act;
   cfg["layer_norm_eps"] = spec.eps;
   cfg["pad_token_id"] = spec.padTokenId();

@@ -18,7 +18,10 @@
 namespace encc::testing {
 
 struct TinyModelSpec {
-  std::string modelType = "bert"; ///< "bert" | "roberta" | "xlm-roberta" (RoBERTa's layout)
+  /// "bert" | "roberta" | "xlm-roberta" (RoBERTa's layout) | "distilbert" |
+  /// "mpnet" (RoBERTa's ids and positions, no token types, MPNet's tensor
+  /// names and relative position bias table)
+  std::string modelType = "bert";
   int hidden = 64;
   int layers = 2;
   int heads = 2;
@@ -47,7 +50,8 @@ struct TinyModelSpec {
 
   /// config.json's pad_token_id: 0 for bert, 1 for roberta.
   /// RoBERTa's layout (roberta, xlm-roberta): <s> <pad> </s> <unk>, positions offset.
-  bool robertaLayout() const { return modelType == "roberta" || modelType == "xlm-roberta"; }
+  bool robertaLayout() const { return modelType == "roberta" || modelType == "xlm-roberta" || mpnet(); }
+  bool mpnet() const { return modelType == "mpnet"; }
   int padTokenId() const { return robertaLayout() ? 1 : 0; }
   /// First position id: pad_token_id + 1 = 2 for roberta, 0 for bert.
   int positionOffset() const { return robertaLayout() ? 2 : 0; }
@@ -63,6 +67,15 @@ struct TinyModel {
   WeightMap weights;
   ShapeMap shapes;
 };
+
+/// The checkpoint name of a layer tensor given by its BERT name (without the
+/// prefix): MPNet renames the attention's ("attention.self.query" ->
+/// "attention.attn.q", "attention.output.LayerNorm" -> "attention.LayerNorm").
+std::string layerTensorName(const TinyModelSpec &spec, const std::string &bertName);
+
+/// MPNet's relative position bias table [kMpnetBuckets, heads] (no prefix).
+constexpr const char *kMpnetBiasTable = "encoder.relative_attention_bias.weight";
+constexpr int kMpnetBuckets = 32;
 
 /// A classification head's tensor names (without .weight/.bias): dense
 /// (under spec.weightPrefix when densePrefixed) and out (never prefixed).

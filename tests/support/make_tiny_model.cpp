@@ -23,9 +23,10 @@ files modules.json, sentence_bert_config.json, 1_Pooling/config.json
 (+ 2_Normalize/). Same options => byte-identical files.
 
 options (default in brackets; "--opt V" and "--opt=V" both work):
-  --model-type T      bert | roberta | xlm-roberta | distilbert [bert]; roberta and
-                      xlm-roberta: pad id 1, positions from 2; distilbert: its own
-                      config and tensor names, no token types
+  --model-type T      bert | roberta | xlm-roberta | distilbert | mpnet [bert]; roberta,
+                      xlm-roberta and mpnet: pad id 1, positions from 2; distilbert: its
+                      own config and tensor names, no token types; mpnet: its tensor
+                      names, no token types, a [32, heads] relative position bias table
   --hidden N          hidden size [64]
   --layers N          encoder layers [2]
   --heads N           attention heads, must divide hidden [2]

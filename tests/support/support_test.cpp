@@ -485,6 +485,13 @@ TEST(ReferenceEncoder, MatchesRecordedPyTorchOnTinyModels) {
     ReferenceOutput o = runReferenceEncoder(m.weights, other, ids, lengths);
     EXPECT_GT(maxAbsDiff(o.hidden[0][0], c["hidden"][0][0].get<std::vector<double>>()),
               1e-6);
+    // MPNet: so is the encoder without its relative position bias.
+    if (spec.mpnet()) {
+      WeightMap unbiased = m.weights;
+      std::fill(unbiased[kMpnetBiasTable].begin(), unbiased[kMpnetBiasTable].end(), 0.0);
+      ReferenceOutput u = runReferenceEncoder(unbiased, spec, ids, lengths);
+      EXPECT_GT(maxAbsDiff(u.hidden[0][0], c["hidden"][0][0].get<std::vector<double>>()), 1e-3);
+    }
 
     // sentence-transformers (float32) on the written folder: layout,
     // tokenizer and pooling config are understood as intended.

@@ -247,6 +247,7 @@ private:
   llvm::Expected<Kernel> lowerAdd(mlir::enc::AddOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerScale(mlir::enc::ScaleOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerMask(mlir::enc::MaskOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerRelativePositionBias(mlir::enc::RelativePositionBiasOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerSoftmax(mlir::enc::SoftmaxOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerLayerNorm(mlir::enc::LayerNormOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerGelu(mlir::enc::GeluOp op, const StepArgs &a);
@@ -418,6 +419,7 @@ const Generator::LoweringTable &Generator::lowerings() {
         .add(&Generator::lowerAdd)
         .add(&Generator::lowerScale)
         .add(&Generator::lowerMask)
+        .add(&Generator::lowerRelativePositionBias)
         .add(&Generator::lowerSoftmax)
         .add(&Generator::lowerLayerNorm)
         .add(&Generator::lowerGelu)
@@ -633,6 +635,20 @@ llvm::Expected<Kernel> Generator::lowerMask(MaskOp m, const StepArgs &a) {
   return k;
 }
 
+llvm::Expected<Kernel> Generator::lowerRelativePositionBias(RelativePositionBiasOp rpb, const StepArgs &a) {
+  const Shape &x = a.x;
+  if (auto err = a.needRank(x, 4, "scores"))
+    return std::move(err);
+  if (auto err = a.needStatic(x[1], "head count"))
+    return std::move(err);
+  const std::string buckets = std::to_string(a.in[1][0]), dist = std::to_string(rpb.getMaxDistance());
+  Kernel k;
+  k.symbol = "enc_relative_position_bias_f32_" + shapeTag(x) + "_b" + buckets + "_d" + dist;
+  k.call = "enc_kernels::relativePositionBias(IN_F(0), IN_F(1), " + a.res + ", " + dimExpr(x[0]) + ", " +
+           std::to_string(x[1]) + ", " + dimExpr(x[2]) + ", " + buckets + ", " + dist + ", t, n);";
+  return k;
+}
+
 llvm::Expected<Kernel> Generator::lowerSoftmax(SoftmaxOp, const StepArgs &a) {
   const Shape &x = a.x;
   const size_t r = a.r;
@@ -800,8 +816,8 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
     return std::move(err);
   const bool packed = att.isPacked();
   const size_t numIn = packed ? 1 : 3;
-  if (in.size() != numIn + 1)
-    return opError(op, "expects q, k, v or qkv, then lengths");
+  if (in.size() != numIn + 1 + (att.getPositionBias() ? 1 : 0))
+    return opError(op, "expects q, k, v or qkv, then lengths[, position_bias]");
   const size_t rank = packed_ ? 2 : 3;
   if (auto err = a.needRank(out, rank, "a result"))
     return std::move(err);
@@ -820,17 +836,25 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
              : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
   const bool bf16Out = writesBf16Result(op), bf16PV = att.getBf16Pv();
   const std::string y = bf16Out ? a.resultBf16(0) : res;
+  // position_bias: the table operand after lengths, buckets and distance
+  // as constants of the call.
+  std::string bias, biasTag;
+  if (att.getPositionBias()) {
+    const std::string buckets = std::to_string(in[numIn + 1][0]), dist = std::to_string(*att.getMaxDistance());
+    bias = ", enc_kernels::RelativeBias{IN_F(" + std::to_string(numIn + 1) + "), " + buckets + ", " + dist + "}";
+    biasTag = "_rpb" + buckets + "_" + dist;
+  }
   k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") + "_f32_" + shapeTag(out) + "_h" +
-             std::to_string(NH) + (bf16PV ? "_bf16pv" : "") + (bf16Out ? "_tobf16" : "");
+             std::to_string(NH) + biasTag + (bf16PV ? "_bf16pv" : "") + (bf16Out ? "_tobf16" : "");
   const std::string head = std::to_string(NH) + ", " + std::to_string(H / NH) + (bf16PV ? ", true" : "") +
                            ">(" + qkv + ", ";
   if (packed_)
     k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + y +
-             ", c->batch, fattr(c, 0, 1.0f), t, n);";
+             ", c->batch, fattr(c, 0, 1.0f), t, n" + bias + ");";
   else
     k.call = "enc_kernels::attention<" + head + lengths + ", " + y + ", " +
              dimExpr(out[0]) + ", " + dimExpr(out[1]) +
-             ", fattr(c, 0, 1.0f), t, n);";
+             ", fattr(c, 0, 1.0f), t, n" + bias + ");";
   k.fattrs = {att.getScale().convertToFloat()};
   return k;
 }

@@ -616,6 +616,9 @@ llvm::Error Generator::addAttention(enc::AttentionOp op) {
   if (op.getBf16Pv())
     return opError(op, "bf16_pv is a CPU attention variant (enc-convert-attention-bf16); the CUDA "
                        "kernel computes p·v in its --cuda-dtype");
+  if (op.getPositionBias())
+    return opError(op, "a relative position bias (MPNet) is implemented by the CPU attention kernel only; "
+                       "compile this model for the CPU");
   if (op.getPadding() != enc::Padding::right)
     return opError(op, "unsupported padding " + enc::stringifyPadding(op.getPadding()) +
                            " (only right is implemented)");

@@ -830,3 +830,59 @@ func.func @constant_not_f32() {
   %c = enc.constant dense<1> : tensor<i32>
   return
 }
+
+// -----
+
+func.func @relative_position_bias_heads(%s: tensor<?x12x?x?xf32>, %t: tensor<32x8xf32>) {
+  // expected-error @+1 {{expects position bias table dim 1 to equal the head count (12) but got 8}}
+  %r = enc.relative_position_bias %s, %t {max_distance = 128 : i64} : (tensor<?x12x?x?xf32>, tensor<32x8xf32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @relative_position_bias_odd_buckets(%s: tensor<?x12x?x?xf32>, %t: tensor<31x12xf32>) {
+  // expected-error @+1 {{expects a static, even number of position buckets >= 4 (table dim 0) but got 31}}
+  %r = enc.relative_position_bias %s, %t {max_distance = 128 : i64} : (tensor<?x12x?x?xf32>, tensor<31x12xf32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @relative_position_bias_distance(%s: tensor<?x12x?x?xf32>, %t: tensor<32x12xf32>) {
+  // expected-error @+1 {{expects max_distance > num_buckets / 4 (8) but got 8}}
+  %r = enc.relative_position_bias %s, %t {max_distance = 8 : i64} : (tensor<?x12x?x?xf32>, tensor<32x12xf32>) -> tensor<?x12x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @relative_position_bias_not_square(%s: tensor<2x12x5x7xf32>, %t: tensor<32x12xf32>) {
+  // expected-error @+1 {{expects scores dim 3 to equal scores dim 2 (5) but got 7}}
+  %r = enc.relative_position_bias %s, %t {max_distance = 128 : i64} : (tensor<2x12x5x7xf32>, tensor<32x12xf32>) -> tensor<2x12x5x7xf32>
+  return
+}
+
+// -----
+
+func.func @attention_bias_without_distance(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>, %t: tensor<32x12xf32>) {
+  // expected-error @+1 {{expects max_distance with a position_bias}}
+  %a = enc.attention %qkv, %l position_bias(%t) {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>, tensor<32x12xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @attention_distance_without_bias(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{expects max_distance only with a position_bias}}
+  %a = enc.attention %qkv, %l {max_distance = 128 : i64, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @attention_bias_heads(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>, %t: tensor<32x6xf32>) {
+  // expected-error @+1 {{expects position bias table dim 1 to equal the head count (12) but got 6}}
+  %a = enc.attention %qkv, %l position_bias(%t) {max_distance = 128 : i64, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>, tensor<32x6xf32>) -> tensor<?x?x384xf32>
+  return
+}

@@ -143,6 +143,14 @@ func.func @fused_ops(%x: tensor<?x?x384xf32>, %s: tensor<?x12x?x?xf32>, %lengths
   // CHECK-SAME: : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   %a1 = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32}
       : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  // MPNet's relative position bias, unfused and in the attention.
+  %rt = enc.weight "encoder.relative_attention_bias.weight" : tensor<32x12xf32>
+  // CHECK: %[[RB:.*]] = enc.relative_position_bias %[[S]], %{{.*}} {max_distance = 128 : i64} : (tensor<?x12x?x?xf32>, tensor<32x12xf32>) -> tensor<?x12x?x?xf32>
+  %rb = enc.relative_position_bias %s, %rt {max_distance = 128 : i64} : (tensor<?x12x?x?xf32>, tensor<32x12xf32>) -> tensor<?x12x?x?xf32>
+  // CHECK: enc.attention %[[QKV]], %[[LEN]] position_bias(%{{.*}}) {max_distance = 128 : i64, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.250000e-01 : f32}
+  // CHECK-SAME: : (tensor<?x?x1152xf32>, tensor<?xi32>, tensor<32x12xf32>) -> tensor<?x?x384xf32>
+  %ab = enc.attention %qkv, %lengths position_bias(%rt) {max_distance = 128 : i64, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.125 : f32}
+      : (tensor<?x?x1152xf32>, tensor<?xi32>, tensor<32x12xf32>) -> tensor<?x?x384xf32>
   %g = enc.weight "ln.weight" : tensor<384xf32>
   %be = enc.weight "ln.bias" : tensor<384xf32>
   // CHECK: %[[Y:.*]] = enc.add_layernorm %[[A3]], %[[A1]], %{{.*}}, %{{.*}} {epsilon = 9.99999996E-13 : f32}

@@ -153,3 +153,69 @@ func.func @dynamic_heads(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tenso
   %c = enc.merge_heads %ch : tensor<?x?x?x?xf32> -> tensor<?x?x8xf32>
   return %c : tensor<?x?x8xf32>
 }
+
+// -----
+
+// MPNet: a relative position bias between the scale and the masked softmax
+// (enc-fuse-scale-mask-softmax leaves scale_mask_softmax {scale = 1} after
+// it). The attention takes the table as its position_bias and the scale op's
+// factor as its scale.
+// CHECK-LABEL: func.func @relative_position_bias
+// CHECK-SAME: (%[[QKV:.*]]: tensor<?x?x24xf32>, %[[LEN:.*]]: tensor<?xi32>, %[[T:.*]]: tensor<32x2xf32>)
+// CHECK-NEXT: %[[O:.*]] = enc.attention %[[QKV]], %[[LEN]] position_bias(%[[T]]) {max_distance = 128 : i64, num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
+// CHECK-SAME: : (tensor<?x?x24xf32>, tensor<?xi32>, tensor<32x2xf32>) -> tensor<?x?x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @relative_position_bias(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>, %t: tensor<32x2xf32>) -> tensor<?x?x8xf32> {
+  %q, %k, %v = enc.split %qkv {parts = 3 : i64} : tensor<?x?x24xf32> -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  %qh = enc.split_heads %q {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %sc = enc.scale %s {factor = 0.5 : f32} : tensor<?x2x?x?xf32>
+  %b = enc.relative_position_bias %sc, %t {max_distance = 128 : i64} : (tensor<?x2x?x?xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %b, %len {padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+// The same chain unfused (mask and softmax apart, as with
+// --disable-pass fuse-scale-mask-softmax), three inputs, a scale of 1 folded
+// away: the attention's scale is 1.
+// CHECK-LABEL: func.func @relative_position_bias_unfused_softmax
+// CHECK: enc.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} position_bias(%{{.*}}) {max_distance = 64 : i64, num_heads = 2 : i64, padding = #enc.padding<right>, scale = 1.000000e+00 : f32}
+// CHECK-NOT: enc.softmax
+func.func @relative_position_bias_unfused_softmax(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>, %len: tensor<?xi32>, %t: tensor<16x2xf32>) -> tensor<?x?x8xf32> {
+  %qh = enc.split_heads %q {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %b = enc.relative_position_bias %s, %t {max_distance = 64 : i64} : (tensor<?x2x?x?xf32>, tensor<16x2xf32>) -> tensor<?x2x?x?xf32>
+  %m = enc.mask %b, %len : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %p = enc.softmax %m : tensor<?x2x?x?xf32>
+  %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A scale_mask_softmax scale other than 1 after the bias would scale the bias
+// too, which enc.attention cannot express: nothing fuses.
+// CHECK-LABEL: func.func @relative_position_bias_scaled_after
+// CHECK-NOT: enc.attention
+// CHECK: enc.relative_position_bias
+// CHECK: enc.scale_mask_softmax
+func.func @relative_position_bias_scaled_after(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>, %len: tensor<?xi32>, %t: tensor<32x2xf32>) -> tensor<?x?x8xf32> {
+  %qh = enc.split_heads %q {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %kh = enc.split_heads %k {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %vh = enc.split_heads %v {num_heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %s = enc.matmul %qh, %kh {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %b = enc.relative_position_bias %s, %t {max_distance = 128 : i64} : (tensor<?x2x?x?xf32>, tensor<32x2xf32>) -> tensor<?x2x?x?xf32>
+  %p = enc.scale_mask_softmax %b, %len {padding = #enc.padding<right>, scale = 0.5 : f32} : (tensor<?x2x?x?xf32>, tensor<?xi32>) -> tensor<?x2x?x?xf32>
+  %ch = enc.matmul %p, %vh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  return %c : tensor<?x?x8xf32>
+}

@@ -26,6 +26,9 @@
 // instructions of that half of the work. q·kᵀ stays fp32: bf16 q and k move
 // the scores by ~1e-3 relative, which the softmax amplifies (MiniLM's min
 // token cosine vs fp32 fell below the gates, 0.99987 bf16 / 0.984 int8).
+// With a RelativeBias (MPNet's enc.attention position_bias) each task lays
+// out a head's bias per relative distance once (AttnHeadBias) and adds it to
+// a key tile's scores before the tile's maximum is taken.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_ATTENTION_H
@@ -34,7 +37,9 @@
 #include "enc_bf16.h"
 #include "enc_common.h"
 
+#include <cmath>
 #include <type_traits>
+#include <vector>
 
 #ifdef __AVX__
 #include <immintrin.h>
@@ -95,6 +100,51 @@ inline void scaleMaskSoftmax(const float *x, const int32_t *lengths, float *y,
   }
 }
 
+/// transformers' MPNet relative_position_bucket(rel = key - query,
+/// numBuckets, maxDistance): half the buckets for keys after the query
+/// (offset numBuckets / 2), half for keys before; distances below
+/// numBuckets / 4 exact, longer ones on a log scale up to maxDistance, the
+/// last bucket beyond. The log term in f32 as torch computes it (f32 log,
+/// divided by the f32 rounding of the double log(maxDistance / maxExact)),
+/// so the buckets agree where the exact value is an integer (16, 32, 64).
+inline int relativePositionBucket(int64_t rel, int numBuckets, int maxDistance) {
+  const int half = numBuckets / 2, maxExact = half / 2;
+  const int ret = rel > 0 ? half : 0;
+  const int64_t n = rel > 0 ? rel : -rel;
+  if (n < maxExact)
+    return ret + static_cast<int>(n);
+  const float logRatio = static_cast<float>(std::log(double(maxDistance) / double(maxExact)));
+  const float v = std::log(static_cast<float>(n) / static_cast<float>(maxExact)) / logRatio *
+                  static_cast<float>(half - maxExact);
+  // n is at most a sequence length, so v stays far from int64's range.
+  const int64_t large = maxExact + static_cast<int64_t>(v);
+  return ret + static_cast<int>(std::min<int64_t>(large, half - 1));
+}
+
+/// enc.relative_position_bias: x viewed as [B, NH, S, S];
+/// y[b,h,i,j] = x[b,h,i,j] + table[bucket(j - i) * NH + h] (table is the
+/// [numBuckets, NH] embedding).
+inline void relativePositionBias(const float *x, const float *table, float *y,
+                                 int64_t B, int64_t NH, int64_t S, int numBuckets,
+                                 int maxDistance, int32_t task, int32_t numTasks) {
+  int64_t r0, r1;
+  taskShare(B * NH * S, task, numTasks, r0, r1);
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t h = (row / S) % NH, i = row % S;
+    const float *xr = x + row * S;
+    float *yr = y + row * S;
+    for (int64_t j = 0; j < S; ++j)
+      yr[j] = xr[j] + table[relativePositionBucket(j - i, numBuckets, maxDistance) * NH + h];
+  }
+}
+
+/// An enc.attention's position_bias: the [numBuckets, NH] table and its
+/// max_distance; table == nullptr: none.
+struct RelativeBias {
+  const float *table = nullptr;
+  int numBuckets = 0, maxDistance = 0;
+};
+
 namespace detail {
 
 // The attention vectors: 16 lanes (zmm) where AVX-512 is enabled, else the
@@ -114,6 +164,7 @@ constexpr int kAttnLanes = 8;
 constexpr int kAttnAccumulators = 12; // of 16 vector registers
 #endif
 constexpr int kAttnRows = 32;     // query rows per unit
+constexpr float kLog2e = 1.44269504088896341f; // scores are taken in base 2
 constexpr int kAttnKeyTile = 128; // keys per online-softmax step
 
 ENC_INLINE attn_vf attnLoad(const float *p) {
@@ -345,6 +396,64 @@ ENC_INLINE void attnScores(const float *qT, const float *kt, float *p,
     attnStore(tmax + L * w, mx[w]);
 }
 
+/// A head's relative position bias in the attention's base-2 score units,
+/// laid out so the bias of query rows i.. against one key is contiguous:
+/// at(center - j + i) = log2(e) * table[bucket(j - i), h] for query i and
+/// key j of one sequence (center >= every key index; rows up to the last
+/// padded query row of a tile are covered).
+class AttnHeadBias {
+public:
+  AttnHeadBias(const RelativeBias &rb, int64_t NH, int64_t maxLen)
+      : rb_(rb), nh_(NH), center_(std::max<int64_t>(maxLen, 1) - 1) {
+    if (!rb.table)
+      return;
+    const int64_t n = 2 * center_ + 1 + kAttnRows;
+    bucket_.resize(n);
+    values_.resize(n);
+    for (int64_t t = 0; t < n; ++t) // t = center - (j - i)
+      bucket_[t] = relativePositionBucket(center_ - t, rb.numBuckets, rb.maxDistance);
+  }
+  bool enabled() const { return rb_.table != nullptr; }
+  /// Loads head h's values (once per run of units of that head).
+  void selectHead(int64_t h) {
+    if (!enabled() || h == head_)
+      return;
+    head_ = h;
+    for (size_t t = 0; t < bucket_.size(); ++t)
+      values_[t] = rb_.table[bucket_[t] * nh_ + h] * kLog2e;
+  }
+  /// The bias of query rows i0.. against key j, row r at [r].
+  const float *rowsAgainstKey(int64_t i0, int64_t j) const {
+    return values_.data() + (center_ - j + i0);
+  }
+
+private:
+  RelativeBias rb_;
+  int64_t nh_, center_, head_ = -1;
+  std::vector<int32_t> bucket_;
+  std::vector<float> values_;
+};
+
+/// p[jj*QT + r] += bias of query row i0 + r against key j0 + jj, for the nk
+/// keys of the tile; tmax[r] recomputed over the biased scores.
+ENC_INLINE void attnAddBias(const AttnHeadBias &bias, int64_t i0, int64_t j0, float *p,
+                            float *tmax, int nk) {
+  constexpr int QT = kAttnRows, L = kAttnLanes, QV = QT / L;
+  attn_vf mx[QV];
+  for (int w = 0; w < QV; ++w)
+    mx[w] = attnSplat(-INFINITY);
+  for (int jj = 0; jj < nk; ++jj) {
+    const float *b = bias.rowsAgainstKey(i0, j0 + jj);
+    for (int w = 0; w < QV; ++w) {
+      const attn_vf s = attnLoad(p + jj * QT + L * w) + attnLoad(b + L * w);
+      attnStore(p + jj * QT + L * w, s);
+      mx[w] = attnMax(mx[w], s);
+    }
+  }
+  for (int w = 0; w < QV; ++w)
+    attnStore(tmax + L * w, mx[w]);
+}
+
 /// Rows [r0, r0+RB), columns [d0, d0+L*NV) of
 /// acc[r] = acc[r] * alpha[r] + sum_{j < nk} p[j*QT + r] * v[j*D + .]:
 /// RB x NV accumulators in registers. The arithmetic of a row does not
@@ -445,11 +554,12 @@ ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const P *p, const float *alp
 template <int D, bool PVBf16, typename Y>
 void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
                    const float *k, const float *v, int64_t ld, Y *y,
-                   int64_t ldy, int nq, int64_t len, float scale) {
+                   int64_t ldy, int nq, int64_t len, float scale,
+                   const AttnHeadBias &bias) {
   const float *qHead = q - i0 * ld; // the head's first query row
   constexpr int QT = kAttnRows, KT = kAttnKeyTile, L = kAttnLanes;
   constexpr int QV = QT / L;
-  attnTransposeQ<D, QT>(q, ld, nq, scale * 1.44269504088896341f, ws.qT);
+  attnTransposeQ<D, QT>(q, ld, nq, scale * kLog2e, ws.qT);
   for (int r = 0; r < nq; ++r)
     for (int d = 0; d < D; ++d)
       ws.acc[r][d] = 0.0f;
@@ -485,6 +595,8 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
       ws.packedLen = len;
     }
     attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
+    if (bias.enabled())
+      attnAddBias(bias, i0, j0, ws.p, ws.tmax, nk);
     // Online softmax, vectorised over the query rows.
     for (int w = 0; w < QV; ++w) {
       float *pw = ws.p + L * w;
@@ -542,23 +654,28 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
 template <int NH, int D, bool PVBf16 = false, typename Y>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
                const int32_t *lengths, Y *y, int64_t B, int64_t S,
-               float scale, int32_t task, int32_t numTasks) {
+               float scale, int32_t task, int32_t numTasks,
+               const RelativeBias &rb = {}) {
   constexpr int QT = detail::kAttnRows;
   const int64_t tiles = (S + QT - 1) / QT;
   const int64_t ldy = int64_t(NH) * D;
   int64_t u0, u1;
   taskShare(B * NH * tiles, task, numTasks, u0, u1);
+  if (u0 >= u1)
+    return;
   detail::AttnScratch<D, PVBf16> ws;
+  detail::AttnHeadBias bias(rb, NH, S);
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t b = u / (NH * tiles), h = (u / tiles) % NH;
     const int64_t i0 = (u % tiles) * QT;
     const int nq = static_cast<int>(std::min<int64_t>(QT, S - i0));
     const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
     const int64_t col = h * D;
+    bias.selectHead(h);
     detail::attentionTile<D, PVBf16>(ws, q + (b * S + i0) * ld + col, i0,
                              k + b * S * ld + col, v + b * S * ld + col, ld,
                              y + (b * S + i0) * ldy + col, ldy, nq, len,
-                             scale);
+                             scale, bias);
   }
 }
 
@@ -570,7 +687,8 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
 template <int NH, int D, bool PVBf16 = false, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
                      int64_t ld, const int32_t *offsets, Y *y, int64_t B,
-                     float scale, int32_t task, int32_t numTasks) {
+                     float scale, int32_t task, int32_t numTasks,
+                     const RelativeBias &rb = {}) {
   constexpr int QT = detail::kAttnRows;
   const int64_t ldy = int64_t(NH) * D;
   auto tilesOf = [&](int64_t b) {
@@ -581,7 +699,14 @@ void attentionPacked(const float *q, const float *k, const float *v,
     total += NH * tilesOf(b);
   int64_t u0, u1;
   taskShare(total, task, numTasks, u0, u1);
+  if (u0 >= u1)
+    return;
   detail::AttnScratch<D, PVBf16> ws;
+  int64_t maxLen = 0;
+  if (rb.table)
+    for (int64_t s = 0; s < B; ++s)
+      maxLen = std::max<int64_t>(maxLen, int64_t(offsets[s + 1]) - offsets[s]);
+  detail::AttnHeadBias bias(rb, NH, maxLen);
   // Find the sequence holding unit u0, then walk the units in order.
   int64_t b = 0, first = 0; // first: index of sequence b's first unit
   while (b < B && first + NH * tilesOf(b) <= u0)
@@ -597,10 +722,11 @@ void attentionPacked(const float *q, const float *k, const float *v,
     const int64_t row0 = offsets[b], len = int64_t(offsets[b + 1]) - row0;
     const int nq = static_cast<int>(std::min<int64_t>(QT, len - i0));
     const int64_t col = h * D;
+    bias.selectHead(h);
     detail::attentionTile<D, PVBf16>(ws, q + (row0 + i0) * ld + col, i0,
                              k + row0 * ld + col, v + row0 * ld + col, ld,
                              y + (row0 + i0) * ldy + col, ldy, nq, len,
-                             scale);
+                             scale, bias);
   }
 }
 

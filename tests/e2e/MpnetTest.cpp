@@ -1,0 +1,114 @@
+//===- MpnetTest.cpp - all-mpnet-base-v2 vs sentence-transformers ---------===//
+//
+// Compiles the real all-mpnet-base-v2 ($ENCC_MPNET_DIR; scripts/lib.sh
+// fetch_mpnet) once and checks, against what sentence-transformers 2.7.0 on
+// PyTorch recorded for the 64 sentences of sentence-pairs.tsv
+// (tests/reference/mpnet_embeddings.json, record_minilm.py --only mpnet):
+// the token ids of our tokenizer, the sentence embeddings from text
+// (cosine >= 0.9999 each) and the first values of the last hidden state from
+// the recorded ids. The relative position bias itself is checked against the
+// float64 reference (TinyModelsTest's TinyMpnet, support_test) on sequences
+// that reach every bucket.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/e2e/E2ETest.h"
+#include "tests/support/RecordedReference.h"
+
+#include <cstdio>
+
+using namespace encc::testing;
+
+namespace {
+
+constexpr double kMinCosine = 0.9999;
+constexpr size_t kHidden = 768;
+
+class Mpnet : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    artifact_ = dir_->path() + "/mpnet.encm";
+    try {
+      compileError_ = compile(mpnetDir(), artifact_);
+    } catch (const std::exception &e) {
+      compileError_ = e.what();
+    }
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  void SetUp() override { ASSERT_EQ(compileError_, ""); }
+  static MinilmReference reference() {
+    return loadMinilmReference(referenceDataDir() + "/mpnet_embeddings.json");
+  }
+
+  static TempDir *dir_;
+  static std::string artifact_, compileError_;
+};
+TempDir *Mpnet::dir_;
+std::string Mpnet::artifact_, Mpnet::compileError_;
+
+std::vector<double> row(const std::vector<float> &flat, size_t i) {
+  return std::vector<double>(flat.begin() + i * kHidden, flat.begin() + (i + 1) * kHidden);
+}
+
+TEST_F(Mpnet, EmbeddingsFromTextMatchSentenceTransformers) {
+  MinilmReference ref = reference();
+  ASSERT_EQ(ref.model, "sentence-transformers/all-mpnet-base-v2");
+  ASSERT_GE(ref.sentences.size(), 8u);
+  encrt::Model model(artifact_);
+  encrt_model_info info = model.info();
+  ASSERT_EQ(info.hidden_size, int64_t(kHidden));
+  EXPECT_EQ(info.num_layers, 12);
+  EXPECT_EQ(info.max_seq, 384); // sentence_bert_config.json
+  EXPECT_EQ(std::string(info.pooling), "mean");
+  EXPECT_TRUE(info.normalize);
+  EXPECT_EQ(info.type_vocab_size, 1);
+  encrt::Session session(model);
+
+  std::vector<std::string> texts;
+  for (auto &s : ref.sentences)
+    texts.push_back(s.text);
+  std::vector<float> emb = session.embed(texts);
+  double worst = 1;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    // <s> = 0 ... </s> = 2 around WordPiece ids.
+    EXPECT_EQ(model.tokenize(texts[i]), std::vector<int32_t>(ref.sentences[i].ids.begin(), ref.sentences[i].ids.end()))
+        << texts[i];
+    double c = cosine(row(emb, i), ref.sentences[i].embedding);
+    worst = std::min(worst, c);
+    EXPECT_GE(c, kMinCosine) << texts[i];
+  }
+  std::printf("[ measured ] all-mpnet-base-v2: worst cosine vs sentence-transformers over %zu sentences: %.12f\n",
+              texts.size(), worst);
+}
+
+TEST_F(Mpnet, HiddenStatesFromRecordedIdsMatch) {
+  MinilmReference ref = reference();
+  encrt::Model model(artifact_);
+  encrt::Session session(model);
+  // One right-padded batch of the first 8 sentences (mixed lengths).
+  const size_t batch = 8;
+  int64_t seq = 0;
+  for (size_t b = 0; b < batch; ++b)
+    seq = std::max<int64_t>(seq, ref.sentences[b].ids.size());
+  std::vector<int32_t> ids(batch * seq, 1), lengths(batch); // padded with <pad>
+  for (size_t b = 0; b < batch; ++b) {
+    lengths[b] = static_cast<int32_t>(ref.sentences[b].ids.size());
+    std::copy(ref.sentences[b].ids.begin(), ref.sentences[b].ids.end(), ids.begin() + b * seq);
+  }
+  encrt::RunResult out = session.run(ids, lengths, seq);
+  double worstHead = 0;
+  for (size_t b = 0; b < batch; ++b) {
+    EXPECT_GE(cosine(row(out.pooled, b), ref.sentences[b].embedding), kMinCosine) << ref.sentences[b].text;
+    for (size_t t = 0; t < ref.sentences[b].hiddenHead.size(); ++t) {
+      std::vector<double> head(out.hidden.begin() + (b * seq + t) * kHidden,
+                               out.hidden.begin() + (b * seq + t) * kHidden + 8);
+      double e = maxRelativeError(head, ref.sentences[b].hiddenHead[t]);
+      worstHead = std::max(worstHead, e);
+      EXPECT_LE(e, 1e-3) << "sentence " << b << " token " << t;
+    }
+  }
+  std::printf("[ measured ] all-mpnet-base-v2: hidden state head vs PyTorch, max relative error %.2e\n", worstHead);
+}
+
+} // namespace
