@@ -74,7 +74,7 @@ struct TokenizerData {
   std::string metaspaceReplacement = "\xE2\x96\x81"; ///< U+2581
   enum class Prepend { Always, First, Never } metaspacePrepend = Prepend::Always;
   bool metaspaceSplit = true;
-  std::string note; ///< why `vocab` is empty, if it is
+  std::string note; ///< why `vocab` is empty, if it is; or what of the tokenizer files is not followed
 };
 
 } // namespace encc

@@ -126,7 +126,7 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
   }
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::AddedToken>>> added;
   flatbuffers::Offset<flatbuffers::Vector<int32_t>> templateIds, pairIds, pairTypes;
-  if (!wordPiece) {
+  if (!wordPiece || !tk.addedTokens.empty() || !tk.pairTemplateIds.empty()) {
     pairIds = fbb.CreateVector(tk.pairTemplateIds);
     pairTypes = fbb.CreateVector(tk.pairTypeIds);
     std::vector<flatbuffers::Offset<encm::AddedToken>> tokens;
@@ -174,9 +174,13 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
     t.add_ignore_merges(tk.ignoreMerges);
     t.add_fuse_unk(tk.fuseUnk);
   }
-  if (!wordPiece) {
+  // WordPiece: what a tokenizer.json beside the vocabulary asked for (its
+  // added tokens and pair template; empty: the built-in ones).
+  if (!added.IsNull())
     t.add_added_tokens(added);
+  if (!templateIds.IsNull())
     t.add_template_ids(templateIds);
+  if (!pairIds.IsNull()) {
     t.add_pair_template_ids(pairIds);
     t.add_pair_type_ids(pairTypes);
   }

@@ -838,7 +838,11 @@ int encc::inspectCommand(const Args &args) {
        << (m->tokenizer()->byte_fallback() ? ", byte fallback" : "") << "\n";
   else
     os << "tokenizer: WordPiece, " << vocabTokens << " tokens"
-       << (m->tokenizer()->do_lower_case() ? ", lowercase" : "") << "\n";
+       << (m->tokenizer()->do_lower_case() ? ", lowercase" : "")
+       << (m->tokenizer()->added_tokens() && m->tokenizer()->added_tokens()->size() > 0
+               ? ", " + std::to_string(m->tokenizer()->added_tokens()->size()) + " added tokens from tokenizer.json"
+               : std::string())
+       << "\n";
   for (const PlanView &pv : plans) {
     std::map<std::string, int> opCounts;
     for (const encm::Step *s : *pv.steps)

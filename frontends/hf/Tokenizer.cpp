@@ -17,6 +17,7 @@
 #include "frontends/hf/SentencePieceModel.h"
 #include "frontends/hf/TokenizerJsonReader.h"
 #include "frontends/hf/UnigramTokenizerJson.h"
+#include "frontends/hf/WordPieceTokenizerJson.h"
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
 #include "frontends/hf/ModelFamily.h"
@@ -194,6 +195,23 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
     return std::move(e);
   if (auto e = idOf(names.pad, 1, tok.padId))
     return std::move(e);
+
+  // A WordPiece tokenizer.json (beside vocab.txt or the vocabulary's source):
+  // the added tokens and pair template the library applies.
+  if (wordPiece && fileExists(tjPath)) {
+    auto text = readTextFile(tjPath);
+    if (!text)
+      return text.takeError();
+    json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    const json *model = j.is_object() && j.contains("model") ? &j["model"] : nullptr;
+    if (model && model->is_object() && model->value("type", "") == "WordPiece") {
+      std::string note;
+      if (auto e = readWordPieceSpecials(j, tjPath, tok, note))
+        return std::move(e);
+      if (!note.empty())
+        tok.note = note;
+    }
+  }
 
   if (int64_t(tok.vocab.size()) > config.vocab)
     return hfError(source + ": " + Twine(tok.vocab.size()) +

@@ -10,7 +10,10 @@
 namespace encrt::rt {
 namespace {
 
-std::unique_ptr<Tokenizer> wordPiece(const encm::Tokenizer &t, std::vector<std::string> vocab) {
+std::vector<AddedToken> addedTokens(const encm::Tokenizer &t);
+PairTemplate pairTemplate(const encm::Tokenizer &t);
+
+std::unique_ptr<WordPieceTokenizer> wordPiece(const encm::Tokenizer &t, std::vector<std::string> vocab) {
   WordPieceOptions o;
   o.lowercase = t.do_lower_case();
   o.stripAccents = t.strip_accents();
@@ -20,7 +23,7 @@ std::unique_ptr<Tokenizer> wordPiece(const encm::Tokenizer &t, std::vector<std::
   o.sepId = t.sep_id();
   o.padId = t.pad_id();
   o.maxCharsPerWord = t.max_input_chars_per_word();
-  return std::make_unique<WordPieceTokenizer>(std::move(vocab), o);
+  return std::make_unique<WordPieceTokenizer>(std::move(vocab), o, WordPieceSpecials{addedTokens(t), pairTemplate(t)});
 }
 
 std::vector<AddedToken> addedTokens(const encm::Tokenizer &t) {
@@ -126,7 +129,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const encm::Tokenizer *table, int32_t m
   try {
     switch (table->kind()) {
     case encm::TokenizerKind::WordPiece:
-      return wordPiece(*table, std::move(vocab));
+      return fitting(wordPiece(*table, std::move(vocab)), modelVocab, path);
     case encm::TokenizerKind::ByteLevelBPE:
       return fitting(bytePair(*table, std::move(vocab)), modelVocab, path);
     case encm::TokenizerKind::Unigram:

@@ -56,11 +56,22 @@ const WordPieceOptions &checked(const std::vector<std::string> &vocab, const Wor
 
 } // namespace
 
-WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options)
+WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options,
+                                       WordPieceSpecials specials)
     : vocab_(std::move(vocab)), options_(checked(vocab_, options)),
-      specials_(specialTokens(vocab_, options_)) {
-  pair_ = {{options_.clsId, PairTemplate::kFirst, options_.sepId, PairTemplate::kSecond, options_.sepId},
-           {0, 0, 0, 1, 1}};
+      specials_(specials.addedTokens.empty() ? specialTokens(vocab_, options_) : specials.addedTokens) {
+  pair_ = specials.pairTemplate.ids.empty()
+              ? PairTemplate{{options_.clsId, PairTemplate::kFirst, options_.sepId, PairTemplate::kSecond,
+                              options_.sepId},
+                             {0, 0, 0, 1, 1}}
+              : std::move(specials.pairTemplate);
+  maxId_ = std::max(static_cast<int32_t>(vocab_.size()) - 1, checkPairTemplate(pair_, "WordPieceTokenizer"));
+  for (const AddedToken &t : specials.addedTokens) {
+    normalizedSpecials_ |= t.normalized;
+    maxId_ = std::max(maxId_, t.id);
+    if (static_cast<size_t>(t.id) >= vocab_.size())
+      addedContent_[t.id] = t.content;
+  }
   ids_.reserve(vocab_.size());
   for (size_t i = 0; i < vocab_.size(); ++i) {
     ids_[vocab_[i]] = static_cast<int32_t>(i); // Later duplicates win, as in HF.
@@ -74,6 +85,7 @@ namespace {
 struct Run {
   const std::unordered_map<std::string, int32_t> &ids;
   const std::vector<std::string> &vocab;
+  const std::unordered_map<int32_t, std::string> &addedContent;
   const WordPieceOptions &opt;
   size_t maxPieceBytes;
   size_t maxPieces;
@@ -96,7 +108,8 @@ struct Run {
     if (outIds)
       outIds->push_back(id);
     if (outPieces)
-      outPieces->push_back(vocab[static_cast<size_t>(id)]);
+      outPieces->push_back(static_cast<size_t>(id) < vocab.size() ? vocab[static_cast<size_t>(id)]
+                                                                   : addedContent.at(id));
   }
 
   /// WordPiece of the pending word, then starts a new one.
@@ -162,7 +175,45 @@ struct Run {
     }
   }
 
-  /// A plain segment (no special tokens) of valid UTF-8.
+  /// `text` (valid UTF-8) as the library's BertNormalizer leaves it, into
+  /// `out`: control characters dropped, whitespace as ' ', CJK ideographs
+  /// between spaces (splitChinese), then lowercased / accents stripped.
+  void normalize(std::string_view text, std::string &out) const {
+    out.clear();
+    char32_t norm[unicode::kMaxBertExpansion];
+    for (size_t pos = 0; pos < text.size();) {
+      char32_t cp;
+      unicode::decodeUtf8(text, pos, cp);
+      const BertClass cls = unicode::bertClass(cp);
+      if (cls == BertClass::Removed)
+        continue;
+      if (cls == BertClass::Space) {
+        out += ' ';
+        continue;
+      }
+      const bool isolate = cls == BertClass::Chinese && opt.splitChinese;
+      if (isolate)
+        out += ' ';
+      const int n = unicode::bertNormalize(cp, opt.stripAccents, opt.lowercase, norm);
+      for (int i = 0; i < n; ++i)
+        unicode::appendUtf8(out, norm[i]);
+      if (isolate)
+        out += ' ';
+    }
+  }
+
+  /// A segment of normalize()'s output through the pre-tokenizer.
+  void segmentNormalized(std::string_view text) {
+    for (size_t pos = 0; pos < text.size() && !full();) {
+      char32_t cp;
+      unicode::decodeUtf8(text, pos, cp);
+      preTokenize(cp);
+    }
+    endWord();
+  }
+
+  /// A plain segment (no special tokens) of valid UTF-8: normalize() and
+  /// segmentNormalized() in one pass.
   void segment(std::string_view text) {
     char32_t norm[unicode::kMaxBertExpansion];
     for (size_t pos = 0; pos < text.size() && !full();) {
@@ -198,16 +249,30 @@ void WordPieceTokenizer::run(std::string_view text, size_t maxPieces,
   // special token broken by one is not special, "[CL\xffS]" is not [CLS]).
   std::string buffer;
   const std::string_view clean = unicode::validUtf8(text, buffer, "\xef\xbf\xbd");
-  Run r{ids_, vocab_, options_, maxPieceBytes_, maxPieces, ids, pieces, 0, {}, {}, {}, {}, {}};
-  std::vector<TextPiece> parts;
-  specials_.split(clean, parts);
+  Run r{ids_, vocab_, addedContent_, options_, maxPieceBytes_, maxPieces, ids, pieces, 0, {}, {}, {}, {}, {}};
+  std::vector<TextPiece> parts, normalizedParts;
+  std::string normalized;
+  specials_.split(clean, /*normalizedPass=*/false, parts);
   for (const TextPiece &p : parts) {
     if (r.full())
       break;
-    if (p.id >= 0)
+    if (p.id >= 0) {
       r.emit(p.id);
-    else
+    } else if (!normalizedSpecials_) {
       r.segment(p.text);
+    } else { // the library's second pass: added tokens in the normalised text
+      r.normalize(p.text, normalized);
+      normalizedParts.clear();
+      specials_.split(normalized, /*normalizedPass=*/true, normalizedParts);
+      for (const TextPiece &q : normalizedParts) {
+        if (r.full())
+          break;
+        if (q.id >= 0)
+          r.emit(q.id);
+        else
+          r.segmentNormalized(q.text);
+      }
+    }
   }
 }
 

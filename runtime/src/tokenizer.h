@@ -111,14 +111,33 @@ std::vector<int32_t> encodeWithTemplate(const std::vector<int32_t> &templateIds,
 std::vector<std::string> piecesOf(const std::vector<int32_t> &ids, const std::vector<std::string> &vocab,
                                   const std::unordered_map<int32_t, std::string> &added);
 
+/// What a WordPiece model's tokenizer.json adds to its vocabulary and
+/// options (MPNet: <mask> with lstrip, <unk> matched on normalised text, the
+/// pair as <s> a </s></s> b </s>).
+struct WordPieceSpecials {
+  /// The added tokens, cut out before normalisation (normalized: false) or
+  /// from the normalised text (normalized: true); empty: the [PAD], [UNK],
+  /// [CLS], [SEP] of the options' ids and [MASK], cut out verbatim.
+  std::vector<AddedToken> addedTokens;
+  /// The pair template; empty ids: [CLS] a [SEP] b [SEP], types 0 0 0 1 1.
+  PairTemplate pairTemplate;
+};
+
 class WordPieceTokenizer : public Tokenizer {
 public:
-  WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options);
+  /// Throws std::invalid_argument for ids outside the vocabulary (the
+  /// options' special ids) or a malformed pair template.
+  WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options, WordPieceSpecials specials = {});
 
   /// Word pieces of `text` (no [CLS]/[SEP] added); invalid UTF-8 bytes are
   /// dropped. Special tokens written literally in `text` ([CLS], [SEP],
-  /// [PAD], [UNK], [MASK]; exactly, case-sensitive) stay whole, as in HF.
+  /// [PAD], [UNK], [MASK]; exactly, case-sensitive; or the added tokens of
+  /// WordPieceSpecials) stay whole, as in HF.
   std::vector<std::string> tokenize(std::string_view text) const override;
+
+  /// The largest id this tokenizer produces (vocabulary, added tokens, pair
+  /// template).
+  int32_t maxId() const { return maxId_; }
 
   /// [CLS] ids... [SEP], truncated so the result has at most maxLen ids (>= 2).
   std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const override;
@@ -130,7 +149,8 @@ protected:
   void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const override {
     run(text, maxPieces, &ids, nullptr);
   }
-  /// [CLS] a [SEP] b [SEP], token types 0 0 0 1 1 (BertProcessing).
+  /// [CLS] a [SEP] b [SEP], token types 0 0 0 1 1 (BertProcessing), or
+  /// WordPieceSpecials' template.
   const PairTemplate &pairTemplate() const override { return pair_; }
 
 private:
@@ -141,11 +161,17 @@ private:
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int32_t> ids_;
   WordPieceOptions options_;
-  /// Special tokens cut out of the input verbatim, as the library does.
+  /// Special tokens cut out of the input, as the library does.
   AddedTokenSplitter specials_;
+  /// Some added token is matched on normalised text: plain segments are
+  /// normalised first, cut at those, then pre-tokenised.
+  bool normalizedSpecials_ = false;
+  /// The content of added tokens outside the vocabulary (for tokenize()).
+  std::unordered_map<int32_t, std::string> addedContent_;
   /// Longest vocabulary entry in bytes; longer candidates are not looked up.
   size_t maxPieceBytes_ = 0;
   PairTemplate pair_;
+  int32_t maxId_ = 0;
 };
 
 } // namespace encrt

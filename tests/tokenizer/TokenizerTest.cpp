@@ -269,6 +269,40 @@ TEST(TokenizerOptions, RejectsIdsOutsideVocabulary) {
   EXPECT_THROW(WordPieceTokenizer(vocab, opt), std::invalid_argument);
 }
 
+// tokenizer.json's added tokens and pair template (MPNet's kind): a
+// normalized token is matched on the lowercased text only, lstrip swallows
+// the whitespace before the token, an added id past the vocabulary is
+// tokenize()'d as its content and counts in maxId(); the pair template
+// replaces BERT's. (e2e.Mpnet checks the real file against the library.)
+TEST(TokenizerOptions, AddedTokensAndPairTemplate) {
+  std::vector<std::string> vocab = {"<s>", "<pad>", "</s>", "<unk>", "[UNK]", "<", ">", "a", "b", "mask", "unk"};
+  WordPieceOptions opt;
+  opt.clsId = 0, opt.padId = 1, opt.sepId = 2, opt.unkId = 4;
+  encrt::WordPieceSpecials specials;
+  specials.addedTokens = {{"<s>", 0, true, false, false, false},
+                          {"</s>", 2, true, false, false, false},
+                          {"<unk>", 3, true, false, false, /*normalized=*/true},
+                          {"<mask>", 11, true, /*lstrip=*/true, false, false}};
+  specials.pairTemplate = {{0, -1, 2, 2, -2, 2}, {0, 0, 0, 0, 0, 0}};
+  WordPieceTokenizer tok(vocab, opt, specials);
+  EXPECT_EQ(tok.maxId(), 11);
+  EXPECT_EQ(tok.encode("a <mask> b", 64), (std::vector<int32_t>{0, 7, 11, 8, 2}));
+  EXPECT_EQ(tok.encode("a <UNK>b", 64), (std::vector<int32_t>{0, 7, 3, 8, 2}));
+  EXPECT_EQ(tok.encode("<MASK>", 64), (std::vector<int32_t>{0, 5, 9, 6, 2})); // <mask> is not normalized
+  EXPECT_EQ(tok.tokenize("a  <mask></s>"), (std::vector<std::string>{"a", "<mask>", "</s>"}));
+  encrt::PairEncoding p = tok.encodePair("a", "b", 64, encrt::PairTruncation::LongestFirst);
+  EXPECT_EQ(p.ids, (std::vector<int32_t>{0, 7, 2, 2, 8, 2}));
+  EXPECT_EQ(p.typeIds, (std::vector<int32_t>{0, 0, 0, 0, 0, 0}));
+  // Without specials: BERT's built-in ones.
+  WordPieceTokenizer plain(vocab, opt);
+  EXPECT_EQ(plain.maxId(), 10);
+  EXPECT_EQ(plain.encodePair("a", "b", 64, encrt::PairTruncation::LongestFirst).typeIds,
+            (std::vector<int32_t>{0, 0, 0, 1, 1}));
+  // A malformed template (an entry below -2) is refused.
+  specials.pairTemplate = {{0, -1, -2, -7}, {0, 0, 0, 0}};
+  EXPECT_THROW(WordPieceTokenizer(vocab, opt, specials), std::invalid_argument);
+}
+
 TEST(TokenizerOptions, CasedAndUnstripped) {
   std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "Caf",
                                     "##é",   "caf",   "##e",   "!",     "##É"};
