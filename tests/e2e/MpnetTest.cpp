@@ -6,8 +6,9 @@
 // (tests/reference/mpnet_embeddings.json, record_minilm.py --only mpnet):
 // the token ids of our tokenizer, the sentence embeddings from text
 // (cosine >= 0.9999 each) and the first values of the last hidden state from
-// the recorded ids; and the tokenizer against the `tokenizers` library on
-// 2 116 texts and 36 pairs. The relative position bias itself is checked against the
+// the recorded ids; the int8 and bf16 builds against the fp32 build and
+// sentence-transformers (gates below); and the tokenizer against the
+// `tokenizers` library on 2 116 texts and 36 pairs. The relative position bias itself is checked against the
 // float64 reference (TinyModelsTest's TinyMpnet, support_test) on sequences
 // that reach every bucket.
 //
@@ -113,6 +114,60 @@ TEST_F(Mpnet, HiddenStatesFromRecordedIdsMatch) {
     }
   }
   std::printf("[ measured ] all-mpnet-base-v2: hidden state head vs PyTorch, max relative error %.2e\n", worstHead);
+}
+
+// The reduced-precision builds on the 64 sentences, against the fp32 build
+// and sentence-transformers: the minimum cosine over every token's hidden
+// state and over the sentence embeddings.
+struct PrecisionWorst {
+  double token = 1, embedding = 1;
+};
+
+PrecisionWorst worstVsFp32(const std::string &fp32, const std::string &other, const MinilmReference &ref,
+                           double *worstVsRecorded) {
+  encrt::Model mf(fp32), mo(other);
+  encrt::Session sf(mf), so(mo);
+  PrecisionWorst w;
+  *worstVsRecorded = 1;
+  for (const auto &sentence : ref.sentences) {
+    const std::vector<int32_t> ids = mf.tokenize(sentence.text);
+    const std::vector<int32_t> lengths = {static_cast<int32_t>(ids.size())};
+    encrt::RunResult of = sf.run(ids, lengths, ids.size()), oo = so.run(ids, lengths, ids.size());
+    for (size_t t = 0; t < ids.size(); ++t)
+      w.token = std::min(w.token, cosine(row(oo.hidden, t), row(of.hidden, t)));
+    w.embedding = std::min(w.embedding, cosine(row(oo.pooled, 0), row(of.pooled, 0)));
+    *worstVsRecorded = std::min(*worstVsRecorded, cosine(row(oo.pooled, 0), sentence.embedding));
+  }
+  return w;
+}
+
+TEST_F(Mpnet, Int8AndBf16WithinTheirGates) {
+  MinilmReference ref = reference();
+  for (const char *mode : {"int8", "bf16"}) {
+    SCOPED_TRACE(mode);
+    encc::CompileOptions o;
+    o.modelDir = mpnetDir();
+    o.output = dir_->path() + "/mpnet-" + mode + ".encm";
+    o.quantize = mode;
+    ASSERT_EQ(compile(o), "");
+    double vsRecorded = 0;
+    PrecisionWorst w = worstVsFp32(artifact_, o.output, ref, &vsRecorded);
+    std::printf("[ measured ] all-mpnet-base-v2 %s vs fp32: min token cosine %.5f, min embedding cosine %.5f; "
+                "vs sentence-transformers %.5f\n",
+                mode, w.token, w.embedding, vsRecorded);
+    if (std::string(mode) == "int8") {
+      // Measured 0.98428 / 0.99379 / 0.99379. MiniLM's token gate (0.985)
+      // is just missed: MPNet's per-token int8 activations lose more on the
+      // tokens with outlier channels (no one layer's Linears kept in float
+      // recovers it; bench/RESULTS.md).
+      EXPECT_GE(w.token, 0.98);
+      EXPECT_GE(w.embedding, 0.99);
+      EXPECT_GE(vsRecorded, 0.99);
+    } else { // measured 0.99997 / 0.99998 / 0.99998: issue 14's bf16 gate
+      EXPECT_GE(w.token, 0.9999);
+      EXPECT_GE(vsRecorded, 0.9999);
+    }
+  }
 }
 
 // Our tokenizer against the `tokenizers` library on all-mpnet-base-v2's
