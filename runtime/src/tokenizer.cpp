@@ -175,31 +175,37 @@ struct Run {
     }
   }
 
-  /// `text` (valid UTF-8) as the library's BertNormalizer leaves it, into
-  /// `out`: control characters dropped, whitespace as ' ', CJK ideographs
-  /// between spaces (splitChinese), then lowercased / accents stripped.
-  void normalize(std::string_view text, std::string &out) const {
-    out.clear();
+  /// `text` (valid UTF-8) as the library's BertNormalizer leaves it, one
+  /// code point at a time into `sink`: control characters dropped,
+  /// whitespace as ' ', CJK ideographs between spaces (splitChinese), then
+  /// lowercased / accents stripped. Stops early once the output is full.
+  template <typename Sink> void normalizeInto(std::string_view text, Sink &&sink) {
     char32_t norm[unicode::kMaxBertExpansion];
-    for (size_t pos = 0; pos < text.size();) {
+    for (size_t pos = 0; pos < text.size() && !full();) {
       char32_t cp;
       unicode::decodeUtf8(text, pos, cp);
       const BertClass cls = unicode::bertClass(cp);
       if (cls == BertClass::Removed)
         continue;
       if (cls == BertClass::Space) {
-        out += ' ';
+        sink(U' ');
         continue;
       }
       const bool isolate = cls == BertClass::Chinese && opt.splitChinese;
       if (isolate)
-        out += ' ';
+        sink(U' ');
       const int n = unicode::bertNormalize(cp, opt.stripAccents, opt.lowercase, norm);
       for (int i = 0; i < n; ++i)
-        unicode::appendUtf8(out, norm[i]);
+        sink(norm[i]);
       if (isolate)
-        out += ' ';
+        sink(U' ');
     }
+  }
+
+  /// The normalised text as UTF-8 (for the added tokens matched on it).
+  void normalize(std::string_view text, std::string &out) {
+    out.clear();
+    normalizeInto(text, [&](char32_t c) { unicode::appendUtf8(out, c); });
   }
 
   /// A segment of normalize()'s output through the pre-tokenizer.
@@ -212,29 +218,10 @@ struct Run {
     endWord();
   }
 
-  /// A plain segment (no special tokens) of valid UTF-8: normalize() and
-  /// segmentNormalized() in one pass.
+  /// A plain segment (no special tokens) of valid UTF-8, normalised and
+  /// pre-tokenised in one pass.
   void segment(std::string_view text) {
-    char32_t norm[unicode::kMaxBertExpansion];
-    for (size_t pos = 0; pos < text.size() && !full();) {
-      char32_t cp;
-      unicode::decodeUtf8(text, pos, cp);
-      const BertClass cls = unicode::bertClass(cp);
-      if (cls == BertClass::Removed)
-        continue;
-      if (cls == BertClass::Space) {
-        endWord();
-        continue;
-      }
-      const bool isolate = cls == BertClass::Chinese && opt.splitChinese;
-      if (isolate)
-        endWord();
-      const int n = unicode::bertNormalize(cp, opt.stripAccents, opt.lowercase, norm);
-      for (int i = 0; i < n; ++i)
-        preTokenize(norm[i]);
-      if (isolate)
-        endWord();
-    }
+    normalizeInto(text, [&](char32_t c) { preTokenize(c); });
     endWord();
   }
 };

@@ -1,6 +1,6 @@
 //===- Mpnet.cpp - MPNet (all-mpnet-base-v2) ------------------------------===//
 //
-// BERT's post-LayerNorm layers with tensors under encoder.layer.N.attention.
+// BERT's config fields and post-LayerNorm layers, with tensors under encoder.layer.N.attention.
 // attn.{q,k,v,o}, no token types, positions offset by 2 (transformers fixes
 // MPNet's padding_idx at 1), and one relative position bias table
 // (encoder.relative_attention_bias, [32 buckets, heads]) that every layer
@@ -10,7 +10,7 @@
 #include "frontends/hf/ConfigFields.h"
 #include "frontends/hf/EncoderEmitter.h"
 #include "frontends/hf/HFUtil.h"
-#include "frontends/hf/ModelFamily.h"
+#include "frontends/hf/families/Bert.h"
 
 using namespace encc;
 
@@ -21,22 +21,14 @@ namespace {
 constexpr int64_t kBuckets = 32, kMaxDistance = 128;
 const char *const kBiasTable = "encoder.relative_attention_bias.weight";
 
-class MpnetFamily : public ModelFamily {
+class MpnetFamily : public BertFamily {
 public:
   llvm::ArrayRef<llvm::StringRef> modelTypes() const override {
     static const llvm::StringRef types[] = {"mpnet"};
     return types;
   }
   llvm::Error readConfig(const ConfigFields &f, ModelConfig &c) const override {
-    if (auto e = f.getInt("hidden_size", c.hidden))
-      return e;
-    if (auto e = f.getInt("num_hidden_layers", c.layers))
-      return e;
-    if (auto e = f.getInt("num_attention_heads", c.heads))
-      return e;
-    if (auto e = f.getInt("intermediate_size", c.intermediate))
-      return e;
-    if (auto e = f.getDouble("layer_norm_eps", c.layerNormEps, 1e-12))
+    if (auto e = BertFamily::readConfig(f, c))
       return e;
     int64_t buckets = kBuckets;
     if (auto e = f.getInt("relative_attention_num_buckets", buckets, kBuckets))
@@ -72,6 +64,9 @@ public:
   }
   std::vector<std::string> checkpointPrefixes(const ModelConfig &) const override { return {"mpnet.", ""}; }
   SpecialTokenTexts specialTokens() const override { return {"[UNK]", "<s>", "</s>", "<pad>"}; }
+  llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &c) const override {
+    return ModelFamily::classifierNames(c); // no MPNet head yet
+  }
   mlir::Value emitEncoder(EncoderEmitter &e) const override {
     ModelWeightNames n = weightNames(e.config());
     mlir::Value x = e.embeddings(n);
