@@ -6,7 +6,8 @@
 // specials and non-ASCII pieces. Besides crashes and sanitizer reports it
 // checks what must hold for every text: encode() is [CLS] ... [SEP], at most
 // maxLen ids, every id in the vocabulary, and its inner ids are tokenize()'s
-// pieces mapped through the vocabulary (so the two paths agree). The same
+// pieces mapped through the vocabulary (so the two paths agree); again with
+// a tokenizer.json's added tokens and pair template. The same
 // text then goes through a byte-level BPE tokenizer (the 256 byte symbols,
 // merges spelling a few words, <mask> with lstrip and a normalized added
 // token with rstrip), checked the same way: <s> ... </s>, at most maxLen ids,
@@ -110,6 +111,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       violated("id outside the vocabulary");
     if (vocab[id] != pieces[i])
       violated("encode's id is not tokenize's piece");
+  }
+
+  // The same options with a tokenizer.json's added tokens (MPNet's kind: a
+  // normalized one matched on the normalised text, one with lstrip past the
+  // vocabulary) and a RobertaProcessing pair template.
+  encrt::WordPieceSpecials specials;
+  const int32_t maskId = int32_t(vocab.size()) + 5;
+  specials.addedTokens = {{"[CLS]", 2, true, false, false, false},
+                          {"[SEP]", 3, true, false, false, false},
+                          {"<UNK>", 1, true, false, false, /*normalized=*/true},
+                          {"<mask>", maskId, true, /*lstrip=*/true, false, false}};
+  specials.pairTemplate = {{2, -1, 3, 3, -2, 3}, {0, 0, 0, 0, 0, 0}};
+  encrt::WordPieceTokenizer added(vocab, o, specials);
+  if (added.maxId() != maskId)
+    violated("WordPiece maxId is not the largest added id");
+  pieces = added.tokenize(text);
+  ids = added.encode(text, maxLen);
+  if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != o.clsId || ids.back() != o.sepId)
+    violated("WordPiece (added tokens) encode is not [CLS] ... [SEP] within maxLen");
+  checkPair(added, text, maxLen, maskId, 4);
+  if (ids.size() - 2 != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
+    violated("WordPiece (added tokens) encode and tokenize disagree on the number of pieces");
+  for (size_t i = 1; i + 1 < ids.size(); ++i) {
+    const int32_t id = ids[i];
+    if (id < 0 || id > maskId || (id < maskId && static_cast<size_t>(id) >= vocab.size()))
+      violated("WordPiece (added tokens) id outside what it can produce");
+    if ((id == maskId ? std::string("<mask>") : vocab[id]) != pieces[i - 1])
+      violated("WordPiece (added tokens) encode's id is not tokenize's piece");
   }
 
   static const encc::testing::ByteLevelVocab bpe = encc::testing::byteLevelVocab(
