@@ -30,6 +30,9 @@ struct ModelDescription {
   /// logits instead of a pooled embedding (pooling is then "none").
   int64_t numLabels = 0;
   std::string scoreActivation; ///< "sigmoid" | "identity" (CrossEncoder's)
+  /// Weight-name globs `--quantize=int8` keeps in float for this model, added
+  /// to --quantize-skip (the family's advice: MPNet's word embeddings).
+  std::vector<std::string> int8KeepFloat;
 };
 
 enum class TokenizerKind { WordPiece, ByteLevelBPE, Unigram };

@@ -350,6 +350,12 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
            weightsKind + ") in " + fmt("%.2f s", sw.seconds()));
   if (!model->tokenizer.note.empty())
     progress("note: " + model->tokenizer.note);
+  if (opt.quantize == "int8" && !model->description.int8KeepFloat.empty()) {
+    const std::vector<std::string> &keep = model->description.int8KeepFloat;
+    po.quantizeSkip.insert(po.quantizeSkip.end(), keep.begin(), keep.end());
+    progress("note: int8 keeps " + llvm::join(keep, ", ") + " in float (" + model->description.architecture +
+             "'s default: int8 there costs accuracy)");
+  }
   if (wantCuda && model->description.numLabels > 0)
     return llvm::createStringError(
         "--target=cuda: %s is a cross-encoder (a sequence-classification head); those run on the CPU only "

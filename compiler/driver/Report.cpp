@@ -293,6 +293,7 @@ int encc::reportCommand(const Args &args) {
   // One more row per precision in --quantize: the whole pipeline + its passes
   // (those the pipeline lacks), built for its default levels.
   struct PrecisionRow {
+    std::string mode;  ///< "int8" | "bf16"
     std::string label; ///< the passes it adds, " +"-separated
     std::vector<std::string> passes, cpuLevels;
   };
@@ -306,6 +307,7 @@ int encc::reportCommand(const Args &args) {
     if (mode != "int8" && mode != "bf16")
       return fail("--quantize expects none or a comma list of int8 and bf16, got '" + quantize + "'");
     PrecisionRow row;
+    row.mode = mode.str();
     row.passes = *passes;
     for (const std::string &pass : precisionPasses(mode.str()))
       if (std::find(passes->begin(), passes->end(), pass) == passes->end()) {
@@ -355,9 +357,11 @@ int encc::reportCommand(const Args &args) {
              ": passes, codegen, host compiler ...");
     mlir::OwningOpRef<mlir::ModuleOp> module = model->module->clone();
     PipelineOptions po;
-    if (precision)
+    if (precision) {
       po.passes = precision->passes;
-    else
+      if (precision->mode == "int8") // the family's float weights, as encc compile keeps them
+        po.quantizeSkip = model->description.int8KeepFloat;
+    } else
       po.passes.assign(passes->begin(), passes->begin() + k);
     if (auto err = runEncPipeline(*module, &model->weights, po))
       return fail(llvm::toString(std::move(err)));

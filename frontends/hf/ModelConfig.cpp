@@ -135,5 +135,6 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.layerNormEps = c.layerNormEps;
   d.pooling = c.pooling;
   d.normalize = c.normalize;
+  d.int8KeepFloat = c.family->int8KeepFloat();
   return d;
 }

@@ -72,6 +72,10 @@ public:
   /// error when the family has no supported head. Default: none.
   virtual llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &config) const;
 
+  /// Weight-name globs that `--quantize=int8` keeps in float by default
+  /// (ModelDescription::int8KeepFloat). Default: none.
+  virtual std::vector<std::string> int8KeepFloat() const { return {}; }
+
   /// Emits the encoder (embeddings and layers) and returns the last hidden
   /// state; pooling is emitted after it for every family. Default: BERT's
   /// post-LayerNorm encoder.

@@ -156,11 +156,10 @@ TEST_F(Mpnet, Int8AndBf16WithinTheirGates) {
                 "vs sentence-transformers %.5f\n",
                 mode, w.token, w.embedding, vsRecorded);
     if (std::string(mode) == "int8") {
-      // Measured 0.98428 / 0.99379 / 0.99379. MiniLM's token gate (0.985)
-      // is just missed: MPNet's per-token int8 activations lose more on the
-      // tokens with outlier channels (no one layer's Linears kept in float
-      // recovers it; bench/RESULTS.md).
-      EXPECT_GE(w.token, 0.98);
+      // BERT's gates (issue 14, PrecisionTest). The family keeps the word
+      // embeddings in float (Mpnet.cpp int8KeepFloat): with them in int8 the
+      // min token cosine was 0.98428, under the gate.
+      EXPECT_GE(w.token, 0.985);
       EXPECT_GE(w.embedding, 0.99);
       EXPECT_GE(vsRecorded, 0.99);
     } else { // measured 0.99997 / 0.99998 / 0.99998: issue 14's bf16 gate
