@@ -63,7 +63,8 @@ tokenizer.json) or an ONNX file (MODEL.onnx, from torch.onnx.export; its tokeniz
 pooling come from config.json, vocab.txt / tokenizer.json and the sentence-transformers
 files beside it, or from --tokenizer DIR).
 
-  -o, --output FILE     artifact to write (default: model.encm)
+  -o, --output FILE     artifact to write (default: model.encm); with --emit=mlir|cpp|cu the
+                        file for that text (without -o: stdout)
   --emit KIND           artifact (default) | mlir (the enc IR after the passes, weights by name)
                         | cpp (the generated C++ kernels) | cu (the generated CUDA kernels)
   --target LIST         cpu (default) | cuda | cuda,cpu: which plans and code the artifact
@@ -325,9 +326,28 @@ int compileCommand(const Args &args) {
     if (!quiet)
       llvm::errs() << "encc: " << line << "\n";
   };
-  if (auto err = compileModel(opt, llvm::outs(), progress)) {
+  // --emit=mlir|cpp|cu: to -o's file when given, else to stdout.
+  std::unique_ptr<llvm::raw_fd_ostream> file;
+  if (opt.emit != "artifact" && args.has("output")) {
+    std::error_code ec;
+    file = std::make_unique<llvm::raw_fd_ostream>(opt.output, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      llvm::errs() << "encc: error: cannot write '" << opt.output << "': " << ec.message() << "\n";
+      return 1;
+    }
+  }
+  if (auto err = compileModel(opt, file ? *file : llvm::outs(), progress)) {
     llvm::errs() << "encc: error: " << llvm::toString(std::move(err)) << "\n";
     return 1;
+  }
+  if (file) {
+    file->close();
+    if (file->has_error()) {
+      llvm::errs() << "encc: error: writing '" << opt.output << "': " << file->error().message() << "\n";
+      file->clear_error();
+      return 1;
+    }
+    progress("wrote " + opt.output);
   }
   return 0;
 }

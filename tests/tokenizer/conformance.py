@@ -2,8 +2,9 @@
 """Tokenizer conformance: encrt against the `tokenizers` library on a large generated corpus.
 
 For each tokenizer type (WordPiece uncased: the real all-MiniLM-L6-v2 file; WordPiece cased: the
-same vocabulary with lowercasing and accent stripping off; byte-level BPE: tests/tokenizer/bpe;
-Unigram: the three files of tests/tokenizer/unigram) this compiles a model whose artifact carries
+same vocabulary with lowercasing and accent stripping off; with --mpnet DIR, all-mpnet-base-v2's
+WordPiece file with its own added tokens; byte-level BPE: tests/tokenizer/bpe; Unigram: the three
+files of tests/tokenizer/unigram) this compiles a model whose artifact carries
 that tokenizer, then tokenises every string of a seeded corpus twice: with the library
 (Tokenizer.encode, truncated to the artifact's maximum) and with encrt through its C API
 (encrt_model_tokenize_text over ctypes, so NUL and newlines are data). Any difference is printed
@@ -21,7 +22,7 @@ i.e. the library on the text decoded with errors="ignore").
 Usage (a venv with `tokenizers`; BUILD is a build directory with bin/encc, bin/make-tiny-model and
 lib/libencrt.so; MINILM the all-MiniLM-L6-v2 folder):
 
-  python tests/tokenizer/conformance.py BUILD MINILM [--count N] [--seed S] [--only NAME...]
+  python tests/tokenizer/conformance.py BUILD MINILM [--mpnet DIR] [--count N] [--seed S] [--only NAME...]
 """
 import argparse
 import ctypes
@@ -177,7 +178,7 @@ def run(cmd):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
-def build_artifacts(build, minilm, tmp):
+def build_artifacts(build, minilm, tmp, mpnet=None):
     """(name, tokenizer.json path, artifact path, invalid-UTF-8 decoding) for each tokenizer."""
     encc, tiny = os.path.join(build, "bin", "encc"), os.path.join(build, "bin", "make-tiny-model")
     out = []
@@ -212,6 +213,17 @@ def build_artifacts(build, minilm, tmp):
                 open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as g:
             g.write(f.read())
         compile_dir(name, folder, os.path.join(HERE, src), "ignore")
+    if mpnet:
+        # all-mpnet-base-v2's tokenizer files in a tiny MPNet folder: WordPiece with its
+        # tokenizer.json's added tokens (<mask> with lstrip, <unk> matched on normalised text).
+        folder = os.path.join(tmp, "mpnet")
+        run([tiny, folder, "--model-type", "mpnet", "--vocab", "30527", "--hidden", "32", "--heads", "2",
+             "--intermediate", "64", "--max-positions", "300", "--seed", "5"])
+        for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+            with open(os.path.join(mpnet, f), encoding="utf-8") as src, \
+                    open(os.path.join(folder, f), "w", encoding="utf-8") as dst:
+                dst.write(src.read())
+        compile_dir("wordpiece-mpnet", folder, os.path.join(mpnet, "tokenizer.json"), "replace")
     return out
 
 
@@ -222,6 +234,8 @@ def main():
     ap.add_argument("--count", type=int, default=100000)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--mpnet", default=os.environ.get("ENCC_MPNET_DIR"),
+                    help="the all-mpnet-base-v2 folder: its tokenizer too (default $ENCC_MPNET_DIR)")
     args = ap.parse_args()
 
     t0 = time.time()
@@ -231,7 +245,7 @@ def main():
     lib = ctypes.CDLL(os.path.join(args.build, "lib", "libencrt.so"))
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
-        for name, tj, art, errors in build_artifacts(args.build, args.minilm, tmp):
+        for name, tj, art, errors in build_artifacts(args.build, args.minilm, tmp, args.mpnet):
             if args.only and name not in args.only:
                 continue
             t0 = time.time()
