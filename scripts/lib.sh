@@ -9,7 +9,13 @@ ENCC_DEB_PACKAGES=(cmake g++ python3 python3-pip python3-venv python3-dev unzip
   libflatbuffers-dev flatbuffers-compiler libgtest-dev libbenchmark-dev nlohmann-json3-dev
   libsodium-dev libcpp-httplib-dev)
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Progress lines carry the time since the first script of this run started
+# (ENCC_T0 is exported, so scripts/test's stages all count from its start).
+export ENCC_T0="${ENCC_T0:-$(date +%s)}"
+log() {
+  local t=$(( $(date +%s) - ENCC_T0 ))
+  printf '\033[1m==> [%d:%02d] %s\033[0m\n' $((t / 60)) $((t % 60)) "$*" >&2
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Installs the Debian packages that are not installed yet (needs root or sudo).

@@ -2,6 +2,9 @@
 
 #include "tests/e2e/E2ETest.h"
 
+#include "compiler/codegen/cpu/CpuCodegen.h"
+#include "runtime/src/CpuFeatures.h"
+
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,6 +28,21 @@ TempDir::~TempDir() {
     std::filesystem::remove_all(path_, ec);
 }
 
+std::vector<std::string> hostCpuLevel(const std::string &quantize) {
+  const std::vector<std::string> levels = defaultCpuLevels(quantize);
+  for (const std::string &name : levels) {
+    llvm::Expected<CpuLevel> level = parseCpuLevel(name);
+    if (!level) {
+      ADD_FAILURE() << llvm::toString(level.takeError());
+      continue;
+    }
+    const std::vector<std::string> features = cpuLevelFeatures(*level);
+    if (std::all_of(features.begin(), features.end(), [](const std::string &f) { return encrt::rt::cpuSupports(f); }))
+      return {name};
+  }
+  return levels; // none runs here: the runtime's load error says so
+}
+
 std::string compile(const std::string &modelDir, const std::string &output, int64_t maxSeq,
                     const std::string &pooling, const std::vector<std::string> &cpuLevels) {
   CompileOptions opt;
@@ -38,6 +56,8 @@ std::string compile(const std::string &modelDir, const std::string &output, int6
 }
 
 std::string compile(CompileOptions opt) {
+  if (opt.cpuLevels.empty())
+    opt.cpuLevels = hostCpuLevel(opt.quantize);
   std::string ignored;
   llvm::raw_string_ostream out(ignored);
   if (llvm::Error err = compileModel(opt, out, [](const std::string &) {}))

@@ -23,11 +23,21 @@ private:
   std::string path_;
 };
 
+/// The first level of `defaultCpuLevels(quantize)` this CPU runs: the code
+/// object the runtime would pick from a default build. compile() builds only
+/// that one when the options name no levels, so a test's host compiler runs
+/// once rather than two or three times; the tests of level selection and of
+/// each level's code (MultiTarget, TinyModels' levels, the codegen tests)
+/// name their levels.
+std::vector<std::string> hostCpuLevel(const std::string &quantize);
+
 /// Compiles `modelDir` to `output`; returns the error text ("" on success).
+/// No `cpuLevels`: hostCpuLevel("none").
 std::string compile(const std::string &modelDir, const std::string &output, int64_t maxSeq = 0,
                     const std::string &pooling = "", const std::vector<std::string> &cpuLevels = {});
 
-/// Compiles with full options; returns the error text ("" on success).
+/// Compiles with full options; returns the error text ("" on success). No
+/// options.cpuLevels: hostCpuLevel(options.quantize).
 std::string compile(CompileOptions options);
 
 /// max |a - b| / max |b| over the given values.

@@ -160,6 +160,7 @@ TEST_P(Bf16TinyModels, ErrorVsReferenceIsBoundedOnEveryCodeObject) {
   opt.output = bf16;
   opt.maxSeq = kMaxSeq;
   opt.quantize = "bf16";
+  opt.cpuLevels = encc::defaultCpuLevels("bf16"); // every level, each run below where the CPU can
   ASSERT_EQ(compile(opt), "");
   const Errors ef = errorsVsReference(fp32, model);
   int ran = 0;

@@ -1263,6 +1263,40 @@ std::string encc::cpuLevelName(CpuLevel level) {
   return "unknown";
 }
 
+std::vector<std::string> encc::cpuLevelFeatures(CpuLevel level) {
+  std::vector<std::string> features;
+  switch (level) {
+  case CpuLevel::X86_64_V2:
+    features = {"sse4.2", "popcnt"};
+    break;
+  case CpuLevel::X86_64_V3:
+  case CpuLevel::X86_64_V3_VNNI:
+    features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe", "lzcnt"};
+    if (level == CpuLevel::X86_64_V3_VNNI)
+      features.push_back("avxvnni");
+    break;
+  case CpuLevel::X86_64_V4:
+  case CpuLevel::X86_64_V4_VNNI:
+  case CpuLevel::X86_64_V4_BF16:
+  case CpuLevel::X86_64_V4_AMX:
+    features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe",
+                "lzcnt", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"};
+    if (level == CpuLevel::X86_64_V4_VNNI || level == CpuLevel::X86_64_V4_AMX)
+      features.push_back("avx512vnni");
+    if (level == CpuLevel::X86_64_V4_BF16 || level == CpuLevel::X86_64_V4_AMX)
+      features.push_back("avx512bf16");
+    if (level == CpuLevel::X86_64_V4_AMX) {
+      features.push_back("amx-tile");
+      features.push_back("amx-bf16");
+      features.push_back("amx-int8");
+    }
+    break;
+  case CpuLevel::Native:
+    break;
+  }
+  return features;
+}
+
 llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
                                                     CpuLevel level,
                                                     const std::string &workDir) {
@@ -1321,40 +1355,13 @@ llvm::Expected<CodeObject> encc::buildCpuCodeObject(const std::string &source,
     return makeError("cannot read the compiled code object " + so);
   object.bytes.assign((*buf)->getBufferStart(), (*buf)->getBufferEnd());
 
-  switch (level) {
-  case CpuLevel::X86_64_V2:
-    object.features = {"sse4.2", "popcnt"};
-    break;
-  case CpuLevel::X86_64_V3:
-  case CpuLevel::X86_64_V3_VNNI:
-    object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe", "lzcnt"};
-    if (level == CpuLevel::X86_64_V3_VNNI)
-      object.features.push_back("avxvnni");
-    break;
-  case CpuLevel::X86_64_V4:
-  case CpuLevel::X86_64_V4_VNNI:
-  case CpuLevel::X86_64_V4_BF16:
-  case CpuLevel::X86_64_V4_AMX:
-    object.features = {"avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe",
-                       "lzcnt", "avx512f", "avx512bw", "avx512vl", "avx512dq",
-                       "avx512cd"};
-    if (level == CpuLevel::X86_64_V4_VNNI || level == CpuLevel::X86_64_V4_AMX)
-      object.features.push_back("avx512vnni");
-    if (level == CpuLevel::X86_64_V4_BF16 || level == CpuLevel::X86_64_V4_AMX)
-      object.features.push_back("avx512bf16");
-    if (level == CpuLevel::X86_64_V4_AMX) {
-      object.features.push_back("amx-tile");
-      object.features.push_back("amx-bf16");
-      object.features.push_back("amx-int8");
-    }
-    break;
-  case CpuLevel::Native: {
+  if (level == CpuLevel::Native) {
     auto f = nativeFeatures(workDir);
     if (!f)
       return f.takeError();
     object.features = std::move(*f);
-    break;
-  }
+  } else {
+    object.features = cpuLevelFeatures(level);
   }
   return object;
 }

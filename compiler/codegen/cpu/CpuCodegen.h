@@ -64,6 +64,10 @@ enum class CpuLevel {
 llvm::Expected<CpuLevel> parseCpuLevel(llvm::StringRef name);
 /// The inverse of parseCpuLevel.
 std::string cpuLevelName(CpuLevel level);
+/// The ISA features a code object built for `level` needs, as the runtime
+/// checks them (CodeObject.isa_features); empty for Native (the host
+/// compiler's predefined macros decide those at build time).
+std::vector<std::string> cpuLevelFeatures(CpuLevel level);
 
 /// Compiles `source` for `level` in `workDir` (created if missing; the
 /// kernel headers are written there from the copy embedded in this library)
