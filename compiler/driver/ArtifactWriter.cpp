@@ -134,7 +134,8 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
       tokens.push_back(encm::CreateAddedToken(fbb, fbb.CreateString(t.content), t.id, t.special, t.lstrip,
                                               t.rstrip, t.normalized));
     added = fbb.CreateVector(tokens);
-    templateIds = fbb.CreateVector(tk.templateIds);
+    if (!wordPiece) // WordPiece's single-sequence template is the built-in [CLS] a [SEP]
+      templateIds = fbb.CreateVector(tk.templateIds);
   }
   flatbuffers::Offset<flatbuffers::Vector<double>> scores;
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::NormalizerStep>>> normalizers;

@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringRef.h"
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <unordered_map>
 
 using namespace encc;
@@ -67,6 +68,18 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
   std::string source;                         // the file the vocabulary came from
   std::vector<std::string> nonWordPieceVocab; // BPE/Unigram: only for special ids
   bool lowercaseSet = false, stripSet = false;
+  // tokenizer.json, parsed once: the vocabulary's source and/or WordPiece's
+  // added tokens and pair template below.
+  std::optional<json> tjDoc;
+  auto tokenizerJson = [&]() -> llvm::Expected<const json *> {
+    if (!tjDoc) {
+      auto text = readTextFile(tjPath);
+      if (!text)
+        return text.takeError();
+      tjDoc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    }
+    return &*tjDoc;
+  };
 
   if (fileExists(vocabPath)) {
     auto text = readTextFile(vocabPath);
@@ -84,10 +97,10 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
       return hfError(vocabPath + ": empty (expected one token per line)");
     source = vocabPath;
   } else if (fileExists(tjPath)) {
-    auto text = readTextFile(tjPath);
-    if (!text)
-      return text.takeError();
-    json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    auto doc = tokenizerJson();
+    if (!doc)
+      return doc.takeError();
+    const json &j = **doc;
     if (j.is_discarded() || !j.is_object())
       return hfError(tjPath + ": not a JSON object");
     auto model = j.find("model");
@@ -199,10 +212,10 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
   // A WordPiece tokenizer.json (beside vocab.txt or the vocabulary's source):
   // the added tokens and pair template the library applies.
   if (wordPiece && fileExists(tjPath)) {
-    auto text = readTextFile(tjPath);
-    if (!text)
-      return text.takeError();
-    json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    auto doc = tokenizerJson();
+    if (!doc)
+      return doc.takeError();
+    const json &j = **doc;
     const json *model = j.is_object() && j.contains("model") ? &j["model"] : nullptr;
     if (model && model->is_object() && model->value("type", "") == "WordPiece") {
       std::string note;

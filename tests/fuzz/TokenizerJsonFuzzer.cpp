@@ -2,7 +2,9 @@
 //
 // The compiler's readers of a byte-level BPE or Unigram tokenizer.json
 // (frontends/hf/BpeTokenizerJson.cpp, UnigramTokenizerJson.cpp; model.type
-// picks one), and the XLM-R SentencePiece model reader
+// picks one), of a WordPiece tokenizer.json's added tokens and pair template
+// (WordPieceTokenizerJson.cpp, over a fixed vocabulary), and the XLM-R
+// SentencePiece model reader
 // (SentencePieceModel.cpp) on input that is not JSON; then the runtime
 // tokenizer built from what they accept. Any input must give a clean error, "not supported" (an empty
 // vocabulary and a note), or tokenizer data the runtime accepts: the reader
@@ -15,8 +17,10 @@
 #include "frontends/hf/BpeTokenizerJson.h"
 #include "frontends/hf/SentencePieceModel.h"
 #include "frontends/hf/UnigramTokenizerJson.h"
+#include "frontends/hf/WordPieceTokenizerJson.h"
 
 #include "bpe_tokenizer.h"
+#include "tokenizer.h"
 #include "unigram_tokenizer.h"
 
 #include <memory>
@@ -49,13 +53,54 @@ template <typename T> void checkEncodes(const T &tok, int32_t specials) {
   }
 }
 
+static std::vector<encrt::AddedToken> runtimeAddedTokens(const encc::TokenizerData &tok) {
+  std::vector<encrt::AddedToken> added;
+  for (const encc::AddedTokenData &a : tok.addedTokens)
+    added.push_back({a.content, a.id, a.special, a.lstrip, a.rstrip, a.normalized});
+  return added;
+}
+
+/// A WordPiece tokenizer.json: its added tokens and pair template read beside
+/// a fixed vocabulary, then the runtime's WordPieceTokenizer built from what
+/// the reader accepted, as an artifact's loader builds it.
+static void fuzzWordPieceSpecials(const nlohmann::json &j) {
+  static const std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>",  "</s>",
+                                                 "<unk>", "<mask>", "hello", "world", "##s",   "a",     "b"};
+  encc::TokenizerData tok;
+  tok.vocab = vocab;
+  tok.padId = 0, tok.unkId = 1, tok.clsId = 2, tok.sepId = 3;
+  std::string note;
+  if (llvm::Error e = encc::readWordPieceSpecials(j, "fuzz/tokenizer.json", tok, note)) {
+    llvm::consumeError(std::move(e));
+    return;
+  }
+  encrt::WordPieceOptions o;
+  o.padId = tok.padId, o.unkId = tok.unkId, o.clsId = tok.clsId, o.sepId = tok.sepId;
+  encrt::WordPieceSpecials specials{runtimeAddedTokens(tok), {tok.pairTemplateIds, tok.pairTypeIds}};
+  try {
+    checkEncodes(encrt::WordPieceTokenizer(vocab, o, specials), 2);
+  } catch (const std::invalid_argument &e) {
+    violated(std::string("the WordPiece reader accepted what the runtime refuses: ") + e.what());
+  }
+}
+
+/// model.type when it is a string, else "".
+static std::string modelType(const nlohmann::json &j) {
+  const nlohmann::json &m = j["model"];
+  return m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>() : std::string();
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   // Not JSON: a SentencePiece model (sentencepiece.bpe.model) then; JSON:
   // readTokenizer's preconditions, an object whose model is an object.
   if (!j.is_discarded() && (!j.is_object() || !j.contains("model") || !j["model"].is_object()))
     return 0;
-  const bool unigram = j.is_discarded() || j["model"].value("type", "") == "Unigram";
+  if (!j.is_discarded() && modelType(j) == "WordPiece") {
+    fuzzWordPieceSpecials(j);
+    return 0;
+  }
+  const bool unigram = j.is_discarded() || modelType(j) == "Unigram";
   encc::TokenizerData tok;
   llvm::Error e = j.is_discarded()
                       ? encc::xlmRobertaSentencePiece(llvm::StringRef(reinterpret_cast<const char *>(data), size),
@@ -71,9 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       violated("an empty vocabulary without a note saying why");
     return 0;
   }
-  std::vector<encrt::AddedToken> added;
-  for (const encc::AddedTokenData &a : tok.addedTokens)
-    added.push_back({a.content, a.id, a.special, a.lstrip, a.rstrip, a.normalized});
+  const std::vector<encrt::AddedToken> added = runtimeAddedTokens(tok);
   const int32_t specials = static_cast<int32_t>(tok.templateIds.size()) - 1;
   try {
     if (unigram) {
