@@ -33,6 +33,21 @@ install_deps() {
     || die "apt-get install failed for: ${missing[*]}"
 }
 
+# The scale-out examples' Python packages (examples/ray_embed.py, spark_embed.py).
+ENCC_SCALEOUT_PACKAGES=("ray[data]" pyspark pandas pyarrow)
+
+# Builds wheels of ENCC_SCALEOUT_PACKAGES and their dependencies into
+# $ENCC_CACHE/wheels/scaleout (~600 MB; PyPI) and prints that folder, so a venv
+# installs them with --no-index. ./scripts/test runs it in the background while
+# the C++ builds (the download is network time, not CPU).
+fetch_scaleout_wheels() {
+  local dir="$ENCC_CACHE/wheels/scaleout"
+  mkdir -p "$dir"
+  python3 -m pip wheel --quiet --disable-pip-version-check -w "$dir" "${ENCC_SCALEOUT_PACKAGES[@]}" >&2 \
+    || die "could not fetch ${ENCC_SCALEOUT_PACKAGES[*]} from PyPI (for the scale-out examples' tests)"
+  echo "$dir"
+}
+
 # Configures (once) and builds in Release.
 build() {
   if [ ! -f "$ENCC_BUILD/CMakeCache.txt" ]; then

@@ -1,7 +1,8 @@
 """examples/ray_embed.py and examples/spark_embed.py on local clusters (Ray with 2 CPUs, Spark
-local[2]), every row checked against single-process Model.encode. Skipped where ray or pyspark
-(and a Java runtime) are not installed: ./scripts/test's venv has neither (their size does not fit
-its time budget); run `pip install "ray[data]" pyspark pandas pyarrow` into the venv to include them.
+local[2]), every row checked against single-process Model.encode. ./scripts/test runs them
+(scripts/python-scaleout, with ENCC_REQUIRE_SCALEOUT=1: a missing ray, pyspark or Java runtime is
+then a failure); elsewhere they are skipped where those are not installed (`pip install "ray[data]"
+pyspark pandas pyarrow` into the venv, and a Java runtime, to include them).
 """
 import importlib.util
 import json
@@ -51,8 +52,17 @@ def check(got_ids, got_emb, data):
         assert np.abs(np.asarray(e, dtype=np.float32) - data["want"][i]).max() < 1e-5, f"row {i}"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed")
+REQUIRED = os.environ.get("ENCC_REQUIRE_SCALEOUT") == "1"
+
+
+def need(missing, what):
+    """Skips (or, under ENCC_REQUIRE_SCALEOUT=1, fails) a test whose engine is not installed."""
+    if missing:
+        (pytest.fail if REQUIRED else pytest.skip)(f"{what} is not installed")
+
+
 def test_ray_actor_pool(data):
+    need(importlib.util.find_spec("ray") is None, "ray")
     import ray
     import ray_embed
 
@@ -70,9 +80,9 @@ def test_ray_actor_pool(data):
         ray.shutdown()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or shutil.which("java") is None,
-                    reason="pyspark or a Java runtime is not installed")
 def test_spark_map_in_pandas(data):
+    need(importlib.util.find_spec("pyspark") is None, "pyspark")
+    need(shutil.which("java") is None, "a Java runtime (Debian: default-jre-headless)")
     from pyspark.sql import SparkSession
     import spark_embed
 
