@@ -264,6 +264,8 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "expects x and weight of one element type (both "
                             "f32 or both bf16) but got "
                          << x.getElementType() << " and " << w.getElementType();
+  if (res.getElementType().isBF16() && !x.getElementType().isBF16())
+    return emitOpError() << "expects an f32 result for f32 operands (a bf16 result only over bf16 x and weight)";
   return success();
 }
 

@@ -115,8 +115,11 @@ def Enc_LinearOp : Enc_Op<"linear", [Pure]> {
     elementwise; frontends emit `none` and fusion passes set the others.
 
     `x` and `W` are both f32 or both bf16 (`enc-convert-linear-bf16`): bf16
-    operands are multiplied exactly and summed in f32; bias and result stay
-    f32.
+    operands are multiplied exactly and summed in f32; the bias stays f32.
+    The result is f32, or, for bf16 operands, bf16: the f32 result (epilogue
+    included) rounded to nearest, ties to even, as `enc.to_bf16` rounds it
+    (`enc-convert-linear-bf16` folds a rounding that is the result's only
+    user into the op, so the kernel writes bf16).
 
     Example:
 
@@ -128,12 +131,14 @@ def Enc_LinearOp : Enc_Op<"linear", [Pure]> {
     %n = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<384x384xf32>) -> tensor<?x?x384xf32>
     %b = enc.linear %xb, %wb, %b
         : (tensor<?x?x384xbf16>, tensor<1536x384xbf16>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+    %r = enc.linear %xb, %wb, %b {epilogue = #enc.epilogue<gelu>}
+        : (tensor<?x?x384xbf16>, tensor<1536x384xbf16>, tensor<1536xf32>) -> tensor<?x?x1536xbf16>
     ```
   }];
   let arguments = (ins Enc_LinearOperand:$x, Enc_LinearOperand:$weight,
                    Optional<Enc_F32Tensor>:$bias,
                    DefaultValuedAttr<Enc_EpilogueAttr, "::mlir::enc::Epilogue::none">:$epilogue);
-  let results = (outs Enc_F32Tensor:$result);
+  let results = (outs Enc_LinearOperand:$result);
   let assemblyFormat = [{
     $x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
@@ -430,6 +435,10 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     dot product, `p_j` and `v` rounded to bf16 (nearest, ties to even), exact
     products, f32 sums; `<q, k>`, the scale and the softmax stay f32.
 
+    The result is f32, or bf16: the f32 result rounded to nearest, ties to
+    even, as `enc.to_bf16` rounds it (`enc-convert-linear-bf16` folds a
+    rounding that is the result's only user into the op).
+
     Example:
 
     ```mlir
@@ -447,7 +456,7 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    Optional<Enc_F32Tensor>:$position_bias,
                    I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
                    UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance);
-  let results = (outs Enc_F32Tensor:$result);
+  let results = (outs Enc_LinearOperand:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{
     custom<AttentionOperands>($inputs, $lengths) (`position_bias` `(` $position_bias^ `)`)?

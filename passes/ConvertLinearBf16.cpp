@@ -3,7 +3,9 @@
 // Weights: rounded to bf16 here at compile time (the rounding of toBf16Bits in
 // enc_bf16.h, re-implemented so the pass does not pull in the kernels; the
 // lit and e2e tests check the result). Activations: one enc.to_bf16 per
-// distinct Linear input, placed right after its producer.
+// distinct Linear input, placed right after its producer, or, where that
+// producer is an enc.attention or a bf16 enc.linear with no other user, the
+// producer's result made bf16 instead (its kernel rounds as it stores).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/EncDialect.h"
@@ -118,6 +120,7 @@ void ConvertLinearBf16Pass::runOnOperation() {
   });
 
   MLIRContext *ctx = &getContext();
+  SmallVector<ToBf16Op> roundings;
   for (auto &[x, group] : byInput) {
     OpBuilder b(ctx);
     setInsertionPointAfterProducer<ToBf16Op>(b, x);
@@ -125,11 +128,31 @@ void ConvertLinearBf16Pass::runOnOperation() {
     auto rounded = b.create<ToBf16Op>(
         x.getLoc(), RankedTensorType::get(xType.getShape(), b.getBF16Type()), x);
     ++nRoundOps;
+    roundings.push_back(rounded);
     for (auto &[op, bw] : group) {
       op.getXMutable().assign(rounded);
       op.getWeightMutable().assign(bw);
       ++nConverted;
     }
+  }
+
+  // A rounding of a value whose producer can write bf16 itself (an
+  // enc.attention, a bf16 enc.linear: their kernels round as they store)
+  // and that has no other user: folded into the producer, whose result
+  // becomes bf16. The rounding is the same; the step writes half the bytes
+  // and no separate rounding pass over them runs.
+  unsigned nFolded = 0;
+  for (ToBf16Op r : roundings) {
+    Value x = r.getX();
+    Operation *producer = x.getDefiningOp();
+    auto linear = dyn_cast_or_null<LinearOp>(producer);
+    if (!producer || !x.hasOneUse() ||
+        !(isa<AttentionOp>(producer) || (linear && linear.getX().getType().getElementType().isBF16())))
+      continue;
+    x.setType(r.getResult().getType());
+    r.getResult().replaceAllUsesWith(x);
+    r.erase();
+    ++nFolded;
   }
 
   for (Operation *w : replacedWeights)
@@ -138,7 +161,8 @@ void ConvertLinearBf16Pass::runOnOperation() {
 
   recordCounts({{"num-converted", nConverted},
                 {"num-skipped", nSkipped},
-                {"num-to-bf16-ops", nRoundOps},
+                {"num-to-bf16-ops", nRoundOps - nFolded},
+                {"num-folded-into-producers", nFolded},
                 {"num-weights-created", weightsCreated}});
 }
 

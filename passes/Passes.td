@@ -180,7 +180,8 @@ def ConvertLinearBf16Pass : Pass<"enc-convert-linear-bf16"> {
   let description = [{
     Every `enc.linear` whose weight is an f32 `enc.weight` `[N, K]` with an
     even K (and whose weight name matches no `skip` pattern) takes bf16
-    operands; bias, epilogue and result stay f32:
+    operands; bias and epilogue stay f32, and so does the result unless a
+    rounding is folded into it (below):
 
     ```
     %y = enc.linear %x, %w, %b {epilogue = #enc.epilogue<gelu>}
@@ -191,7 +192,20 @@ def ConvertLinearBf16Pass : Pass<"enc-convert-linear-bf16"> {
     ```
 
     One `enc.to_bf16` per distinct input value (Linears sharing `%x` share
-    it). Weights are rounded to nearest, ties to even (`toBf16Bits` of
+    it). Where `%x` is the result of an `enc.attention` or of a bf16
+    `enc.linear` and the rounding is its only user, the rounding is folded
+    into that producer instead: its result type becomes bf16 (its kernel
+    rounds as it stores; the values are those of the `enc.to_bf16`):
+
+    ```
+    %a = enc.attention %qkv, %len {...} : (...) -> tensor<..xKxf32>
+    %y = enc.linear %a, %w
+      =>
+    %a = enc.attention %qkv, %len {...} : (...) -> tensor<..xKxbf16>
+    %y = enc.linear %a, %wb
+    ```
+
+    Weights are rounded to nearest, ties to even (`toBf16Bits` of
     enc_bf16.h). With a `WeightStore` the bf16 weights are written into it
     (if absent); a Linear whose weight is missing from the store stays f32.
     Everything else (LayerNorm, softmax, attention, GELU, residuals) stays

@@ -214,17 +214,14 @@ private:
   llvm::Expected<uint32_t> sgemmWeightValue(Operation *user, Value weight);
   /// Marks the conversions computed by their producer's step: each dynamic
   /// enc.quantize and each enc.to_bf16 of a layernorm or add_layernorm
-  /// (an extra result of the producer's step), and each enc.to_bf16 that is
-  /// the only user of a bf16 enc.linear or of an enc.attention (the step
-  /// writes the bf16 result in place of the fp32 one).
+  /// (an extra result of the producer's step). (A rounding that is the only
+  /// user of an attention or bf16 linear is folded into that op's result
+  /// type by enc-convert-linear-bf16, in the IR.)
   void planConversionFusion(mlir::func::FuncOp func);
   /// The conversion fused into `op` of the given class, or null.
   template <class ConvOp> ConvOp fusedConversion(Operation *op) const {
     return llvm::dyn_cast_or_null<ConvOp>(fusedConversion_.lookup(op));
   }
-  /// Whether `op`'s step writes its fused enc.to_bf16's result instead of
-  /// its own.
-  bool writesBf16Result(Operation *op) const { return bf16ResultOf_.count(op) != 0; }
   llvm::Error addStep(Operation *op);
   /// The contract (encrt/kernel_abi.h) of the kernel `step` calls: the
   /// counts, the iattrs, then each operand's dtype, rank and dims.
@@ -275,7 +272,6 @@ private:
   /// producer -> the enc.quantize / enc.to_bf16 fused into it
   llvm::DenseMap<Operation *, Operation *> fusedConversion_;
   llvm::DenseMap<Operation *, Operation *> fusedInto_; ///< conversion -> producer
-  llvm::DenseSet<Operation *> bf16ResultOf_; ///< see writesBf16Result
   bool usesInt8_ = false;
   std::vector<std::string> symbols_;              ///< in first-use order
   std::map<std::string, std::string> symbolCalls_; ///< symbol -> body
@@ -370,13 +366,12 @@ llvm::Expected<uint32_t> Generator::sgemmWeightValue(Operation *user,
   return id;
 }
 
-/// True for the ops whose kernels can write their result as bf16 in place of
-/// fp32 (attention, a Linear over bf16 operands).
-static bool canWriteBf16Result(Operation *op) {
-  if (isa<mlir::enc::AttentionOp>(op))
-    return true;
-  auto linear = dyn_cast<mlir::enc::LinearOp>(op);
-  return linear && linear.getWeight().getType().getElementType().isBF16();
+/// Whether `op`'s (first) result is bf16: an enc.attention or bf16
+/// enc.linear into which enc-convert-linear-bf16 folded the rounding (the
+/// kernel writes bf16 as it stores).
+static bool hasBf16Result(Operation *op) {
+  return op->getNumResults() > 0 &&
+         cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isBF16();
 }
 
 void Generator::planConversionFusion(mlir::func::FuncOp func) {
@@ -387,13 +382,8 @@ void Generator::planConversionFusion(mlir::func::FuncOp func) {
     auto t = cast<RankedTensorType>(x.getType());
     if (t.getRank() < 1 || t.isDynamicDim(t.getRank() - 1))
       return;
-    if (isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer)) {
-      // fused as an extra result
-    } else if (isa<mlir::enc::ToBf16Op>(conversion) && x.hasOneUse() && canWriteBf16Result(producer)) {
-      bf16ResultOf_.insert(producer);
-    } else {
-      return;
-    }
+    if (!isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer))
+      return; // fused as an extra result of a (add_)layernorm step only
     fusedConversion_[producer] = conversion;
     fusedInto_[conversion] = producer;
   };
@@ -503,7 +493,7 @@ llvm::Expected<Kernel> Generator::lowerLinear(LinearOp l, const StepArgs &a) {
   const bool bf16 = wt.getElementType().isBF16();
   if (bf16 && K % 2 != 0)
     return opError(op, "expects an even K for bf16 operands");
-  const bool bf16Out = writesBf16Result(op);
+  const bool bf16Out = hasBf16Result(op);
   k.symbol = std::string("enc_linear_") + (bf16 ? "bf16_" : "f32_") + shapeTag(x, 0, r - 1) + "_k" +
              std::to_string(K) + "_n" + std::to_string(N) +
              (bias ? "" : "_nobias") + epiTag + (bf16Out ? "_tobf16" : "");
@@ -834,7 +824,7 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
   const std::string qkv =
       packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs + ", 3 * " + Hs
              : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
-  const bool bf16Out = writesBf16Result(op), bf16PV = att.getBf16Pv();
+  const bool bf16Out = hasBf16Result(op), bf16PV = att.getBf16Pv();
   const std::string y = bf16Out ? a.resultBf16(0) : res;
   // position_bias: the table operand after lengths, buckets and distance
   // as constants of the call.
@@ -921,11 +911,8 @@ llvm::Error Generator::addStep(Operation *op) {
     return llvm::Error::success(); // computed by its producer's step
   if (op->getNumResults() < 1)
     return opError(op, "expects at least one result");
-  // The step's results: the op's, then those of a conversion fused in (or
-  // only the conversion's, when the step writes it in place of its own).
-  std::vector<Value> results;
-  if (!writesBf16Result(op))
-    results.assign(op->result_begin(), op->result_end());
+  // The step's results: the op's, then those of a conversion fused in.
+  std::vector<Value> results(op->result_begin(), op->result_end());
   if (Operation *conv = fusedConversion_.lookup(op))
     results.insert(results.end(), conv->result_begin(), conv->result_end());
   std::vector<Shape> outShapes;

@@ -616,6 +616,9 @@ llvm::Error Generator::addAttention(enc::AttentionOp op) {
   if (op.getBf16Pv())
     return opError(op, "bf16_pv is a CPU attention variant (enc-convert-attention-bf16); the CUDA "
                        "kernel computes p·v in its --cuda-dtype");
+  if (op.getResult().getType().getElementType().isBF16())
+    return opError(op, "a bf16 result (enc-convert-linear-bf16) is a CPU form; the CUDA kernel writes its "
+                       "--cuda-dtype");
   if (op.getPositionBias())
     return opError(op, "a relative position bias (MPNet) is implemented by the CPU attention kernel only; "
                        "compile this model for the CPU");

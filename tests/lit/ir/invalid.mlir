@@ -99,6 +99,14 @@ func.func @linear_mixed_types(%x: tensor<?x?x384xf32>, %w: tensor<1536x384xbf16>
 
 // -----
 
+func.func @linear_bf16_result_of_f32(%x: tensor<?x?x384xf32>, %w: tensor<1536x384xf32>) {
+  // expected-error @+1 {{expects an f32 result for f32 operands (a bf16 result only over bf16 x and weight)}}
+  %y = enc.linear %x, %w : (tensor<?x?x384xf32>, tensor<1536x384xf32>) -> tensor<?x?x1536xbf16>
+  return
+}
+
+// -----
+
 func.func @to_bf16_shape(%x: tensor<?x?x384xf32>) {
   // expected-error @+1 {{expects result dim 2 to equal x dim 2 (384) but got 256}}
   %y = enc.to_bf16 %x : tensor<?x?x384xf32> -> tensor<?x?x256xbf16>

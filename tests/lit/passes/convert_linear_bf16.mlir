@@ -73,3 +73,37 @@ func.func @skip(%x: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   %b = enc.linear %a, %w2 : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %a, %b : tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }
+
+// -----
+
+// A rounding whose only input user is it, produced by an enc.attention or a
+// bf16 enc.linear, is folded into the producer: the result type becomes bf16
+// (the kernel rounds as it stores) and no enc.to_bf16 is left for it. The
+// attention output and the FFN's GELU output fold; the layer input (also
+// returned) and the sum feeding two Linears' rounding do not.
+// CHECK-LABEL: func.func @fold_into_producer
+// CHECK-SAME: (%[[QKV:[^:]*]]: tensor<?x?x24xf32>, %[[L:[^:]*]]: tensor<?xi32>, %[[X:[^:]*]]: tensor<?x?x8xf32>)
+// CHECK: %[[XB:.*]] = enc.to_bf16 %[[X]]
+// CHECK: %[[A:.*]] = enc.attention %[[QKV]], %[[L]] {{.*}} -> tensor<?x?x8xbf16>
+// CHECK-NOT: enc.to_bf16
+// CHECK: %[[O:.*]] = enc.linear %[[A]], %{{.*}} : (tensor<?x?x8xbf16>, tensor<8x8xbf16>) -> tensor<?x?x8xf32>
+// CHECK: %[[H:.*]] = enc.linear %[[XB]], %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x8xbf16>, tensor<16x8xbf16>, tensor<16xf32>) -> tensor<?x?x16xbf16>
+// CHECK-NOT: enc.to_bf16
+// CHECK: %[[D:.*]] = enc.linear %[[H]], %{{.*}} : (tensor<?x?x16xbf16>, tensor<8x16xbf16>) -> tensor<?x?x8xf32>
+// CHECK: return %[[O]], %[[D]], %[[X]]
+// PIPE-LABEL: func.func @fold_into_producer
+// SKIP-LABEL: func.func @fold_into_producer
+// PIPE: enc.attention {{.*}} -> tensor<?x?x8xbf16>
+func.func @fold_into_producer(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>, %x: tensor<?x?x8xf32>)
+    -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %a = enc.attention %qkv, %len {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 0.5 : f32}
+      : (tensor<?x?x24xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  %wo = enc.weight "l0.attention.output.dense.weight" : tensor<8x8xf32>
+  %o = enc.linear %a, %wo : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %wi = enc.weight "l0.intermediate.dense.weight" : tensor<16x8xf32>
+  %bi = enc.weight "l0.intermediate.dense.bias" : tensor<16xf32>
+  %h = enc.linear %x, %wi, %bi {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %wd = enc.weight "l0.output.dense.weight" : tensor<8x16xf32>
+  %d = enc.linear %h, %wd : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+  return %o, %d, %x : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
