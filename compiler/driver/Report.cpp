@@ -16,6 +16,7 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
 #include "compiler/driver/CompileDriver.h"
+#include "compiler/driver/JsonOutput.h"
 #include "frontends/ImportModel.h"
 #include "encrt/encrt.h"
 #include "ir/EncDialect.h"
@@ -24,7 +25,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -398,52 +398,36 @@ int encc::reportCommand(const Args &args) {
   llvm::sys::fs::remove_directories(tmpDir);
 
   // JSON
-  std::string json;
-  {
-    llvm::raw_string_ostream os(json);
-    llvm::json::OStream j(os, 2);
-    j.object([&] {
-      j.attribute("model", dir);
-      j.attribute("batch", batch);
-      j.attribute("seq", seq);
-      j.attributeArray("lengths", [&] {
-        for (int32_t l : in.lengths)
-          j.value(l);
-      });
-      j.attribute("runs", runs);
-      j.attribute("threads", threads);
-      j.attribute("cpu", cpu);
-      j.attributeArray("rows", [&] {
-        for (size_t i = 0; i < rows.size(); ++i) {
-          const Row &r = rows[i];
-          j.object([&] {
-            j.attribute("name", r.name);
-            j.attribute("cpu_target", r.target);
-            j.attribute("median_ms", r.medianMs);
-            j.attribute("p10_ms", r.p10Ms);
-            j.attribute("p90_ms", r.p90Ms);
-            j.attribute("speedup_vs_baseline", rows[0].medianMs / r.medianMs);
-            j.attribute("speedup_vs_previous", (i ? rows[i - 1].medianMs : r.medianMs) / r.medianMs);
-            // JSON has no NaN: a non-finite error is null, and counted.
-            auto number = [&](const char *key, double v) {
-              if (std::isfinite(v))
-                j.attribute(key, v);
-              else
-                j.attribute(key, nullptr);
-            };
-            number("max_abs_error", r.maxAbsErr);
-            number("mean_cosine", r.meanCosine);
-            j.attribute("nonfinite_outputs", r.nonFinite);
-            j.attribute("ops", r.ops);
-            j.attribute("kernel_launches", r.launches);
-            j.attribute("arena_bytes", static_cast<int64_t>(r.arenaBytes));
-            j.attribute("weight_bytes", static_cast<int64_t>(r.weightBytes));
-            j.attribute("artifact_bytes", static_cast<int64_t>(r.artifactBytes));
-          });
-        }
-      });
-    });
+  Json report;
+  report["model"] = dir;
+  report["batch"] = batch;
+  report["seq"] = seq;
+  report["lengths"] = in.lengths;
+  report["runs"] = runs;
+  report["threads"] = threads;
+  report["cpu"] = cpu;
+  Json &jsonRows = report["rows"] = Json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row &r = rows[i];
+    Json &j = jsonRows.emplace_back();
+    j["name"] = r.name;
+    j["cpu_target"] = r.target;
+    j["median_ms"] = r.medianMs;
+    j["p10_ms"] = r.p10Ms;
+    j["p90_ms"] = r.p90Ms;
+    j["speedup_vs_baseline"] = rows[0].medianMs / r.medianMs;
+    j["speedup_vs_previous"] = (i ? rows[i - 1].medianMs : r.medianMs) / r.medianMs;
+    // JSON has no NaN: a non-finite error is null (jsonText writes it so), and counted.
+    j["max_abs_error"] = r.maxAbsErr;
+    j["mean_cosine"] = r.meanCosine;
+    j["nonfinite_outputs"] = r.nonFinite;
+    j["ops"] = r.ops;
+    j["kernel_launches"] = r.launches;
+    j["arena_bytes"] = static_cast<int64_t>(r.arenaBytes);
+    j["weight_bytes"] = static_cast<int64_t>(r.weightBytes);
+    j["artifact_bytes"] = static_cast<int64_t>(r.artifactBytes);
   }
+  const std::string json = jsonText(report, 2);
   std::string jsonPath = outDir + "/report.json", svgPath = outDir + "/report.svg";
   if (auto err = writeFile(jsonPath, json + "\n"))
     return fail(llvm::toString(std::move(err)));

@@ -1,13 +1,14 @@
 //===- RunCommands.cpp - encc run / embed / inspect -----------------------===//
 
 #include "compiler/driver/RunCommands.h"
+#include "compiler/driver/JsonOutput.h"
 #include "compiler/driver/SignCommands.h"
 
 #include "encrt/artifact_generated.h"
 #include "encrt/checksum.h"
 #include "encrt/encrt.h"
 
-#include "llvm/Support/JSON.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -294,42 +295,24 @@ int encc::runCommand(const Args &args) {
   const double ms = quantile(0.5);
 
   if (args.get("format") == "json") {
-    llvm::json::OStream j(llvm::outs());
-    j.object([&] {
-      j.attribute("batch", batch);
-      j.attribute("seq", seq);
-      j.attribute("hidden_size", h);
-      j.attribute("latency_ms", ms);
-      if (runs > 1) {
-        j.attribute("runs", runs);
-        j.attribute("latency_p10_ms", quantile(0.1));
-        j.attribute("latency_p90_ms", quantile(0.9));
-      }
-      j.attribute("random_weights", random);
-      j.attributeArray("lengths", [&] {
-        for (int32_t l : lengths)
-          j.value(l);
-      });
-      j.attributeArray("hidden", [&] { // [batch][valid tokens][hidden]
-        for (int64_t b = 0; b < batch; ++b)
-          j.array([&] {
-            for (int64_t s = 0; s < lengths[b]; ++s)
-              j.array([&] {
-                for (int64_t k = 0; k < h; ++k)
-                  j.value(hidden[(b * seq + s) * h + k]);
-              });
-          });
-      });
-      if (!pooled.empty())
-        j.attributeArray(logits ? "logits" : "pooled", [&] {
-          for (int64_t b = 0; b < batch; ++b)
-            j.array([&] {
-              for (int64_t k = 0; k < w; ++k)
-                j.value(pooled[b * w + k]);
-            });
-        });
-    });
-    llvm::outs() << "\n";
+    Json j;
+    j["batch"] = batch;
+    j["seq"] = seq;
+    j["hidden_size"] = h;
+    j["latency_ms"] = ms;
+    if (runs > 1) {
+      j["runs"] = runs;
+      j["latency_p10_ms"] = quantile(0.1);
+      j["latency_p90_ms"] = quantile(0.9);
+    }
+    j["random_weights"] = random;
+    j["lengths"] = lengths;
+    Json &out = j["hidden"] = Json::array(); // [batch][valid tokens][hidden]
+    for (int64_t b = 0; b < batch; ++b)
+      out.push_back(jsonMatrix(hidden.data() + b * seq * h, lengths[b], h));
+    if (!pooled.empty())
+      j[logits ? "logits" : "pooled"] = jsonMatrix(pooled.data(), batch, w);
+    printJson(llvm::outs(), j);
   } else {
     auto &os = llvm::outs();
     if (random)
@@ -447,25 +430,13 @@ int encc::tokenizeCommand(const Args &args) {
     if (failed(encrt_model_tokenize_text(model.get(), views[i], ids.back().data(), count, &count)))
       return 1;
   }
-  auto rows = [](llvm::json::OStream &j, const std::vector<std::vector<int32_t>> &table) {
-    for (auto &row : table)
-      j.array([&] {
-        for (int32_t id : row)
-          j.value(id);
-      });
-  };
   if (args.get("format") == "json") {
-    llvm::json::OStream j(llvm::outs());
-    j.object([&] {
-      j.attributeArray("texts", [&] {
-        for (auto &t : texts)
-          j.value(t);
-      });
-      j.attributeArray("ids", [&] { rows(j, ids); });
-      if (pairs)
-        j.attributeArray("type_ids", [&] { rows(j, types); });
-    });
-    llvm::outs() << "\n";
+    Json j;
+    j["texts"] = texts;
+    j["ids"] = ids;
+    if (pairs)
+      j["type_ids"] = types;
+    printJson(llvm::outs(), j);
     return 0;
   }
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -516,33 +487,16 @@ int encc::embedCommand(const Args &args) {
     }
 
   if (args.get("format") == "json") {
-    llvm::json::OStream j(llvm::outs());
-    j.object([&] {
-      j.attribute("count", n);
-      j.attribute("dim", h);
-      j.attribute("pooling", info.pooling);
-      j.attribute("normalized", info.normalize != 0);
-      j.attribute("latency_ms", ms);
-      j.attributeArray("texts", [&] {
-        for (auto &t : texts)
-          j.value(t);
-      });
-      j.attributeArray("embeddings", [&] {
-        for (int64_t i = 0; i < n; ++i)
-          j.array([&] {
-            for (int64_t k = 0; k < h; ++k)
-              j.value(emb[i * h + k]);
-          });
-      });
-      j.attributeArray("cosine", [&] {
-        for (int64_t i = 0; i < n; ++i)
-          j.array([&] {
-            for (int64_t k = 0; k < n; ++k)
-              j.value(cosine[i * n + k]);
-          });
-      });
-    });
-    llvm::outs() << "\n";
+    Json j;
+    j["count"] = n;
+    j["dim"] = h;
+    j["pooling"] = info.pooling;
+    j["normalized"] = info.normalize != 0;
+    j["latency_ms"] = ms;
+    j["texts"] = texts;
+    j["embeddings"] = jsonMatrix(emb.data(), n, h);
+    j["cosine"] = jsonMatrix(cosine.data(), n, n);
+    printJson(llvm::outs(), j);
     return 0;
   }
   auto &os = llvm::outs();
@@ -601,28 +555,22 @@ int encc::rerankCommand(const Args &args) {
                    [&](int64_t a, int64_t b) { return scores[a * labels] > scores[b * labels]; });
 
   if (args.get("format") == "json") {
-    llvm::json::OStream j(llvm::outs());
-    j.object([&] {
-      j.attribute("query", texts[0]);
-      j.attribute("num_labels", labels);
-      j.attribute("activation", info.score_activation);
-      j.attribute("latency_ms", ms);
-      j.attributeArray("results", [&] {
-        for (int64_t i : order)
-          j.object([&] {
-            j.attribute("index", i);
-            j.attribute("document", texts[i + 1]);
-            if (labels == 1)
-              j.attribute("score", scores[i]);
-            else
-              j.attributeArray("scores", [&] {
-                for (int64_t k = 0; k < labels; ++k)
-                  j.value(scores[i * labels + k]);
-              });
-          });
-      });
-    });
-    llvm::outs() << "\n";
+    Json j;
+    j["query"] = texts[0];
+    j["num_labels"] = labels;
+    j["activation"] = info.score_activation;
+    j["latency_ms"] = ms;
+    Json &results = j["results"] = Json::array();
+    for (int64_t i : order) {
+      Json &r = results.emplace_back();
+      r["index"] = i;
+      r["document"] = texts[i + 1];
+      if (labels == 1)
+        r["score"] = scores[i];
+      else
+        r["scores"] = std::vector<float>(scores.begin() + i * labels, scores.begin() + (i + 1) * labels);
+    }
+    printJson(llvm::outs(), j);
     return 0;
   }
   auto &os = llvm::outs();
@@ -705,90 +653,77 @@ int encc::inspectCommand(const Args &args) {
   const bool pooled = !plans.empty() && plans[0].outputs && plans[0].outputs->size() > 1;
 
   if (args.get("format") == "json") {
-    llvm::json::OStream j(llvm::outs(), 2);
-    j.object([&] {
-      j.attribute("file", path);
-      j.attribute("file_bytes", static_cast<int64_t>(size));
-      j.attribute("schema_version", static_cast<int64_t>(m->schema_version()));
-      j.attributeObject("metadata", [&] {
-        j.attribute("architecture", str(md->architecture()));
-        j.attribute("hidden_size", md->hidden_size());
-        j.attribute("num_layers", md->num_layers());
-        j.attribute("num_heads", md->num_heads());
-        j.attribute("intermediate_size", md->intermediate_size());
-        j.attribute("vocab_size", md->vocab_size());
-        j.attribute("max_seq", md->max_seq());
-        j.attribute("hidden_act", str(md->hidden_act()));
-        j.attribute("pooling", str(md->pooling()));
-        j.attribute("normalize", md->normalize());
-        j.attribute("type_vocab_size", md->type_vocab_size());
-        j.attribute("num_labels", md->num_labels());
-        j.attribute("score_activation", str(md->score_activation()));
-        j.attribute("compiler_version", str(md->compiler_version()));
-        j.attribute("source", str(md->source()));
-        j.attributeArray("passes", [&] {
-          if (md->passes())
-            for (auto *p : *md->passes())
-              j.value(p->str());
-        });
-      });
-      j.attributeArray("targets", [&] {
-        if (m->code_objects())
-          for (const encm::CodeObject *c : *m->code_objects())
-            j.object([&] {
-              j.attribute("target", str(c->target()));
-              j.attribute("bytes", static_cast<int64_t>(c->size()));
-              j.attributeArray("features", [&] {
-                if (c->isa_features())
-                  for (auto *f : *c->isa_features())
-                    j.value(f->str());
-              });
-            });
-      });
-      j.attribute("weights_bytes", static_cast<int64_t>(m->weights_size()));
-      j.attribute("random_weights", fill != nullptr);
-      if (fill)
-        j.attribute("random_weights_seed", static_cast<int64_t>(fill->seed()));
-      j.attribute("vocab_size", static_cast<int64_t>(m->tokenizer() && m->tokenizer()->vocab()
-                                                         ? m->tokenizer()->vocab()->size()
-                                                         : 0));
-      const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
-      j.attribute("tokenizer", !hasTokenizer ? "none"
-                               : m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE ? "byte-level-bpe"
-                               : m->tokenizer()->kind() == encm::TokenizerKind::Unigram      ? "unigram"
-                                                                                              : "wordpiece");
-      j.attributeArray("tensors", [&] {
-        for (const encm::Value *v : *m->values())
-          if (v->kind() == encm::ValueKind::Weight)
-            j.object([&] {
-              j.attribute("name", str(v->name()));
-              j.attribute("dtype", dtypeName(v->dtype()));
-              j.attribute("shape", shapeString(v->shape()));
-              j.attribute("bytes", static_cast<int64_t>(v->weight_bytes()));
-            });
-      });
-      j.attributeArray("steps", [&] {
-        for (const encm::Step *s : *m->steps())
-          j.object([&] {
-            j.attribute("op", str(s->op()));
-            j.attribute("kernel", str(s->kernel()));
-            j.attributeArray("operands", [&] {
-              if (s->operands())
-                for (uint32_t o : *s->operands())
-                  j.value(static_cast<int64_t>(o));
-            });
-          });
-      });
-      if (const encm::CudaPlan *cp = m->cuda(); cp && cp->steps())
-        j.attributeArray("cuda_steps", [&] {
-          for (const encm::Step *s : *cp->steps())
-            j.object([&] {
-              j.attribute("op", str(s->op()));
-              j.attribute("kernel", str(s->kernel()));
-            });
-        });
-    });
-    llvm::outs() << "\n";
+    auto strings = [&](const auto *list) {
+      Json a = Json::array();
+      if (list)
+        for (auto *x : *list)
+          a.push_back(x->str());
+      return a;
+    };
+    Json j;
+    j["file"] = path;
+    j["file_bytes"] = static_cast<int64_t>(size);
+    j["schema_version"] = static_cast<int64_t>(m->schema_version());
+    Json &meta = j["metadata"];
+    meta["architecture"] = str(md->architecture());
+    meta["hidden_size"] = md->hidden_size();
+    meta["num_layers"] = md->num_layers();
+    meta["num_heads"] = md->num_heads();
+    meta["intermediate_size"] = md->intermediate_size();
+    meta["vocab_size"] = md->vocab_size();
+    meta["max_seq"] = md->max_seq();
+    meta["hidden_act"] = str(md->hidden_act());
+    meta["pooling"] = str(md->pooling());
+    meta["normalize"] = md->normalize();
+    meta["type_vocab_size"] = md->type_vocab_size();
+    meta["num_labels"] = md->num_labels();
+    meta["score_activation"] = str(md->score_activation());
+    meta["compiler_version"] = str(md->compiler_version());
+    meta["source"] = str(md->source());
+    meta["passes"] = strings(md->passes());
+    Json &targets = j["targets"] = Json::array();
+    if (m->code_objects())
+      for (const encm::CodeObject *c : *m->code_objects()) {
+        Json &t = targets.emplace_back();
+        t["target"] = str(c->target());
+        t["bytes"] = static_cast<int64_t>(c->size());
+        t["features"] = strings(c->isa_features());
+      }
+    j["weights_bytes"] = static_cast<int64_t>(m->weights_size());
+    j["random_weights"] = fill != nullptr;
+    if (fill)
+      j["random_weights_seed"] = static_cast<int64_t>(fill->seed());
+    const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
+    j["vocab_size"] = static_cast<int64_t>(hasTokenizer ? m->tokenizer()->vocab()->size() : 0);
+    j["tokenizer"] = !hasTokenizer                                                      ? "none"
+                     : m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE ? "byte-level-bpe"
+                     : m->tokenizer()->kind() == encm::TokenizerKind::Unigram      ? "unigram"
+                                                                                    : "wordpiece";
+    Json &tensors = j["tensors"] = Json::array();
+    for (const encm::Value *v : *m->values())
+      if (v->kind() == encm::ValueKind::Weight) {
+        Json &t = tensors.emplace_back();
+        t["name"] = str(v->name());
+        t["dtype"] = dtypeName(v->dtype());
+        t["shape"] = shapeString(v->shape());
+        t["bytes"] = static_cast<int64_t>(v->weight_bytes());
+      }
+    auto steps = [&](const auto *list, bool withOperands) {
+      Json a = Json::array();
+      for (const encm::Step *s : *list) {
+        Json &step = a.emplace_back();
+        step["op"] = str(s->op());
+        step["kernel"] = str(s->kernel());
+        if (withOperands)
+          step["operands"] = s->operands() ? std::vector<uint32_t>(s->operands()->begin(), s->operands()->end())
+                                           : std::vector<uint32_t>{};
+      }
+      return a;
+    };
+    j["steps"] = steps(m->steps(), true);
+    if (const encm::CudaPlan *cp = m->cuda(); cp && cp->steps())
+      j["cuda_steps"] = steps(cp->steps(), false);
+    printJson(llvm::outs(), j, 2);
     return 0;
   }
 

@@ -13,7 +13,7 @@
 #include "frontends/ProtoWire.h"
 #include "frontends/hf/HFUtil.h"
 
-#include "llvm/Support/JSON.h"
+#include "llvm/Support/ConvertUTF.h"
 
 #include <cmath>
 #include <cstring>
@@ -77,7 +77,9 @@ llvm::Error encc::xlmRobertaSentencePiece(llvm::StringRef bytes, const std::stri
   if (pieces.size() < 4)
     return bad("a SentencePiece model with " + Twine(pieces.size()) + " pieces (at least <unk> <s> </s> and one more)");
   for (size_t i = 0; i < pieces.size(); ++i) {
-    if (!llvm::json::isUTF8(pieces[i].text))
+    const std::string &t = pieces[i].text;
+    auto *p = reinterpret_cast<const llvm::UTF8 *>(t.data());
+    if (!llvm::isLegalUTF8String(&p, p + t.size()))
       return bad("piece " + Twine(i) + " is not valid UTF-8");
     if (!std::isfinite(pieces[i].score))
       return bad("piece " + Twine(i) + " ('" + pieces[i].text + "') has a score that is not finite");

@@ -22,7 +22,7 @@
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -283,12 +283,20 @@ int64_t Tensor::numElements() const {
   return n;
 }
 
-namespace {
-
-} // namespace
-
 std::string encc::onnx::printable(StringRef text) {
-  std::string s = llvm::json::isUTF8(text) ? text.str() : llvm::json::fixUTF8(text);
+  // Each byte that does not start a valid UTF-8 sequence becomes U+FFFD.
+  std::string s;
+  auto *p = reinterpret_cast<const llvm::UTF8 *>(text.begin());
+  auto *end = reinterpret_cast<const llvm::UTF8 *>(text.end());
+  while (p < end) {
+    const llvm::UTF8 *valid = p;
+    const bool rest = llvm::isLegalUTF8String(&p, end); // stops p at the first bad sequence
+    s.append(reinterpret_cast<const char *>(valid), reinterpret_cast<const char *>(p));
+    if (rest)
+      break;
+    s += "\xEF\xBF\xBD";
+    ++p;
+  }
   for (char &c : s)
     if ((unsigned char)c < 0x20 || c == 0x7f)
       c = '?';
