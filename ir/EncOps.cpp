@@ -160,6 +160,24 @@ static void printAttentionOperands(OpAsmPrinter &p, Operation *,
   p << inputs << ", " << lengths;
 }
 
+LogicalResult FusionOp::verify() {
+  Block &body = getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "expects its body to end with enc.yield";
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "expects its results to have the types of the yielded values";
+  unsigned count = 0;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<FusionOp, WeightOp>(op) || op.getDialect() != getOperation()->getDialect())
+      return op.emitOpError() << "cannot be in an enc.fusion (enc compute ops only)";
+    ++count;
+  }
+  if (count < 2)
+    return emitOpError() << "expects at least two ops in its body";
+  return success();
+}
+
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError() << "expects a non-empty weight name";

@@ -737,4 +737,47 @@ def Enc_ReduceMeanOp : Enc_Op<"reduce_mean", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Fusion groups: ops one kernel computes
+//===----------------------------------------------------------------------===//
+
+def Enc_FusionOp : Enc_Op<"fusion", [Pure, SingleBlock]> {
+  let summary = "a group of ops that a backend may compute in one kernel";
+  let description = [{
+    The body holds enc ops in order, each reading values from above or from
+    earlier ops of the body; `enc.yield` names the values used after the
+    group, which become its results. `enc-form-fusion-groups` makes the
+    groups (the last pass before codegen); a backend computes a group with
+    one kernel where it has one for that chain of ops, else op by op with
+    the same numbers. The groups `enc-form-fusion-groups` forms:
+
+    - an `enc.layernorm` / `enc.add_layernorm` with the `enc.quantize` or
+      `enc.to_bf16` of its result (one pass over each row writes both);
+    - an `enc.embedding` with the `enc.layernorm` that is its only user
+      (and that layernorm's conversion, as above);
+    - an `enc.pool` with the `enc.l2norm` that is its only user.
+
+    Example:
+
+    ```mlir
+    %y, %q, %s = enc.fusion -> (tensor<?x?x384xf32>, tensor<?x?x384xui8>, tensor<?x?xf32>) {
+      %n = enc.add_layernorm %x, %r, %g, %b {epsilon = 9.99999996E-13 : f32}
+          : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<384xf32>, tensor<384xf32>) -> tensor<?x?x384xf32>
+      %nq, %ns = enc.quantize %n : tensor<?x?x384xf32> -> (tensor<?x?x384xui8>, tensor<?x?xf32>)
+      enc.yield %n, %nq, %ns : tensor<?x?x384xf32>, tensor<?x?x384xui8>, tensor<?x?xf32>
+    }
+    ```
+  }];
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`->` `(` type($results) `)` attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Enc_YieldOp : Enc_Op<"yield", [Pure, Terminator, HasParent<"FusionOp">]> {
+  let summary = "the values of an enc.fusion used after it";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
 #endif // ENC_OPS_TD

@@ -32,6 +32,7 @@ const std::vector<std::string> &mlir::enc::knownPassNames() {
     all.push_back("quantize-linear-int8");
     all.push_back("convert-linear-bf16");
     all.push_back("convert-attention-bf16");
+    all.push_back("form-fusion-groups");
     return all;
   }();
   return names;
@@ -79,6 +80,8 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
     q.embeddings = options.quantizeEmbeddings;
     q.calibration = options.quantizeCalibration;
     pm.addPass(createQuantizeLinearInt8Pass(q, options.weights));
+  } else if (shortName == "form-fusion-groups") {
+    pm.addPass(createFormFusionGroupsPass());
   } else if (shortName == "convert-attention-bf16") {
     pm.addPass(createConvertAttentionBf16Pass());
   } else if (shortName == "convert-linear-bf16") {
@@ -117,7 +120,7 @@ struct EncPipelineCLOptions : public PassPipelineOptions<EncPipelineCLOptions> {
                      "canonicalize,fuse-qkv,fuse-scale-mask-softmax,"
                      "fuse-attention,fuse-bias-gelu,fuse-residual-layernorm; "
                      "also: quantize-linear-int8, convert-linear-bf16, "
-                     "convert-attention-bf16)")};
+                     "convert-attention-bf16, form-fusion-groups)")};
   ListOption<std::string> quantizeSkip{
       *this, "quantize-skip",
       llvm::cl::desc("quantize-linear-int8 / convert-linear-bf16: glob "

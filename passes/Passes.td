@@ -244,6 +244,42 @@ def ConvertAttentionBf16Pass : Pass<"enc-convert-attention-bf16"> {
   ];
 }
 
+def FormFusionGroupsPass : Pass<"enc-form-fusion-groups"> {
+  let summary = "chains one kernel computes become enc.fusion groups";
+  let description = [{
+    The last pass before codegen (the compiler runs it after the pipeline
+    and the precision passes). Each chain below becomes an `enc.fusion` at
+    the place of its first op, yielding the values used after it:
+
+    ```
+    %n = enc.add_layernorm %x, %r, %g, %b
+    %q, %s = enc.quantize %n
+      =>
+    %n, %q, %s = enc.fusion -> (...) {
+      %0 = enc.add_layernorm %x, %r, %g, %b
+      %1, %2 = enc.quantize %0
+      enc.yield %0, %1, %2
+    }
+    ```
+
+    - `enc.layernorm` / `enc.add_layernorm` + the first `enc.quantize` or
+      `enc.to_bf16` of its result;
+    - `enc.embedding` + the `enc.layernorm` that is its only user (+ that
+      layernorm's conversion);
+    - `enc.pool` + the `enc.l2norm` that is its only user.
+
+    A backend computes a group with one kernel where it has one for the
+    chain (CPU: layernorm + a dynamic quantize or to_bf16; CUDA: all three
+    kinds, static-scale quantize included), else op by op. Weights an op of
+    a group reads are moved above the group.
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let statistics = [
+    Statistic<"numGroups", "num-groups", "Number of enc.fusion groups formed">,
+    Statistic<"numGroupedOps", "num-grouped-ops", "Number of ops moved into them">,
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Recognition: decomposed arithmetic (ONNX graphs) -> the ops above. The ONNX
 // frontend runs these after lowering; they change nothing in an HF import.

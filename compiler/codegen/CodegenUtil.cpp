@@ -115,6 +115,41 @@ llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
   return func;
 }
 
+llvm::Error forEachBodyOp(mlir::func::FuncOp func, llvm::function_ref<llvm::Error(mlir::Operation *)> visit,
+                          llvm::DenseMap<mlir::Value, uint32_t> &ids) {
+  for (mlir::Operation &op : func.getBody().front()) {
+    auto group = llvm::dyn_cast<mlir::enc::FusionOp>(op);
+    if (!group) {
+      if (auto err = visit(&op))
+        return err;
+      continue;
+    }
+    mlir::Block &body = group.getBody().front();
+    for (mlir::Operation &inner : body.without_terminator())
+      if (auto err = visit(&inner))
+        return err;
+    for (auto [result, yielded] : llvm::zip(group.getResults(), body.getTerminator()->getOperands()))
+      if (auto it = ids.find(yielded); it != ids.end()) {
+        const uint32_t id = it->second; // (inserting may move the entry)
+        ids[result] = id;
+      }
+  }
+  return llvm::Error::success();
+}
+
+void forEachGroupedPair(mlir::func::FuncOp func, llvm::function_ref<void(mlir::Operation *, mlir::Operation *)> fn) {
+  func.walk([&](mlir::enc::FusionOp group) {
+    for (mlir::Operation &consumer : group.getBody().front().without_terminator()) {
+      if (consumer.getNumOperands() == 0)
+        continue;
+      mlir::Value x = consumer.getOperand(0);
+      mlir::Operation *producer = x.getDefiningOp();
+      if (producer && producer->getParentOp() == group && producer->getResult(0) == x)
+        fn(producer, &consumer);
+    }
+  });
+}
+
 llvm::Error writeFile(const std::string &path, llvm::StringRef text) {
   if (auto ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
     return makeError("cannot create the directory of " + path + ": " + ec.message());

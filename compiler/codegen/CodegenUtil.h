@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
@@ -72,6 +73,17 @@ constexpr const char *kForwardArgNames[3] = {"ids", "lengths", "type_ids"};
 /// tensor<?x?xi32>]); errors start with "<who>: ".
 llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
                                                    llvm::StringRef who);
+
+/// Calls `visit` on each op of @forward's body in order; an enc.fusion is
+/// replaced by the ops of its body, after which each of the group's results
+/// takes the plan value id (in `ids`) of the value its enc.yield names.
+llvm::Error forEachBodyOp(mlir::func::FuncOp func, llvm::function_ref<llvm::Error(mlir::Operation *)> visit,
+                          llvm::DenseMap<mlir::Value, uint32_t> &ids);
+
+/// Calls `fn(producer, consumer)` for each pair of ops in one enc.fusion
+/// where `consumer`'s first operand is `producer`'s first result: the chains
+/// enc-form-fusion-groups made, which a backend may compute in one step.
+void forEachGroupedPair(mlir::func::FuncOp func, llvm::function_ref<void(mlir::Operation *, mlir::Operation *)> fn);
 
 /// Writes `text` to `path`, creating its directory.
 llvm::Error writeFile(const std::string &path, llvm::StringRef text);

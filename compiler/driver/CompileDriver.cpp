@@ -75,14 +75,14 @@ llvm::Expected<std::optional<uint64_t>> encc::parseWeightsOption(const std::stri
                                  value.c_str());
 }
 
-llvm::Expected<std::vector<std::string>> encc::withQuantization(std::vector<std::string> passes,
-                                                                const std::string &quantize,
-                                                                const std::vector<std::string> &disabled) {
-  if (quantize == "none")
-    return passes;
-  if (quantize != "int8" && quantize != "bf16")
+llvm::Expected<std::vector<std::string>> encc::buildPipeline(std::vector<std::string> passes,
+                                                             const std::string &quantize,
+                                                             const std::vector<std::string> &disabled) {
+  if (quantize != "none" && quantize != "int8" && quantize != "bf16")
     return llvm::createStringError("--quantize expects none, int8 or bf16, got '%s'", quantize.c_str());
-  for (const std::string &pass : precisionPasses(quantize))
+  std::vector<std::string> last = precisionPasses(quantize);
+  last.push_back(kFormFusionGroupsPass);
+  for (const std::string &pass : last)
     if (!contains(passes, pass) && !contains(disabled, pass))
       passes.push_back(pass);
   return passes;
@@ -313,7 +313,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   auto passes = resolvePipeline(opt.pipeline, opt.disabledPasses);
   if (!passes)
     return passes.takeError();
-  auto quantized = withQuantization(*passes, opt.quantize, opt.disabledPasses);
+  auto quantized = buildPipeline(*passes, opt.quantize, opt.disabledPasses);
   if (!quantized)
     return quantized.takeError();
   po.passes = *quantized;
@@ -369,7 +369,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   // A known pass this build would not have run anyway: say so (a typo'd
   // name was refused above; this one is only a no-op).
   auto full = resolvePipeline(opt.pipeline, {});
-  auto wouldRun = full ? withQuantization(*full, opt.quantize) : full.takeError();
+  auto wouldRun = full ? buildPipeline(*full, opt.quantize) : full.takeError();
   if (wouldRun) {
     for (const std::string &d : opt.disabledPasses)
       if (!contains(*wouldRun, d))

@@ -48,6 +48,9 @@ constexpr const char *kQuantizeInt8Pass = "quantize-linear-int8";
 constexpr const char *kConvertBf16Pass = "convert-linear-bf16";
 /// The attention pass `--quantize=bf16` appends after kConvertBf16Pass.
 constexpr const char *kAttentionBf16Pass = "convert-attention-bf16";
+/// The pass every build runs last (unless disabled): the chains one kernel
+/// computes become enc.fusion groups for codegen.
+constexpr const char *kFormFusionGroupsPass = "form-fusion-groups";
 
 /// The passes a precision appends to the pipeline, in order: int8:
 /// kQuantizeInt8Pass; bf16: kConvertBf16Pass, kAttentionBf16Pass (not int8:
@@ -98,11 +101,12 @@ const std::vector<std::string> &knownPassNames();
 /// first this CPU supports).
 std::vector<std::string> defaultCpuLevels(const std::string &quantize);
 
-/// `passes` plus precisionPasses(quantize) at the end (each not there yet
-/// and not in `disabled`); "none" leaves them. Other values are an error.
-llvm::Expected<std::vector<std::string>> withQuantization(std::vector<std::string> passes,
-                                                          const std::string &quantize,
-                                                          const std::vector<std::string> &disabled = {});
+/// What a build runs: `passes`, then precisionPasses(quantize) ("none":
+/// none), then kFormFusionGroupsPass, each not there yet and not in
+/// `disabled`. A `quantize` other than none, int8 and bf16 is an error.
+llvm::Expected<std::vector<std::string>> buildPipeline(std::vector<std::string> passes,
+                                                       const std::string &quantize,
+                                                       const std::vector<std::string> &disabled = {});
 
 /// `pipeline` ("" = default, "none" = no passes, else a comma list of short
 /// names) minus `disabled`; unknown names are an error listing the known ones.

@@ -95,8 +95,9 @@ Inputs makeInputs(int64_t batch, int64_t seq, int32_t vocab, int32_t cls, int32_
 int64_t countOps(mlir::ModuleOp module) {
   int64_t n = 0;
   module.walk([&](mlir::Operation *op) {
-    if (op->getDialect() && op->getDialect()->getNamespace() == "enc" && op->getName().getStringRef() != "enc.weight")
-      ++n;
+    if (op->getDialect() && op->getDialect()->getNamespace() == "enc" &&
+        !mlir::isa<mlir::enc::WeightOp, mlir::enc::FusionOp, mlir::enc::YieldOp>(op))
+      ++n; // compute ops, inside fusion groups or not
   });
   return n;
 }
@@ -363,6 +364,7 @@ int encc::reportCommand(const Args &args) {
         po.quantizeSkip = model->description.int8KeepFloat;
     } else
       po.passes.assign(passes->begin(), passes->begin() + k);
+    po.passes.push_back(kFormFusionGroupsPass); // as encc compile runs it, on every row
     if (auto err = runEncPipeline(*module, &model->weights, po))
       return fail(llvm::toString(std::move(err)));
     row.ops = countOps(*module);

@@ -55,7 +55,8 @@ std::string t(const std::string &dims, const char *et = "f32") {
 
 /// ids -> emb (int8 table) -> ln+q -> qlinear gelu (FF) -> q -> qlinear
 /// nobias (H) -> q static -> qlinear gelu_tanh (H) -> add_layernorm(+x) + q
-/// -> qlinear (FF); returns (last, r).
+/// -> qlinear (FF); returns (last, r). The two layernorm + quantize pairs are
+/// enc.fusion groups, as enc-form-fusion-groups leaves them.
 std::string moduleText() {
   const std::string h = std::to_string(H), ff = std::to_string(FF);
   const std::string act = t("?x?x" + h), actF = t("?x?x" + ff);
@@ -90,14 +91,21 @@ std::string moduleText() {
        t(std::to_string(V) + "x" + h, "i8") + ", " +
        t(std::to_string(P) + "x" + h) + ", " + t("2x" + h) + ", " +
        t(std::to_string(V)) + ") -> " + act + "\n";
-  s += "  %x = enc.layernorm %e, %g, %b {epsilon = 1.0e-05 : f32} : (" + act +
-       ", " + t(h) + ", " + t(h) + ") -> " + act + "\n";
   auto quant = [&](const std::string &q, const std::string &x,
                    const std::string &type, const std::string &qtype,
                    const std::string &attr) {
     s += "  %" + q + "q, %" + q + "s = enc.quantize %" + x + attr + " : " +
          type + " -> (" + qtype + ", " + sc + ")\n";
   };
+  // %y, %yq, %ys: the layernorm `norm` (its result %yn) and its quantisation.
+  auto group = [&](const std::string &y, const std::string &norm) {
+    s += "  %" + y + ", %" + y + "q, %" + y + "s = enc.fusion -> (" + act + ", " + qa + ", " + sc + ") {\n";
+    s += "  %" + y + "n = " + norm + "\n";
+    quant(y + "n", y + "n", act, qa, "");
+    s += "  enc.yield %" + y + "n, %" + y + "nq, %" + y + "ns : " + act + ", " + qa + ", " + sc + "\n  }\n";
+  };
+  group("x", "enc.layernorm %e, %g, %b {epsilon = 1.0e-05 : f32} : (" + act + ", " + t(h) + ", " + t(h) + ") -> " +
+                 act);
   auto qlin = [&](const std::string &y, const std::string &q,
                   const std::string &p, int64_t n, int64_t k, bool bias,
                   const char *epi) {
@@ -108,15 +116,13 @@ std::string moduleText() {
          t("?x?x" + K, "ui8") + ", " + sc + ", " + t(N + "x" + K, "i8") + ", " +
          t(N) + (bias ? ", " + t(N) : "") + ") -> " + t("?x?x" + N) + "\n";
   };
-  quant("x", "x", act, qa, "");
   qlin("h1", "x", "f1", FF, H, true, "gelu");
   quant("h", "h1", actF, qf, "");
   qlin("h2", "h", "f2", H, FF, false, nullptr);
   quant("z", "h2", act, qa, " {static_scale = 2.000000e-02 : f32}");
   qlin("h3", "z", "f3", H, H, true, "gelu_tanh");
-  s += "  %r = enc.add_layernorm %h3, %x, %g, %b {epsilon = 1.0e-05 : f32} : (" +
-       act + ", " + act + ", " + t(h) + ", " + t(h) + ") -> " + act + "\n";
-  quant("r", "r", act, qa, "");
+  group("r", "enc.add_layernorm %h3, %x, %g, %b {epsilon = 1.0e-05 : f32} : (" + act + ", " + act + ", " + t(h) +
+                 ", " + t(h) + ") -> " + act);
   qlin("o", "r", "f4", FF, H, true, nullptr);
   s += "  return %o, %r : " + actF + ", " + act + "\n}\n";
   return s;

@@ -76,7 +76,7 @@ llvm::Expected<Compiled> importAndRun(const std::string &dir, const std::string 
   auto passes = resolvePipeline(pipeline, {});
   if (!passes)
     return passes.takeError();
-  auto withQ = withQuantization(*passes, quantize);
+  auto withQ = buildPipeline(*passes, quantize);
   if (!withQ)
     return withQ.takeError();
   PipelineOptions po;

@@ -126,14 +126,14 @@ std::string staticArg(int64_t d) { return std::to_string(d >= 0 ? d : 0); }
 /// tensor is per token ([?, ?, static...]) or per sequence ([?, static...]).
 bool canRunPacked(mlir::func::FuncOp func) {
   using namespace mlir::enc;
-  for (Operation &op : func.getBody().front()) {
-    if (isa<WeightOp, mlir::func::ReturnOp>(op))
-      continue;
+  auto packable = [](Operation *op) {
+    if (isa<WeightOp, FusionOp, YieldOp, mlir::func::FuncOp, mlir::func::ReturnOp>(op))
+      return true; // no step of their own (a group's ops are checked one by one)
     if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, ToBf16Op, AttentionOp,
              SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, ScaleOp,
              DivOp, PoolOp, L2NormOp, TanhOp>(op))
       return false;
-    for (Value r : op.getResults()) {
+    for (Value r : op->getResults()) {
       auto t = dyn_cast<RankedTensorType>(r.getType());
       if (!t || t.getRank() < 1 || !t.isDynamicDim(0))
         return false;
@@ -141,8 +141,10 @@ bool canRunPacked(mlir::func::FuncOp func) {
         if (t.isDynamicDim(i))
           return false;
     }
-  }
-  return true;
+    return true;
+  };
+  return !func.walk([&](Operation *op) { return packable(op) ? mlir::WalkResult::advance() : mlir::WalkResult::interrupt(); })
+              .wasInterrupted();
 }
 
 /// What the lowering of one plan step gets: the op, its operand and result
@@ -375,25 +377,20 @@ static bool hasBf16Result(Operation *op) {
 }
 
 void Generator::planConversionFusion(mlir::func::FuncOp func) {
-  auto fuse = [&](Operation *conversion, Value x) {
-    Operation *producer = x.getDefiningOp();
-    if (!producer || fusedConversion_.count(producer))
+  // Of the groups enc-form-fusion-groups made, this backend computes a
+  // (add_)layernorm + its dynamic quantize or to_bf16 in one step (a second
+  // result); every other group's ops get a step each.
+  codegen::forEachGroupedPair(func, [&](Operation *producer, Operation *conversion) {
+    if (!isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer) || fusedConversion_.count(producer))
       return;
-    auto t = cast<RankedTensorType>(x.getType());
+    auto q = dyn_cast<mlir::enc::QuantizeOp>(conversion);
+    if (!(q && !q.getStaticScale()) && !isa<mlir::enc::ToBf16Op>(conversion))
+      return;
+    auto t = cast<RankedTensorType>(producer->getResult(0).getType());
     if (t.getRank() < 1 || t.isDynamicDim(t.getRank() - 1))
       return;
-    if (!isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer))
-      return; // fused as an extra result of a (add_)layernorm step only
     fusedConversion_[producer] = conversion;
     fusedInto_[conversion] = producer;
-  };
-  func.walk([&](Operation *op) {
-    if (auto q = dyn_cast<mlir::enc::QuantizeOp>(op)) {
-      if (!q.getStaticScale())
-        fuse(q, q.getX());
-    } else if (auto c = dyn_cast<mlir::enc::ToBf16Op>(op)) {
-      fuse(c, c.getX());
-    }
   });
 }
 
@@ -554,8 +551,10 @@ llvm::Expected<Kernel> Generator::lowerQuantize(QuantizeOp q, const StepArgs &a)
   k.call = "enc_kernels::quantizeRows<" + std::to_string(x[r - 1]) +
            ">(IN_F(0), OUT_U8(1), OUT_F(2), " + a.rows(x) +
            ", fattr(c, 0, 0.0f), t, n);";
-  if (auto s = q.getStaticScale())
-    k.fattrs = {s->convertToFloat()};
+  // One contract for both forms (a static and a dynamic quantize of rows of
+  // one width share the symbol): fattr 0 is the static scale, 0 = per row.
+  auto s = q.getStaticScale();
+  k.fattrs = {s ? s->convertToFloat() : 0.0f};
   return k;
 }
 
@@ -1038,22 +1037,20 @@ llvm::Expected<CpuCodegenResult> Generator::run(mlir::ModuleOp module) {
   planConversionFusion(func);
   packed_ = allowPacked_ && canRunPacked(func);
   mlir::func::ReturnOp ret;
-  for (Operation &op : func.getBody().front()) {
-    if (auto w = dyn_cast<mlir::enc::WeightOp>(op)) {
-      if (auto err = addWeight(w))
-        return std::move(err);
-      continue;
-    }
+  auto visit = [&](Operation *op) -> llvm::Error {
+    if (auto w = dyn_cast<mlir::enc::WeightOp>(op))
+      return addWeight(w);
     if (auto r = dyn_cast<mlir::func::ReturnOp>(op)) {
       ret = r;
-      continue;
+      return llvm::Error::success();
     }
-    if (op.getDialect() == nullptr ||
-        op.getDialect()->getNamespace() != mlir::enc::EncDialect::getDialectNamespace())
-      return opError(&op, "unsupported op (the CPU codegen handles enc ops only)");
-    if (auto err = addStep(&op))
-      return std::move(err);
-  }
+    if (op->getDialect() == nullptr ||
+        op->getDialect()->getNamespace() != mlir::enc::EncDialect::getDialectNamespace())
+      return opError(op, "unsupported op (the CPU codegen handles enc ops only)");
+    return addStep(op);
+  };
+  if (auto err = codegen::forEachBodyOp(func, visit, ids_))
+    return std::move(err);
   if (!ret)
     return makeError("cpu codegen: @forward has no func.return");
   if (plan_.steps.empty())

@@ -332,33 +332,22 @@ llvm::Error Generator::emit(Operation *op, std::string opName, std::string kerne
 }
 
 void Generator::planFusions(mlir::func::FuncOp func) {
-  func.walk([&](Operation *op) {
-    if (auto e = dyn_cast<enc::EmbeddingOp>(op)) {
-      if (e.getResult().hasOneUse())
-        if (auto ln = dyn_cast<enc::LayerNormOp>(*e.getResult().user_begin()))
-          if (ln.getX() == e.getResult()) {
-            embLayerNorm_[op] = ln;
-            absorbed_.insert(ln);
-          }
-      return;
-    }
-    if (auto q = dyn_cast<enc::QuantizeOp>(op)) {
-      Operation *producer = q.getX().getDefiningOp();
-      if (!producer || !isa<enc::LayerNormOp, enc::AddLayerNormOp>(producer) ||
-          fusedQuant_.count(producer))
-        return;
+  // Of the groups enc-form-fusion-groups made, this backend computes each
+  // pair below in one step: embedding + LayerNorm (+ quantise), a LayerNorm +
+  // quantise, pool + L2 norm. Other grouped ops get a step each.
+  codegen::forEachGroupedPair(func, [&](Operation *producer, Operation *consumer) {
+    if (isa<enc::EmbeddingOp>(producer) && isa<enc::LayerNormOp>(consumer)) {
+      embLayerNorm_[producer] = consumer;
+      absorbed_.insert(consumer);
+    } else if (isa<enc::LayerNormOp, enc::AddLayerNormOp>(producer) && isa<enc::QuantizeOp>(consumer) &&
+               !fusedQuant_.count(producer)) {
       // The largest fused step, embedding with type ids and an int8 word
       // table + LayerNorm + quantise, has 11 operands (ENC_CUDA_MAX_BUFFERS).
-      fusedQuant_[producer] = q;
-      absorbed_.insert(q);
-      return;
-    }
-    if (auto p = dyn_cast<enc::PoolOp>(op)) {
-      if (p.getResult().hasOneUse())
-        if (auto n = dyn_cast<enc::L2NormOp>(*p.getResult().user_begin())) {
-          poolNorm_[op] = n;
-          absorbed_.insert(n);
-        }
+      fusedQuant_[producer] = consumer;
+      absorbed_.insert(consumer);
+    } else if (isa<enc::PoolOp>(producer) && isa<enc::L2NormOp>(consumer)) {
+      poolNorm_[producer] = consumer;
+      absorbed_.insert(consumer);
     }
   });
 }
@@ -823,22 +812,19 @@ llvm::Expected<CudaCodegenResult> Generator::run(mlir::ModuleOp module) {
 
   planFusions(func);
   mlir::func::ReturnOp ret;
-  for (Operation &op : func.getBody().front()) {
-    if (auto w = dyn_cast<enc::WeightOp>(op)) {
-      if (auto err = addWeightOp(w))
-        return err;
-      continue;
-    }
+  auto visit = [&](Operation *op) -> llvm::Error {
+    if (auto w = dyn_cast<enc::WeightOp>(op))
+      return addWeightOp(w);
     if (auto r = dyn_cast<mlir::func::ReturnOp>(op)) {
       ret = r;
-      continue;
+      return llvm::Error::success();
     }
-    if (!op.getDialect() ||
-        op.getDialect()->getNamespace() != enc::EncDialect::getDialectNamespace())
-      return opError(&op, "unsupported op (the CUDA codegen handles enc ops only)");
-    if (auto err = addOp(&op))
-      return err;
-  }
+    if (!op->getDialect() || op->getDialect()->getNamespace() != enc::EncDialect::getDialectNamespace())
+      return opError(op, "unsupported op (the CUDA codegen handles enc ops only)");
+    return addOp(op);
+  };
+  if (auto err = codegen::forEachBodyOp(func, visit, ids_))
+    return err;
   if (!ret)
     return makeError("cuda codegen: @forward has no func.return");
   if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)

@@ -894,3 +894,42 @@ func.func @attention_bias_heads(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>, %
   %a = enc.attention %qkv, %l position_bias(%t) {max_distance = 128 : i64, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>, tensor<32x6xf32>) -> tensor<?x?x384xf32>
   return
 }
+
+// -----
+
+// A fusion group's results have the types of what its enc.yield names.
+func.func @fusion_result_types(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{expects its results to have the types of the yielded values}}
+  %f = enc.fusion -> (tensor<?x?x8xf32>) {
+    %n = enc.layernorm %x, %g, %g {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+    %c = enc.to_bf16 %n : tensor<?x?x8xf32> -> tensor<?x?x8xbf16>
+    enc.yield %c : tensor<?x?x8xbf16>
+  }
+  return
+}
+
+// -----
+
+// A group of one op is no group.
+func.func @fusion_one_op(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{expects at least two ops in its body}}
+  %f = enc.fusion -> (tensor<?x?x8xbf16>) {
+    %c = enc.to_bf16 %x : tensor<?x?x8xf32> -> tensor<?x?x8xbf16>
+    enc.yield %c : tensor<?x?x8xbf16>
+  }
+  return
+}
+
+// -----
+
+// Weights stay outside groups.
+func.func @fusion_weight(%x: tensor<?x?x8xf32>) {
+  %f = enc.fusion -> (tensor<?x?x8xbf16>) {
+    // expected-error @+1 {{cannot be in an enc.fusion (enc compute ops only)}}
+    %g = enc.weight "g" : tensor<8xf32>
+    %n = enc.layernorm %x, %g, %g {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+    %c = enc.to_bf16 %n : tensor<?x?x8xf32> -> tensor<?x?x8xbf16>
+    enc.yield %c : tensor<?x?x8xbf16>
+  }
+  return
+}
