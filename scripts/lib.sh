@@ -18,6 +18,18 @@ log() {
 }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# Kills each PID and, first, its descendants (a background job's pip, Ray
+# workers, a JVM), read from /proc; PIDs already gone are skipped.
+kill_tree() {
+  local pid child
+  for pid in "$@"; do
+    for child in $(cat /proc/"$pid"/task/*/children 2> /dev/null); do
+      kill_tree "$child"
+    done
+    kill "$pid" 2> /dev/null || true
+  done
+}
+
 # Installs the Debian packages that are not installed yet (needs root or sudo).
 install_deps() {
   local missing=()
