@@ -273,6 +273,69 @@ llvm::Error writeFile(const std::string &path, const std::string &text) {
   return llvm::Error::success();
 }
 
+/// What a report measured on: the model folder, levels, shape and runs.
+struct ReportSettings {
+  std::string dir, cpu;
+  int64_t batch, seq, runs, threads;
+  std::vector<int32_t> lengths;
+};
+
+/// report.json: the settings and one object per row.
+Json reportJson(const ReportSettings &s, const std::vector<Row> &rows) {
+  Json report;
+  report["model"] = s.dir;
+  report["batch"] = s.batch;
+  report["seq"] = s.seq;
+  report["lengths"] = s.lengths;
+  report["runs"] = s.runs;
+  report["threads"] = s.threads;
+  report["cpu"] = s.cpu;
+  Json &jsonRows = report["rows"] = Json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row &r = rows[i];
+    Json &j = jsonRows.emplace_back();
+    j["name"] = r.name;
+    j["cpu_target"] = r.target;
+    j["median_ms"] = r.medianMs;
+    j["p10_ms"] = r.p10Ms;
+    j["p90_ms"] = r.p90Ms;
+    j["speedup_vs_baseline"] = rows[0].medianMs / r.medianMs;
+    j["speedup_vs_previous"] = (i ? rows[i - 1].medianMs : r.medianMs) / r.medianMs;
+    // JSON has no NaN: a non-finite error is null (jsonText writes it so), and counted.
+    j["max_abs_error"] = r.maxAbsErr;
+    j["mean_cosine"] = r.meanCosine;
+    j["nonfinite_outputs"] = r.nonFinite;
+    j["ops"] = r.ops;
+    j["kernel_launches"] = r.launches;
+    j["arena_bytes"] = static_cast<int64_t>(r.arenaBytes);
+    j["weight_bytes"] = static_cast<int64_t>(r.weightBytes);
+    j["artifact_bytes"] = static_cast<int64_t>(r.artifactBytes);
+  }
+  return report;
+}
+
+/// The table `encc report` prints.
+void printReportTable(llvm::raw_ostream &os, const std::string &title, const ReportSettings &s,
+                      const std::vector<Row> &rows) {
+  os << title << " (lengths " << s.lengths.front() << ".." << s.lengths.back() << "), " << s.runs << " runs, "
+     << (s.threads ? std::to_string(s.threads) : std::string("all")) << " threads, " << s.cpu << "\n\n";
+  os << llvm::left_justify("pass", 28) << llvm::right_justify("median ms", 10) << llvm::right_justify("p10-p90", 15)
+     << llvm::right_justify("vs base", 9) << llvm::right_justify("vs prev", 9) << llvm::right_justify("max abs err", 13)
+     << llvm::right_justify("cosine", 10) << llvm::right_justify("ops", 6) << llvm::right_justify("launches", 10)
+     << llvm::right_justify("arena MB", 10) << llvm::right_justify("artifact MB", 13) << "  target\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row &r = rows[i];
+    os << llvm::left_justify(r.name, 28) << llvm::right_justify(fmt("%.2f", r.medianMs), 10)
+       << llvm::right_justify(fmt("%.2f", r.p10Ms) + "-" + fmt("%.2f", r.p90Ms), 15)
+       << llvm::right_justify(fmt("%.2fx", rows[0].medianMs / r.medianMs), 9)
+       << llvm::right_justify(fmt("%.2fx", (i ? rows[i - 1].medianMs : r.medianMs) / r.medianMs), 9)
+       << llvm::right_justify(fmt("%.2e", r.maxAbsErr), 13) << llvm::right_justify(fmt("%.7f", r.meanCosine), 10)
+       << llvm::right_justify(std::to_string(r.ops), 6) << llvm::right_justify(std::to_string(r.launches), 10)
+       << llvm::right_justify(fmt("%.2f", r.arenaBytes / 1e6), 10)
+       << llvm::right_justify(fmt("%.1f", r.artifactBytes / 1e6), 13) << "  " << r.target << "\n";
+  }
+}
+
 } // namespace
 
 int encc::reportCommand(const Args &args) {
@@ -399,37 +462,8 @@ int encc::reportCommand(const Args &args) {
   }
   llvm::sys::fs::remove_directories(tmpDir);
 
-  // JSON
-  Json report;
-  report["model"] = dir;
-  report["batch"] = batch;
-  report["seq"] = seq;
-  report["lengths"] = in.lengths;
-  report["runs"] = runs;
-  report["threads"] = threads;
-  report["cpu"] = cpu;
-  Json &jsonRows = report["rows"] = Json::array();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row &r = rows[i];
-    Json &j = jsonRows.emplace_back();
-    j["name"] = r.name;
-    j["cpu_target"] = r.target;
-    j["median_ms"] = r.medianMs;
-    j["p10_ms"] = r.p10Ms;
-    j["p90_ms"] = r.p90Ms;
-    j["speedup_vs_baseline"] = rows[0].medianMs / r.medianMs;
-    j["speedup_vs_previous"] = (i ? rows[i - 1].medianMs : r.medianMs) / r.medianMs;
-    // JSON has no NaN: a non-finite error is null (jsonText writes it so), and counted.
-    j["max_abs_error"] = r.maxAbsErr;
-    j["mean_cosine"] = r.meanCosine;
-    j["nonfinite_outputs"] = r.nonFinite;
-    j["ops"] = r.ops;
-    j["kernel_launches"] = r.launches;
-    j["arena_bytes"] = static_cast<int64_t>(r.arenaBytes);
-    j["weight_bytes"] = static_cast<int64_t>(r.weightBytes);
-    j["artifact_bytes"] = static_cast<int64_t>(r.artifactBytes);
-  }
-  const std::string json = jsonText(report, 2);
+  const ReportSettings settings{dir, cpu, batch, seq, runs, threads, in.lengths};
+  const std::string json = jsonText(reportJson(settings, rows), 2);
   std::string jsonPath = outDir + "/report.json", svgPath = outDir + "/report.svg";
   if (auto err = writeFile(jsonPath, json + "\n"))
     return fail(llvm::toString(std::move(err)));
@@ -442,24 +476,7 @@ int encc::reportCommand(const Args &args) {
     llvm::outs() << json << "\n";
     return failIfNonFinite(rows);
   }
-  auto &os = llvm::outs();
-  os << title << " (lengths " << in.lengths.front() << ".." << in.lengths.back() << "), " << runs << " runs, "
-     << (threads ? std::to_string(threads) : std::string("all")) << " threads, " << cpu << "\n\n";
-  os << llvm::left_justify("pass", 28) << llvm::right_justify("median ms", 10) << llvm::right_justify("p10-p90", 15)
-     << llvm::right_justify("vs base", 9) << llvm::right_justify("vs prev", 9) << llvm::right_justify("max abs err", 13)
-     << llvm::right_justify("cosine", 10) << llvm::right_justify("ops", 6) << llvm::right_justify("launches", 10)
-     << llvm::right_justify("arena MB", 10) << llvm::right_justify("artifact MB", 13) << "  target\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row &r = rows[i];
-    os << llvm::left_justify(r.name, 28) << llvm::right_justify(fmt("%.2f", r.medianMs), 10)
-       << llvm::right_justify(fmt("%.2f", r.p10Ms) + "-" + fmt("%.2f", r.p90Ms), 15)
-       << llvm::right_justify(fmt("%.2fx", rows[0].medianMs / r.medianMs), 9)
-       << llvm::right_justify(fmt("%.2fx", (i ? rows[i - 1].medianMs : r.medianMs) / r.medianMs), 9)
-       << llvm::right_justify(fmt("%.2e", r.maxAbsErr), 13) << llvm::right_justify(fmt("%.7f", r.meanCosine), 10)
-       << llvm::right_justify(std::to_string(r.ops), 6) << llvm::right_justify(std::to_string(r.launches), 10)
-       << llvm::right_justify(fmt("%.2f", r.arenaBytes / 1e6), 10)
-       << llvm::right_justify(fmt("%.1f", r.artifactBytes / 1e6), 13) << "  " << r.target << "\n";
-  }
-  os << "\nwrote " << jsonPath << " and " << svgPath << "\n";
+  printReportTable(llvm::outs(), title, settings, rows);
+  llvm::outs() << "\nwrote " << jsonPath << " and " << svgPath << "\n";
   return failIfNonFinite(rows);
 }

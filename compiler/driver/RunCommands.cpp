@@ -603,6 +603,83 @@ std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
 
 std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
 
+/// What `encc inspect --format=json` prints of the checked artifact `m`.
+Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
+  const encm::Metadata *md = m->metadata();
+  const encm::WeightsFill *fill = m->weights_fill();
+  auto strings = [&](const auto *list) {
+    Json a = Json::array();
+    if (list)
+      for (auto *x : *list)
+        a.push_back(x->str());
+    return a;
+  };
+  Json j;
+  j["file"] = path;
+  j["file_bytes"] = static_cast<int64_t>(size);
+  j["schema_version"] = static_cast<int64_t>(m->schema_version());
+  Json &meta = j["metadata"];
+  meta["architecture"] = str(md->architecture());
+  meta["hidden_size"] = md->hidden_size();
+  meta["num_layers"] = md->num_layers();
+  meta["num_heads"] = md->num_heads();
+  meta["intermediate_size"] = md->intermediate_size();
+  meta["vocab_size"] = md->vocab_size();
+  meta["max_seq"] = md->max_seq();
+  meta["hidden_act"] = str(md->hidden_act());
+  meta["pooling"] = str(md->pooling());
+  meta["normalize"] = md->normalize();
+  meta["type_vocab_size"] = md->type_vocab_size();
+  meta["num_labels"] = md->num_labels();
+  meta["score_activation"] = str(md->score_activation());
+  meta["compiler_version"] = str(md->compiler_version());
+  meta["source"] = str(md->source());
+  meta["passes"] = strings(md->passes());
+  Json &targets = j["targets"] = Json::array();
+  if (m->code_objects())
+    for (const encm::CodeObject *c : *m->code_objects()) {
+      Json &t = targets.emplace_back();
+      t["target"] = str(c->target());
+      t["bytes"] = static_cast<int64_t>(c->size());
+      t["features"] = strings(c->isa_features());
+    }
+  j["weights_bytes"] = static_cast<int64_t>(m->weights_size());
+  j["random_weights"] = fill != nullptr;
+  if (fill)
+    j["random_weights_seed"] = static_cast<int64_t>(fill->seed());
+  const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
+  j["vocab_size"] = static_cast<int64_t>(hasTokenizer ? m->tokenizer()->vocab()->size() : 0);
+  j["tokenizer"] = !hasTokenizer                                                      ? "none"
+                   : m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE ? "byte-level-bpe"
+                   : m->tokenizer()->kind() == encm::TokenizerKind::Unigram      ? "unigram"
+                                                                                  : "wordpiece";
+  Json &tensors = j["tensors"] = Json::array();
+  for (const encm::Value *v : *m->values())
+    if (v->kind() == encm::ValueKind::Weight) {
+      Json &t = tensors.emplace_back();
+      t["name"] = str(v->name());
+      t["dtype"] = dtypeName(v->dtype());
+      t["shape"] = shapeString(v->shape());
+      t["bytes"] = static_cast<int64_t>(v->weight_bytes());
+    }
+  auto steps = [&](const auto *list, bool withOperands) {
+    Json a = Json::array();
+    for (const encm::Step *s : *list) {
+      Json &step = a.emplace_back();
+      step["op"] = str(s->op());
+      step["kernel"] = str(s->kernel());
+      if (withOperands)
+        step["operands"] = s->operands() ? std::vector<uint32_t>(s->operands()->begin(), s->operands()->end())
+                                         : std::vector<uint32_t>{};
+    }
+    return a;
+  };
+  j["steps"] = steps(m->steps(), true);
+  if (const encm::CudaPlan *cp = m->cuda(); cp && cp->steps())
+    j["cuda_steps"] = steps(cp->steps(), false);
+return j;
+}
+
 } // namespace
 
 int encc::inspectCommand(const Args &args) {
@@ -653,77 +730,7 @@ int encc::inspectCommand(const Args &args) {
   const bool pooled = !plans.empty() && plans[0].outputs && plans[0].outputs->size() > 1;
 
   if (args.get("format") == "json") {
-    auto strings = [&](const auto *list) {
-      Json a = Json::array();
-      if (list)
-        for (auto *x : *list)
-          a.push_back(x->str());
-      return a;
-    };
-    Json j;
-    j["file"] = path;
-    j["file_bytes"] = static_cast<int64_t>(size);
-    j["schema_version"] = static_cast<int64_t>(m->schema_version());
-    Json &meta = j["metadata"];
-    meta["architecture"] = str(md->architecture());
-    meta["hidden_size"] = md->hidden_size();
-    meta["num_layers"] = md->num_layers();
-    meta["num_heads"] = md->num_heads();
-    meta["intermediate_size"] = md->intermediate_size();
-    meta["vocab_size"] = md->vocab_size();
-    meta["max_seq"] = md->max_seq();
-    meta["hidden_act"] = str(md->hidden_act());
-    meta["pooling"] = str(md->pooling());
-    meta["normalize"] = md->normalize();
-    meta["type_vocab_size"] = md->type_vocab_size();
-    meta["num_labels"] = md->num_labels();
-    meta["score_activation"] = str(md->score_activation());
-    meta["compiler_version"] = str(md->compiler_version());
-    meta["source"] = str(md->source());
-    meta["passes"] = strings(md->passes());
-    Json &targets = j["targets"] = Json::array();
-    if (m->code_objects())
-      for (const encm::CodeObject *c : *m->code_objects()) {
-        Json &t = targets.emplace_back();
-        t["target"] = str(c->target());
-        t["bytes"] = static_cast<int64_t>(c->size());
-        t["features"] = strings(c->isa_features());
-      }
-    j["weights_bytes"] = static_cast<int64_t>(m->weights_size());
-    j["random_weights"] = fill != nullptr;
-    if (fill)
-      j["random_weights_seed"] = static_cast<int64_t>(fill->seed());
-    const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
-    j["vocab_size"] = static_cast<int64_t>(hasTokenizer ? m->tokenizer()->vocab()->size() : 0);
-    j["tokenizer"] = !hasTokenizer                                                      ? "none"
-                     : m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE ? "byte-level-bpe"
-                     : m->tokenizer()->kind() == encm::TokenizerKind::Unigram      ? "unigram"
-                                                                                    : "wordpiece";
-    Json &tensors = j["tensors"] = Json::array();
-    for (const encm::Value *v : *m->values())
-      if (v->kind() == encm::ValueKind::Weight) {
-        Json &t = tensors.emplace_back();
-        t["name"] = str(v->name());
-        t["dtype"] = dtypeName(v->dtype());
-        t["shape"] = shapeString(v->shape());
-        t["bytes"] = static_cast<int64_t>(v->weight_bytes());
-      }
-    auto steps = [&](const auto *list, bool withOperands) {
-      Json a = Json::array();
-      for (const encm::Step *s : *list) {
-        Json &step = a.emplace_back();
-        step["op"] = str(s->op());
-        step["kernel"] = str(s->kernel());
-        if (withOperands)
-          step["operands"] = s->operands() ? std::vector<uint32_t>(s->operands()->begin(), s->operands()->end())
-                                           : std::vector<uint32_t>{};
-      }
-      return a;
-    };
-    j["steps"] = steps(m->steps(), true);
-    if (const encm::CudaPlan *cp = m->cuda(); cp && cp->steps())
-      j["cuda_steps"] = steps(cp->steps(), false);
-    printJson(llvm::outs(), j, 2);
+    printJson(llvm::outs(), inspectJson(path, size, m), 2);
     return 0;
   }
 
