@@ -12,6 +12,63 @@
 
 namespace encrt::rt {
 
+namespace {
+
+/// A cublaslt step: iattrs [header.., N, K, epilogue]; operands X, W[, bias], Y
+/// with the plan's dtype (int8: X, W I8 and Y I32, no bias or epilogue).
+void verifyGemmStep(const encm::Step &step, int32_t s,
+                    const flatbuffers::Vector<flatbuffers::Offset<encm::Value>> &values,
+                    encm::DType planDtype, const std::string &p) {
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  const auto *ops = step.operands();
+  const uint32_t numOps = ops ? ops->size() : 0;
+  const uint32_t numI = step.iattrs()->size();
+  const int64_t *ia = step.iattrs()->data();
+  if (numI != ENC_CUDA_LAUNCH_HEADER + 3)
+    fail(bad, p, " step ", s, " (cublaslt) has ", numI,
+         " iattrs (expected the header plus [N, K, epilogue])");
+  const int64_t n = ia[5], k = ia[6], epilogue = ia[7];
+  if (n < 1 || k < 1 || epilogue < 0 || epilogue > 2)
+    fail(bad, p, " step ", s, " (cublaslt) has N ", n, ", K ", k,
+         ", epilogue ", epilogue, " (expected N, K >= 1, epilogue 0..2)");
+  if (numOps < 3)
+    fail(bad, p, " step ", s, " (cublaslt) has ", numOps, " operands");
+  const encm::Value &x = *values.Get(ops->Get(0));
+  const encm::Value &w = *values.Get(ops->Get(1));
+  const encm::Value &y = *values.Get(ops->Get(numOps - 1));
+  const bool int8 = x.dtype() == encm::DType::I8;
+  const uint32_t wantOps = int8 ? 3 : (epilogue >= 1 ? 4 : 3);
+  if (numOps != wantOps || step.num_results() != 1)
+    fail(bad, p, " step ", s, " (cublaslt) has ", numOps, " operands and ",
+         step.num_results(), " results (expected ", wantOps, " and 1)");
+  const encm::DType dt = int8 ? encm::DType::I8 : planDtype;
+  const encm::DType yt = int8 ? encm::DType::I32 : planDtype;
+  if (x.dtype() != dt || w.dtype() != dt || y.dtype() != yt ||
+      (numOps == 4 && values.Get(ops->Get(2))->dtype() != dt))
+    fail(bad, p, " step ", s, " (cublaslt) operand dtypes are X ",
+         encm::EnumNameDType(x.dtype()), ", W ", encm::EnumNameDType(w.dtype()),
+         ", Y ", encm::EnumNameDType(y.dtype()), " (expected X, W",
+         numOps == 4 ? ", bias " : " ", encm::EnumNameDType(dt), ", Y ",
+         encm::EnumNameDType(yt), ")");
+  if (int8 && (epilogue != 0 || k % 4 != 0))
+    fail(bad, p, " step ", s, " (cublaslt int8) has K ", k, ", epilogue ",
+         epilogue, " (expected K a multiple of 4, epilogue 0)");
+  if (w.kind() != encm::ValueKind::Weight || !shapeIs(w, {n, k}))
+    fail(bad, p, " step ", s, " (cublaslt) W must be a Weight of shape [", n,
+         ",", k, "], found ", shapeString(w.shape()));
+  if (numOps == 4 && !shapeIs(*values.Get(ops->Get(2)), {n}))
+    fail(bad, p, " step ", s, " (cublaslt) bias must have shape [", n,
+         "], found ", shapeString(values.Get(ops->Get(2))->shape()));
+  if (x.shape()->size() != 2 || x.shape()->Get(1) != k ||
+      y.shape()->size() != 2 || y.shape()->Get(1) != n ||
+      x.shape()->Get(0) != y.shape()->Get(0))
+    fail(bad, p, " step ", s, " (cublaslt) X ", shapeString(x.shape()),
+         " and Y ", shapeString(y.shape()), " do not match [T,", k, "] and [T,",
+         n, "]");
+}
+
+} // namespace
+
 void verifyCudaPlan(const encm::Model &m, const std::string &path,
                     uint64_t fileSize) {
   const encm::CudaPlan *cp = m.cuda();
@@ -81,50 +138,9 @@ void verifyCudaPlan(const encm::Model &m, const std::string &path,
         fail(bad, p, " step ", s, " (", step.kernel()->str(),
              ") has a bad launch header [", ia[0], ",", ia[1], ",", ia[2], ",",
              ia[3], ",", ia[4], "]");
-      continue;
+    } else {
+      verifyGemmStep(step, s, values, cp->dtype(), p);
     }
-    // GEMM: iattrs [header.., N, K, epilogue].
-    if (numI != ENC_CUDA_LAUNCH_HEADER + 3)
-      fail(bad, p, " step ", s, " (cublaslt) has ", numI,
-           " iattrs (expected the header plus [N, K, epilogue])");
-    const int64_t n = ia[5], k = ia[6], epilogue = ia[7];
-    if (n < 1 || k < 1 || epilogue < 0 || epilogue > 2)
-      fail(bad, p, " step ", s, " (cublaslt) has N ", n, ", K ", k,
-           ", epilogue ", epilogue, " (expected N, K >= 1, epilogue 0..2)");
-    if (numOps < 3)
-      fail(bad, p, " step ", s, " (cublaslt) has ", numOps, " operands");
-    const encm::Value &x = *values.Get(ops->Get(0));
-    const encm::Value &w = *values.Get(ops->Get(1));
-    const encm::Value &y = *values.Get(ops->Get(numOps - 1));
-    const bool int8 = x.dtype() == encm::DType::I8;
-    const uint32_t wantOps = int8 ? 3 : (epilogue >= 1 ? 4 : 3);
-    if (numOps != wantOps || step.num_results() != 1)
-      fail(bad, p, " step ", s, " (cublaslt) has ", numOps, " operands and ",
-           step.num_results(), " results (expected ", wantOps, " and 1)");
-    const encm::DType dt = int8 ? encm::DType::I8 : cp->dtype();
-    const encm::DType yt = int8 ? encm::DType::I32 : cp->dtype();
-    if (x.dtype() != dt || w.dtype() != dt || y.dtype() != yt ||
-        (numOps == 4 && values.Get(ops->Get(2))->dtype() != dt))
-      fail(bad, p, " step ", s, " (cublaslt) operand dtypes are X ",
-           encm::EnumNameDType(x.dtype()), ", W ", encm::EnumNameDType(w.dtype()),
-           ", Y ", encm::EnumNameDType(y.dtype()), " (expected X, W",
-           numOps == 4 ? ", bias " : " ", encm::EnumNameDType(dt), ", Y ",
-           encm::EnumNameDType(yt), ")");
-    if (int8 && (epilogue != 0 || k % 4 != 0))
-      fail(bad, p, " step ", s, " (cublaslt int8) has K ", k, ", epilogue ",
-           epilogue, " (expected K a multiple of 4, epilogue 0)");
-    if (w.kind() != encm::ValueKind::Weight || !shapeIs(w, {n, k}))
-      fail(bad, p, " step ", s, " (cublaslt) W must be a Weight of shape [", n,
-           ",", k, "], found ", shapeString(w.shape()));
-    if (numOps == 4 && !shapeIs(*values.Get(ops->Get(2)), {n}))
-      fail(bad, p, " step ", s, " (cublaslt) bias must have shape [", n,
-           "], found ", shapeString(values.Get(ops->Get(2))->shape()));
-    if (x.shape()->size() != 2 || x.shape()->Get(1) != k ||
-        y.shape()->size() != 2 || y.shape()->Get(1) != n ||
-        x.shape()->Get(0) != y.shape()->Get(0))
-      fail(bad, p, " step ", s, " (cublaslt) X ", shapeString(x.shape()),
-           " and Y ", shapeString(y.shape()), " do not match [T,", k, "] and [T,",
-           n, "]");
   }
 
   // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1], type_ids: I32 [-1,-2]?].
