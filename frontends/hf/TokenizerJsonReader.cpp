@@ -2,6 +2,7 @@
 #include "frontends/hf/TokenizerJsonReader.h"
 
 #include "frontends/hf/HFUtil.h"
+#include "encrt/schema_version.h"
 
 using namespace encc;
 using llvm::Twine;
@@ -66,6 +67,9 @@ llvm::Error TokenizerJsonReader::readAddedTokens(Unsupported &unsupported) {
       return bad("field '" + where + "' needs a non-empty 'content' and an 'id' >= 0");
     AddedTokenData t;
     t.content = content->get<std::string>();
+    if (t.content.size() > ENCM_MAX_ADDED_TOKEN_BYTES)
+      return bad("field '" + where + "content' has " + std::to_string(t.content.size()) + " bytes (at most " +
+                 std::to_string(ENCM_MAX_ADDED_TOKEN_BYTES) + ")");
     t.id = static_cast<int32_t>(id->get<int64_t>());
     bool singleWord = false;
     for (auto [key, out] : {std::pair<const char *, bool *>{"special", &t.special}, {"lstrip", &t.lstrip},

@@ -9,13 +9,14 @@
 #include "added_tokens.h"
 
 #include "unicode.h"
+#include "encrt/schema_version.h"
 
 #include <stdexcept>
 
 namespace encrt {
 namespace {
 
-constexpr size_t kMaxContentBytes = 256;
+constexpr size_t kMaxContentBytes = ENCM_MAX_ADDED_TOKEN_BYTES;
 
 /// Start of the code point that ends at `end` (text is valid UTF-8, end > 0).
 size_t previousCodePoint(std::string_view text, size_t end) {

@@ -354,6 +354,17 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   EXPECT_NE(b->tokenizer.note.find("pre_tokenizer 'Metaspace' (only ByteLevel is implemented)"), std::string::npos)
       << b->tokenizer.note;
 
+  // An added token longer than the runtime takes is refused here, not at load.
+  bpe["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"use_regex", true}};
+  nlohmann::json longToken = bpe["added_tokens"][0];
+  longToken["content"] = std::string(257, '*');
+  bpe["added_tokens"].push_back(longToken);
+  std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+  EXPECT_NE(importError(tiny.dir).find("tokenizer.json: field 'added_tokens[1].content' has 257 bytes (at most 256)"),
+            std::string::npos)
+      << importError(tiny.dir);
+  bpe["added_tokens"].erase(1);
+
   // A malformed one is an error naming the field.
   bpe["model"].erase("merges");
   std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();

@@ -9,4 +9,8 @@
 
 #define ENCM_SCHEMA_VERSION 6
 
+/* The longest added token (Tokenizer.added_tokens content, bytes) the runtime
+   accepts; encc refuses a tokenizer.json with a longer one. */
+#define ENCM_MAX_ADDED_TOKEN_BYTES 256
+
 #endif /* ENCRT_SCHEMA_VERSION_H */
