@@ -61,6 +61,11 @@ SmallVector<Operation *> chainFrom(Operation *head) {
   if (isa<LayerNormOp, AddLayerNormOp>(head)) {
     if (Operation *conversion = firstConversionOf(head->getResult(0)))
       chain.push_back(conversion);
+  } else if (isa<QLinearOp>(head)) {
+    // Only when the float result has no other user: the group's kernel
+    // then never stores it (the quantised rows are all that leaves).
+    if (Operation *quantize = onlyConsumer<QuantizeOp>(head))
+      chain.push_back(quantize);
   } else if (isa<PoolOp>(head)) {
     if (Operation *norm = onlyConsumer<L2NormOp>(head))
       chain.push_back(norm);
@@ -113,7 +118,7 @@ struct FormFusionGroupsPass : enc::impl::FormFusionGroupsPassBase<FormFusionGrou
     unsigned groups = 0, ops = 0;
     SmallVector<Operation *> heads;
     getOperation()->walk([&](Operation *op) {
-      if (isa<EmbeddingOp, LayerNormOp, AddLayerNormOp, PoolOp>(op) && !op->getParentOfType<FusionOp>())
+      if (isa<EmbeddingOp, LayerNormOp, AddLayerNormOp, QLinearOp, PoolOp>(op) && !op->getParentOfType<FusionOp>())
         heads.push_back(op);
     });
     llvm::SmallPtrSet<Operation *, 16> grouped;

@@ -9,11 +9,14 @@
 // - float outputs (dequantise + bias + GELU + residual) vs a double
 //   evaluation of the same quantised math, to 1e-5 of the magnitude of the
 //   summed terms;
+// - qlinear with the quantisation of its output fused in: bit-identical to
+//   qlinear then quantizeRows, every row written by one task, for 1-3 tasks;
 // - the quantisers vs their defining formulas.
 //
 //===----------------------------------------------------------------------===//
 #include "AmxPermission.h"
 #include "enc_qgemm.h"
+#include "enc_quant.h"
 
 #include <gtest/gtest.h>
 
@@ -209,7 +212,7 @@ TEST(QKernels, WeightQuantiserMatchesFormula) {
 
 TEST(QKernels, RowQuantiserMatchesFormula) {
   REQUIRE_Q8_CPU();
-  for (int K : {1, 5, 8, 9, 17, 384, 1536}) {
+  for (int K : {1, 5, 8, 9, 16, 17, 24, 31, 33, 384, 1536}) {
     SCOPED_TRACE("K=" + std::to_string(K));
     std::vector<float> x = randomFloats(K, 100 + K, -3.0f, 5.0f);
     if (K >= 9) { // exact halves in the SIMD body and in the tail
@@ -428,6 +431,58 @@ TEST(QKernels, FloatEpilogues) {
   checkFloat<kQ8EpiGeluTanh>(3, 33, 1536, true, false, 6);
   checkFloat<kQ8EpiGeluTanh>(130, 40, 21, true, true, 7);
   checkFloat<kQ8EpiNone>(130, 384, 1536, true, true, 8);
+}
+
+/// qlinearQuantize (the GELU qlinear + its dynamic quantize in one step) is
+/// qlinear followed by quantizeRows, bit for bit: the same epilogue on the
+/// same int32 sums, the same row quantiser on the same floats. Each task
+/// writes its own rows of values and scales; `stage` is scratch.
+template <int K, int N, int Epi> void checkQLinearQuantize(int M, uint32_t seed) {
+  SCOPED_TRACE("M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" + std::to_string(N));
+  const int64_t ldx = q8RowStride(K), ldq = q8RowStride(N);
+  const std::vector<float> x = randomFloats(size_t(M) * K, seed, -2.0f, 2.0f);
+  std::vector<uint8_t> xq(size_t(M) * ldx, 77); // junk in the padding
+  std::vector<float> xs(M);
+  for (int m = 0; m < M; ++m)
+    quantizeRowQ8(x.data() + size_t(m) * K, K, xq.data() + m * ldx, &xs[m]);
+  const std::vector<float> w = randomFloats(size_t(N) * K, seed + 1, -0.2f, 0.2f);
+  const std::vector<float> bias = randomFloats(N, seed + 2, -0.5f, 0.5f);
+  std::vector<int8_t> wq(static_cast<size_t>(N) * K);
+  std::vector<float> ws(N);
+  quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
+  const std::vector<unsigned char> p = pack(wq, N, K);
+  std::vector<float> y(size_t(M) * N);
+  qlinear<K, N, Epi>(xq.data(), xs.data(), p.data() + 4, ws.data(), bias.data(), y.data(), M, 0, 1);
+  std::vector<uint8_t> ref(size_t(M) * ldq);
+  std::vector<float> refScale(M);
+  quantizeRows<N>(y.data(), ref.data(), refScale.data(), M, 0.0f, 0, 1);
+  for (int tasks = 1; tasks <= 3; ++tasks) {
+    std::vector<uint8_t> q(size_t(M) * ldq, 0);
+    std::vector<int> writers(M, 0);
+    std::vector<float> scale(M, -1.0f), stage(size_t(M) * N);
+    for (int t = 0; t < tasks; ++t) {
+      std::vector<float> mine(M, -1.0f);
+      qlinearQuantize<K, N, Epi>(xq.data(), xs.data(), p.data() + 4, ws.data(), bias.data(), stage.data(), q.data(),
+                                 mine.data(), M, t, tasks);
+      for (int m = 0; m < M; ++m)
+        if (mine[m] != -1.0f) {
+          ++writers[m];
+          scale[m] = mine[m];
+        }
+    }
+    EXPECT_EQ(writers, std::vector<int>(M, 1)) << "tasks=" << tasks;
+    EXPECT_EQ(scale, refScale) << "tasks=" << tasks;
+    EXPECT_EQ(q, ref) << "tasks=" << tasks;
+  }
+}
+
+TEST(QKernels, QLinearWithQuantizedOutput) {
+  REQUIRE_Q8_CPU();
+  for (int M : {1, 5, 31, 64, 97}) {
+    checkQLinearQuantize<36, 40, kQ8EpiGelu>(M, 20 + M);
+    checkQLinearQuantize<64, 48, kQ8EpiNone>(M, 30 + M); // K % 64 == 0: AMX tiles where they run
+    checkQLinearQuantize<384, 1536, kQ8EpiGeluTanh>(M, 40 + M);
+  }
 }
 
 /// The int8 result approximates the float linear it replaces.

@@ -216,7 +216,8 @@ private:
   llvm::Expected<uint32_t> sgemmWeightValue(Operation *user, Value weight);
   /// Marks the conversions computed by their producer's step: each dynamic
   /// enc.quantize and each enc.to_bf16 of a layernorm or add_layernorm
-  /// (an extra result of the producer's step). (A rounding that is the only
+  /// (an extra result of the producer's step), and the dynamic enc.quantize
+  /// of an enc.qlinear whose float result nothing else reads. (A rounding that is the only
   /// user of an attention or bf16 linear is folded into that op's result
   /// type by enc-convert-linear-bf16, in the IR.)
   void planConversionFusion(mlir::func::FuncOp func);
@@ -378,14 +379,22 @@ static bool hasBf16Result(Operation *op) {
 
 void Generator::planConversionFusion(mlir::func::FuncOp func) {
   // Of the groups enc-form-fusion-groups made, this backend computes a
-  // (add_)layernorm + its dynamic quantize or to_bf16 in one step (a second
-  // result); every other group's ops get a step each.
+  // (add_)layernorm + its dynamic quantize or to_bf16, and a qlinear + its
+  // dynamic quantize, in one step (more results); every other group's ops
+  // get a step each.
   codegen::forEachGroupedPair(func, [&](Operation *producer, Operation *conversion) {
-    if (!isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer) || fusedConversion_.count(producer))
+    if (fusedConversion_.count(producer))
       return;
     auto q = dyn_cast<mlir::enc::QuantizeOp>(conversion);
-    if (!(q && !q.getStaticScale()) && !isa<mlir::enc::ToBf16Op>(conversion))
+    const bool dynamicQuantize = q && !q.getStaticScale();
+    if (isa<mlir::enc::QLinearOp>(producer)) {
+      // Its float result's only user is the quantize (the group's rule).
+      if (!dynamicQuantize)
+        return;
+    } else if (!isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer) ||
+               (!dynamicQuantize && !isa<mlir::enc::ToBf16Op>(conversion))) {
       return;
+    }
     auto t = cast<RankedTensorType>(producer->getResult(0).getType());
     if (t.getRank() < 1 || t.isDynamicDim(t.getRank() - 1))
       return;
@@ -529,14 +538,18 @@ llvm::Expected<Kernel> Generator::lowerQLinear(QLinearOp q, const StepArgs &a) {
   }
   const bool bias = static_cast<bool>(q.getBias());
   usesInt8_ = true;
-  k.symbol = "enc_qlinear_u8s8_" + shapeTag(x, 0, r - 1) + "_k" +
-             std::to_string(K) + "_n" + std::to_string(N) +
+  const bool quantizeOut = static_cast<bool>(fusedConversion<QuantizeOp>(op));
+  k.symbol = std::string(quantizeOut ? "enc_qlinear_quantize_u8s8_" : "enc_qlinear_u8s8_") +
+             shapeTag(x, 0, r - 1) + "_k" + std::to_string(K) + "_n" + std::to_string(N) +
              (bias ? "" : "_nobias") + epiTag;
-  k.call = "enc_kernels::qlinear<" + std::to_string(K) + ", " +
-           std::to_string(N) + ", " + epiArg +
-           ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " +
-           (bias ? "IN_F(4)" : "nullptr") + ", " + res + ", " + a.rows(x) +
-           ", t, n);";
+  // Operands x, x scales, packed weight, weight scales, [bias]; then the
+  // results: y, and with the quantize fused in its values and scales.
+  const unsigned out = op->getNumOperands();
+  const std::string quantized =
+      quantizeOut ? ", OUT_U8(" + std::to_string(out + 1) + "), OUT_F(" + std::to_string(out + 2) + ")" : "";
+  k.call = std::string("enc_kernels::") + (quantizeOut ? "qlinearQuantize<" : "qlinear<") + std::to_string(K) +
+           ", " + std::to_string(N) + ", " + epiArg + ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " +
+           (bias ? "IN_F(4)" : "nullptr") + ", " + res + quantized + ", " + a.rows(x) + ", t, n);";
   return k;
 }
 

@@ -119,3 +119,30 @@ func.func @first_conversion(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> (tensor
   %q2, %s2 = enc.quantize %n {static_scale = 0.05 : f32} : tensor<?x?x8xf32> -> (tensor<?x?x8xui8>, tensor<?x?xf32>)
   return %q1, %s1, %q2, %s2 : tensor<?x?x8xui8>, tensor<?x?xf32>, tensor<?x?x8xui8>, tensor<?x?xf32>
 }
+
+// -----
+
+// A qlinear whose float result only its quantize reads (the FFN's GELU
+// Linear in the int8 tier): a group that yields the quantised rows alone.
+// A qlinear whose float result is also read elsewhere stays ungrouped.
+// CHECK-LABEL: func.func @qlinear_quantize
+// CHECK:      %[[F:.*]]:2 = enc.fusion -> (tensor<?x16xui8>, tensor<?xf32>) {
+// CHECK-NEXT:   %[[Y:.*]] = enc.qlinear
+// CHECK-NEXT:   %[[Q:.*]], %[[S:.*]] = enc.quantize %[[Y]]
+// CHECK-NEXT:   enc.yield %[[Q]], %[[S]] : tensor<?x16xui8>, tensor<?xf32>
+// CHECK-NEXT: }
+// CHECK:      %[[Z:.*]] = enc.qlinear %[[F]]#0, %[[F]]#1
+// CHECK-NEXT: enc.quantize %[[Z]]
+// CHECK-NOT:  enc.fusion
+// CHECK:      return
+func.func @qlinear_quantize(%x: tensor<?x8xui8>, %xs: tensor<?xf32>) -> (tensor<?x16xui8>, tensor<?x16xf32>) {
+  %w = enc.weight "up.q8" : tensor<16x8xi8>
+  %ws = enc.weight "up.q8scale" : tensor<16xf32>
+  %y = enc.qlinear %x, %xs, %w, %ws {epilogue = #enc.epilogue<gelu>} : (tensor<?x8xui8>, tensor<?xf32>, tensor<16x8xi8>, tensor<16xf32>) -> tensor<?x16xf32>
+  %q, %s = enc.quantize %y : tensor<?x16xf32> -> (tensor<?x16xui8>, tensor<?xf32>)
+  %w2 = enc.weight "mid.q8" : tensor<16x16xi8>
+  %ws2 = enc.weight "mid.q8scale" : tensor<16xf32>
+  %z = enc.qlinear %q, %s, %w2, %ws2 : (tensor<?x16xui8>, tensor<?xf32>, tensor<16x16xi8>, tensor<16xf32>) -> tensor<?x16xf32>
+  %q2, %s2 = enc.quantize %z : tensor<?x16xf32> -> (tensor<?x16xui8>, tensor<?xf32>)
+  return %q2, %z : tensor<?x16xui8>, tensor<?x16xf32>
+}

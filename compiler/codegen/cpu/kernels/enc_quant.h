@@ -7,7 +7,8 @@
 //    static calibrated scale.
 //  - layernorm / add_layernorm with the quantisation of their output fused in
 //    (the float result is still written: the residual path needs it).
-//  - enc.qlinear: qlinearQ8Quantized on pre-quantised rows.
+//  - enc.qlinear: qlinearQ8Quantized on pre-quantised rows, and with the
+//    quantisation of its result fused in (the float result never stored).
 //  - enc.embedding with an int8 word table (one f32 scale per row).
 // Each takes (task, numTasks) and does a disjoint share of its output.
 //
@@ -93,6 +94,38 @@ void qlinear(const uint8_t *xq, const float *xScale, const void *packed,
              int32_t task, int32_t numTasks) {
   qlinearQ8Quantized<Epi>(xq, q8RowStride(K), xScale, rows, K, N, packed,
                           wScale, bias, nullptr, y, task, numTasks);
+}
+
+/// enc.qlinear + the dynamic enc.quantize of its result, the float result
+/// used by nothing else (enc-form-fusion-groups groups them): each task owns
+/// rows of the output, computes kQ8StageRows of them at a time across all N
+/// columns into a staging area and quantises them from there while they are
+/// in cache. The staging area is the first rows of the task's share of
+/// `stage` ([rows, N], the op's float result): its content afterwards is
+/// unspecified. Values and scales are bit-identical to qlinear followed by
+/// quantizeRows (same epilogue, same quantizeRowQ8 on the same floats).
+template <int K, int N, int Epi>
+void qlinearQuantize(const uint8_t *xq, const float *xScale, const void *packed,
+                     const float *wScale, const float *bias, float *stage,
+                     uint8_t *q, float *qScale, int64_t rows, int32_t task,
+                     int32_t numTasks) {
+  const int32_t *colSum = packedColSumsQ8(packed);
+  const int8_t *blocks = packedBlocksQ8(packed, N);
+  const int64_t ldx = q8RowStride(K), ldq = q8RowStride(N);
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  float *y = stage + r0 * N;
+  for (int64_t i0 = r0; i0 < r1; i0 += kQ8StageRows) {
+    const int64_t i1 = std::min(r1, i0 + kQ8StageRows);
+    q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, 0, q8PaddedN(N) / 16,
+             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
+                 int64_t ldt) {
+               q8Epilogue<Epi>(t, ldt, i - i0, r, n0, n1, N, xScale + i,
+                               colSum, wScale, bias, nullptr, y);
+             });
+    for (int64_t i = i0; i < i1; ++i)
+      quantizeRowTo<N>(y + (i - i0) * N, q + i * ldq, qScale + i, 0.0f);
+  }
 }
 
 /// enc.embedding with an int8 word table: y[b,s,:] = wordQ[id] * wordScale[id]
