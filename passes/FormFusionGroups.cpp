@@ -63,9 +63,15 @@ SmallVector<Operation *> chainFrom(Operation *head) {
       chain.push_back(conversion);
   } else if (isa<QLinearOp>(head)) {
     // Only when the float result has no other user: the group's kernel
-    // then never stores it (the quantised rows are all that leaves).
-    if (Operation *quantize = onlyConsumer<QuantizeOp>(head))
+    // then never stores it (the quantised rows, or the LayerNorm's rows and
+    // their conversion, are what leaves).
+    if (Operation *quantize = onlyConsumer<QuantizeOp>(head)) {
       chain.push_back(quantize);
+    } else if (Operation *ln = onlyConsumer<AddLayerNormOp>(head)) {
+      chain.push_back(ln);
+      if (Operation *conversion = firstConversionOf(ln->getResult(0)))
+        chain.push_back(conversion);
+    }
   } else if (isa<PoolOp>(head)) {
     if (Operation *norm = onlyConsumer<L2NormOp>(head))
       chain.push_back(norm);

@@ -9,8 +9,9 @@
 // - float outputs (dequantise + bias + GELU + residual) vs a double
 //   evaluation of the same quantised math, to 1e-5 of the magnitude of the
 //   summed terms;
-// - qlinear with the quantisation of its output fused in: bit-identical to
-//   qlinear then quantizeRows, every row written by one task, for 1-3 tasks;
+// - qlinear with the quantisation of its output, or the residual LayerNorm
+//   (+ its quantisation) of it, fused in: bit-identical to the ops one after
+//   the other, every row written by one task, for 1-3 tasks;
 // - the quantisers vs their defining formulas.
 //
 //===----------------------------------------------------------------------===//
@@ -473,6 +474,65 @@ template <int K, int N, int Epi> void checkQLinearQuantize(int M, uint32_t seed)
     EXPECT_EQ(writers, std::vector<int>(M, 1)) << "tasks=" << tasks;
     EXPECT_EQ(scale, refScale) << "tasks=" << tasks;
     EXPECT_EQ(q, ref) << "tasks=" << tasks;
+  }
+}
+
+/// qlinearAddLayerNorm (a qlinear + the residual LayerNorm of its result +
+/// that one's quantisation) is qlinear, then addLayerNormRow and
+/// quantizeRowTo per row, bit for bit; each task writes its own rows.
+template <int K, int N> void checkQLinearAddLayerNorm(int M, bool quantized, uint32_t seed) {
+  SCOPED_TRACE("M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" + std::to_string(N) +
+               (quantized ? " quantized" : ""));
+  const int64_t ldx = q8RowStride(K), ldq = q8RowStride(N);
+  const std::vector<float> x = randomFloats(size_t(M) * K, seed, -2.0f, 2.0f);
+  std::vector<uint8_t> xq(size_t(M) * ldx, 77);
+  std::vector<float> xs(M);
+  for (int m = 0; m < M; ++m)
+    quantizeRowQ8(x.data() + size_t(m) * K, K, xq.data() + m * ldx, &xs[m]);
+  const std::vector<float> w = randomFloats(static_cast<size_t>(N) * K, seed + 1, -0.2f, 0.2f);
+  const std::vector<float> bias = randomFloats(N, seed + 2, -0.5f, 0.5f);
+  const std::vector<float> residual = randomFloats(size_t(M) * N, seed + 3, -3.0f, 3.0f);
+  const std::vector<float> gamma = randomFloats(N, seed + 4, 0.5f, 1.5f), beta = randomFloats(N, seed + 5, -0.3f, 0.3f);
+  std::vector<int8_t> wq(static_cast<size_t>(N) * K);
+  std::vector<float> ws(N);
+  quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
+  const std::vector<unsigned char> p = pack(wq, N, K);
+  std::vector<float> lin(size_t(M) * N), ref(size_t(M) * N);
+  qlinear<K, N, kQ8EpiNone>(xq.data(), xs.data(), p.data() + 4, ws.data(), bias.data(), lin.data(), M, 0, 1);
+  std::vector<uint8_t> refQ(size_t(M) * ldq);
+  std::vector<float> refScale(M);
+  for (int m = 0; m < M; ++m) {
+    addLayerNormRow<N>(lin.data() + size_t(m) * N, residual.data() + size_t(m) * N, gamma.data(), beta.data(),
+                       ref.data() + size_t(m) * N, 1e-12f);
+    quantizeRowTo<N>(ref.data() + size_t(m) * N, refQ.data() + m * ldq, &refScale[m], 0.0f);
+  }
+  for (int tasks = 1; tasks <= 3; ++tasks) {
+    const std::vector<float> y = runTasks<float>(size_t(M) * N, tasks, [&](float *out, int t, int n) {
+      qlinearAddLayerNorm<K, N, kQ8EpiNone>(xq.data(), xs.data(), p.data() + 4, ws.data(), bias.data(),
+                                            residual.data(), gamma.data(), beta.data(), out, nullptr, nullptr, M,
+                                            1e-12f, t, n);
+    });
+    EXPECT_EQ(y, ref) << "tasks=" << tasks;
+    if (!quantized)
+      continue;
+    std::vector<uint8_t> q(size_t(M) * ldq, 0);
+    std::vector<float> scale(M, -1.0f), yy(size_t(M) * N);
+    for (int t = 0; t < tasks; ++t)
+      qlinearAddLayerNorm<K, N, kQ8EpiNone>(xq.data(), xs.data(), p.data() + 4, ws.data(), bias.data(),
+                                            residual.data(), gamma.data(), beta.data(), yy.data(), q.data(),
+                                            scale.data(), M, 1e-12f, t, tasks);
+    EXPECT_EQ(yy, ref) << "tasks=" << tasks;
+    EXPECT_EQ(scale, refScale) << "tasks=" << tasks;
+    EXPECT_EQ(q, refQ) << "tasks=" << tasks;
+  }
+}
+
+TEST(QKernels, QLinearWithResidualLayerNorm) {
+  REQUIRE_Q8_CPU();
+  for (int M : {1, 5, 31, 64, 97}) {
+    checkQLinearAddLayerNorm<36, 40>(M, true, 50 + M);
+    checkQLinearAddLayerNorm<64, 48>(M, false, 60 + M);
+    checkQLinearAddLayerNorm<1536, 384>(M, true, 70 + M);
   }
 }
 

@@ -217,7 +217,8 @@ private:
   /// Marks the conversions computed by their producer's step: each dynamic
   /// enc.quantize and each enc.to_bf16 of a layernorm or add_layernorm
   /// (an extra result of the producer's step), and the dynamic enc.quantize
-  /// of an enc.qlinear whose float result nothing else reads. (A rounding that is the only
+  /// of an enc.qlinear whose float result nothing else reads; and the
+  /// enc.add_layernorm computed by the step of the enc.qlinear it reads. (A rounding that is the only
   /// user of an attention or bf16 linear is folded into that op's result
   /// type by enc-convert-linear-bf16, in the IR.)
   void planConversionFusion(mlir::func::FuncOp func);
@@ -274,6 +275,9 @@ private:
   std::map<std::string, uint32_t> packedIds_;
   /// producer -> the enc.quantize / enc.to_bf16 fused into it
   llvm::DenseMap<Operation *, Operation *> fusedConversion_;
+  /// qlinear -> the add_layernorm its step computes (with that op's results
+  /// and fused conversion as the step's results)
+  llvm::DenseMap<Operation *, Operation *> fusedLayerNorm_;
   llvm::DenseMap<Operation *, Operation *> fusedInto_; ///< conversion -> producer
   bool usesInt8_ = false;
   std::vector<std::string> symbols_;              ///< in first-use order
@@ -400,6 +404,21 @@ void Generator::planConversionFusion(mlir::func::FuncOp func) {
       return;
     fusedConversion_[producer] = conversion;
     fusedInto_[conversion] = producer;
+  });
+  // A qlinear + the add_layernorm of its result (+ that one's conversion
+  // when it is a dynamic quantize; another stays a step of its own).
+  codegen::forEachGroupedPair(func, [&](Operation *producer, Operation *ln) {
+    if (!isa<mlir::enc::QLinearOp>(producer) || !isa<mlir::enc::AddLayerNormOp>(ln))
+      return;
+    if (Operation *conversion = fusedConversion_.lookup(ln); conversion && !isa<mlir::enc::QuantizeOp>(conversion)) {
+      fusedInto_.erase(conversion);
+      fusedConversion_.erase(ln);
+    }
+    auto t = cast<RankedTensorType>(ln->getResult(0).getType());
+    if (t.getRank() < 1 || t.isDynamicDim(t.getRank() - 1))
+      return;
+    fusedLayerNorm_[producer] = ln;
+    fusedInto_[ln] = producer;
   });
 }
 
@@ -538,6 +557,25 @@ llvm::Expected<Kernel> Generator::lowerQLinear(QLinearOp q, const StepArgs &a) {
   }
   const bool bias = static_cast<bool>(q.getBias());
   usesInt8_ = true;
+  if (auto ln = llvm::dyn_cast_or_null<AddLayerNormOp>(fusedLayerNorm_.lookup(op))) {
+    // Operands: the qlinear's, then the residual, gamma and beta; results:
+    // the LayerNorm's rows, [their quantised values and scales].
+    const size_t nq = op->getNumOperands();
+    if (a.out.empty() || a.out.back() != N || a.in[nq] != a.out)
+      return opError(op, "expects a residual LayerNorm of the qlinear's width");
+    const bool quantized = static_cast<bool>(fusedConversion<QuantizeOp>(ln));
+    k.symbol = std::string("enc_qlinear_add_layernorm") + (quantized ? "_quantize" : "") + "_u8s8_" +
+               shapeTag(x, 0, r - 1) + "_k" + std::to_string(K) + "_n" + std::to_string(N) +
+               (bias ? "" : "_nobias") + epiTag;
+    auto in = [](size_t i) { return "IN_F(" + std::to_string(i) + ")"; };
+    k.call = "enc_kernels::qlinearAddLayerNorm<" + std::to_string(K) + ", " + std::to_string(N) + ", " + epiArg +
+             ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " + (bias ? "IN_F(4)" : "nullptr") + ", " + in(nq) + ", " +
+             in(nq + 1) + ", " + in(nq + 2) + ", " + res + ", " +
+             (quantized ? "OUT_U8(" + std::to_string(a.in.size() + 1) + "), " + a.result(2) : "nullptr, nullptr") +
+             ", " + a.rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
+    k.fattrs = {ln.getEpsilon().convertToFloat()};
+    return k;
+  }
   const bool quantizeOut = static_cast<bool>(fusedConversion<QuantizeOp>(op));
   k.symbol = std::string(quantizeOut ? "enc_qlinear_quantize_u8s8_" : "enc_qlinear_u8s8_") +
              shapeTag(x, 0, r - 1) + "_k" + std::to_string(K) + "_n" + std::to_string(N) +
@@ -923,10 +961,18 @@ llvm::Error Generator::addStep(Operation *op) {
     return llvm::Error::success(); // computed by its producer's step
   if (op->getNumResults() < 1)
     return opError(op, "expects at least one result");
-  // The step's results: the op's, then those of a conversion fused in.
-  std::vector<Value> results(op->result_begin(), op->result_end());
-  if (Operation *conv = fusedConversion_.lookup(op))
+  // The step's results: the op's (a qlinear's fused add_layernorm's instead:
+  // its float result is read by nothing else), then those of a conversion
+  // fused in. Operands: the op's, then a fused add_layernorm's but the first.
+  Operation *ln = fusedLayerNorm_.lookup(op);
+  Operation *last = ln ? ln : op;
+  Operation *conv = fusedConversion_.lookup(last);
+  std::vector<Value> results(last->result_begin(), last->result_end());
+  if (conv)
     results.insert(results.end(), conv->result_begin(), conv->result_end());
+  std::vector<Value> operands(op->operand_begin(), op->operand_end());
+  if (ln)
+    operands.insert(operands.end(), std::next(ln->operand_begin()), ln->operand_end());
   std::vector<Shape> outShapes;
   std::vector<DType> outTypes;
   for (Value r : results) {
@@ -952,10 +998,12 @@ llvm::Error Generator::addStep(Operation *op) {
 
   PlanStep step;
   step.op = op->getName().getStringRef().str();
-  if (Operation *conv = fusedConversion_.lookup(op))
+  if (ln)
+    step.op += "+" + ln->getName().getStringRef().str();
+  if (conv)
     step.op += "+" + conv->getName().getStringRef().str();
   std::vector<Shape> inShapes;
-  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+  for (auto [i, v] : llvm::enumerate(operands)) {
     uint32_t id;
     if (isa<mlir::enc::LinearOp>(op) && i == 1) {
       auto packed = sgemmWeightValue(op, v);

@@ -146,3 +146,29 @@ func.func @qlinear_quantize(%x: tensor<?x8xui8>, %xs: tensor<?xf32>) -> (tensor<
   %q2, %s2 = enc.quantize %z : tensor<?x16xf32> -> (tensor<?x16xui8>, tensor<?xf32>)
   return %q2, %z : tensor<?x16xui8>, tensor<?x16xf32>
 }
+
+// -----
+
+// A qlinear whose float result only a residual add_layernorm reads (the
+// attention output and FFN down projections in the int8 tier): one group with
+// that add_layernorm and the quantize of its rows; the group yields the
+// LayerNorm's rows (the next residual) and the quantised rows.
+// CHECK-LABEL: func.func @qlinear_add_layernorm_quantize
+// CHECK:      %[[G:.*]] = enc.weight "ln.weight"
+// CHECK-NEXT: %[[B:.*]] = enc.weight "ln.bias"
+// CHECK-NEXT: %[[F:.*]]:3 = enc.fusion -> (tensor<?x8xf32>, tensor<?x8xui8>, tensor<?xf32>) {
+// CHECK-NEXT:   %[[Y:.*]] = enc.qlinear
+// CHECK-NEXT:   %[[N:.*]] = enc.add_layernorm %[[Y]], %{{.*}}, %[[G]], %[[B]]
+// CHECK-NEXT:   %[[Q:.*]], %[[S:.*]] = enc.quantize %[[N]]
+// CHECK-NEXT:   enc.yield %[[N]], %[[Q]], %[[S]]
+// CHECK-NEXT: }
+func.func @qlinear_add_layernorm_quantize(%x: tensor<?x16xui8>, %xs: tensor<?xf32>, %r: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xui8>, tensor<?xf32>) {
+  %w = enc.weight "down.q8" : tensor<8x16xi8>
+  %ws = enc.weight "down.q8scale" : tensor<8xf32>
+  %y = enc.qlinear %x, %xs, %w, %ws : (tensor<?x16xui8>, tensor<?xf32>, tensor<8x16xi8>, tensor<8xf32>) -> tensor<?x8xf32>
+  %g = enc.weight "ln.weight" : tensor<8xf32>
+  %b = enc.weight "ln.bias" : tensor<8xf32>
+  %n = enc.add_layernorm %y, %r, %g, %b {epsilon = 1.0e-12 : f32} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %q, %s = enc.quantize %n : tensor<?x8xf32> -> (tensor<?x8xui8>, tensor<?xf32>)
+  return %n, %q, %s : tensor<?x8xf32>, tensor<?x8xui8>, tensor<?xf32>
+}

@@ -8,7 +8,8 @@
 //  - layernorm / add_layernorm with the quantisation of their output fused in
 //    (the float result is still written: the residual path needs it).
 //  - enc.qlinear: qlinearQ8Quantized on pre-quantised rows, and with the
-//    quantisation of its result fused in (the float result never stored).
+//    quantisation of its result fused in (the float result never stored),
+//    or the residual LayerNorm (+ its quantisation) that reads its result.
 //  - enc.embedding with an int8 word table (one f32 scale per row).
 // Each takes (task, numTasks) and does a disjoint share of its output.
 //
@@ -125,6 +126,36 @@ void qlinearQuantize(const uint8_t *xq, const float *xScale, const void *packed,
              });
     for (int64_t i = i0; i < i1; ++i)
       quantizeRowTo<N>(y + (i - i0) * N, q + i * ldq, qScale + i, 0.0f);
+  }
+}
+
+/// enc.qlinear + the enc.add_layernorm that is the only user of its result
+/// (the Linears before a residual LayerNorm) + the dynamic enc.quantize of
+/// the LayerNorm's output when q is not null: each task owns rows of y and
+/// computes kQ8StageRows of them at a time across all N columns (the
+/// residual added in the qlinear's epilogue), then normalises and quantises
+/// them while they are in cache. Bit-identical to qlinear, addLayerNorm and
+/// quantizeRows one after the other.
+template <int K, int N, int Epi>
+void qlinearAddLayerNorm(const uint8_t *xq, const float *xScale, const void *packed, const float *wScale,
+                         const float *bias, const float *residual, const float *gamma, const float *beta, float *y,
+                         uint8_t *q, float *qScale, int64_t rows, float eps, int32_t task, int32_t numTasks) {
+  const int32_t *colSum = packedColSumsQ8(packed);
+  const int8_t *blocks = packedBlocksQ8(packed, N);
+  const int64_t ldx = q8RowStride(K), ldq = q8RowStride(N);
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t i0 = r0; i0 < r1; i0 += kQ8StageRows) {
+    const int64_t i1 = std::min(r1, i0 + kQ8StageRows);
+    q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, 0, q8PaddedN(N) / 16,
+             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
+               q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum, wScale, bias, residual, y);
+             });
+    for (int64_t i = i0; i < i1; ++i) {
+      layerNormRow<N>(y + i * N, gamma, beta, y + i * N, eps);
+      if (q)
+        quantizeRowTo<N>(y + i * N, q + i * ldq, qScale + i, 0.0f);
+    }
   }
 }
 
