@@ -218,9 +218,10 @@ private:
   /// enc.quantize and each enc.to_bf16 of a layernorm or add_layernorm
   /// (an extra result of the producer's step), and the dynamic enc.quantize
   /// of an enc.qlinear whose float result nothing else reads; and the
-  /// enc.add_layernorm computed by the step of the enc.qlinear it reads. (A rounding that is the only
-  /// user of an attention or bf16 linear is folded into that op's result
-  /// type by enc-convert-linear-bf16, in the IR.)
+  /// enc.add_layernorm computed by the step of the enc.qlinear it reads.
+  /// (A rounding that is the only user of an attention or bf16 linear is
+  /// folded into that op's result type by enc-convert-linear-bf16, in the
+  /// IR.)
   void planConversionFusion(mlir::func::FuncOp func);
   /// The conversion fused into `op` of the given class, or null.
   template <class ConvOp> ConvOp fusedConversion(Operation *op) const {
@@ -405,9 +406,9 @@ void Generator::planConversionFusion(mlir::func::FuncOp func) {
       return;
     auto q = dyn_cast<mlir::enc::QuantizeOp>(conversion);
     const bool dynamicQuantize = q && !q.getStaticScale();
-    if (auto q = dyn_cast<mlir::enc::QLinearOp>(producer)) {
+    if (auto qlinear = dyn_cast<mlir::enc::QLinearOp>(producer)) {
       // Its float result's only user is the quantize (the group's rule).
-      if (!dynamicQuantize || !fusesConsumerOfQLinear(q))
+      if (!dynamicQuantize || !fusesConsumerOfQLinear(qlinear))
         return;
     } else if (!isa<mlir::enc::LayerNormOp, mlir::enc::AddLayerNormOp>(producer) ||
                (!dynamicQuantize && !isa<mlir::enc::ToBf16Op>(conversion))) {
