@@ -6,10 +6,13 @@
 // give this core's ceiling; main() also measures the best int8 and fp32 peak
 // once and reports each GEMM's share of it ("of_peak").
 // The micro-kernel that ran is in the context ("q8_path") and each label.
+// BM_QLinearThen*: a qlinear with its consumer in one step vs separate steps.
 //
 //===----------------------------------------------------------------------===//
 #include "enc_sgemm.h"
+#include "AmxPermission.h"
 #include "enc_qgemm.h"
+#include "enc_quant.h"
 
 #include <benchmark/benchmark.h>
 
@@ -170,6 +173,93 @@ BENCHMARK_TEMPLATE(BM_QLinear, 768, 3072, true, kQ8EpiGelu)
     ->ArgName("M")->Arg(128)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_QLinear, 3072, 768, true, kQ8EpiNone, true)
     ->ArgName("M")->Arg(128)->Unit(benchmark::kMicrosecond);
+
+//===----------------------------------------------------------------------===//
+// A qlinear with its consumer in one step (enc_quant.h) vs the separate
+// steps the plan had before: the GELU Linear + the quantisation of its output
+// (Fused: qlinearQuantize), a Linear + the residual LayerNorm + its
+// quantisation (Fused: qlinearAddLayerNorm). Same inputs, same outputs (the
+// kernel tests check the bits); GOP/s counts the GEMM only.
+//===----------------------------------------------------------------------===//
+
+template <int K, int N, bool Fused> void BM_QLinearThenQuantize(benchmark::State &state) {
+  const int64_t M = state.range(0), ldx = q8RowStride(K), ldq = q8RowStride(N);
+  const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
+  const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
+  const std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f);
+  std::vector<int8_t> wq(static_cast<size_t>(N) * K);
+  std::vector<float> ws(N), xs(M), qs(M);
+  quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
+  unsigned char *packed = alignedAlloc<unsigned char>(packedWeightsQ8Bytes(N, K));
+  packWeightsQ8(wq.data(), N, K, packed);
+  uint8_t *xq = alignedAlloc<uint8_t>(size_t(M) * ldx), *q = alignedAlloc<uint8_t>(size_t(M) * ldq);
+  for (int64_t m = 0; m < M; ++m)
+    quantizeRowQ8(x.data() + m * K, K, xq + m * ldx, &xs[m]);
+  float *y = alignedAlloc<float>(size_t(M) * N);
+  for (auto _ : state) {
+    if (Fused) {
+      qlinearQuantize<K, N, kQ8EpiGelu>(xq, xs.data(), packed, ws.data(), b.data(), y, q, qs.data(), M, 0, 1);
+    } else {
+      qlinear<K, N, kQ8EpiGelu>(xq, xs.data(), packed, ws.data(), b.data(), y, M, 0, 1);
+      quantizeRows<N>(y, q, qs.data(), M, 0.0f, 0, 1);
+    }
+    benchmark::DoNotOptimize(q);
+    benchmark::ClobberMemory();
+  }
+  setGemmCounters(state, M, N, K, gPeakInt8);
+  state.SetLabel(std::string(Fused ? "fused " : "separate ") + q8PathName());
+  std::free(packed);
+  std::free(xq);
+  std::free(q);
+  std::free(y);
+}
+
+template <int K, int N, bool Fused> void BM_QLinearThenAddLayerNorm(benchmark::State &state) {
+  const int64_t M = state.range(0), ldx = q8RowStride(K), ldq = q8RowStride(N);
+  const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
+  const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
+  const std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f), g = randomFloats(N, 4, 0.5f, 1.5f);
+  const std::vector<float> res = randomFloats(size_t(M) * N, 5, -1.0f, 1.0f);
+  std::vector<int8_t> wq(static_cast<size_t>(N) * K);
+  std::vector<float> ws(N), xs(M), qs(M);
+  quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
+  unsigned char *packed = alignedAlloc<unsigned char>(packedWeightsQ8Bytes(N, K));
+  packWeightsQ8(wq.data(), N, K, packed);
+  uint8_t *xq = alignedAlloc<uint8_t>(size_t(M) * ldx), *q = alignedAlloc<uint8_t>(size_t(M) * ldq);
+  for (int64_t m = 0; m < M; ++m)
+    quantizeRowQ8(x.data() + m * K, K, xq + m * ldx, &xs[m]);
+  float *lin = alignedAlloc<float>(size_t(M) * N), *y = alignedAlloc<float>(size_t(M) * N);
+  for (auto _ : state) {
+    if (Fused) {
+      qlinearAddLayerNorm<K, N, kQ8EpiNone>(xq, xs.data(), packed, ws.data(), b.data(), res.data(), g.data(),
+                                            b.data(), y, q, qs.data(), M, 1e-12f, 0, 1);
+    } else {
+      qlinear<K, N, kQ8EpiNone>(xq, xs.data(), packed, ws.data(), b.data(), lin, M, 0, 1);
+      for (int64_t m = 0; m < M; ++m) {
+        addLayerNormRow<N>(lin + m * N, res.data() + m * N, g.data(), b.data(), y + m * N, 1e-12f);
+        quantizeRowTo<N>(y + m * N, q + m * ldq, &qs[m], 0.0f);
+      }
+    }
+    benchmark::DoNotOptimize(q);
+    benchmark::ClobberMemory();
+  }
+  setGemmCounters(state, M, N, K, gPeakInt8);
+  state.SetLabel(std::string(Fused ? "fused " : "separate ") + q8PathName());
+  std::free(packed);
+  std::free(xq);
+  std::free(q);
+  std::free(lin);
+  std::free(y);
+}
+
+// MiniLM's FFN (384 -> 1536 GELU, 1536 -> 384 + residual LayerNorm) and
+// attention output (384 -> 384 + residual LayerNorm), M = 128 and 1024.
+BENCHMARK_TEMPLATE(BM_QLinearThenQuantize, 384, 1536, false)->ArgName("M")->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_QLinearThenQuantize, 384, 1536, true)->ArgName("M")->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_QLinearThenAddLayerNorm, 1536, 384, false)->ArgName("M")->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_QLinearThenAddLayerNorm, 1536, 384, true)->ArgName("M")->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_QLinearThenAddLayerNorm, 384, 384, false)->ArgName("M")->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_QLinearThenAddLayerNorm, 384, 384, true)->ArgName("M")->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
 //===----------------------------------------------------------------------===//
 // Peaks: 12 independent register-resident accumulators; kOps per instruction
@@ -334,6 +424,14 @@ int main(int argc, char **argv) {
                  q8PathName());
     return 1;
   }
+#if defined(__AMX_INT8__)
+  // -march=native on an AMX CPU builds the AMX path: without Linux's
+  // tile-data permission its first tile instruction raises SIGILL.
+  if (!kernel_test::amxUsable(25)) {
+    std::fprintf(stderr, "qgemm_bench: the kernel did not grant the AMX tile-data permission\n");
+    return 1;
+  }
+#endif
   // The peak of the instruction the int8 path uses, and of fp32 FMA.
   std::string int8Peak = "none", fp32Peak = "none";
 #if defined(ENC_Q8_PATH_VNNI512)
