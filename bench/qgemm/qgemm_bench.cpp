@@ -182,74 +182,67 @@ BENCHMARK_TEMPLATE(BM_QLinear, 3072, 768, true, kQ8EpiNone, true)
 // kernel tests check the bits); GOP/s counts the GEMM only.
 //===----------------------------------------------------------------------===//
 
+/// A qlinear's operands as the plan holds them: rows of x quantised (and
+/// their scales), the weight quantised and packed, a bias; room for the
+/// float rows and the quantised output (values and scales).
+template <int K, int N> struct Q8Operands {
+  const int64_t M, ldx = q8RowStride(K), ldq = q8RowStride(N);
+  std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f), ws = std::vector<float>(N), xs, qs, y;
+  std::vector<unsigned char> packed = std::vector<unsigned char>(packedWeightsQ8Bytes(N, K));
+  std::vector<uint8_t> xq, q;
+  explicit Q8Operands(int64_t M)
+      : M(M), xs(M), qs(M), y(size_t(M) * N), xq(size_t(M) * ldx), q(size_t(M) * ldq) {
+    const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
+    const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
+    std::vector<int8_t> wq(w.size());
+    quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
+    packWeightsQ8(wq.data(), N, K, packed.data());
+    for (int64_t m = 0; m < M; ++m)
+      quantizeRowQ8(x.data() + m * K, K, xq.data() + m * ldx, &xs[m]);
+  }
+};
+
 template <int K, int N, bool Fused> void BM_QLinearThenQuantize(benchmark::State &state) {
-  const int64_t M = state.range(0), ldx = q8RowStride(K), ldq = q8RowStride(N);
-  const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
-  const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
-  const std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f);
-  std::vector<int8_t> wq(static_cast<size_t>(N) * K);
-  std::vector<float> ws(N), xs(M), qs(M);
-  quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
-  unsigned char *packed = alignedAlloc<unsigned char>(packedWeightsQ8Bytes(N, K));
-  packWeightsQ8(wq.data(), N, K, packed);
-  uint8_t *xq = alignedAlloc<uint8_t>(size_t(M) * ldx), *q = alignedAlloc<uint8_t>(size_t(M) * ldq);
-  for (int64_t m = 0; m < M; ++m)
-    quantizeRowQ8(x.data() + m * K, K, xq + m * ldx, &xs[m]);
-  float *y = alignedAlloc<float>(size_t(M) * N);
+  Q8Operands<K, N> o(state.range(0));
   for (auto _ : state) {
     if (Fused) {
-      qlinearQuantize<K, N, kQ8EpiGelu>(xq, xs.data(), packed, ws.data(), b.data(), y, q, qs.data(), M, 0, 1);
+      qlinearQuantize<K, N, kQ8EpiGelu>(o.xq.data(), o.xs.data(), o.packed.data(), o.ws.data(), o.b.data(),
+                                        o.y.data(), o.q.data(), o.qs.data(), o.M, 0, 1);
     } else {
-      qlinear<K, N, kQ8EpiGelu>(xq, xs.data(), packed, ws.data(), b.data(), y, M, 0, 1);
-      quantizeRows<N>(y, q, qs.data(), M, 0.0f, 0, 1);
+      qlinear<K, N, kQ8EpiGelu>(o.xq.data(), o.xs.data(), o.packed.data(), o.ws.data(), o.b.data(), o.y.data(), o.M,
+                                0, 1);
+      quantizeRows<N>(o.y.data(), o.q.data(), o.qs.data(), o.M, 0.0f, 0, 1);
     }
-    benchmark::DoNotOptimize(q);
+    benchmark::DoNotOptimize(o.q.data());
     benchmark::ClobberMemory();
   }
-  setGemmCounters(state, M, N, K, gPeakInt8);
+  setGemmCounters(state, o.M, N, K, gPeakInt8);
   state.SetLabel(std::string(Fused ? "fused " : "separate ") + q8PathName());
-  std::free(packed);
-  std::free(xq);
-  std::free(q);
-  std::free(y);
 }
 
 template <int K, int N, bool Fused> void BM_QLinearThenAddLayerNorm(benchmark::State &state) {
-  const int64_t M = state.range(0), ldx = q8RowStride(K), ldq = q8RowStride(N);
-  const std::vector<float> x = randomFloats(size_t(M) * K, 1, -2.0f, 2.0f);
-  const std::vector<float> w = randomFloats(size_t(N) * K, 2, -0.1f, 0.1f);
-  const std::vector<float> b = randomFloats(N, 3, -0.1f, 0.1f), g = randomFloats(N, 4, 0.5f, 1.5f);
-  const std::vector<float> res = randomFloats(size_t(M) * N, 5, -1.0f, 1.0f);
-  std::vector<int8_t> wq(static_cast<size_t>(N) * K);
-  std::vector<float> ws(N), xs(M), qs(M);
-  quantizeWeightsQ8(w.data(), N, K, wq.data(), ws.data());
-  unsigned char *packed = alignedAlloc<unsigned char>(packedWeightsQ8Bytes(N, K));
-  packWeightsQ8(wq.data(), N, K, packed);
-  uint8_t *xq = alignedAlloc<uint8_t>(size_t(M) * ldx), *q = alignedAlloc<uint8_t>(size_t(M) * ldq);
-  for (int64_t m = 0; m < M; ++m)
-    quantizeRowQ8(x.data() + m * K, K, xq + m * ldx, &xs[m]);
-  float *lin = alignedAlloc<float>(size_t(M) * N), *y = alignedAlloc<float>(size_t(M) * N);
+  Q8Operands<K, N> o(state.range(0));
+  const std::vector<float> gamma = randomFloats(N, 4, 0.5f, 1.5f), res = randomFloats(o.y.size(), 5, -1.0f, 1.0f);
+  std::vector<float> lin(o.y.size());
   for (auto _ : state) {
     if (Fused) {
-      qlinearAddLayerNorm<K, N, kQ8EpiNone>(xq, xs.data(), packed, ws.data(), b.data(), res.data(), g.data(),
-                                            b.data(), y, q, qs.data(), M, 1e-12f, 0, 1);
+      qlinearAddLayerNorm<K, N, kQ8EpiNone>(o.xq.data(), o.xs.data(), o.packed.data(), o.ws.data(), o.b.data(),
+                                            res.data(), gamma.data(), o.b.data(), o.y.data(), o.q.data(),
+                                            o.qs.data(), o.M, 1e-12f, 0, 1);
     } else {
-      qlinear<K, N, kQ8EpiNone>(xq, xs.data(), packed, ws.data(), b.data(), lin, M, 0, 1);
-      for (int64_t m = 0; m < M; ++m) {
-        addLayerNormRow<N>(lin + m * N, res.data() + m * N, g.data(), b.data(), y + m * N, 1e-12f);
-        quantizeRowTo<N>(y + m * N, q + m * ldq, &qs[m], 0.0f);
+      qlinear<K, N, kQ8EpiNone>(o.xq.data(), o.xs.data(), o.packed.data(), o.ws.data(), o.b.data(), lin.data(), o.M,
+                                0, 1);
+      for (int64_t m = 0; m < o.M; ++m) {
+        addLayerNormRow<N>(lin.data() + m * N, res.data() + m * N, gamma.data(), o.b.data(), o.y.data() + m * N,
+                           1e-12f);
+        quantizeRowTo<N>(o.y.data() + m * N, o.q.data() + m * o.ldq, &o.qs[m], 0.0f);
       }
     }
-    benchmark::DoNotOptimize(q);
+    benchmark::DoNotOptimize(o.q.data());
     benchmark::ClobberMemory();
   }
-  setGemmCounters(state, M, N, K, gPeakInt8);
+  setGemmCounters(state, o.M, N, K, gPeakInt8);
   state.SetLabel(std::string(Fused ? "fused " : "separate ") + q8PathName());
-  std::free(packed);
-  std::free(xq);
-  std::free(q);
-  std::free(lin);
-  std::free(y);
 }
 
 // MiniLM's FFN (384 -> 1536 GELU, 1536 -> 384 + residual LayerNorm) and
