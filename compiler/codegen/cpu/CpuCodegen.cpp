@@ -165,6 +165,8 @@ struct StepArgs {
   std::string result(size_t i) const { return "OUT_F(" + std::to_string(in.size() + i) + ")"; }
   /// Result i's bf16 pointer in the wrapper body.
   std::string resultBf16(size_t i) const { return "OUT_BF(" + std::to_string(in.size() + i) + ")"; }
+  /// Result i's u8 pointer in the wrapper body.
+  std::string resultU8(size_t i) const { return "OUT_U8(" + std::to_string(in.size() + i) + ")"; }
   /// The product of all but the last dim / of all dims, as a C++ expression.
   std::string rows(const Shape &s) const { return prodExpr(s, 0, s.size() - 1); }
   std::string count(const Shape &s) const { return prodExpr(s, 0, s.size()); }
@@ -420,16 +422,15 @@ void Generator::planConversionFusion(mlir::func::FuncOp func) {
     fusedConversion_[producer] = conversion;
     fusedInto_[conversion] = producer;
   });
-  // A qlinear + the add_layernorm of its result (+ that one's conversion
-  // when it is a dynamic quantize; another stays a step of its own).
+  // A qlinear + the add_layernorm of its result (+ that one's dynamic
+  // quantize, if the step above fused one in: qlinearAddLayerNorm computes
+  // no other conversion).
   codegen::forEachGroupedPair(func, [&](Operation *producer, Operation *ln) {
     auto q = dyn_cast<mlir::enc::QLinearOp>(producer);
     if (!q || !isa<mlir::enc::AddLayerNormOp>(ln) || !fusesConsumerOfQLinear(q))
       return;
-    if (Operation *conversion = fusedConversion_.lookup(ln); conversion && !isa<mlir::enc::QuantizeOp>(conversion)) {
-      fusedInto_.erase(conversion);
-      fusedConversion_.erase(ln);
-    }
+    if (Operation *conversion = fusedConversion_.lookup(ln); conversion && !isa<mlir::enc::QuantizeOp>(conversion))
+      return;
     auto t = cast<RankedTensorType>(ln->getResult(0).getType());
     if (t.getRank() < 1 || t.isDynamicDim(t.getRank() - 1))
       return;
@@ -587,7 +588,7 @@ llvm::Expected<Kernel> Generator::lowerQLinear(QLinearOp q, const StepArgs &a) {
     k.call = "enc_kernels::qlinearAddLayerNorm<" + std::to_string(K) + ", " + std::to_string(N) + ", " + epiArg +
              ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " + (bias ? "IN_F(4)" : "nullptr") + ", " + in(nq) + ", " +
              in(nq + 1) + ", " + in(nq + 2) + ", " + res + ", " +
-             (quantized ? "OUT_U8(" + std::to_string(a.in.size() + 1) + "), " + a.result(2) : "nullptr, nullptr") +
+             (quantized ? a.resultU8(1) + ", " + a.result(2) : "nullptr, nullptr") +
              ", " + a.rows(x) + ", fattr(c, 0, 1e-12f), t, n);";
     k.fattrs = {ln.getEpsilon().convertToFloat()};
     return k;
@@ -598,9 +599,7 @@ llvm::Expected<Kernel> Generator::lowerQLinear(QLinearOp q, const StepArgs &a) {
              (bias ? "" : "_nobias") + epiTag;
   // Operands x, x scales, packed weight, weight scales, [bias]; then the
   // results: y, and with the quantize fused in its values and scales.
-  const unsigned out = op->getNumOperands();
-  const std::string quantized =
-      quantizeOut ? ", OUT_U8(" + std::to_string(out + 1) + "), OUT_F(" + std::to_string(out + 2) + ")" : "";
+  const std::string quantized = quantizeOut ? ", " + a.resultU8(1) + ", " + a.result(2) : "";
   k.call = std::string("enc_kernels::") + (quantizeOut ? "qlinearQuantize<" : "qlinear<") + std::to_string(K) +
            ", " + std::to_string(N) + ", " + epiArg + ">(IN_U8(0), IN_F(1), IN_V(2), IN_F(3), " +
            (bias ? "IN_F(4)" : "nullptr") + ", " + res + quantized + ", " + a.rows(x) + ", t, n);";

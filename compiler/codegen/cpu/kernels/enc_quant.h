@@ -97,66 +97,75 @@ void qlinear(const uint8_t *xq, const float *xScale, const void *packed,
                           wScale, bias, nullptr, y, task, numTasks);
 }
 
-/// enc.qlinear + the dynamic enc.quantize of its result, the float result
-/// used by nothing else (enc-form-fusion-groups groups them): each task owns
-/// rows of the output, computes kQ8StageRows of them at a time across all N
-/// columns into a staging area and quantises them from there while they are
-/// in cache. The staging area is the first rows of the task's share of
-/// `stage` ([rows, N], the op's float result): its content afterwards is
-/// unspecified. Values and scales are bit-identical to qlinear followed by
-/// quantizeRows (same epilogue, same quantizeRowQ8 on the same floats).
-template <int K, int N, int Epi>
-void qlinearQuantize(const uint8_t *xq, const float *xScale, const void *packed,
-                     const float *wScale, const float *bias, float *stage,
-                     uint8_t *q, float *qScale, int64_t rows, int32_t task,
-                     int32_t numTasks) {
+/// The driver of a qlinear that also computes its consumer: each task owns
+/// rows [r0, r1) of the output and computes kQ8StageRows of them at a time
+/// across all N columns (epilogue, + residual where not null) into the rows
+/// at blockRows(i0) (row i at blockRows(i0) + (i - i0) * N), then hands the
+/// block to finish(i0, i1, rows) while it is in cache.
+template <int K, int N, int Epi, class BlockRows, class Finish>
+ENC_INLINE void qlinearRowBlocks(const uint8_t *xq, const float *xScale, const void *packed, const float *wScale,
+                                 const float *bias, const float *residual, int64_t rows, int32_t task,
+                                 int32_t numTasks, BlockRows &&blockRows, Finish &&finish) {
   const int32_t *colSum = packedColSumsQ8(packed);
   const int8_t *blocks = packedBlocksQ8(packed, N);
-  const int64_t ldx = q8RowStride(K), ldq = q8RowStride(N);
+  const int64_t ldx = q8RowStride(K);
   int64_t r0, r1;
   taskShare(rows, task, numTasks, r0, r1);
-  float *y = stage + r0 * N;
   for (int64_t i0 = r0; i0 < r1; i0 += kQ8StageRows) {
     const int64_t i1 = std::min(r1, i0 + kQ8StageRows);
+    float *y = blockRows(r0, i0);
+    const float *res = residual ? residual + i0 * N : nullptr;
     q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, 0, q8PaddedN(N) / 16,
-             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
-                 int64_t ldt) {
-               q8Epilogue<Epi>(t, ldt, i - i0, r, n0, n1, N, xScale + i,
-                               colSum, wScale, bias, nullptr, y);
+             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
+               q8Epilogue<Epi>(t, ldt, i - i0, r, n0, n1, N, xScale + i, colSum, wScale, bias, res, y);
              });
-    for (int64_t i = i0; i < i1; ++i)
-      quantizeRowTo<N>(y + (i - i0) * N, q + i * ldq, qScale + i, 0.0f);
+    finish(i0, i1, y);
   }
+}
+
+/// enc.qlinear + the dynamic enc.quantize of its result, the float result
+/// used by nothing else (enc-form-fusion-groups groups them): the float rows
+/// of a block are staged in the first rows of the task's share of `stage`
+/// ([rows, N], the op's float result; its content afterwards is unspecified)
+/// and quantised from there. Values and scales are bit-identical to qlinear
+/// followed by quantizeRows (same epilogue, same quantizeRowQ8 on the same
+/// floats).
+template <int K, int N, int Epi>
+void qlinearQuantize(const uint8_t *xq, const float *xScale, const void *packed, const float *wScale,
+                     const float *bias, float *stage, uint8_t *q, float *qScale, int64_t rows, int32_t task,
+                     int32_t numTasks) {
+  const int64_t ldq = q8RowStride(N);
+  qlinearRowBlocks<K, N, Epi>(
+      xq, xScale, packed, wScale, bias, nullptr, rows, task, numTasks,
+      [&](int64_t r0, int64_t) { return stage + r0 * N; },
+      [&](int64_t i0, int64_t i1, const float *y) {
+        for (int64_t i = i0; i < i1; ++i)
+          quantizeRowTo<N>(y + (i - i0) * N, q + i * ldq, qScale + i, 0.0f);
+      });
 }
 
 /// enc.qlinear + the enc.add_layernorm that is the only user of its result
 /// (the Linears before a residual LayerNorm) + the dynamic enc.quantize of
-/// the LayerNorm's output when q is not null: each task owns rows of y and
-/// computes kQ8StageRows of them at a time across all N columns (the
-/// residual added in the qlinear's epilogue), then normalises and quantises
-/// them while they are in cache. Bit-identical to qlinear, addLayerNorm and
+/// the LayerNorm's output when q is not null: the residual is added in the
+/// qlinear's epilogue, then each block's rows of y are normalised and
+/// quantised in place. Bit-identical to qlinear, addLayerNorm and
 /// quantizeRows one after the other.
 template <int K, int N, int Epi>
 void qlinearAddLayerNorm(const uint8_t *xq, const float *xScale, const void *packed, const float *wScale,
                          const float *bias, const float *residual, const float *gamma, const float *beta, float *y,
                          uint8_t *q, float *qScale, int64_t rows, float eps, int32_t task, int32_t numTasks) {
-  const int32_t *colSum = packedColSumsQ8(packed);
-  const int8_t *blocks = packedBlocksQ8(packed, N);
-  const int64_t ldx = q8RowStride(K), ldq = q8RowStride(N);
-  int64_t r0, r1;
-  taskShare(rows, task, numTasks, r0, r1);
-  for (int64_t i0 = r0; i0 < r1; i0 += kQ8StageRows) {
-    const int64_t i1 = std::min(r1, i0 + kQ8StageRows);
-    q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, 0, q8PaddedN(N) / 16,
-             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
-               q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum, wScale, bias, residual, y);
-             });
-    for (int64_t i = i0; i < i1; ++i) {
-      layerNormRow<N>(y + i * N, gamma, beta, y + i * N, eps);
-      if (q)
-        quantizeRowTo<N>(y + i * N, q + i * ldq, qScale + i, 0.0f);
-    }
-  }
+  const int64_t ldq = q8RowStride(N);
+  qlinearRowBlocks<K, N, Epi>(
+      xq, xScale, packed, wScale, bias, residual, rows, task, numTasks,
+      [&](int64_t, int64_t i0) { return y + i0 * N; },
+      [&](int64_t i0, int64_t i1, float *block) {
+        for (int64_t i = i0; i < i1; ++i) {
+          float *row = block + (i - i0) * N;
+          layerNormRow<N>(row, gamma, beta, row, eps);
+          if (q)
+            quantizeRowTo<N>(row, q + i * ldq, qScale + i, 0.0f);
+        }
+      });
 }
 
 /// enc.embedding with an int8 word table: y[b,s,:] = wordQ[id] * wordScale[id]
