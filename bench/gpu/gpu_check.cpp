@@ -6,6 +6,7 @@
 //   gpu_check compare ARTIFACT REF MIN_COS  CUDA outputs vs REF
 //   gpu_check both    ARTIFACT MIN_COS      CUDA vs CPU outputs of one artifact
 //   gpu_check time    ARTIFACT BATCHES SEQ RUNS   median encrt_session_run ms
+//   gpu_check profile ARTIFACT BATCH SEQ RUNS     per-kernel device time of a run
 // The fixed inputs: two padded batches with mixed lengths (1 .. seq) of
 // deterministic ids, and (with a tokenizer and pooled output) a few texts
 // through encrt_session_embed. Compared: the cosine of every valid hidden
@@ -331,6 +332,80 @@ int runTime(const char *path, const char *batches, int64_t seq, int runs) {
   return 0;
 }
 
+/// The per-step profile (CUDA events around every step, no graph) of RUNS
+/// runs at BATCH x SEQ (all full length), summed per kernel symbol: ms per
+/// run, share of the summed step time, launches per run. Also the wall time
+/// of the same run through a graph-replaying session, for the launch gaps
+/// the events do not see.
+int runProfile(const char *path, int64_t batch, int64_t seq, int runs) {
+  encrt_model *m = load(path, testDevice());
+  encrt_model_info info;
+  encrt_model_get_info(m, &info, sizeof info);
+  seq = std::min<int64_t>(seq, info.max_seq);
+  std::vector<int32_t> ids(static_cast<size_t>(batch * seq));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(info.vocab_size));
+  std::vector<int32_t> lengths(static_cast<size_t>(batch), static_cast<int32_t>(seq));
+  std::vector<float> pooled(info.has_pooled_output ? static_cast<size_t>(batch * info.hidden_size) : 0);
+  std::vector<float> hidden(info.has_pooled_output ? 0 : static_cast<size_t>(batch * seq * info.hidden_size));
+  float *ph = hidden.empty() ? nullptr : hidden.data();
+  float *pp = pooled.empty() ? nullptr : pooled.data();
+
+  encrt_session_options so;
+  encrt_session_options_initialize(&so);
+  so.enable_profiling = true;
+  encrt_session *s = nullptr;
+  check(encrt_session_create(m, &so, &s), "encrt_session_create");
+  for (int i = 0; i < 3; ++i) // warm-up (cuBLASLt heuristics), then reset by a new session
+    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "warm-up");
+  encrt_session_release(s);
+  check(encrt_session_create(m, &so, &s), "encrt_session_create");
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i)
+    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "run");
+  const double directMs = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - t0).count() / runs;
+  struct Row { std::string op; double ms = 0; int64_t launches = 0; };
+  std::map<std::string, Row> byKernel;
+  double total = 0;
+  for (int64_t i = 0; i < encrt_session_profile_count(s); ++i) {
+    encrt_step_profile p;
+    encrt_session_profile_get(s, i, &p, sizeof p);
+    Row &r = byKernel[p.kernel];
+    r.op = p.op;
+    r.ms += p.total_ms / runs;
+    r.launches += 1;
+    total += p.total_ms / runs;
+  }
+  encrt_session_release(s);
+
+  check(encrt_session_create(m, nullptr, &s), "encrt_session_create");
+  for (int i = 0; i < 5; ++i)
+    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "warm-up");
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    t0 = std::chrono::steady_clock::now();
+    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "run");
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  encrt_session_release(s);
+  encrt_model_release(m);
+
+  std::vector<std::pair<std::string, Row>> rows(byKernel.begin(), byKernel.end());
+  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) { return a.second.ms > b.second.ms; });
+  std::printf("PROFILE %s batch %ld seq %ld: steps %.3f ms per run (CUDA events, direct launches); "
+              "a direct run %.3f ms wall; a graph replay %.3f ms wall (median of %d)\n",
+              path, static_cast<long>(batch), static_cast<long>(seq), total, directMs,
+              ms[ms.size() / 2], runs);
+  std::printf("  %-48s %-16s %9s %6s %8s\n", "kernel", "op", "ms/run", "share", "launches");
+  for (const auto &[kernel, r] : rows)
+    std::printf("  %-48s %-16s %9.4f %5.1f%% %8ld\n", kernel.c_str(), r.op.c_str(), r.ms,
+                100.0 * r.ms / total, static_cast<long>(r.launches));
+  std::fflush(stdout);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -346,14 +421,22 @@ int main(int argc, char **argv) {
     return runCompare(argv[2], readRef(argv[3]), std::atof(argv[4]));
   if (cmd == "both" && argc == 4) {
     encrt_model *m = load(argv[2], "cpu");
+    encrt_model_info info;
+    encrt_model_get_info(m, &info, sizeof info);
+    if (info.random_weights)
+      die(std::string(argv[2]) + ": random weights are generated per plan at load, so its CPU and "
+          "CUDA plans hold different weights; compare with a reference of stored weights instead");
     Outputs ref = runAll(m, false, 1);
     encrt_model_release(m);
     return runCompare(argv[2], ref, std::atof(argv[3]));
   }
+  if (cmd == "profile" && argc == 6)
+    return runProfile(argv[2], std::atoll(argv[3]), std::atoll(argv[4]), std::atoi(argv[5]));
   if (cmd == "time" && argc == 6)
     return runTime(argv[2], argv[3], std::atoll(argv[4]), std::atoi(argv[5]));
   std::fprintf(stderr,
                "usage: gpu_check record ARTIFACT REF | compare ARTIFACT REF MIN_COS |\n"
-               "       both ARTIFACT MIN_COS | time ARTIFACT BATCHES SEQ RUNS\n");
+               "       both ARTIFACT MIN_COS | time ARTIFACT BATCHES SEQ RUNS |\n"
+               "       profile ARTIFACT BATCH SEQ RUNS\n");
   return 2;
 }

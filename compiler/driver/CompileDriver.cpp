@@ -400,6 +400,10 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   if (wantCuda) {
     CudaCodegenOptions co;
     co.dtype = opt.cudaDType == "bf16" ? DType::BF16 : DType::F16;
+    auto attention = parseCudaAttentionKernel(opt.cudaAttention);
+    if (!attention)
+      return attention.takeError();
+    co.attention = *attention;
     auto code = generateCudaCode(*model->module, model->weights, co);
     if (!code)
       return code.takeError();

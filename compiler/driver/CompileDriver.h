@@ -66,6 +66,7 @@ struct CompileOptions {
   std::vector<std::string> targets = {"cpu"};         ///< "cpu" and/or "cuda" (--target)
   std::vector<std::string> cudaArchs;                 ///< empty: defaultCudaArchs()
   std::string cudaDType = "f16";                      ///< "f16" | "bf16" (--cuda-dtype)
+  std::string cudaAttention = "auto";                 ///< --cuda-attention (parseCudaAttentionKernel)
   std::vector<std::string> cpuLevels;                 ///< best first; empty: defaultCpuLevels(quantize)
   int64_t maxSeq = 0;                                 ///< 0: from the model
   std::string pooling;                                ///< "" = from the model folder

@@ -73,6 +73,8 @@ files beside it, or from --tokenizer DIR).
   --cuda-arch LIST      GPU architectures of the fatbin (default: sm_80,sm_86,sm_89,sm_90,
                         compute_90; compute_XY embeds PTX for newer GPUs)
   --cuda-dtype T        f16 (default) | bf16: GPU activations and GEMM weights
+  --cuda-attention K    auto (default: tensor cores where the head dim is a multiple of 16,
+                        else CUDA cores) | tensor-cores | cuda-cores: the GPU attention kernel
   --cpu LEVELS          comma-separated CPU targets, best first: x86-64-v2, x86-64-v3,
                         x86-64-v3-vnni (AVX-VNNI), x86-64-v4 (AVX-512), x86-64-v4-vnni (AVX-512
                         VNNI), x86-64-v4-bf16 (AVX512-BF16), x86-64-v4-amx (AMX-BF16 tiles),
@@ -275,6 +277,9 @@ int compileCommand(const Args &args) {
   opt.cudaDType = args.get("cuda-dtype", opt.cudaDType);
   if (opt.cudaDType != "f16" && opt.cudaDType != "bf16")
     return usageError("--cuda-dtype expects f16 or bf16, got '" + opt.cudaDType + "'", kCompileUsage);
+  opt.cudaAttention = args.get("cuda-attention", opt.cudaAttention);
+  if (auto kernel = parseCudaAttentionKernel(opt.cudaAttention); !kernel)
+    return usageError(llvm::toString(kernel.takeError()), kCompileUsage);
   if (args.has("cpu")) {
     opt.cpuLevels.clear();
     const std::string list = args.get("cpu"); // `parts` point into it
@@ -394,7 +399,7 @@ int main(int argc, char **argv) {
   static const Command commands[] = {
       {"compile", kCompileUsage,
        {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after",
-        "quantize", "quantize-skip", "calibrate", "weights", "target", "cuda-arch", "cuda-dtype", "tokenizer"},
+        "quantize", "quantize-skip", "calibrate", "weights", "target", "cuda-arch", "cuda-dtype", "cuda-attention", "tokenizer"},
        {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics",
         "allow-nonfinite"},
        compileCommand},

@@ -212,11 +212,17 @@ void checkPlan(const Plan &plan, const std::string &source,
     EXPECT_GE(p0, 1);
     if (kind == ENC_CUDA_GRID_SEQ_HEAD_TILE) {
       EXPECT_GE(p1, 1);
-      EXPECT_EQ(threads, 4 * p0); // a quad of threads per query row
+      if (step.kernel.find("_mma_") != std::string::npos)
+        EXPECT_EQ(2 * p0, threads); // tensor cores: a warp per 16 query rows
+      else
+        EXPECT_EQ(threads, 4 * p0); // CUDA cores: a quad of threads per query row
     }
     if (kind == ENC_CUDA_GRID_ELEMENTS) {
       EXPECT_GE(p1, 1);
-      EXPECT_EQ(p0, threads); // one element per thread
+      // One element per thread, or (GELU, dequantise) 8 of one row per thread.
+      const bool vectorised = step.kernel.rfind("enc_cuda_gelu_", 0) == 0 ||
+                              step.kernel.rfind("enc_cuda_dequantize_", 0) == 0;
+      EXPECT_EQ(p0, threads * (vectorised && p1 % 8 == 0 ? 8 : 1)) << step.kernel;
     }
     const std::string decl = "extern \"C\" __global__ void __launch_bounds__(" +
                              std::to_string(threads) + ") " + step.kernel + "(enc_cuda_args a)";
@@ -508,6 +514,63 @@ TEST(CudaCodegen, RejectsOtherActivationDtypes) {
   auto gen = generateCudaCode(*compiled->model.module, compiled->model.weights, opts);
   ASSERT_FALSE(static_cast<bool>(gen));
   EXPECT_NE(errText(gen.takeError()).find("F16 or BF16"), std::string::npos);
+}
+
+/// The attention steps' kernel symbols of a tiny model with `heads` heads of
+/// hidden 64, or the error text.
+std::vector<std::string> attentionKernels(int heads, CudaAttentionKernel kernel, std::string &error) {
+  ScopedTempDir dir;
+  et::TinyModelSpec spec;
+  spec.heads = heads;
+  et::writeTinyModel(dir.path() + "/model", spec);
+  auto compiled = importAndRun(dir.path() + "/model", "none");
+  if (!compiled) {
+    error = errText(compiled.takeError());
+    return {};
+  }
+  CudaCodegenOptions opts;
+  opts.attention = kernel;
+  auto gen = generateCudaCode(*compiled->model.module, compiled->model.weights, opts);
+  if (!gen) {
+    error = errText(gen.takeError());
+    return {};
+  }
+  std::vector<std::string> symbols;
+  for (const PlanStep &s : gen->plan.steps)
+    if (s.op == "enc.attention") {
+      symbols.push_back(s.kernel);
+      EXPECT_EQ(s.iattrs[3], s.kernel.find("_mma_") != std::string::npos ? 64 : 32) << s.kernel;
+    }
+  return symbols;
+}
+
+TEST(CudaCodegen, AttentionKernelChoice) {
+  std::string error;
+  // Head dim 32 (2 heads of hidden 64): auto picks tensor cores.
+  for (const std::string &k : attentionKernels(2, CudaAttentionKernel::Auto, error))
+    EXPECT_EQ(k, "enc_cuda_attention_mma_packed_f16_h2_d32");
+  EXPECT_EQ(error, "");
+  for (const std::string &k : attentionKernels(2, CudaAttentionKernel::CudaCores, error))
+    EXPECT_EQ(k, "enc_cuda_attention_packed_f16_h2_d32");
+  EXPECT_EQ(error, "");
+  // Head dim 8 (8 heads): not a multiple of 16, so CUDA cores under auto and
+  // an error naming the option when tensor cores are asked for.
+  auto autoD8 = attentionKernels(8, CudaAttentionKernel::Auto, error);
+  ASSERT_EQ(autoD8.size(), 2u) << error;
+  EXPECT_EQ(autoD8[0], "enc_cuda_attention_packed_f16_h8_d8");
+  EXPECT_TRUE(attentionKernels(8, CudaAttentionKernel::TensorCores, error).empty());
+  EXPECT_NE(error.find("--cuda-attention=tensor-cores needs a head dim that is a multiple of 16, "
+                       "got 8"),
+            std::string::npos)
+      << error;
+
+  EXPECT_EQ(*parseCudaAttentionKernel("auto"), CudaAttentionKernel::Auto);
+  EXPECT_EQ(*parseCudaAttentionKernel("tensor-cores"), CudaAttentionKernel::TensorCores);
+  EXPECT_EQ(*parseCudaAttentionKernel("cuda-cores"), CudaAttentionKernel::CudaCores);
+  auto bad = parseCudaAttentionKernel("mma");
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_EQ(errText(bad.takeError()),
+            "--cuda-attention expects auto, tensor-cores or cuda-cores, got 'mma'");
 }
 
 TEST(CudaCodegen, LaunchHeaderLayout) {

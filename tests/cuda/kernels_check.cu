@@ -7,7 +7,7 @@
 //   ./kernels_check
 // Checks, on a packed batch with mixed lengths (including 1), the embedding
 // gather (+ int8 word table) + LayerNorm, add + LayerNorm + int8 quantise,
-// dequantise + bias + GELU and mean/cls pooling + L2 norm against double
+// dequantise + bias + GELU, GELU alone, and mean/cls pooling + L2 norm against double
 // references computed from the same rounded inputs. Prints the max error per
 // kernel and exits 1 if one is above its stated tolerance.
 //
@@ -38,6 +38,10 @@ __global__ void addLnQuantKernel(enc_cuda_args a) {
       static_cast<const float *>(a.buffers[2]), static_cast<const float *>(a.buffers[3]),
       static_cast<__half *>(a.buffers[4]), static_cast<int8_t *>(a.buffers[5]),
       static_cast<float *>(a.buffers[6]), a.fattrs[0], 0.0f);
+}
+__global__ void geluKernel(enc_cuda_args a) {
+  enc_cuda::activation<__half, N, enc_cuda::kEpiGelu>(a, static_cast<const __half *>(a.buffers[0]),
+                                                      static_cast<__half *>(a.buffers[1]));
 }
 __global__ void dequantKernel(enc_cuda_args a) {
   enc_cuda::dequantize<__half, N, enc_cuda::kEpiGelu, true>(
@@ -221,14 +225,15 @@ int main() {
       s = uni(rng) - 1.0f;
     __half *dOut = nullptr;
     CHECK_CUDA(cudaMalloc(&dOut, T * N * sizeof(__half)));
+    CHECK_CUDA(cudaMemset(dOut, 0xff, T * N * sizeof(__half))); // NaN: unwritten fails
     enc_cuda_args a = base;
     a.buffers[0] = upload(acc);
     a.buffers[1] = upload(xs);
     a.buffers[2] = upload(ws);
     a.buffers[3] = upload(bias);
     a.buffers[4] = dOut;
-    dequantKernel<<<(T * N + enc_cuda::kElemThreads - 1) / enc_cuda::kElemThreads,
-                    enc_cuda::kElemThreads>>>(a);
+    constexpr int perBlock = enc_cuda::kElemThreads * enc_cuda::elemVec<N>();
+    dequantKernel<<<(T * N + perBlock - 1) / perBlock, enc_cuda::kElemThreads>>>(a);
     CHECK_CUDA(cudaGetLastError());
     std::vector<__half> got = download(dOut, T * N);
     double err = 0;
@@ -236,9 +241,32 @@ int main() {
       for (int n = 0; n < N; ++n) {
         const double v = acc[m * N + n] * static_cast<double>(xs[m]) * ws[n] + bias[n];
         const double g = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-        err = std::max(err, std::fabs(f(got[m * N + n]) - g) / std::max(1.0, std::fabs(g)));
+        const double gotV = f(got[m * N + n]);
+        err = std::isnan(gotV) ? INFINITY
+                               : std::max(err, std::fabs(gotV - g) / std::max(1.0, std::fabs(g)));
       }
     report("dequantize+bias+gelu (relative)", err, 1e-3);
+  }
+
+  { // GELU (erf) after a GEMM's bias epilogue: 8 elements per thread
+    std::vector<__half> x = halves(T * N, rng, 3.0f);
+    __half *dOut = nullptr;
+    CHECK_CUDA(cudaMalloc(&dOut, T * N * sizeof(__half)));
+    CHECK_CUDA(cudaMemset(dOut, 0xff, T * N * sizeof(__half)));
+    enc_cuda_args a = base;
+    a.buffers[0] = upload(x);
+    a.buffers[1] = dOut;
+    constexpr int perBlock = enc_cuda::kElemThreads * enc_cuda::elemVec<N>();
+    geluKernel<<<(T * N + perBlock - 1) / perBlock, enc_cuda::kElemThreads>>>(a);
+    CHECK_CUDA(cudaGetLastError());
+    std::vector<__half> got = download(dOut, T * N);
+    double err = 0;
+    for (int i = 0; i < T * N; ++i) {
+      const double v = f(x[i]), g = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+      const double gotV = f(got[i]);
+      err = std::isnan(gotV) ? INFINITY : std::max(err, std::fabs(gotV - g) / std::max(1.0, std::fabs(g)));
+    }
+    report("gelu erf (relative)", err, 1e-3);
   }
 
   for (int mode : {enc_cuda::kPoolMean, enc_cuda::kPoolCls}) { // pooling + L2 norm

@@ -46,8 +46,16 @@ namespace {
 // the generated source, so a drift fails at nvcc time).
 constexpr int64_t kRowsPerBlock = 4, kRowThreads = 128; // enc_cuda_norm.cuh
 constexpr int64_t kElemThreads = 256;                   // enc_cuda_elementwise.cuh
+/// enc_cuda::elemVec<N>(): elements per thread of the vectorised elementwise kernels.
+int64_t elemVec(int64_t n) { return n % 8 == 0 ? 8 : 1; }
+/// The body's check that the launch header's elements per thread match the kernel's.
+std::string elemVecAssert(int64_t n) {
+  return "static_assert(enc_cuda::elemVec<" + std::to_string(n) + ">() == " +
+         std::to_string(elemVec(n)) + ", \"launch header\");\n  ";
+}
 constexpr int64_t kPoolThreads = 128;                   // enc_cuda_pool.cuh
 int64_t attnRowsPerBlock(int64_t d) { return d <= 64 ? 32 : 16; } // AttnConfig<D>::kBQ
+constexpr int64_t kAttnMmaRows = 64, kAttnMmaThreads = 128;       // AttnMmaConfig<D>
 
 llvm::Error opError(Operation *op, const llvm::Twine &msg) {
   return codegen::opErrorIn("cuda codegen", op, msg);
@@ -69,9 +77,9 @@ std::string cType(DType t, DType act) {
 
 class Generator {
 public:
-  Generator(enc::WeightStore &weights, DType act)
+  Generator(enc::WeightStore &weights, DType act, CudaAttentionKernel attention)
       : weights_(weights), act_(act), actC_(cType(act, act)),
-        actTag_(act == DType::F16 ? "f16" : "bf16") {}
+        actTag_(act == DType::F16 ? "f16" : "bf16"), attention_(attention) {}
 
   llvm::Expected<CudaCodegenResult> run(mlir::ModuleOp module);
 
@@ -157,7 +165,7 @@ private:
   std::pair<std::string, std::string> geluKernel(bool tanh, int64_t N) const {
     const std::string n = std::to_string(N);
     return {std::string("enc_cuda_gelu") + (tanh ? "_tanh_" : "_") + actTag_ + "_n" + n,
-            "enc_cuda::activation<" + actC_ + ", " + n + ", " +
+            elemVecAssert(N) + "enc_cuda::activation<" + actC_ + ", " + n + ", " +
                 (tanh ? "enc_cuda::kEpiGeluTanh" : "enc_cuda::kEpiGelu") + ">(a, " + in(0, actC_) +
                 ", " + out(1, actC_) + ");"};
   }
@@ -166,6 +174,7 @@ private:
   enc::WeightStore &weights_;
   DType act_;
   std::string actC_, actTag_;
+  CudaAttentionKernel attention_;
   Plan plan_;
   llvm::DenseMap<Value, uint32_t> ids_;
   llvm::DenseMap<Value, WeightInfo> weightOps_;
@@ -548,8 +557,9 @@ llvm::Error Generator::addLinear(enc::LinearOp op) {
       y, result(op.getResult(), stepName(op), act_, {kDimTokens, *N})};
   auto [symbol, body] = geluKernel(tanh, *N);
   return emit(op, "enc.linear", symbol, body, kElemThreads, std::move(actOperands), 1,
-              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, *N), {},
-              {});
+              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0,
+                               kElemThreads * elemVec(*N), *N),
+              {}, {});
 }
 
 llvm::Error Generator::addQLinear(enc::QLinearOp op) {
@@ -591,14 +601,16 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
   const std::string symbol = "enc_cuda_dequantize_" + actTag_ + "_n" + std::to_string(*N) +
                              (bias ? "" : "_nobias") +
                              (epi == enc::Epilogue::none ? "" : "_" + enc::stringifyEpilogue(epi).str());
-  const std::string body = "enc_cuda::dequantize<" + actC_ + ", " + std::to_string(*N) + ", " +
+  const std::string body = elemVecAssert(*N) + "enc_cuda::dequantize<" + actC_ + ", " +
+                           std::to_string(*N) + ", " +
                            epiArg + ", " + (bias ? "true" : "false") + ">(a, " +
                            in(0, "int32_t") + ", " + in(1, "float") + ", " + in(2, "float") +
                            ", " + (bias ? in(3, "float") : "nullptr") + ", " +
                            out(outSlot, actC_) + ");";
   return emit(op, "enc.qlinear", symbol, body, kElemThreads, std::move(operands), 1,
-              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, *N), {},
-              {});
+              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0,
+                               kElemThreads * elemVec(*N), *N),
+              {}, {});
 }
 
 llvm::Error Generator::addAttention(enc::AttentionOp op) {
@@ -624,6 +636,17 @@ llvm::Error Generator::addAttention(enc::AttentionOp op) {
   if (D % 4 != 0 || D > 128)
     return opError(op, "the CUDA attention kernel needs a head dim that is a multiple of 4 "
                        "and <= 128, got " + std::to_string(D));
+  bool tensorCores = false;
+  switch (attention_) {
+  case CudaAttentionKernel::Auto: tensorCores = D % 16 == 0; break;
+  case CudaAttentionKernel::CudaCores: tensorCores = false; break;
+  case CudaAttentionKernel::TensorCores:
+    if (D % 16 != 0)
+      return opError(op, "--cuda-attention=tensor-cores needs a head dim that is a multiple of 16, "
+                         "got " + std::to_string(D) + " (use auto or cuda-cores)");
+    tensorCores = true;
+    break;
+  }
   const bool packed = op.isPacked();
   std::vector<uint32_t> operands;
   for (Value v : op.getInputs()) {
@@ -636,13 +659,19 @@ llvm::Error Generator::addAttention(enc::AttentionOp op) {
   }
   const uint32_t numIn = operands.size();
   operands.push_back(result(op.getResult(), stepName(op), act_, {kDimTokens, *H}));
-  const int64_t bq = attnRowsPerBlock(D), threads = 4 * bq, ld = packed ? 3 * *H : *H;
+  const int64_t bq = tensorCores ? kAttnMmaRows : attnRowsPerBlock(D),
+                threads = tensorCores ? kAttnMmaThreads : 4 * bq, ld = packed ? 3 * *H : *H;
   const std::string Hs = std::to_string(*H);
-  const std::string symbol = std::string("enc_cuda_attention") + (packed ? "_packed_" : "_") +
-                             actTag_ + "_h" + std::to_string(NH) + "_d" + std::to_string(D);
+  const std::string symbol = std::string("enc_cuda_attention") + (tensorCores ? "_mma" : "") +
+                             (packed ? "_packed_" : "_") + actTag_ + "_h" + std::to_string(NH) +
+                             "_d" + std::to_string(D);
+  const std::string config = std::string(tensorCores ? "AttnMmaConfig<" : "AttnConfig<") +
+                             std::to_string(D) + ">";
   const std::string body =
-      "static_assert(enc_cuda::AttnConfig<" + std::to_string(D) + ">::kThreads == " +
-      std::to_string(threads) + ", \"launch header\");\n  enc_cuda::attention<" + actC_ + ", " +
+      "static_assert(enc_cuda::" + config + "::kThreads == " + std::to_string(threads) +
+      " && enc_cuda::" + config + "::kBQ == " + std::to_string(bq) +
+      ", \"launch header\");\n  enc_cuda::" + (tensorCores ? "attentionMma<" : "attention<") +
+      actC_ + ", " +
       std::to_string(D) + ", " + std::to_string(NH) + ", " + std::to_string(ld) + ">(a, " +
       (packed ? in(0, actC_) + ", " + in(0, actC_) + " + " + Hs + ", " + in(0, actC_) +
                     " + 2 * " + Hs
@@ -757,10 +786,12 @@ llvm::Error Generator::addElementwise(Operation *op) {
     return opError(op, "unsupported op (the CUDA codegen has no kernel for it)");
   }
   const uint32_t numResults = 1;
+  const int64_t perThread = isa<enc::GeluOp>(op) ? elemVec(*N) : 1;
   return emit(op, op->getName().getStringRef().str(), symbol, body, kElemThreads,
               std::move(operands), numResults,
-              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads, *N), {},
-              fattrs);
+              cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0, kElemThreads * perThread,
+                               *N),
+              {}, fattrs);
 }
 
 const Generator::LoweringTable &Generator::lowerings() {
@@ -898,10 +929,21 @@ std::vector<int64_t> encc::cudaLaunchHeader(int64_t gridKind, int64_t threads,
   return {gridKind, threads, dynamicSmem, p0, p1};
 }
 
+llvm::Expected<CudaAttentionKernel> encc::parseCudaAttentionKernel(llvm::StringRef name) {
+  if (name == "auto")
+    return CudaAttentionKernel::Auto;
+  if (name == "tensor-cores")
+    return CudaAttentionKernel::TensorCores;
+  if (name == "cuda-cores")
+    return CudaAttentionKernel::CudaCores;
+  return makeError("--cuda-attention expects auto, tensor-cores or cuda-cores, got '" + name.str() +
+                   "'");
+}
+
 llvm::Expected<CudaCodegenResult> encc::generateCudaCode(mlir::ModuleOp module,
                                                          mlir::enc::WeightStore &weights,
                                                          const CudaCodegenOptions &options) {
   if (options.dtype != DType::F16 && options.dtype != DType::BF16)
     return makeError("cuda codegen: the activation dtype must be F16 or BF16");
-  return Generator(weights, options.dtype).run(module);
+  return Generator(weights, options.dtype, options.attention).run(module);
 }

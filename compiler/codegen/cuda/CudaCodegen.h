@@ -27,8 +27,19 @@
 
 namespace encc {
 
+/// Which kernel computes enc.attention (--cuda-attention).
+enum class CudaAttentionKernel {
+  Auto,        ///< tensor cores where the head dim is a multiple of 16, else CUDA cores
+  TensorCores, ///< enc_cuda::attentionMma (mma.sync); a head dim not a multiple of 16 is an error
+  CudaCores,   ///< enc_cuda::attention (fp32 FMA)
+};
+
+/// "auto" | "tensor-cores" | "cuda-cores"; anything else is an error.
+llvm::Expected<CudaAttentionKernel> parseCudaAttentionKernel(llvm::StringRef name);
+
 struct CudaCodegenOptions {
   DType dtype = DType::F16; ///< activations and GEMM weights: F16 or BF16
+  CudaAttentionKernel attention = CudaAttentionKernel::Auto;
 };
 
 struct CudaCodegenResult {

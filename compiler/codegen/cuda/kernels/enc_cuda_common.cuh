@@ -85,30 +85,74 @@ __device__ __forceinline__ int seqOfRow(const int32_t *offsets, int64_t batch, i
   return lo;
 }
 
-/// Symmetric per-row int8 quantisation of the warp's row (lane holds
-/// v[i] = x[lane + 32 i]): scale = max|x| / 127, or `staticScale` if > 0.
+/// V adjacent elements, loaded and stored as one access (V * sizeof(T) <= 16).
+template <typename T, int V> struct alignas(sizeof(T) * V) Packed {
+  T v[V];
+};
+
+/// How a warp holds one row of H elements in registers: lane l keeps the
+/// groups g = l + 32 i (i < P) of VW adjacent elements, in v[i * VW + k].
+/// VW = 8 where H % 8 == 0 (16-byte accesses of 2-byte activations, whole
+/// groups per row, every group 16-byte aligned), else 1.
+template <int H> struct WarpRow {
+  static constexpr int VW = H % 8 == 0 ? 8 : 1;
+  static constexpr int G = H / VW;        ///< groups per row
+  static constexpr int P = (G + 31) / 32; ///< groups per lane
+  static constexpr int R = P * VW;        ///< floats per lane
+  __device__ static bool has(int lane, int i) { return lane + 32 * i < G; }
+  __device__ static int at(int lane, int i) { return (lane + 32 * i) * VW; }
+};
+
+/// One group of VW adjacent elements of type S (aligned to the group's size).
+template <typename S, int VW>
+__device__ __forceinline__ Packed<S, VW> loadGroup(const S *p) {
+  return *reinterpret_cast<const Packed<S, VW> *>(p);
+}
+
+/// Adds row x (H elements of type S, scaled by `scale`) to the warp's v.
+template <int H, typename S>
+__device__ __forceinline__ void addWarpRow(float (&v)[WarpRow<H>::R], int lane, const S *x,
+                                           float scale = 1.0f) {
+  using L = WarpRow<H>;
+#pragma unroll
+  for (int i = 0; i < L::P; ++i)
+    if (L::has(lane, i)) {
+      const Packed<S, L::VW> g = loadGroup<S, L::VW>(x + L::at(lane, i));
+#pragma unroll
+      for (int k = 0; k < L::VW; ++k)
+        v[i * L::VW + k] += toF(g.v[k]) * scale;
+    }
+}
+
+/// Symmetric per-row int8 quantisation of the warp's row (WarpRow<K>
+/// layout): scale = max|x| / 127, or `staticScale` if > 0.
 template <int K>
-__device__ __forceinline__ void quantizeWarpRow(const float (&v)[(K + 31) / 32], int lane,
+__device__ __forceinline__ void quantizeWarpRow(const float (&v)[WarpRow<K>::R], int lane,
                                                 int8_t *q, float *qs, float staticScale) {
-  constexpr int P = (K + 31) / 32;
+  using L = WarpRow<K>;
   float scale = staticScale;
   if (!(scale > 0.0f)) {
     float amax = 0.0f;
 #pragma unroll
-    for (int i = 0; i < P; ++i)
-      if (lane + 32 * i < K)
-        amax = fmaxf(amax, fabsf(v[i]));
+    for (int i = 0; i < L::P; ++i)
+      if (L::has(lane, i))
+#pragma unroll
+        for (int k = 0; k < L::VW; ++k)
+          amax = fmaxf(amax, fabsf(v[i * L::VW + k]));
     scale = warpMax(amax) / 127.0f;
   }
   const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
 #pragma unroll
-  for (int i = 0; i < P; ++i) {
-    const int k = lane + 32 * i;
-    if (k < K) {
-      int r = __float2int_rn(v[i] * inv);
-      q[k] = static_cast<int8_t>(max(-127, min(127, r)));
+  for (int i = 0; i < L::P; ++i)
+    if (L::has(lane, i)) {
+      Packed<int8_t, L::VW> g;
+#pragma unroll
+      for (int k = 0; k < L::VW; ++k) {
+        const int r = __float2int_rn(v[i * L::VW + k] * inv);
+        g.v[k] = static_cast<int8_t>(max(-127, min(127, r)));
+      }
+      *reinterpret_cast<Packed<int8_t, L::VW> *>(q + L::at(lane, i)) = g;
     }
-  }
   if (lane == 0)
     *qs = scale;
 }

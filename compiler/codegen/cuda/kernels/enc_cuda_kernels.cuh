@@ -3,6 +3,7 @@
 #define ENC_CUDA_KERNELS_CUH
 
 #include "enc_cuda_attention.cuh"
+#include "enc_cuda_attention_mma.cuh"
 #include "enc_cuda_common.cuh"
 #include "enc_cuda_elementwise.cuh"
 #include "enc_cuda_norm.cuh"

@@ -1,8 +1,9 @@
 //===- enc_cuda_norm.cuh - Row kernels: embedding, LayerNorm, quantise ----===//
 //
 // One warp per packed token row (grid kind ENC_CUDA_GRID_ROWS, p0 = kRowsPerBlock
-// rows per block of 32 * kRowsPerBlock threads). Each lane keeps the elements
-// lane + 32 i of its row in registers, so H (static) is read once.
+// rows per block of 32 * kRowsPerBlock threads). Each lane keeps its groups of
+// the row in registers (WarpRow<H>: 8 adjacent elements per group, read and
+// written in 16-byte accesses, where H % 8 == 0), so H (static) is read once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_CUDA_NORM_CUH
@@ -15,40 +16,59 @@ namespace enc_cuda {
 constexpr int kRowsPerBlock = 4;
 constexpr int kRowThreads = 32 * kRowsPerBlock;
 
-/// LayerNorm of the warp's row in place (fp32).
+/// LayerNorm of the warp's row (WarpRow<H> layout) in place, fp32.
 template <int H>
-__device__ __forceinline__ void layerNormWarpRow(float (&v)[(H + 31) / 32], int lane,
+__device__ __forceinline__ void layerNormWarpRow(float (&v)[WarpRow<H>::R], int lane,
                                                  const float *gamma, const float *beta,
                                                  float eps) {
-  constexpr int P = (H + 31) / 32;
+  using L = WarpRow<H>;
   float s = 0.0f;
 #pragma unroll
-  for (int i = 0; i < P; ++i)
-    if (lane + 32 * i < H)
-      s += v[i];
+  for (int i = 0; i < L::P; ++i)
+    if (L::has(lane, i))
+#pragma unroll
+      for (int k = 0; k < L::VW; ++k)
+        s += v[i * L::VW + k];
   const float mean = warpSum(s) / H;
   float q = 0.0f;
 #pragma unroll
-  for (int i = 0; i < P; ++i)
-    if (lane + 32 * i < H) {
-      const float d = v[i] - mean;
-      q += d * d;
-    }
-  const float rstd = rsqrtf(warpSum(q) / H + eps);
+  for (int i = 0; i < L::P; ++i)
+    if (L::has(lane, i))
 #pragma unroll
-  for (int i = 0; i < P; ++i) {
-    const int h = lane + 32 * i;
-    if (h < H)
-      v[i] = (v[i] - mean) * rstd * gamma[h] + beta[h];
-  }
+      for (int k = 0; k < L::VW; ++k) {
+        const float d = v[i * L::VW + k] - mean;
+        q += d * d;
+      }
+  const float rstd = rsqrtf(warpSum(q) / H + eps);
+  constexpr int Q = L::VW < 4 ? L::VW : 4; // floats per 16-byte access
+#pragma unroll
+  for (int i = 0; i < L::P; ++i)
+    if (L::has(lane, i))
+#pragma unroll
+      for (int p = 0; p < L::VW; p += Q) {
+        const Packed<float, Q> g = loadGroup<float, Q>(gamma + L::at(lane, i) + p);
+        const Packed<float, Q> b = loadGroup<float, Q>(beta + L::at(lane, i) + p);
+#pragma unroll
+        for (int k = 0; k < Q; ++k) {
+          float &x = v[i * L::VW + p + k];
+          x = (x - mean) * rstd * g.v[k] + b.v[k];
+        }
+      }
 }
 
+/// Stores the warp's row (WarpRow<H> layout) as T.
 template <typename T, int H>
-__device__ __forceinline__ void storeWarpRow(const float (&v)[(H + 31) / 32], int lane, T *y) {
+__device__ __forceinline__ void storeWarpRow(const float (&v)[WarpRow<H>::R], int lane, T *y) {
+  using L = WarpRow<H>;
 #pragma unroll
-  for (int i = 0; i < (H + 31) / 32; ++i)
-    if (lane + 32 * i < H)
-      y[lane + 32 * i] = fromF<T>(v[i]);
+  for (int i = 0; i < L::P; ++i)
+    if (L::has(lane, i)) {
+      Packed<T, L::VW> g;
+#pragma unroll
+      for (int k = 0; k < L::VW; ++k)
+        g.v[k] = fromF<T>(v[i * L::VW + k]);
+      *reinterpret_cast<Packed<T, L::VW> *>(y + L::at(lane, i)) = g;
+    }
 }
 
 /// word[ids[b, s]] (x wordScale[id] for an int8 table) + pos[s + offset] +
@@ -70,18 +90,12 @@ __device__ __forceinline__ void embedding(const enc_cuda_args &a, const int32_t 
   const int b = seqOfRow(a.offsets, a.batch, r);
   const int64_t s = r - a.offsets[b];
   const int64_t id = ids[b * a.seq + s];
-  const float ws = wordScale ? wordScale[id] : 1.0f;
-  const WT *wr = word + id * H;
-  const T *pr = pos + (s + positionOffset) * H;
   if (typeIds)
     type += min(max(static_cast<int64_t>(typeIds[b * a.seq + s]), int64_t(0)), typeRows - 1) * H;
-  constexpr int P = (H + 31) / 32;
-  float v[P];
-#pragma unroll
-  for (int i = 0; i < P; ++i) {
-    const int h = lane + 32 * i;
-    v[i] = h < H ? toF(wr[h]) * ws + toF(pr[h]) + toF(type[h]) : 0.0f;
-  }
+  float v[WarpRow<H>::R] = {};
+  addWarpRow<H>(v, lane, word + id * H, wordScale ? wordScale[id] : 1.0f);
+  addWarpRow<H>(v, lane, pos + (s + positionOffset) * H);
+  addWarpRow<H>(v, lane, type);
   if (LN)
     layerNormWarpRow<H>(v, lane, gamma, beta, eps);
   storeWarpRow<T, H>(v, lane, y + r * H);
@@ -98,13 +112,10 @@ __device__ __forceinline__ void layerNorm(const enc_cuda_args &a, const T *x, co
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
   if (r >= a.tokens)
     return;
-  constexpr int P = (H + 31) / 32;
-  float v[P];
-#pragma unroll
-  for (int i = 0; i < P; ++i) {
-    const int h = lane + 32 * i;
-    v[i] = h < H ? toF(x[r * H + h]) + (Residual ? toF(res[r * H + h]) : 0.0f) : 0.0f;
-  }
+  float v[WarpRow<H>::R] = {};
+  addWarpRow<H>(v, lane, x + r * H);
+  if (Residual)
+    addWarpRow<H>(v, lane, res + r * H);
   layerNormWarpRow<H>(v, lane, gamma, beta, eps);
   storeWarpRow<T, H>(v, lane, y + r * H);
   if (Quant)
@@ -119,13 +130,8 @@ __device__ __forceinline__ void quantize(const enc_cuda_args &a, const T *x, int
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
   if (r >= a.tokens)
     return;
-  constexpr int P = (K + 31) / 32;
-  float v[P];
-#pragma unroll
-  for (int i = 0; i < P; ++i) {
-    const int k = lane + 32 * i;
-    v[i] = k < K ? toF(x[r * K + k]) : 0.0f;
-  }
+  float v[WarpRow<K>::R] = {};
+  addWarpRow<K>(v, lane, x + r * K);
   quantizeWarpRow<K>(v, lane, q + r * K, qs + r, staticScale);
 }
 
