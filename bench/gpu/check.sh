@@ -91,6 +91,8 @@ times=$(mktemp)
 while read -r cmd a b c d; do
   case "$cmd" in
   time) timeout 300 "$check" time "$a" "$b" "$c" "$d" | tee -a "$times" || failed=1 ;;
+  time-untuned) # the same without the runtime's GEMM tuning (cuBLASLt's first choice)
+    ENCRT_CUDA_GEMM_TUNE=0 timeout 300 "$check" time "$a" "$b" "$c" "$d" | tee -a "$times" || failed=1 ;;
   profile) timeout 300 "$check" profile "$a" "$b" "$c" "$d" || failed=1 ;;
   esac
 done < <(grep -v '^#' checks.txt)

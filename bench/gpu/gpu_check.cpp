@@ -320,9 +320,11 @@ int runTime(const char *path, const char *batches, int64_t seq, int runs) {
     }
     std::sort(ms.begin(), ms.end());
     double median = ms[ms.size() / 2];
+    const char *tune = std::getenv("ENCRT_CUDA_GEMM_TUNE");
+    const std::string label = std::string(path) + (tune && std::string(tune) == "0" ? "[untuned]" : "");
     std::printf("TIME %s batch %ld seq %ld median_ms %.3f p10_ms %.3f p90_ms %.3f "
                 "seq_per_s %.0f device %s\n",
-                path, static_cast<long>(b), static_cast<long>(seq), median,
+                label.c_str(), static_cast<long>(b), static_cast<long>(seq), median,
                 ms[ms.size() / 10], ms[ms.size() * 9 / 10], 1000.0 * b / median,
                 info.device);
     std::fflush(stdout);

@@ -84,8 +84,8 @@ arch=--cuda-arch=${ENCC_GPU_ARCH:-sm_90}
 checks=$out/checks.txt
 cat > "$checks" <<'CHECKS'
 # check.sh: one check per line. both ARTIFACT MIN_COS | compare ARTIFACT REF MIN_COS |
-# time ARTIFACT BATCHES SEQ RUNS | profile ARTIFACT BATCH SEQ RUNS
-# (paths relative to this directory)
+# time ARTIFACT BATCHES SEQ RUNS | time-untuned (the same, ENCRT_CUDA_GEMM_TUNE=0) |
+# profile ARTIFACT BATCH SEQ RUNS (paths relative to this directory)
 both tiny-fp16.encm 0.9995
 both tiny-bf16.encm 0.999
 both tiny-int8.encm 0.999
@@ -106,6 +106,7 @@ if want minilm; then
   cat >> "$checks" <<'CHECKS'
 compare minilm-fp16.encm minilm.ref 0.9995
 time minilm-fp16.encm 1,8,32,128 128 200
+profile minilm-fp16.encm 128 128 20
 CHECKS
 fi
 
@@ -131,6 +132,7 @@ compile bert-base-fp16-cudacores "$bertcfg" --target=cuda --cuda-dtype=f16 --wei
 cat >> "$checks" <<'CHECKS'
 time bert-base-fp16.encm 1,8,32,128 128 200
 time bert-base-int8.encm 1,8,32,128 128 200
+time-untuned bert-base-fp16.encm 1,8,32,128 128 200
 time bert-base-fp16-cudacores.encm 1,8,32,128 128 200
 profile bert-base-fp16.encm 1 128 50
 profile bert-base-fp16.encm 128 128 20

@@ -36,9 +36,17 @@ struct Layout {
 
 using EnqueueFn = void (*)(void *, std::function<void()> *);
 
+/// What the tests read through mock_cublaslt_stats().
+struct LtStats {
+  long heuristicCalls, heuristicRequested, matmuls;
+};
+LtStats ltStats;
+
 } // namespace
 
 extern "C" {
+
+__attribute__((visibility("default"))) const LtStats *mock_cublaslt_stats() { return &ltStats; }
 
 int cublasLtCreate(void **h) { *h = new int(1); return kOk; }
 int cublasLtDestroy(void *h) { delete static_cast<int *>(h); return kOk; }
@@ -97,13 +105,31 @@ int cublasLtMatmulAlgoGetHeuristic(void *, void *d, void *a, void *b, void *c, v
                                    void *, int requested, void *results, int *count) {
   if (requested < 1 || c != dd)
     return kInvalid;
+  ++ltStats.heuristicCalls;
+  ltStats.heuristicRequested = requested;
   *count = 0;
   if (!supported(*static_cast<Desc *>(d), *static_cast<Layout *>(a),
                  *static_cast<Layout *>(b), *static_cast<Layout *>(c)))
     return kNotSupported;
-  std::memset(results, 0, 96); // sizeof(cublasLtMatmulHeuristicResult_t)
-  *count = 1;
+  // Up to three "algorithms" (their first word tells them apart), so the
+  // runtime's tuning path runs.
+  const int n = requested < 3 ? requested : 3;
+  std::memset(results, 0, 96 * static_cast<size_t>(n)); // sizeof(cublasLtMatmulHeuristicResult_t)
+  for (int i = 0; i < n; ++i)
+    std::memcpy(static_cast<char *>(results) + 96 * i, &i, sizeof i);
+  *count = n;
   return kOk;
+}
+
+int cublasLtMatmulAlgoCheck(void *, void *d, void *a, void *b, void *c, void *dd, const void *algo,
+                            void *result) {
+  if (!algo || !result || c != dd)
+    return kInvalid;
+  std::memset(result, 0, 96);
+  return supported(*static_cast<Desc *>(d), *static_cast<Layout *>(a), *static_cast<Layout *>(b),
+                   *static_cast<Layout *>(c))
+             ? kOk
+             : kNotSupported;
 }
 
 int cublasLtMatmul(void *, void *d, const void *alpha, const void *A, void *ad,
@@ -114,6 +140,7 @@ int cublasLtMatmul(void *, void *d, const void *alpha, const void *A, void *ad,
              &c = *static_cast<Layout *>(cd);
   if (!algo || C != D || cd != dd || (wsBytes && !ws) || !supported(desc, a, b, c))
     return kNotSupported;
+  ++ltStats.matmuls;
   const uint64_t K = a.rows, N = a.cols, T = b.cols;
   std::function<void()> f;
   if (isInt8(desc)) {

@@ -309,23 +309,59 @@ TEST_F(MockCuda, RunsInt8GemmsThroughCublasLt) {
   EXPECT_EQ(stats().liveAllocs, 0);
 }
 
-TEST_F(MockCuda, RunsFp16GemmsWithBiasAndGeluThroughCublasLt) {
-  // embed -> f16 -> GEMM f16 (+ bias, tanh GELU epilogue) -> f32 -> pool.
-  using K = encm::ValueKind;
-  using D = encm::DType;
-  for (int64_t epilogue : {0, 1, 2}) {
-    ArtifactSpec s = spec();
-    auto w = [](int32_t n, int32_t k) { return static_cast<float>((n * 5 + k * 3) % 11 - 5) / 16; };
-    auto bias = [](int32_t n) { return static_cast<float>(n % 5 - 2) / 8; };
+namespace {
+
+/// embed -> f16 -> GEMM f16 [H, H] (+ bias, + tanh GELU: cuBLASLt epilogue
+/// 0 / 1 / 2) -> f32 -> pool; `row` gives its expected output rows.
+struct Fp16GemmModel {
+  ArtifactSpec spec;
+  static float w(int32_t n, int32_t k) { return static_cast<float>((n * 5 + k * 3) % 11 - 5) / 16; }
+  static float bias(int32_t n) { return static_cast<float>(n % 5 - 2) / 8; }
+  int64_t epilogue;
+  float row(int32_t id, int32_t n) const {
+    double acc = 0;
+    for (int32_t k = 0; k < H; ++k)
+      acc += double(encm_f16_to_f32(encm_f32_to_f16(TestModel::expected(id, k)))) * w(n, k);
+    if (epilogue >= 1)
+      acc += bias(n);
+    if (epilogue == 2)
+      acc = 0.5 * acc * (1 + std::tanh(0.7978845608 * (acc + 0.044715 * acc * acc * acc)));
+    return static_cast<float>(acc);
+  }
+};
+
+struct LtStats {
+  long heuristicCalls, heuristicRequested, matmuls;
+};
+
+const LtStats &ltStats() {
+  void *h = dlopen("libcublasLt.so.13", RTLD_NOW);
+  auto fn = h ? reinterpret_cast<const LtStats *(*)()>(dlsym(h, "mock_cublaslt_stats")) : nullptr;
+  if (!fn) {
+    std::fprintf(stderr, "the mock libcublasLt.so.13 is not on LD_LIBRARY_PATH\n");
+    std::abort();
+  }
+  return *fn();
+}
+
+} // namespace
+
+class MockCudaGemm : public MockCuda {
+protected:
+  Fp16GemmModel fp16GemmModel(int64_t epilogue) {
+    using K = encm::ValueKind;
+    using D = encm::DType;
+    Fp16GemmModel g{spec(), epilogue};
+    ArtifactSpec &s = g.spec;
     const uint64_t wOffset = (s.weights.size() + 63) / 64 * 64;
     const uint64_t bOffset = wOffset + uint64_t(H) * H * 2;
     s.weights.resize(bOffset + H * 2);
     auto *wp = reinterpret_cast<uint16_t *>(s.weights.data() + wOffset);
     auto *bp = reinterpret_cast<uint16_t *>(s.weights.data() + bOffset);
     for (int32_t n = 0; n < H; ++n) {
-      bp[n] = encm_f32_to_f16(bias(n));
+      bp[n] = encm_f32_to_f16(Fp16GemmModel::bias(n));
       for (int32_t k = 0; k < H; ++k)
-        wp[n * H + k] = encm_f32_to_f16(w(n, k));
+        wp[n * H + k] = encm_f32_to_f16(Fp16GemmModel::w(n, k));
     }
     SpecCudaPlan &c = *s.cuda;
     c.values = {
@@ -354,17 +390,15 @@ TEST_F(MockCuda, RunsFp16GemmsWithBiasAndGeluThroughCublasLt) {
         {"test_cuda_pool", "enc.pool", {9, 10}, 1, {ENC_CUDA_GRID_BATCH, 32, 0, 1, 0, H}, {}},
     };
     c.outputs = {9, 10};
-    auto row = [&](int32_t id, int32_t n) {
-      double acc = 0;
-      for (int32_t k = 0; k < H; ++k)
-        acc += double(encm_f16_to_f32(encm_f32_to_f16(TestModel::expected(id, k)))) * w(n, k);
-      if (epilogue >= 1)
-        acc += bias(n);
-      if (epilogue == 2)
-        acc = 0.5 * acc * (1 + std::tanh(0.7978845608 * (acc + 0.044715 * acc * acc * acc)));
-      return static_cast<float>(acc);
-    };
-    encrt_model *m = loadOn(writeArtifact(s));
+    return g;
+  }
+};
+
+TEST_F(MockCudaGemm, RunsFp16GemmsWithBiasAndGeluThroughCublasLt) {
+  for (int64_t epilogue : {0, 1, 2}) {
+    const Fp16GemmModel g = fp16GemmModel(epilogue);
+    auto row = [&](int32_t id, int32_t n) { return g.row(id, n); };
+    encrt_model *m = loadOn(writeArtifact(g.spec));
     ASSERT_NE(m, nullptr);
     encrt_session *sess = session(m);
     // fp16 output rounding: |y| < 8 here, so within 4e-3.
@@ -375,6 +409,48 @@ TEST_F(MockCuda, RunsFp16GemmsWithBiasAndGeluThroughCublasLt) {
     encrt_model_release(m);
   }
   EXPECT_EQ(stats().liveAllocs, 0);
+}
+
+TEST_F(MockCudaGemm, ChoosesGemmAlgorithmsOncePerShapeBucket) {
+  const Fp16GemmModel g = fp16GemmModel(1);
+  auto row = [&](int32_t id, int32_t n) { return g.row(id, n); };
+  encrt_model *m = loadOn(writeArtifact(g.spec));
+  ASSERT_NE(m, nullptr);
+  encrt_session *sess = session(m);
+  const LtStats before = ltStats();
+  // 9 tokens: the heuristic's 8 best (the mock has 3) are each run once to
+  // warm up and 3 times timed, then the chosen one runs, and is captured
+  // into the graph for the next run of this shape.
+  runAndCheck(sess, makeBatch({6, 2, 1}, 6, 3), row, 5e-3f);
+  EXPECT_EQ(ltStats().heuristicCalls - before.heuristicCalls, 1);
+  EXPECT_EQ(ltStats().heuristicRequested, 8);
+  EXPECT_EQ(ltStats().matmuls - before.matmuls, 3 * 4 + 1 + 1);
+  // 12 and 16 tokens share 9's bucket (16): no new heuristic query, also
+  // from another session of the model.
+  runAndCheck(sess, makeBatch({7, 5}, 7, 4), row, 5e-3f);
+  encrt_session *other = session(m);
+  runAndCheck(other, makeBatch({8, 8}, 8, 5), row, 5e-3f);
+  EXPECT_EQ(ltStats().heuristicCalls - before.heuristicCalls, 1);
+  // 40 tokens: the next bucket (64) is a new shape.
+  runAndCheck(other, makeBatch({20, 20}, 20, 6), row, 5e-3f);
+  EXPECT_EQ(ltStats().heuristicCalls - before.heuristicCalls, 2);
+  encrt_session_release(other);
+  encrt_session_release(sess);
+  encrt_model_release(m);
+
+  // ENCRT_CUDA_GEMM_TUNE=0: cuBLASLt's first choice, nothing timed.
+  ASSERT_EQ(setenv("ENCRT_CUDA_GEMM_TUNE", "0", 1), 0);
+  m = loadOn(writeArtifact(g.spec));
+  sess = session(m);
+  const LtStats untuned = ltStats();
+  runAndCheck(sess, makeBatch({6, 2, 1}, 6, 3), row, 5e-3f);
+  EXPECT_EQ(ltStats().heuristicRequested, 1);
+  EXPECT_EQ(ltStats().matmuls - untuned.matmuls, 1 + 1); // the run and its capture
+  unsetenv("ENCRT_CUDA_GEMM_TUNE");
+  encrt_session_release(sess);
+  encrt_model_release(m);
+  EXPECT_EQ(stats().liveAllocs, 0);
+  EXPECT_EQ(stats().liveEvents, 0);
 }
 
 TEST_F(MockCuda, ReportsErrorsWithTheCallAndTheDriverMessage) {

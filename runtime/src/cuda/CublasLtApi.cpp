@@ -50,6 +50,7 @@ bool CublasLt::load(std::string &why) {
   sym(cublasLtMatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
   sym(cublasLtMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
   sym(cublasLtMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+  sym(cublasLtMatmulAlgoCheck, "cublasLtMatmulAlgoCheck");
   sym(cublasLtMatmul, "cublasLtMatmul");
   return ok;
 }

@@ -101,6 +101,10 @@ using PFN_cublasLtMatmulAlgoGetHeuristic = cublasStatus_t (*)(
     cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
     cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
     cublasLtMatmulPreference_t, int, cublasLtMatmulHeuristicResult_t[], int *);
+using PFN_cublasLtMatmulAlgoCheck = cublasStatus_t (*)(
+    cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+    cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *,
+    cublasLtMatmulHeuristicResult_t *);
 using PFN_cublasLtMatmul = cublasStatus_t (*)(
     cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,
     cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t, const void *,
@@ -134,6 +138,7 @@ public:
   PFN_cublasLtMatmulPreferenceDestroy cublasLtMatmulPreferenceDestroy = nullptr;
   PFN_cublasLtMatmulPreferenceSetAttribute cublasLtMatmulPreferenceSetAttribute = nullptr;
   PFN_cublasLtMatmulAlgoGetHeuristic cublasLtMatmulAlgoGetHeuristic = nullptr;
+  PFN_cublasLtMatmulAlgoCheck cublasLtMatmulAlgoCheck = nullptr;
   PFN_cublasLtMatmul cublasLtMatmul = nullptr;
 
 private:

@@ -12,6 +12,7 @@
 
 #include "cuda/CublasLtApi.h"
 #include "cuda/CudaApi.h"
+#include "cuda/GemmAlgoCache.h"
 
 #include "encrt/artifact_generated.h"
 
@@ -41,6 +42,8 @@ public:
   /// Null when the plan has no GEMM steps.
   const CublasLt *lt() const { return lt_; }
   cublasLtHandle_t ltHandle() const { return ltHandle_; }
+  /// The cuBLASLt algorithm of each GEMM shape, shared by the sessions.
+  GemmAlgoCache &gemmAlgos() const { return gemmAlgos_; }
   const encm::CudaPlan &plan() const { return *plan_; }
   /// Makes the model's context current on the calling thread.
   void makeCurrent() const;
@@ -66,6 +69,7 @@ private:
   std::vector<CUfunction> functions_;
   std::vector<CUdeviceptr> weights_;
   std::string deviceName_;
+  mutable GemmAlgoCache gemmAlgos_;
 };
 
 } // namespace cuda

@@ -27,6 +27,11 @@ bool graphsDisabledByEnv() {
   return e && std::strcmp(e, "0") == 0;
 }
 
+bool gemmTuningDisabledByEnv() {
+  const char *e = std::getenv("ENCRT_CUDA_GEMM_TUNE");
+  return e && std::strcmp(e, "0") == 0;
+}
+
 std::string keyString(int64_t batch, int64_t seq, int64_t tokens) {
   return "batch " + std::to_string(batch) + ", seq " + std::to_string(seq) +
          ", tokens " + std::to_string(tokens);
@@ -36,7 +41,8 @@ std::string keyString(int64_t batch, int64_t seq, int64_t tokens) {
 
 CudaSession::CudaSession(std::shared_ptr<const LoadedModel> model, bool profiling)
     : model_(std::move(model)), cm_(model_->cudaModel()), d_(&cm_->driver()),
-      profiling_(profiling), useGraphs_(!profiling && !graphsDisabledByEnv()) {
+      profiling_(profiling), useGraphs_(!profiling && !graphsDisabledByEnv()),
+      tuneGemms_(!gemmTuningDisabledByEnv()) {
   const encm::CudaPlan &plan = cm_->plan();
   const auto &values = *plan.values();
   const auto &steps = *plan.steps();
@@ -85,6 +91,9 @@ CudaSession::~CudaSession() {
   for (Gemm &g : gemms_)
     destroyGemm(g);
   for (CUevent e : events_)
+    if (e)
+      d_->cuEventDestroy_v2(e);
+  for (CUevent e : tuneEvents_)
     if (e)
       d_->cuEventDestroy_v2(e);
   if (arena_)
@@ -268,6 +277,14 @@ void CudaSession::runGemm(uint32_t s, const Key &k) {
            " K=" + std::to_string(kk) + " T=" + std::to_string(rows) +
            (int8 ? " int8" : "");
   };
+  const float alphaF = 1.0f, betaF = 0.0f;
+  const int32_t alphaI = 1, betaI = 0;
+  GemmOperands o;
+  o.alpha = int8 ? static_cast<const void *>(&alphaI) : &alphaF;
+  o.beta = int8 ? static_cast<const void *>(&betaI) : &betaF;
+  o.w = reinterpret_cast<const void *>(valuePtrs_[ops.Get(1)]);
+  o.x = reinterpret_cast<const void *>(valuePtrs_[ops.Get(0)]);
+  o.y = reinterpret_cast<void *>(valuePtrs_[ops.Get(ops.size() - 1)]);
   Gemm &g = gemms_[s];
   if (g.rows != rows) {
     const std::string what = describe();
@@ -294,36 +311,88 @@ void CudaSession::runGemm(uint32_t s, const Key &k) {
              "cublasLtMatrixLayoutCreate", what + " B (X)");
     lt.check(lt.cublasLtMatrixLayoutCreate(&g.c, cd, n, rows, n),
              "cublasLtMatrixLayoutCreate", what + " C/D (Y)");
-    cublasLtMatmulPreference_t pref = nullptr;
-    lt.check(lt.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    uint64_t ws = workspaceBytes_;
-    cublasStatus_t st = lt.cublasLtMatmulPreferenceSetAttribute(
-        pref, kLtPrefMaxWorkspaceBytes, &ws, sizeof(ws));
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    if (st == kCublasStatusSuccess)
-      st = lt.cublasLtMatmulAlgoGetHeuristic(cm_->ltHandle(), g.desc, g.a, g.b,
-                                             g.c, g.c, pref, 1, &result, &found);
-    lt.cublasLtMatmulPreferenceDestroy(pref);
-    lt.check(st, "cublasLtMatmulAlgoGetHeuristic", what);
-    if (found < 1)
-      fail(ENCRT_UNSUPPORTED, "cublasLtMatmulAlgoGetHeuristic(", what,
-           "): no algorithm for this GEMM on ", cm_->deviceName());
-    g.algo = result.algo;
+    // The shape's algorithm from the model's cache, else chosen here (and
+    // cached); either way checked against this row count.
+    GemmAlgoCache &cache = cm_->gemmAlgos();
+    const GemmAlgoCache::Key key{n, kk, epilogue, GemmAlgoCache::bucket(rows), ab};
+    cublasLtMatmulAlgo_t algo{};
+    if (!cache.find(key, algo) || !algoFits(g, algo)) {
+      const cublasLtMatmulAlgo_t mine = chooseAlgo(g, o, what);
+      algo = cache.insert(key, mine);
+      if (!algoFits(g, algo))
+        algo = mine;
+    }
+    g.algo = algo;
     g.rows = rows;
   }
-  const float alphaF = 1.0f, betaF = 0.0f;
-  const int32_t alphaI = 1, betaI = 0;
-  const void *alpha = int8 ? static_cast<const void *>(&alphaI) : &alphaF;
-  const void *beta = int8 ? static_cast<const void *>(&betaI) : &betaF;
-  const void *w = reinterpret_cast<const void *>(valuePtrs_[ops.Get(1)]);
-  const void *xp = reinterpret_cast<const void *>(valuePtrs_[ops.Get(0)]);
-  void *y = reinterpret_cast<void *>(valuePtrs_[ops.Get(ops.size() - 1)]);
-  const cublasStatus_t st = lt.cublasLtMatmul(
-      cm_->ltHandle(), g.desc, alpha, w, g.a, xp, g.b, beta, y, g.c, y, g.c,
-      &g.algo, reinterpret_cast<void *>(workspace_), workspaceBytes_, stream_);
+  const cublasStatus_t st = runMatmul(g, g.algo, o);
   if (st != kCublasStatusSuccess)
     lt.check(st, "cublasLtMatmul", describe());
+}
+
+cublasStatus_t CudaSession::runMatmul(const Gemm &g, const cublasLtMatmulAlgo_t &algo,
+                                      const GemmOperands &o) {
+  const CublasLt &lt = *cm_->lt();
+  return lt.cublasLtMatmul(cm_->ltHandle(), g.desc, o.alpha, o.w, g.a, o.x, g.b, o.beta, o.y,
+                           g.c, o.y, g.c, &algo, reinterpret_cast<void *>(workspace_),
+                           workspaceBytes_, stream_);
+}
+
+bool CudaSession::algoFits(const Gemm &g, const cublasLtMatmulAlgo_t &algo) const {
+  const CublasLt &lt = *cm_->lt();
+  cublasLtMatmulHeuristicResult_t r{};
+  return lt.cublasLtMatmulAlgoCheck(cm_->ltHandle(), g.desc, g.a, g.b, g.c, g.c, &algo, &r) ==
+             kCublasStatusSuccess &&
+         r.workspaceSize <= workspaceBytes_;
+}
+
+cublasLtMatmulAlgo_t CudaSession::chooseAlgo(const Gemm &g, const GemmOperands &o,
+                                             const std::string &what) {
+  const CublasLt &lt = *cm_->lt();
+  constexpr int kCandidates = 8, kTimedRuns = 3;
+  cublasLtMatmulPreference_t pref = nullptr;
+  lt.check(lt.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  uint64_t ws = workspaceBytes_;
+  cublasStatus_t st = lt.cublasLtMatmulPreferenceSetAttribute(pref, kLtPrefMaxWorkspaceBytes,
+                                                              &ws, sizeof(ws));
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
+  int found = 0;
+  if (st == kCublasStatusSuccess)
+    st = lt.cublasLtMatmulAlgoGetHeuristic(cm_->ltHandle(), g.desc, g.a, g.b, g.c, g.c, pref,
+                                           tuneGemms_ ? kCandidates : 1, results, &found);
+  lt.cublasLtMatmulPreferenceDestroy(pref);
+  lt.check(st, "cublasLtMatmulAlgoGetHeuristic", what);
+  if (found < 1)
+    fail(ENCRT_UNSUPPORTED, "cublasLtMatmulAlgoGetHeuristic(", what,
+         "): no algorithm for this GEMM on ", cm_->deviceName());
+  if (found == 1)
+    return results[0].algo;
+  // Time each candidate (one warm-up, then kTimedRuns between two events) on
+  // this run's operands; the first run of a shape is never inside a graph
+  // capture (run() launches it directly), so waiting on the stream is allowed.
+  for (CUevent &e : tuneEvents_)
+    if (!e)
+      d_->check(d_->cuEventCreate(&e, kCuEventDefault), "cuEventCreate");
+  int best = -1;
+  float bestMs = 0;
+  for (int i = 0; i < found; ++i) {
+    if (results[i].state != kCublasStatusSuccess || results[i].workspaceSize > workspaceBytes_ ||
+        runMatmul(g, results[i].algo, o) != kCublasStatusSuccess)
+      continue;
+    d_->check(d_->cuEventRecord(tuneEvents_[0], stream_), "cuEventRecord");
+    bool ok = true;
+    for (int r = 0; r < kTimedRuns && ok; ++r)
+      ok = runMatmul(g, results[i].algo, o) == kCublasStatusSuccess;
+    d_->check(d_->cuEventRecord(tuneEvents_[1], stream_), "cuEventRecord");
+    d_->check(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize", "tuning " + what);
+    float ms = 0;
+    d_->check(d_->cuEventElapsedTime(&ms, tuneEvents_[0], tuneEvents_[1]), "cuEventElapsedTime");
+    if (ok && (best < 0 || ms < bestMs)) {
+      best = i;
+      bestMs = ms;
+    }
+  }
+  return results[best < 0 ? 0 : best].algo;
 }
 
 void CudaSession::enqueue(const Key &k, bool timed) {

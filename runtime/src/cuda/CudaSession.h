@@ -10,6 +10,8 @@
 // hidden wanted) launches directly and then captures the sequence as a CUDA
 // graph that later runs of that shape replay (small LRU cache); with
 // profiling, steps always launch directly and are timed with events.
+// A GEMM step's cuBLASLt algorithm comes from the model's GemmAlgoCache, or
+// is chosen on the first run of its shape (timing cuBLASLt's best candidates).
 // A DeviceSession, like Session. Not thread-safe: one session per thread.
 //
 //===----------------------------------------------------------------------===//
@@ -69,6 +71,11 @@ private:
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
   };
+  /// A GEMM step's device operands and scale factors for one run.
+  struct GemmOperands {
+    const void *alpha = nullptr, *beta = nullptr, *w = nullptr, *x = nullptr;
+    void *y = nullptr;
+  };
   /// Byte offsets of one run's pieces in the io buffers.
   struct IoLayout {
     uint64_t ids = 0, typeIds = 0, lengths = 0, offsets = 0, deviceBytes = 0;
@@ -81,6 +88,13 @@ private:
   void enqueue(const Key &k, bool timed);
   void launchKernel(uint32_t s, const Key &k);
   void runGemm(uint32_t s, const Key &k);
+  cublasStatus_t runMatmul(const Gemm &g, const cublasLtMatmulAlgo_t &algo, const GemmOperands &o);
+  /// Whether `algo` runs g's descriptors within the workspace.
+  bool algoFits(const Gemm &g, const cublasLtMatmulAlgo_t &algo) const;
+  /// cuBLASLt's heuristic for g; with tuning (the default; ENCRT_CUDA_GEMM_TUNE=0
+  /// turns it off) its best 8 candidates timed on this run's operands and the
+  /// fastest taken. Throws when cuBLASLt has none.
+  cublasLtMatmulAlgo_t chooseAlgo(const Gemm &g, const GemmOperands &o, const std::string &what);
   void destroyGemm(Gemm &g);
   void clearGraphs();
   CUgraphExec capture(const Key &k);
@@ -90,6 +104,8 @@ private:
   const CudaDriver *d_;
   bool profiling_;
   bool useGraphs_;
+  bool tuneGemms_;
+  CUevent tuneEvents_[2] = {nullptr, nullptr};
   std::vector<StepProfile> profile_;
   std::vector<CUevent> events_; ///< profiling: before step 0, after each step
 

@@ -32,9 +32,9 @@
 
 namespace enc_cuda {
 
-template <int D> struct AttnMmaConfig {
+template <int D, int Warps = 4> struct AttnMmaConfig {
   static_assert(D % 16 == 0 && D <= 128, "head dim must be a multiple of 16, <= 128");
-  static constexpr int kWarps = 4;
+  static constexpr int kWarps = Warps;
   static constexpr int kBQ = 16 * kWarps; ///< query rows per block
   static constexpr int kBK = 64;          ///< keys per shared-memory tile
   static constexpr int kThreads = 32 * kWarps;
@@ -83,12 +83,12 @@ __device__ __forceinline__ void ldmatrixX4Trans(uint32_t (&r)[4], const void *ro
 /// softmax_j(scale * q_r . k_j) . v_j over keys j < lengths[b] of sequence b.
 /// q/k/v point at head 0 of row 0 and advance by `LD` per row; every row
 /// start is 16-byte aligned (LD and D are multiples of 8 elements).
-template <typename T, int D, int NH, int LD>
+template <typename T, int D, int NH, int LD, int Warps = 4>
 __device__ __forceinline__ void attentionMma(const enc_cuda_args &a, const T *q, const T *k,
                                              const T *v, T *out, float scale) {
   static_assert(sizeof(T) == 2, "tensor-core attention reads fp16 or bf16");
   static_assert(LD % 8 == 0, "rows must start 16-byte aligned");
-  using C = AttnMmaConfig<D>;
+  using C = AttnMmaConfig<D, Warps>;
   constexpr int BQ = C::kBQ, BK = C::kBK, ROW = C::kRow, H = NH * D;
   constexpr int DK = D / 16;   // k-steps of S = Q K^T
   constexpr int DN = D / 8;    // n-tiles of O
