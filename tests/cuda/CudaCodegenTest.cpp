@@ -431,11 +431,18 @@ TEST_P(CudaTinyModel, PlanInvariantsAndNvccBuild) {
   // ids and the int8 word table) fused into it.
   EXPECT_EQ(ops[q8 ? "enc.embedding+enc.layernorm+enc.quantize" : "enc.embedding+enc.layernorm"], 1);
   if (q8) {
-    EXPECT_EQ(ops["enc.quantize"], 2 * spec.layers); // after attention and FFN1
+    // After each int8 GEMM, one row kernel: FFN1's GELU + the quantisation
+    // for FFN2; the output projections' residual LayerNorms (+ the
+    // quantisation for the next Linear, all but the last).
+    EXPECT_EQ(ops["enc.quantize"], spec.layers); // of the attention's output
+    EXPECT_EQ(ops["enc.qlinear+enc.quantize"], spec.layers);
+    EXPECT_EQ(ops["enc.qlinear+enc.add_layernorm+enc.quantize"], 2 * spec.layers - 1);
+    EXPECT_EQ(ops["enc.qlinear+enc.add_layernorm"], 1);
+    EXPECT_EQ(ops["enc.qlinear"], 5 * spec.layers); // 4 GEMMs, and QKV's dequantisation
+    EXPECT_EQ(ops["enc.add_layernorm"] + ops["enc.add_layernorm+enc.quantize"], 0);
+  } else {
+    EXPECT_EQ(ops["enc.add_layernorm"], 2 * spec.layers);
   }
-  EXPECT_EQ(ops[q8 ? "enc.add_layernorm+enc.quantize" : "enc.add_layernorm"] +
-                ops[q8 ? "enc.add_layernorm" : "enc.add_layernorm+enc.quantize"],
-            2 * spec.layers);
   if (pools) {
     EXPECT_EQ(ops["enc.pool+enc.l2norm"], 1);
   }

@@ -190,6 +190,40 @@ struct Emulator {
                  qs + r, fa[0]);
       return "";
     }
+    if (startsWith(k, "enc_cuda_qlinear_quantize_") ||
+        startsWith(k, "enc_cuda_qlinear_add_layernorm_")) {
+      // int32 rows dequantised (+ epilogue) in fp32, then quantised, or added
+      // to the residual, normalised (+ quantised); no float rows in between.
+      const bool ln = startsWith(k, "enc_cuda_qlinear_add_layernorm_");
+      const bool bias = numIn == (ln ? 7u : 4u);
+      const int64_t N = lastDim(s.operands[0]);
+      const uint32_t r = bias ? 4 : 3;
+      float *q = ln ? (s.numResults == 3 ? out(s.operands[numIn + 1]).data() : nullptr)
+                    : out(o0).data();
+      float *qs = ln ? (s.numResults == 3 ? out(s.operands[numIn + 2]).data() : nullptr)
+                     : out(s.operands[numIn + 1]).data();
+      std::vector<float> *y = ln ? &out(o0) : nullptr;
+      for (int64_t m = 0; m < T; ++m) {
+        std::vector<float> v(N);
+        for (int64_t n = 0; n < N; ++n) {
+          v[n] = I(0)[m * N + n] * I(1)[m] * I(2)[n] + (bias ? I(3)[n] : 0.0f);
+          if (contains(k, "_gelu_tanh"))
+            v[n] = geluTanh(v[n]);
+          else if (contains(k, "_gelu"))
+            v[n] = geluErf(v[n]);
+          if (ln)
+            v[n] += I(r)[m * N + n];
+        }
+        if (ln) {
+          normRow(v, I(r + 1).data(), I(r + 2).data(), fa[0]);
+          for (int64_t n = 0; n < N; ++n)
+            (*y)[m * N + n] = round(v[n]);
+        }
+        if (q)
+          quantRow(v, q + m * N, qs + m, fa[ln ? 1 : 0]);
+      }
+      return "";
+    }
     if (startsWith(k, "enc_cuda_dequantize_")) {
       const int64_t N = lastDim(o0);
       const bool bias = numIn == 4;

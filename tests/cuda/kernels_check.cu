@@ -7,7 +7,9 @@
 //   ./kernels_check
 // Checks, on a packed batch with mixed lengths (including 1), the embedding
 // gather (+ int8 word table) + LayerNorm, add + LayerNorm + int8 quantise,
-// dequantise + bias + GELU, GELU alone, and mean/cls pooling + L2 norm against double
+// dequantise + bias + GELU, GELU alone, an int8 GEMM's rows dequantised into a
+// quantisation and into a residual LayerNorm + quantisation, and mean/cls
+// pooling + L2 norm against double
 // references computed from the same rounded inputs. Prints the max error per
 // kernel and exits 1 if one is above its stated tolerance.
 //
@@ -48,6 +50,20 @@ __global__ void dequantKernel(enc_cuda_args a) {
       a, static_cast<const int32_t *>(a.buffers[0]), static_cast<const float *>(a.buffers[1]),
       static_cast<const float *>(a.buffers[2]), static_cast<const float *>(a.buffers[3]),
       static_cast<__half *>(a.buffers[4]));
+}
+__global__ void qlinearQuantizeKernel(enc_cuda_args a) {
+  enc_cuda::qlinearQuantize<N, enc_cuda::kEpiGelu, true>(
+      a, static_cast<const int32_t *>(a.buffers[0]), static_cast<const float *>(a.buffers[1]),
+      static_cast<const float *>(a.buffers[2]), static_cast<const float *>(a.buffers[3]),
+      static_cast<int8_t *>(a.buffers[4]), static_cast<float *>(a.buffers[5]), 0.0f);
+}
+__global__ void qlinearAddLnKernel(enc_cuda_args a) {
+  enc_cuda::qlinearAddLayerNorm<__half, H, enc_cuda::kEpiNone, true, true>(
+      a, static_cast<const int32_t *>(a.buffers[0]), static_cast<const float *>(a.buffers[1]),
+      static_cast<const float *>(a.buffers[2]), static_cast<const float *>(a.buffers[3]),
+      static_cast<const __half *>(a.buffers[4]), static_cast<const float *>(a.buffers[5]),
+      static_cast<const float *>(a.buffers[6]), static_cast<__half *>(a.buffers[7]),
+      static_cast<int8_t *>(a.buffers[8]), static_cast<float *>(a.buffers[9]), a.fattrs[0], 0.0f);
 }
 template <int Mode> __global__ void poolKernel(enc_cuda_args a) {
   enc_cuda::pool<__half, H, Mode, true>(a, static_cast<const __half *>(a.buffers[0]),
@@ -98,7 +114,7 @@ int main() {
   }
   bool ok = true;
   auto report = [&](const char *what, double err, double tol) {
-    std::printf("%-34s max error %.3e (tolerance %.0e) %s\n", what, err, tol,
+    std::printf("%-42s max error %.3e (tolerance %.0e) %s\n", what, err, tol,
                 err <= tol ? "ok" : "FAIL");
     ok = ok && err <= tol;
   };
@@ -267,6 +283,118 @@ int main() {
       err = std::isnan(gotV) ? INFINITY : std::max(err, std::fabs(gotV - g) / std::max(1.0, std::fabs(g)));
     }
     report("gelu erf (relative)", err, 1e-3);
+  }
+
+  // An int8 GEMM's int32 rows, their scales and a bias, for the two fused
+  // row kernels below.
+  auto int8Result = [&](int n, std::vector<int32_t> &acc, std::vector<float> &xs,
+                        std::vector<float> &ws, std::vector<float> &bias) {
+    acc.resize(static_cast<size_t>(T) * n);
+    std::uniform_int_distribution<int> ai(-200000, 200000);
+    for (auto &v : acc)
+      v = ai(rng);
+    xs.resize(T);
+    ws.resize(n);
+    bias.resize(n);
+    for (auto &v : xs)
+      v = uni(rng) * 1e-2f;
+    for (auto &v : ws)
+      v = uni(rng) * 1e-3f;
+    for (auto &v : bias)
+      v = uni(rng) - 1.0f;
+  };
+  auto checkQuantRow = [&](const std::vector<double> &v, const int8_t *q, float qs, double &qerr,
+                           double &serr) {
+    double amax = 0;
+    for (double x : v)
+      amax = std::max(amax, std::fabs(x));
+    if (!std::isfinite(qs)) { // unwritten (poisoned with NaN)
+      serr = qerr = INFINITY;
+      return;
+    }
+    serr = std::max(serr, std::fabs(qs - amax / 127) / (amax / 127));
+    for (size_t i = 0; i < v.size(); ++i) // within one quantisation step
+      qerr = std::max(qerr, std::fabs(q[i] * static_cast<double>(qs) - v[i]) / qs);
+  };
+
+  { // qlinear + quantize: dequantise + bias + GELU, quantised per row; no float rows
+    std::vector<int32_t> acc;
+    std::vector<float> xs, ws, bias;
+    int8Result(N, acc, xs, ws, bias);
+    int8_t *dQ = nullptr;
+    float *dS = nullptr;
+    CHECK_CUDA(cudaMalloc(&dQ, T * N));
+    CHECK_CUDA(cudaMalloc(&dS, T * sizeof(float)));
+    CHECK_CUDA(cudaMemset(dS, 0xff, T * sizeof(float)));
+    enc_cuda_args a = base;
+    a.buffers[0] = upload(acc);
+    a.buffers[1] = upload(xs);
+    a.buffers[2] = upload(ws);
+    a.buffers[3] = upload(bias);
+    a.buffers[4] = dQ;
+    a.buffers[5] = dS;
+    qlinearQuantizeKernel<<<rowGrid, enc_cuda::kRowThreads>>>(a);
+    CHECK_CUDA(cudaGetLastError());
+    std::vector<int8_t> q = download(dQ, T * N);
+    std::vector<float> qs = download(dS, T);
+    double qerr = 0, serr = 0;
+    for (int m = 0; m < T; ++m) {
+      std::vector<double> v(N);
+      for (int n = 0; n < N; ++n) {
+        const double x = acc[m * N + n] * static_cast<double>(xs[m]) * ws[n] + bias[n];
+        v[n] = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+      }
+      checkQuantRow(v, &q[m * N], qs[m], qerr, serr);
+    }
+    report("qlinear+quantize scale (relative)", serr, 1e-4);
+    report("qlinear+quantize values (steps)", qerr, 0.51);
+  }
+
+  { // qlinear + add_layernorm + quantize: dequantise + bias + residual, LayerNorm, quantised
+    std::vector<int32_t> acc;
+    std::vector<float> xs, ws, bias;
+    int8Result(H, acc, xs, ws, bias);
+    std::vector<__half> r = halves(T * H, rng, 1.0f);
+    __half *dY = nullptr;
+    int8_t *dQ = nullptr;
+    float *dS = nullptr;
+    CHECK_CUDA(cudaMalloc(&dY, T * H * sizeof(__half)));
+    CHECK_CUDA(cudaMemset(dY, 0xff, T * H * sizeof(__half)));
+    CHECK_CUDA(cudaMalloc(&dQ, T * H));
+    CHECK_CUDA(cudaMalloc(&dS, T * sizeof(float)));
+    CHECK_CUDA(cudaMemset(dS, 0xff, T * sizeof(float)));
+    enc_cuda_args a = base;
+    a.buffers[0] = upload(acc);
+    a.buffers[1] = upload(xs);
+    a.buffers[2] = upload(ws);
+    a.buffers[3] = upload(bias);
+    a.buffers[4] = upload(r);
+    a.buffers[5] = dGamma;
+    a.buffers[6] = dBeta;
+    a.buffers[7] = dY;
+    a.buffers[8] = dQ;
+    a.buffers[9] = dS;
+    a.fattrs[0] = eps;
+    qlinearAddLnKernel<<<rowGrid, enc_cuda::kRowThreads>>>(a);
+    CHECK_CUDA(cudaGetLastError());
+    std::vector<__half> y = download(dY, T * H);
+    std::vector<int8_t> q = download(dQ, T * H);
+    std::vector<float> qs = download(dS, T);
+    double err = 0, qerr = 0, serr = 0;
+    for (int m = 0; m < T; ++m) {
+      std::vector<double> v(H);
+      for (int h = 0; h < H; ++h)
+        v[h] = acc[m * H + h] * static_cast<double>(xs[m]) * ws[h] + bias[h] + f(r[m * H + h]);
+      layerNormRef(v, gamma, beta, eps);
+      for (int h = 0; h < H; ++h) {
+        const double got = f(y[m * H + h]);
+        err = std::isnan(got) ? INFINITY : std::max(err, std::fabs(got - v[h]));
+      }
+      checkQuantRow(v, &q[m * H], qs[m], qerr, serr);
+    }
+    report("qlinear+add+layernorm", err, 5e-3);
+    report("qlinear+add+layernorm int8 scale (rel.)", serr, 1e-4);
+    report("qlinear+add+layernorm int8 values (steps)", qerr, 0.51);
   }
 
   for (int mode : {enc_cuda::kPoolMean, enc_cuda::kPoolCls}) { // pooling + L2 norm

@@ -181,6 +181,7 @@ private:
   std::map<std::string, uint32_t> weightIds_;
   llvm::DenseMap<Operation *, Operation *> embLayerNorm_; ///< embedding -> its layernorm
   llvm::DenseMap<Operation *, Operation *> fusedQuant_;   ///< producer -> quantize
+  llvm::DenseMap<Operation *, Operation *> qlinearNext_;  ///< qlinear -> quantize | add_layernorm
   llvm::DenseMap<Operation *, Operation *> poolNorm_;     ///< pool -> l2norm
   llvm::DenseSet<Operation *> absorbed_;                  ///< ops computed by another step
   std::vector<std::string> symbols_;
@@ -343,7 +344,9 @@ llvm::Error Generator::emit(Operation *op, std::string opName, std::string kerne
 void Generator::planFusions(mlir::func::FuncOp func) {
   // Of the groups enc-form-fusion-groups made, this backend computes each
   // pair below in one step: embedding + LayerNorm (+ quantise), a LayerNorm +
-  // quantise, pool + L2 norm. Other grouped ops get a step each.
+  // quantise, pool + L2 norm, and after an int8 GEMM its dequantisation +
+  // quantise or + residual LayerNorm (+ quantise). Other grouped ops get a
+  // step each.
   codegen::forEachGroupedPair(func, [&](Operation *producer, Operation *consumer) {
     if (isa<enc::EmbeddingOp>(producer) && isa<enc::LayerNormOp>(consumer)) {
       embLayerNorm_[producer] = consumer;
@@ -353,6 +356,11 @@ void Generator::planFusions(mlir::func::FuncOp func) {
       // The largest fused step, embedding with type ids and an int8 word
       // table + LayerNorm + quantise, has 11 operands (ENC_CUDA_MAX_BUFFERS).
       fusedQuant_[producer] = consumer;
+      absorbed_.insert(consumer);
+    } else if (isa<enc::QLinearOp>(producer) && isa<enc::QuantizeOp, enc::AddLayerNormOp>(consumer)) {
+      // The group's rule: the qlinear's float result has no other user, so
+      // the step after its GEMM computes the consumer from the int32 rows.
+      qlinearNext_[producer] = consumer;
       absorbed_.insert(consumer);
     } else if (isa<enc::PoolOp>(producer) && isa<enc::L2NormOp>(consumer)) {
       poolNorm_[producer] = consumer;
@@ -593,19 +601,61 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
       return b.takeError();
     operands.push_back(*b);
   }
-  const uint32_t outSlot = operands.size();
-  operands.push_back(result(op.getResult(), stepName(op), act_, {kDimTokens, *N}));
   const std::string epiArg = epi == enc::Epilogue::gelu        ? "enc_cuda::kEpiGelu"
                              : epi == enc::Epilogue::gelu_tanh ? "enc_cuda::kEpiGeluTanh"
                                                                : "enc_cuda::kEpiNone";
-  const std::string symbol = "enc_cuda_dequantize_" + actTag_ + "_n" + std::to_string(*N) +
-                             (bias ? "" : "_nobias") +
-                             (epi == enc::Epilogue::none ? "" : "_" + enc::stringifyEpilogue(epi).str());
-  const std::string body = elemVecAssert(*N) + "enc_cuda::dequantize<" + actC_ + ", " +
-                           std::to_string(*N) + ", " +
-                           epiArg + ", " + (bias ? "true" : "false") + ">(a, " +
-                           in(0, "int32_t") + ", " + in(1, "float") + ", " + in(2, "float") +
-                           ", " + (bias ? in(3, "float") : "nullptr") + ", " +
+  const std::string nameTail = std::string(bias ? "" : "_nobias") +
+                               (epi == enc::Epilogue::none ? "" : "_" + enc::stringifyEpilogue(epi).str());
+  const std::string dequantArgs = in(0, "int32_t") + ", " + in(1, "float") + ", " + in(2, "float") +
+                                  ", " + (bias ? in(3, "float") : "nullptr");
+  const std::string Ns = std::to_string(*N);
+  Operation *next = qlinearNext_.lookup(op);
+  if (auto quant = llvm::dyn_cast_or_null<enc::QuantizeOp>(next)) {
+    // Dequantise + quantise per row: the float rows are never stored.
+    std::string opName = "enc.qlinear";
+    const uint32_t numIn = operands.size();
+    const float staticScale = addFusedQuant(quant, op, *N, operands, opName);
+    const std::string body = "enc_cuda::qlinearQuantize<" + Ns + ", " + epiArg + ", " +
+                             (bias ? "true" : "false") + ">(a, " + dequantArgs + ", " +
+                             out(numIn, "int8_t") + ", " + out(numIn + 1, "float") + ", a.fattrs[0]);";
+    return emit(op, opName, "enc_cuda_qlinear_quantize_n" + Ns + nameTail, body, kRowThreads,
+                std::move(operands), 2,
+                cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, kRowsPerBlock, 0), {},
+                {staticScale});
+  }
+  if (auto ln = llvm::dyn_cast_or_null<enc::AddLayerNormOp>(next)) {
+    // Dequantise + residual + LayerNorm (+ quantise) per row.
+    auto res = activation(ln, ln.getResidual(), act_, "residual");
+    if (!res)
+      return res.takeError();
+    if (plan_.values[*res].shape != Shape{kDimTokens, *N})
+      return opError(ln, "expects a residual [tokens, " + Ns + "]");
+    operands.push_back(*res);
+    if (auto e = addGammaBeta(ln, ln.getGamma(), ln.getBeta(), operands))
+      return e;
+    const uint32_t numIn = operands.size();
+    std::string opName = "enc.qlinear+enc.add_layernorm";
+    operands.push_back(result(ln.getResult(), stepName(ln), act_, {kDimTokens, *N}));
+    auto quant = llvm::dyn_cast_or_null<enc::QuantizeOp>(fusedQuant_.lookup(ln));
+    const float staticScale = addFusedQuant(quant, ln, *N, operands, opName);
+    const uint32_t r = bias ? 4 : 3;
+    const std::string body =
+        "enc_cuda::qlinearAddLayerNorm<" + actC_ + ", " + Ns + ", " + epiArg + ", " +
+        (bias ? "true" : "false") + ", " + (quant ? "true" : "false") + ">(a, " + dequantArgs +
+        ", " + in(r, actC_) + ", " + in(r + 1, "float") + ", " + in(r + 2, "float") + ", " +
+        out(numIn, actC_) + ", " + quantOuts(bool(quant), numIn) + ", a.fattrs[0], a.fattrs[1]);";
+    const uint32_t numResults = operands.size() - numIn;
+    return emit(op, opName, "enc_cuda_qlinear_add_layernorm_" + actTag_ + "_h" + Ns + nameTail +
+                                (quant ? "_q8" : ""),
+                body, kRowThreads, std::move(operands), numResults,
+                cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, kRowsPerBlock, 0), {},
+                {ln.getEpsilon().convertToFloat(), staticScale});
+  }
+  const uint32_t outSlot = operands.size();
+  operands.push_back(result(op.getResult(), stepName(op), act_, {kDimTokens, *N}));
+  const std::string symbol = "enc_cuda_dequantize_" + actTag_ + "_n" + Ns + nameTail;
+  const std::string body = elemVecAssert(*N) + "enc_cuda::dequantize<" + actC_ + ", " + Ns + ", " +
+                           epiArg + ", " + (bias ? "true" : "false") + ">(a, " + dequantArgs + ", " +
                            out(outSlot, actC_) + ");";
   return emit(op, "enc.qlinear", symbol, body, kElemThreads, std::move(operands), 1,
               cudaLaunchHeader(ENC_CUDA_GRID_ELEMENTS, kElemThreads, 0,

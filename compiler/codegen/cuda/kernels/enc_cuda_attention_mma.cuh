@@ -14,8 +14,7 @@
 // layout into A fragments of O += P V without a trip through shared memory.
 // K and V tiles are staged in shared memory as [key][dim] (rows padded by 8
 // elements: the fragment reads and ldmatrix rows are free of bank
-// conflicts), each loaded into registers while the previous tile computes;
-// V's B fragments come from ldmatrix.trans.
+// conflicts); V's B fragments come from ldmatrix.trans.
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"), with
 // g = lane / 4 and t = lane % 4:
@@ -35,7 +34,10 @@ namespace enc_cuda {
 
 template <int D> struct AttnMmaConfig {
   static_assert(D % 16 == 0 && D <= 128, "head dim must be a multiple of 16, <= 128");
-  static constexpr int kWarps = 4; // 8 (128 query rows a block) was 1.1-1.3x slower on an H200
+  // Measured on an H200 (bench/RESULTS.md): 8 warps (128 query rows a block)
+  // was 1.1-1.3x slower; loading the next K/V tile into registers while the
+  // current one computes gained at most 6% at seq 128 and lost at batch 32.
+  static constexpr int kWarps = 4;
   static constexpr int kBQ = 16 * kWarps; ///< query rows per block
   static constexpr int kBK = 64;          ///< keys per shared-memory tile
   static constexpr int kThreads = 32 * kWarps;
@@ -84,7 +86,7 @@ __device__ __forceinline__ void ldmatrixX4Trans(uint32_t (&r)[4], const void *ro
 /// softmax_j(scale * q_r . k_j) . v_j over keys j < lengths[b] of sequence b.
 /// q/k/v point at head 0 of row 0 and advance by `LD` per row; every row
 /// start is 16-byte aligned (LD and D are multiples of 8 elements).
-template <typename T, int D, int NH, int LD, bool Prefetch = true>
+template <typename T, int D, int NH, int LD>
 __device__ __forceinline__ void attentionMma(const enc_cuda_args &a, const T *q, const T *k,
                                              const T *v, T *out, float scale) {
   static_assert(sizeof(T) == 2, "tensor-core attention reads fp16 or bf16");
@@ -107,30 +109,6 @@ __device__ __forceinline__ void attentionMma(const enc_cuda_args &a, const T *q,
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
   const int row0 = q0 + warp * 16 + g, row1 = row0 + 8; // this thread's query rows
-
-  // K and V tiles pass through registers. With Prefetch, a tile's loads are
-  // issued before the products of the previous one (and the first with Q's),
-  // so their latency overlaps compute, for CPT * 8 more registers; without,
-  // they are loaded just before they are staged. Rows past the sequence are
-  // zeros (0 * p = 0).
-  constexpr int CPT = BK * CH / C::kThreads; // 16-byte chunks of K (and V) per thread
-  static_assert(BK * CH % C::kThreads == 0, "whole chunks per thread");
-  uint4 kReg[CPT], vReg[CPT];
-  auto loadTile = [&](int k0) {
-    const int kn = min(BK, len - k0);
-#pragma unroll
-    for (int j = 0; j < CPT; ++j) {
-      const int i = tid + j * C::kThreads, r = i / CH, c = i - r * CH;
-      kReg[j] = vReg[j] = make_uint4(0, 0, 0, 0);
-      if (r < kn) {
-        const int64_t at = (base + k0 + r) * LD + h * D + c * 8;
-        kReg[j] = *reinterpret_cast<const uint4 *>(k + at);
-        vReg[j] = *reinterpret_cast<const uint4 *>(v + at);
-      }
-    }
-  };
-  if (Prefetch)
-    loadTile(0);
 
   // Q as A fragments (rows past the sequence are zero: their results are dropped).
   uint32_t qf[DK][4];
@@ -159,17 +137,18 @@ __device__ __forceinline__ void attentionMma(const enc_cuda_args &a, const T *q,
   for (int k0 = 0; k0 < len; k0 += BK) {
     const int kn = min(BK, len - k0);
     __syncthreads(); // the previous tile is consumed
-    if (!Prefetch)
-      loadTile(k0);
-#pragma unroll
-    for (int j = 0; j < CPT; ++j) {
-      const int i = tid + j * C::kThreads, r = i / CH, c = i - r * CH;
-      *reinterpret_cast<uint4 *>(&sK[r * ROW + c * 8]) = kReg[j];
-      *reinterpret_cast<uint4 *>(&sV[r * ROW + c * 8]) = vReg[j];
+    for (int i = tid; i < BK * CH; i += C::kThreads) {
+      const int r = i / CH, c = i - r * CH;
+      uint4 kv = make_uint4(0, 0, 0, 0), vv = kv; // zeros past the sequence: 0 * p stays 0
+      if (r < kn) {
+        const int64_t at = (base + k0 + r) * LD + h * D + c * 8;
+        kv = *reinterpret_cast<const uint4 *>(k + at);
+        vv = *reinterpret_cast<const uint4 *>(v + at);
+      }
+      *reinterpret_cast<uint4 *>(&sK[r * ROW + c * 8]) = kv;
+      *reinterpret_cast<uint4 *>(&sV[r * ROW + c * 8]) = vv;
     }
     __syncthreads();
-    if (Prefetch && k0 + BK < len)
-      loadTile(k0 + BK); // in flight while this tile's products run
 
     // S = Q K^T: B fragment b0 = K[key n*8+g][dims kk*16 + 2t, +1].
     float s[KN][4];

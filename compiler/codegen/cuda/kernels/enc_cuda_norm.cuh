@@ -135,6 +135,73 @@ __device__ __forceinline__ void quantize(const enc_cuda_args &a, const T *x, int
   quantizeWarpRow<K>(v, lane, q + r * K, qs + r, staticScale);
 }
 
+/// The warp's row of an int8 GEMM's result, dequantised (WarpRow<N>
+/// layout): v[n] = epilogue(acc[n] * rowScale * ws[n] + bias[n]), in fp32.
+template <int N, int Epi, bool Bias>
+__device__ __forceinline__ void dequantizeWarpRow(float (&v)[WarpRow<N>::R], int lane,
+                                                  const int32_t *acc, float rowScale,
+                                                  const float *ws, const float *bias) {
+  using L = WarpRow<N>;
+  constexpr int Q = L::VW < 4 ? L::VW : 4; // 4-byte values per 16-byte access
+#pragma unroll
+  for (int i = 0; i < L::P; ++i)
+    if (L::has(lane, i))
+#pragma unroll
+      for (int p = 0; p < L::VW; p += Q) {
+        const int n = L::at(lane, i) + p;
+        const Packed<int32_t, Q> c = loadGroup<int32_t, Q>(acc + n);
+        const Packed<float, Q> w = loadGroup<float, Q>(ws + n);
+        Packed<float, Q> b = {};
+        if (Bias)
+          b = loadGroup<float, Q>(bias + n);
+#pragma unroll
+        for (int k = 0; k < Q; ++k)
+          v[i * L::VW + p + k] =
+              applyEpilogue<Epi>(static_cast<float>(c.v[k]) * rowScale * w.v[k] + b.v[k]);
+      }
+}
+
+/// An int8 GEMM's result row (acc [tokens, N] int32, xs per row, ws and bias
+/// per column) dequantised with its epilogue and quantised again per row for
+/// the next int8 GEMM (q, qs): enc.qlinear + the enc.quantize of its result,
+/// whose float rows are never stored.
+template <int N, int Epi, bool Bias>
+__device__ __forceinline__ void qlinearQuantize(const enc_cuda_args &a, const int32_t *acc,
+                                                const float *xs, const float *ws,
+                                                const float *bias, int8_t *q, float *qs,
+                                                float staticScale) {
+  const int lane = threadIdx.x & 31;
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
+  if (r >= a.tokens)
+    return;
+  float v[WarpRow<N>::R] = {};
+  dequantizeWarpRow<N, Epi, Bias>(v, lane, acc + r * N, xs[r], ws, bias);
+  quantizeWarpRow<N>(v, lane, q + r * N, qs + r, staticScale);
+}
+
+/// y = LayerNorm(dequantise(acc) + residual) (+ its per-row quantisation):
+/// enc.qlinear + the enc.add_layernorm of its result, whose dequantised rows
+/// are never stored.
+template <typename T, int H, int Epi, bool Bias, bool Quant>
+__device__ __forceinline__ void qlinearAddLayerNorm(const enc_cuda_args &a, const int32_t *acc,
+                                                    const float *xs, const float *ws,
+                                                    const float *bias, const T *res,
+                                                    const float *gamma, const float *beta, T *y,
+                                                    int8_t *q, float *qs, float eps,
+                                                    float staticScale) {
+  const int lane = threadIdx.x & 31;
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
+  if (r >= a.tokens)
+    return;
+  float v[WarpRow<H>::R] = {};
+  dequantizeWarpRow<H, Epi, Bias>(v, lane, acc + r * H, xs[r], ws, bias);
+  addWarpRow<H>(v, lane, res + r * H);
+  layerNormWarpRow<H>(v, lane, gamma, beta, eps);
+  storeWarpRow<T, H>(v, lane, y + r * H);
+  if (Quant)
+    quantizeWarpRow<H>(v, lane, q + r * H, qs + r, staticScale);
+}
+
 } // namespace enc_cuda
 
 #endif // ENC_CUDA_NORM_CUH
