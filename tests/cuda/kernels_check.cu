@@ -22,6 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 constexpr int H = 384, N = 1536, V = 50, P = 64;
@@ -51,8 +53,8 @@ __global__ void dequantKernel(enc_cuda_args a) {
       static_cast<const float *>(a.buffers[2]), static_cast<const float *>(a.buffers[3]),
       static_cast<__half *>(a.buffers[4]));
 }
-__global__ void qlinearQuantizeKernel(enc_cuda_args a) {
-  enc_cuda::qlinearQuantize<N, enc_cuda::kEpiGelu, true>(
+template <int NN> __global__ void qlinearQuantizeKernel(enc_cuda_args a) {
+  enc_cuda::qlinearQuantize<NN, enc_cuda::kEpiGelu, true>(
       a, static_cast<const int32_t *>(a.buffers[0]), static_cast<const float *>(a.buffers[1]),
       static_cast<const float *>(a.buffers[2]), static_cast<const float *>(a.buffers[3]),
       static_cast<int8_t *>(a.buffers[4]), static_cast<float *>(a.buffers[5]), 0.0f);
@@ -317,13 +319,16 @@ int main() {
       qerr = std::max(qerr, std::fabs(q[i] * static_cast<double>(qs) - v[i]) / qs);
   };
 
-  { // qlinear + quantize: dequantise + bias + GELU, quantised per row; no float rows
+  // qlinear + quantize: dequantise + bias + GELU, quantised per row; no float
+  // rows. N = 1536: a block per row; H = 384: a warp per row.
+  auto checkQlinearQuantize = [&](auto width) {
+    constexpr int NN = decltype(width)::value;
     std::vector<int32_t> acc;
     std::vector<float> xs, ws, bias;
-    int8Result(N, acc, xs, ws, bias);
+    int8Result(NN, acc, xs, ws, bias);
     int8_t *dQ = nullptr;
     float *dS = nullptr;
-    CHECK_CUDA(cudaMalloc(&dQ, T * N));
+    CHECK_CUDA(cudaMalloc(&dQ, T * NN));
     CHECK_CUDA(cudaMalloc(&dS, T * sizeof(float)));
     CHECK_CUDA(cudaMemset(dS, 0xff, T * sizeof(float)));
     enc_cuda_args a = base;
@@ -333,22 +338,26 @@ int main() {
     a.buffers[3] = upload(bias);
     a.buffers[4] = dQ;
     a.buffers[5] = dS;
-    qlinearQuantizeKernel<<<rowGrid, enc_cuda::kRowThreads>>>(a);
+    constexpr int rows = enc_cuda::qlinearQuantizeRows<NN>();
+    qlinearQuantizeKernel<NN><<<(T + rows - 1) / rows, enc_cuda::kRowThreads>>>(a);
     CHECK_CUDA(cudaGetLastError());
-    std::vector<int8_t> q = download(dQ, T * N);
+    std::vector<int8_t> q = download(dQ, T * NN);
     std::vector<float> qs = download(dS, T);
     double qerr = 0, serr = 0;
     for (int m = 0; m < T; ++m) {
-      std::vector<double> v(N);
-      for (int n = 0; n < N; ++n) {
-        const double x = acc[m * N + n] * static_cast<double>(xs[m]) * ws[n] + bias[n];
+      std::vector<double> v(NN);
+      for (int n = 0; n < NN; ++n) {
+        const double x = acc[m * NN + n] * static_cast<double>(xs[m]) * ws[n] + bias[n];
         v[n] = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
       }
-      checkQuantRow(v, &q[m * N], qs[m], qerr, serr);
+      checkQuantRow(v, &q[m * NN], qs[m], qerr, serr);
     }
-    report("qlinear+quantize scale (relative)", serr, 1e-4);
-    report("qlinear+quantize values (steps)", qerr, 0.51);
-  }
+    const std::string what = "qlinear+quantize N=" + std::to_string(NN);
+    report((what + " scale (rel.)").c_str(), serr, 1e-4);
+    report((what + " values (steps)").c_str(), qerr, 0.51);
+  };
+  checkQlinearQuantize(std::integral_constant<int, N>());
+  checkQlinearQuantize(std::integral_constant<int, H>());
 
   { // qlinear + add_layernorm + quantize: dequantise + bias + residual, LayerNorm, quantised
     std::vector<int32_t> acc;

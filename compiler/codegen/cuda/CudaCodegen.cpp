@@ -615,13 +615,15 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
     std::string opName = "enc.qlinear";
     const uint32_t numIn = operands.size();
     const float staticScale = addFusedQuant(quant, op, *N, operands, opName);
-    const std::string body = "enc_cuda::qlinearQuantize<" + Ns + ", " + epiArg + ", " +
+    const int64_t rows = *N > 1024 ? 1 : kRowsPerBlock; // enc_cuda::qlinearQuantizeRows<N>()
+    const std::string body = "static_assert(enc_cuda::qlinearQuantizeRows<" + Ns + ">() == " +
+                             std::to_string(rows) + ", \"launch header\");\n  " +
+                             "enc_cuda::qlinearQuantize<" + Ns + ", " + epiArg + ", " +
                              (bias ? "true" : "false") + ">(a, " + dequantArgs + ", " +
                              out(numIn, "int8_t") + ", " + out(numIn + 1, "float") + ", a.fattrs[0]);";
     return emit(op, opName, "enc_cuda_qlinear_quantize_n" + Ns + nameTail, body, kRowThreads,
                 std::move(operands), 2,
-                cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, kRowsPerBlock, 0), {},
-                {staticScale});
+                cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, rows, 0), {}, {staticScale});
   }
   if (auto ln = llvm::dyn_cast_or_null<enc::AddLayerNormOp>(next)) {
     // Dequantise + residual + LayerNorm (+ quantise) per row.

@@ -90,18 +90,32 @@ template <typename T, int V> struct alignas(sizeof(T) * V) Packed {
   T v[V];
 };
 
-/// How a warp holds one row of H elements in registers: lane l keeps the
-/// groups g = l + 32 i (i < P) of VW adjacent elements, in v[i * VW + k].
-/// VW = 8 where H % 8 == 0 (16-byte accesses of 2-byte activations, whole
-/// groups per row, every group 16-byte aligned), else 1.
-template <int H> struct WarpRow {
+/// How a warp (Lanes = 32; or a block of Lanes threads) holds one row of H
+/// elements in registers: lane l keeps the groups g = l + Lanes i (i < P) of
+/// VW adjacent elements, in v[i * VW + k]. VW = 8 where H % 8 == 0 (16-byte
+/// accesses of 2-byte activations, whole groups per row, every group 16-byte
+/// aligned), else 1.
+template <int H, int Lanes = 32> struct WarpRow {
   static constexpr int VW = H % 8 == 0 ? 8 : 1;
-  static constexpr int G = H / VW;        ///< groups per row
-  static constexpr int P = (G + 31) / 32; ///< groups per lane
-  static constexpr int R = P * VW;        ///< floats per lane
-  __device__ static bool has(int lane, int i) { return lane + 32 * i < G; }
-  __device__ static int at(int lane, int i) { return (lane + 32 * i) * VW; }
+  static constexpr int G = H / VW;                   ///< groups per row
+  static constexpr int P = (G + Lanes - 1) / Lanes; ///< groups per lane
+  static constexpr int R = P * VW;                   ///< floats per lane
+  __device__ static bool has(int lane, int i) { return lane + Lanes * i < G; }
+  __device__ static int at(int lane, int i) { return (lane + Lanes * i) * VW; }
 };
+
+/// Max over the block (blockDim.x a multiple of 32, <= 1024); every thread
+/// gets the result. `scratch` holds 32 floats.
+__device__ __forceinline__ float blockMax(float v, float *scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = warpMax(v);
+  __syncthreads(); // scratch may still be read by a previous call
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  const int warps = blockDim.x >> 5;
+  return warpMax(lane < warps ? scratch[lane] : 0.0f);
+}
 
 /// One group of VW adjacent elements of type S (aligned to the group's size).
 template <typename S, int VW>
@@ -124,12 +138,14 @@ __device__ __forceinline__ void addWarpRow(float (&v)[WarpRow<H>::R], int lane, 
     }
 }
 
-/// Symmetric per-row int8 quantisation of the warp's row (WarpRow<K>
-/// layout): scale = max|x| / 127, or `staticScale` if > 0.
-template <int K>
-__device__ __forceinline__ void quantizeWarpRow(const float (&v)[WarpRow<K>::R], int lane,
-                                                int8_t *q, float *qs, float staticScale) {
-  using L = WarpRow<K>;
+/// Symmetric per-row int8 quantisation of the warp's (or with Lanes > 32, the
+/// block's: `scratch` holds 32 floats) row in WarpRow<K, Lanes> layout:
+/// scale = max|x| / 127, or `staticScale` if > 0.
+template <int K, int Lanes = 32>
+__device__ __forceinline__ void quantizeWarpRow(const float (&v)[WarpRow<K, Lanes>::R], int lane,
+                                                int8_t *q, float *qs, float staticScale,
+                                                float *scratch = nullptr) {
+  using L = WarpRow<K, Lanes>;
   float scale = staticScale;
   if (!(scale > 0.0f)) {
     float amax = 0.0f;
@@ -139,7 +155,7 @@ __device__ __forceinline__ void quantizeWarpRow(const float (&v)[WarpRow<K>::R],
 #pragma unroll
         for (int k = 0; k < L::VW; ++k)
           amax = fmaxf(amax, fabsf(v[i * L::VW + k]));
-    scale = warpMax(amax) / 127.0f;
+    scale = (Lanes == 32 ? warpMax(amax) : blockMax(amax, scratch)) / 127.0f;
   }
   const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
 #pragma unroll

@@ -137,11 +137,11 @@ __device__ __forceinline__ void quantize(const enc_cuda_args &a, const T *x, int
 
 /// The warp's row of an int8 GEMM's result, dequantised (WarpRow<N>
 /// layout): v[n] = epilogue(acc[n] * rowScale * ws[n] + bias[n]), in fp32.
-template <int N, int Epi, bool Bias>
-__device__ __forceinline__ void dequantizeWarpRow(float (&v)[WarpRow<N>::R], int lane,
+template <int N, int Epi, bool Bias, int Lanes = 32>
+__device__ __forceinline__ void dequantizeWarpRow(float (&v)[WarpRow<N, Lanes>::R], int lane,
                                                   const int32_t *acc, float rowScale,
                                                   const float *ws, const float *bias) {
-  using L = WarpRow<N>;
+  using L = WarpRow<N, Lanes>;
   constexpr int Q = L::VW < 4 ? L::VW : 4; // 4-byte values per 16-byte access
 #pragma unroll
   for (int i = 0; i < L::P; ++i)
@@ -161,6 +161,14 @@ __device__ __forceinline__ void dequantizeWarpRow(float (&v)[WarpRow<N>::R], int
       }
 }
 
+/// Rows per block of qlinearQuantize<N> (blocks of kRowThreads threads): a
+/// warp per row, or for rows over 1024 elements the whole block per row (a
+/// warp per 3072-wide row held 96 floats per lane and ran at half the memory
+/// bandwidth on an H200).
+template <int N> __host__ __device__ constexpr int qlinearQuantizeRows() {
+  return N > 1024 ? 1 : kRowsPerBlock;
+}
+
 /// An int8 GEMM's result row (acc [tokens, N] int32, xs per row, ws and bias
 /// per column) dequantised with its epilogue and quantised again per row for
 /// the next int8 GEMM (q, qs): enc.qlinear + the enc.quantize of its result,
@@ -170,13 +178,23 @@ __device__ __forceinline__ void qlinearQuantize(const enc_cuda_args &a, const in
                                                 const float *xs, const float *ws,
                                                 const float *bias, int8_t *q, float *qs,
                                                 float staticScale) {
-  const int lane = threadIdx.x & 31;
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
-  if (r >= a.tokens)
-    return;
-  float v[WarpRow<N>::R] = {};
-  dequantizeWarpRow<N, Epi, Bias>(v, lane, acc + r * N, xs[r], ws, bias);
-  quantizeWarpRow<N>(v, lane, q + r * N, qs + r, staticScale);
+  if constexpr (qlinearQuantizeRows<N>() == 1) {
+    __shared__ float scratch[32];
+    const int64_t r = blockIdx.x; // the whole block leaves together (blockMax syncs)
+    if (r >= a.tokens)
+      return;
+    float v[WarpRow<N, kRowThreads>::R] = {};
+    dequantizeWarpRow<N, Epi, Bias, kRowThreads>(v, threadIdx.x, acc + r * N, xs[r], ws, bias);
+    quantizeWarpRow<N, kRowThreads>(v, threadIdx.x, q + r * N, qs + r, staticScale, scratch);
+  } else {
+    const int lane = threadIdx.x & 31;
+    const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
+    if (r >= a.tokens)
+      return;
+    float v[WarpRow<N>::R] = {};
+    dequantizeWarpRow<N, Epi, Bias>(v, lane, acc + r * N, xs[r], ws, bias);
+    quantizeWarpRow<N>(v, lane, q + r * N, qs + r, staticScale);
+  }
 }
 
 /// y = LayerNorm(dequantise(acc) + residual) (+ its per-row quantisation):
