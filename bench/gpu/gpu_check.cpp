@@ -5,6 +5,8 @@
 //   gpu_check record  ARTIFACT REF          CPU outputs of the fixed inputs -> REF
 //   gpu_check compare ARTIFACT REF MIN_COS  CUDA outputs vs REF
 //   gpu_check both    ARTIFACT MIN_COS      CUDA vs CPU outputs of one artifact
+//                                           (not --weights=random: each plan's are
+//                                           generated at load, so they differ)
 //   gpu_check time    ARTIFACT BATCHES SEQ RUNS   median encrt_session_run ms
 //   gpu_check profile ARTIFACT BATCH SEQ RUNS     per-kernel device time of a run
 // The fixed inputs: two padded batches with mixed lengths (1 .. seq) of
@@ -293,6 +295,29 @@ std::vector<int64_t> parseList(const char *s) {
   return v;
 }
 
+/// `batch` sequences of `seq` deterministic ids, all full length, and the
+/// output buffers a run writes (pooled rows when the model pools, else the
+/// hidden states).
+struct FullBatch {
+  int64_t batch, seq;
+  std::vector<int32_t> ids, lengths;
+  std::vector<float> hidden, pooled;
+  FullBatch(const encrt_model_info &info, int64_t b, int64_t s)
+      : batch(b), seq(s), ids(static_cast<size_t>(b * s)),
+        lengths(static_cast<size_t>(b), static_cast<int32_t>(s)),
+        hidden(info.has_pooled_output ? 0 : static_cast<size_t>(b * s * info.hidden_size)),
+        pooled(info.has_pooled_output ? static_cast<size_t>(b * info.hidden_size) : 0) {
+    for (size_t i = 0; i < ids.size(); ++i)
+      ids[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(info.vocab_size));
+  }
+  void run(encrt_session *s, const char *what) {
+    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq,
+                            hidden.empty() ? nullptr : hidden.data(),
+                            pooled.empty() ? nullptr : pooled.data()),
+          what);
+  }
+};
+
 int runTime(const char *path, const char *batches, int64_t seq, int runs) {
   encrt_model *m = load(path, testDevice());
   encrt_model_info info;
@@ -301,20 +326,13 @@ int runTime(const char *path, const char *batches, int64_t seq, int runs) {
   check(encrt_session_create(m, nullptr, &s), "encrt_session_create");
   seq = std::min<int64_t>(seq, info.max_seq);
   for (int64_t b : parseList(batches)) {
-    std::vector<int32_t> ids(static_cast<size_t>(b * seq));
-    for (size_t i = 0; i < ids.size(); ++i)
-      ids[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(info.vocab_size));
-    std::vector<int32_t> lengths(static_cast<size_t>(b), static_cast<int32_t>(seq));
-    std::vector<float> pooled(info.has_pooled_output ? static_cast<size_t>(b * info.hidden_size) : 0);
-    std::vector<float> hidden(info.has_pooled_output ? 0 : static_cast<size_t>(b * seq * info.hidden_size));
-    float *ph = hidden.empty() ? nullptr : hidden.data();
-    float *pp = pooled.empty() ? nullptr : pooled.data();
-    for (int i = 0; i < 10; ++i) // warm-up: graph capture, cuBLASLt heuristics
-      check(encrt_session_run(s, ids.data(), lengths.data(), b, seq, ph, pp), "warm-up");
+    FullBatch in(info, b, seq);
+    for (int i = 0; i < 10; ++i) // warm-up: graph capture, cuBLASLt tuning
+      in.run(s, "warm-up");
     std::vector<double> ms;
     for (int i = 0; i < runs; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      check(encrt_session_run(s, ids.data(), lengths.data(), b, seq, ph, pp), "run");
+      in.run(s, "run");
       ms.push_back(std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - t0).count());
     }
@@ -344,14 +362,7 @@ int runProfile(const char *path, int64_t batch, int64_t seq, int runs) {
   encrt_model_info info;
   encrt_model_get_info(m, &info, sizeof info);
   seq = std::min<int64_t>(seq, info.max_seq);
-  std::vector<int32_t> ids(static_cast<size_t>(batch * seq));
-  for (size_t i = 0; i < ids.size(); ++i)
-    ids[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(info.vocab_size));
-  std::vector<int32_t> lengths(static_cast<size_t>(batch), static_cast<int32_t>(seq));
-  std::vector<float> pooled(info.has_pooled_output ? static_cast<size_t>(batch * info.hidden_size) : 0);
-  std::vector<float> hidden(info.has_pooled_output ? 0 : static_cast<size_t>(batch * seq * info.hidden_size));
-  float *ph = hidden.empty() ? nullptr : hidden.data();
-  float *pp = pooled.empty() ? nullptr : pooled.data();
+  FullBatch in(info, batch, seq);
 
   encrt_session_options so;
   encrt_session_options_initialize(&so);
@@ -359,12 +370,12 @@ int runProfile(const char *path, int64_t batch, int64_t seq, int runs) {
   encrt_session *s = nullptr;
   check(encrt_session_create(m, &so, &s), "encrt_session_create");
   for (int i = 0; i < 3; ++i) // warm-up (cuBLASLt heuristics), then reset by a new session
-    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "warm-up");
+    in.run(s, "warm-up");
   encrt_session_release(s);
   check(encrt_session_create(m, &so, &s), "encrt_session_create");
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i)
-    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "run");
+    in.run(s, "run");
   const double directMs = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - t0).count() / runs;
   struct Row { std::string op; double ms = 0; int64_t launches = 0; };
@@ -383,11 +394,11 @@ int runProfile(const char *path, int64_t batch, int64_t seq, int runs) {
 
   check(encrt_session_create(m, nullptr, &s), "encrt_session_create");
   for (int i = 0; i < 5; ++i)
-    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "warm-up");
+    in.run(s, "warm-up");
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
     t0 = std::chrono::steady_clock::now();
-    check(encrt_session_run(s, ids.data(), lengths.data(), batch, seq, ph, pp), "run");
+    in.run(s, "run");
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
