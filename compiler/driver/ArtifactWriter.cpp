@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace encc;
@@ -315,8 +316,27 @@ llvm::Error encc::writeArtifact(const std::string &path, const ArtifactContents 
   return writeFileAtomically(path, *bytes);
 }
 
+llvm::Error encc::checkOutputTarget(const std::string &path) {
+  // Renaming over a device node, FIFO, socket or directory would replace it
+  // (run as root, `-o /dev/null` replaced /dev/null).
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0)
+    return llvm::Error::success(); // nothing there yet
+  struct stat target;
+  const bool regular = S_ISREG(st.st_mode) ||
+                       (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &target) == 0 && S_ISREG(target.st_mode));
+  if (regular)
+    return llvm::Error::success();
+  return llvm::createStringError(std::errc::invalid_argument,
+                                 "%s exists and is not a regular file (a device, FIFO, socket, directory or "
+                                 "dangling link): not replacing it; choose another output path",
+                                 path.c_str());
+}
+
 llvm::Error encc::writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
                                       unsigned mode) {
+  if (llvm::Error e = checkOutputTarget(path))
+    return e;
   // A fresh temporary beside the target (O_EXCL: never an existing file or a
   // planted symlink), fsync'ed, then renamed over the target; removed on
   // every failure, so a failed write leaves nothing behind.

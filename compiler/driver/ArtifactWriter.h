@@ -41,8 +41,13 @@ llvm::Expected<std::vector<uint8_t>> serializeArtifact(const ArtifactContents &c
 /// Serialises and writes atomically (temp file + rename).
 llvm::Error writeArtifact(const std::string &path, const ArtifactContents &contents);
 
+/// An error unless `path` is absent, a regular file or a link to one (what
+/// writeFileAtomically may replace).
+llvm::Error checkOutputTarget(const std::string &path);
+
 /// Writes `bytes` to `path` through a fresh temporary beside it (O_EXCL,
 /// created with `mode`), fsync and rename; nothing is left behind on failure.
+/// An existing `path` must pass checkOutputTarget.
 llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
                                 unsigned mode = 0666);
 

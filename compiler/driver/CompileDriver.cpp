@@ -305,6 +305,9 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   if (wantCuda && opt.emit == "artifact")
     if (auto nvcc = findNvcc(); !nvcc)
       return nvcc.takeError();
+  if (opt.emit == "artifact")
+    if (llvm::Error e = checkOutputTarget(opt.output)) // before the import, not after it
+      return e;
   const std::vector<std::string> cpuLevels = opt.cpuLevels.empty() ? defaultCpuLevels(opt.quantize) : opt.cpuLevels;
   for (const std::string &name : cpuLevels)
     if (auto level = parseCpuLevel(name); !level)

@@ -184,6 +184,10 @@ truncated to the compiled maximum sequence length).
                         </s></s> b </s>) with each token's type id
   --truncation S        how a pair longer than the maximum is cut: longest_first (default),
                         only_first, only_second (as the tokenizers library)
+  --require-sha256 HEX  refuse the artifact unless its SHA-256 (sha256sum) is HEX
+  --trusted-key FILE    refuse the artifact unless signed by this public key (the artifact is
+                        loaded whole, code included, to tokenize)
+  --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
 )";
 
 const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
@@ -417,7 +421,8 @@ int main(int argc, char **argv) {
        {"file", "format", "truncation", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
         "signature"},
        {"profile", "help"}, rerankCommand},
-      {"tokenize", kTokenizeUsage, {"file", "format", "truncation"}, {"pair", "help"}, tokenizeCommand},
+      {"tokenize", kTokenizeUsage, {"file", "format", "truncation", "require-sha256", "trusted-key", "signature"},
+       {"pair", "help"}, tokenizeCommand},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
       {"keygen", kKeygenUsage, {}, {"quiet", "help"}, keygenCommand},
       {"sign", kSignUsage, {"key", "output"}, {"quiet", "help"}, signCommand},

@@ -116,6 +116,44 @@ void fillRandomWeights(uint8_t *dst, uint64_t begin, uint64_t end, encm::DType d
   }
 }
 
+namespace {
+
+const uint8_t *mapFile(int fd, uint64_t size, const std::string &path) {
+  void *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED)
+    fail(ENCRT_IO_ERROR, path, ": cannot map (", std::strerror(errno), ")");
+  return static_cast<const uint8_t *>(map);
+}
+
+/// The first `size` bytes of `fd` in anonymous read-only memory (released
+/// with munmap, as a file mapping is).
+const uint8_t *readPrivateCopy(int fd, uint64_t size, const std::string &path) {
+  void *mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED)
+    fail(ENCRT_OUT_OF_MEMORY, path, ": cannot allocate ", size, " bytes to read it into (",
+         std::strerror(errno), ")");
+  auto *dst = static_cast<uint8_t *>(mem);
+  for (uint64_t done = 0; done < size;) {
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(size - done, uint64_t(1) << 30));
+    const ssize_t n = ::pread(fd, dst + done, chunk, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : 0;
+      munmap(mem, size);
+      if (err)
+        fail(ENCRT_IO_ERROR, path, ": cannot read (", std::strerror(err), ")");
+      fail(ENCRT_IO_ERROR, path, ": the file became shorter while it was read (", done, " of ",
+           size, " bytes)");
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  mprotect(mem, size, PROT_READ);
+  return dst;
+}
+
+} // namespace
+
 std::unique_ptr<Artifact> Artifact::open(const std::string &path, const TrustPolicy &trust) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected as
   // not a regular file below (regular files ignore the flag).
@@ -139,13 +177,20 @@ std::unique_ptr<Artifact> Artifact::open(const std::string &path, const TrustPol
     fail(ENCRT_INVALID_ARTIFACT, path, ": file too small (", size,
          " bytes) to be an .encm artifact");
   }
-  void *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int err = errno;
+  // With a trust policy the bytes checked must be the bytes used: the file is
+  // read once into private memory nothing else can change (a MAP_PRIVATE
+  // mapping of the file still shows another writer's later changes). Without
+  // one it is mapped in place (shared page cache, weights used where they
+  // lie): whoever can write the file is trusted then anyway.
+  const uint8_t *bytes = nullptr;
+  try {
+    bytes = trust.any() ? readPrivateCopy(fd, size, path) : mapFile(fd, size, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   ::close(fd);
-  if (map == MAP_FAILED)
-    fail(ENCRT_IO_ERROR, path, ": cannot map (", std::strerror(err), ")");
-  std::unique_ptr<Artifact> artifact(
-      new Artifact(path, static_cast<const uint8_t *>(map), size));
+  std::unique_ptr<Artifact> artifact(new Artifact(path, bytes, size));
   // The caller's trust requirements first: nothing of an artifact that
   // fails them is interpreted.
   verifyTrust(artifact->data_, size, path, trust);

@@ -11,7 +11,11 @@
 
 #include <sodium.h>
 
+#include <atomic>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <thread>
 
 using namespace encrt::test;
 
@@ -150,6 +154,66 @@ TEST_F(TrustTest, Signatures) {
   const std::string pin = hex(digest, 32);
   o.require_sha256 = pin.c_str();
   EXPECT_EQ(loadWith(path, o), nullptr);
+}
+
+TEST_F(TrustTest, ASignedLoadUsesTheBytesItChecked) {
+  // Issue 45, item 1: a process that can write the artifact replaces it (same
+  // size, checksum resealed) the moment the loader opens the signature, i.e.
+  // after the bytes were hashed. The load must run the bytes whose signature
+  // it checked. (The old loader hashed its mapping of the file and then used
+  // that mapping, which showed the writer's bytes: the replacement's weights
+  // ran under a valid signature.)
+  KeyPair signer;
+  const ArtifactSpec spec = TestModel::spec(kernels());
+  const auto good = writeArtifact(spec);
+  ArtifactSpec other = spec;
+  const int32_t H = TestModel::kHidden;
+  for (int32_t h = 0; h < H; ++h) { // the bias, the last H floats: outputs move by 1.5
+    uint8_t *at = other.weights.data() + other.weights.size() - 4 * (H - h);
+    float x;
+    std::memcpy(&x, at, 4);
+    x += 1.0f;
+    std::memcpy(at, &x, 4);
+  }
+  const auto replacement = writeArtifact(other);
+  ASSERT_EQ(replacement.size(), good.size());
+  const std::string path = write(good);
+  const std::string sigPath = write(signer.sign(good), "model.encm.sig");
+  const std::string key = signer.publicHex();
+  encrt_model_options o = options();
+  o.trusted_public_key = key.c_str();
+
+  const int watch = inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(inotify_add_watch(watch, sigPath.c_str(), IN_OPEN), 0);
+  std::atomic<bool> replaced{false};
+  std::thread attacker([&] {
+    alignas(inotify_event) char event[sizeof(inotify_event) + 256];
+    if (::read(watch, event, sizeof event) <= 0)
+      return;
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    replaced = fd >= 0 && ::pwrite(fd, replacement.data(), replacement.size(), 0) ==
+                              static_cast<ssize_t>(replacement.size());
+    if (fd >= 0)
+      ::close(fd);
+  });
+  encrt_model *m = nullptr;
+  encrt_status *st = encrt_model_load(path.c_str(), &o, &m);
+  attacker.join();
+  ::close(watch);
+  ASSERT_TRUE(replaced.load()) << "the file was not replaced during the load";
+  ASSERT_EQ(st, nullptr) << encrt_status_message(st);
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  const int32_t ids[3] = {3, 17, 42}, length = 3;
+  float hidden[3 * TestModel::kHidden];
+  ASSERT_EQ(encrt_session_run(s, ids, &length, 1, 3, hidden, nullptr), nullptr);
+  for (int t = 0; t < 3; ++t)
+    for (int32_t h = 0; h < H; ++h)
+      ASSERT_NEAR(hidden[t * H + h], TestModel::expected(ids[t], h), 1e-5f)
+          << "the load ran bytes that are not the signed artifact";
+  encrt_session_release(s);
+  encrt_model_release(m);
 }
 
 TEST_F(TrustTest, BadOptionsBeforeAnyIo) {
