@@ -102,6 +102,21 @@ int signCommand(const Args &args) {
   std::string error;
   if (!readHexFile(args.get("key"), sk, sizeof sk, error))
     return fail(error);
+  {
+    // An Ed25519 secret key is seed || public key; halves of two keys would
+    // sign with one and name the other, so no signature would ever verify.
+    uint8_t seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES], derived[crypto_sign_SECRETKEYBYTES];
+    crypto_sign_ed25519_sk_to_seed(seed, sk);
+    crypto_sign_seed_keypair(pk, derived, seed);
+    const bool consistent = sodium_memcmp(derived, sk, sizeof sk) == 0;
+    sodium_memzero(seed, sizeof seed);
+    sodium_memzero(derived, sizeof derived);
+    if (!consistent) {
+      sodium_memzero(sk, sizeof sk);
+      return fail(args.get("key") + ": not an Ed25519 secret key: its public half does not belong to its "
+                  "secret half (damaged, or made of two keys); make a new one with 'encc keygen'");
+    }
+  }
 
   auto buf = llvm::MemoryBuffer::getFile(artifact, /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);

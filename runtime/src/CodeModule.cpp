@@ -167,15 +167,20 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
   const std::vector<uint8_t> blob = artifact.codeObjectCopy(*chosen, what);
   checkCodeObjectElf(blob.data(), blob.size(), what);
 
-  // Load: a sealed memfd (no one can change it once checked), else a
-  // temporary file.
+  // Load: a sealed memfd (no one can change it once checked). Only where
+  // memfds cannot be used at all (no memfd_create, no /proc to dlopen it
+  // through) a temporary file instead; a memfd the loader refuses is an
+  // error, not retried from a file another process could replace.
   std::string memfdError, fileError;
+  bool memfdUnavailable = false;
   int fd = memfd_create(("encm-" + target).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd >= 0) {
     if (!writeAll(fd, blob.data(), blob.size()))
       memfdError = std::string("cannot write memfd: ") + std::strerror(errno);
     else if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
       memfdError = std::string("cannot seal memfd: ") + std::strerror(errno);
+    else if (::access("/proc/self/fd", X_OK) != 0)
+      memfdUnavailable = true, memfdError = "no /proc/self/fd to load a memfd through";
     else
       module->handle_ = openMemfd(fd, memfdError);
     if (module->handle_)
@@ -183,13 +188,14 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
     else
       ::close(fd);
   } else {
+    memfdUnavailable = errno == ENOSYS || errno == EINVAL || errno == EPERM;
     memfdError = std::string("memfd_create: ") + std::strerror(errno);
   }
-  if (!module->handle_)
+  if (!module->handle_ && memfdUnavailable)
     module->handle_ = openTempFile(blob.data(), blob.size(), fileError);
   if (!module->handle_)
-    fail(ENCRT_INVALID_ARTIFACT, p, ": cannot load code object ", target,
-         " (", memfdError, "; temporary file: ", fileError, ")");
+    fail(ENCRT_INVALID_ARTIFACT, p, ": cannot load code object ", target, " (", memfdError,
+         fileError.empty() ? "" : "; temporary file: " + fileError, ")");
 
   // Only symbols defined by the code object itself count (dlsym also
   // searches its dependencies, e.g. libc).

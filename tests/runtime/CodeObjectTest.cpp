@@ -66,6 +66,23 @@ TEST_F(CodeObjectTest, IfuncResolverNeverRuns) {
   expectRefused(variant("ifunc"), "IFUNC");
 }
 
+TEST_F(CodeObjectTest, AMemfdTheLoaderRefusesIsNotRetriedFromAFile) {
+  // Issue 45, item 9: a memfd dlopen that failed for any reason was retried
+  // from a file in $TMPDIR, which another process of the user can replace
+  // between its write and the dlopen; that fallback is for systems without
+  // memfds only.
+  ArtifactSpec spec = TestModel::spec(kernels());
+  spec.codes[0].bytes = variant("undefined");
+  expectLoadError(writeArtifact(spec), kBad, "encrt_test_symbol_defined_nowhere");
+  std::string path = write(writeArtifact(spec), "again.encm");
+  encrt_model *m = nullptr;
+  encrt_status *st = encrt_model_load(path.c_str(), nullptr, &m);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(std::string(encrt_status_message(st)).find("temporary file"), std::string::npos)
+      << encrt_status_message(st);
+  encrt_status_free(st);
+}
+
 TEST_F(CodeObjectTest, LibrarySearchPathRefused) {
   expectRefused(variant("rpath"), "has a library search path (RPATH/RUNPATH)");
 }

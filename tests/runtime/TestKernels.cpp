@@ -118,6 +118,14 @@ extern "C" __attribute__((visibility("hidden"))) void testDtInit() {
 }
 #endif
 
+#ifdef TEST_UNDEFINED_SYMBOL
+/// Defined nowhere: dlopen(RTLD_NOW) refuses the object.
+extern "C" void encrt_test_symbol_defined_nowhere();
+extern "C" __attribute__((visibility("default"))) void test_calls_missing() {
+  encrt_test_symbol_defined_nowhere();
+}
+#endif
+
 #ifdef TEST_IFUNC
 extern "C" {
 static void ifuncTarget(const enc_step_ctx *, int32_t, int32_t) {}
