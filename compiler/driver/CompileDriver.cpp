@@ -5,6 +5,7 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "compiler/codegen/cuda/CudaCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
+#include "frontends/RegularFile.h"
 #include "frontends/ImportModel.h"
 #include "ir/EncDialect.h"
 #include "passes/PassCounters.h"
@@ -324,8 +325,9 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     return llvm::createStringError("--quantize-skip needs --quantize=int8 or bf16");
   if (opt.quantize != "int8" && !opt.calibrate.empty())
     return llvm::createStringError("--calibrate needs --quantize=int8");
-  if (!opt.calibrate.empty() && !llvm::sys::fs::exists(opt.calibrate))
-    return llvm::createStringError("--calibrate: cannot open '%s'", opt.calibrate.c_str());
+  if (!opt.calibrate.empty())
+    if (auto file = readRegularFile(opt.calibrate, uint64_t(256) << 20, "calibration file"); !file)
+      return llvm::createStringError("--calibrate: %s", llvm::toString(file.takeError()).c_str());
   po.quantizeSkip = opt.quantizeSkip;
   po.calibration = opt.calibrate;
   for (const std::string &name : po.printIrAfter)

@@ -7,6 +7,7 @@
 #include "encrt/artifact_generated.h"
 #include "encrt/checksum.h"
 #include "encrt/encrt.h"
+#include "frontends/RegularFile.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -193,8 +194,12 @@ struct ArtifactFacts {
 
 ArtifactFacts readArtifactFacts(const std::string &path) {
   ArtifactFacts facts;
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buf || (*buf)->getBufferSize() < ENCM_TRAILER_SIZE)
+  auto buf = readRegularFile(path, kMaxArtifactFileBytes, "artifact");
+  if (!buf) {
+    llvm::consumeError(buf.takeError()); // the load that follows says what is wrong
+    return facts;
+  }
+  if ((*buf)->getBufferSize() < ENCM_TRAILER_SIZE)
     return facts;
   const auto *data = reinterpret_cast<const uint8_t *>((*buf)->getBufferStart());
   flatbuffers::Verifier verifier(data, (*buf)->getBufferSize() - ENCM_TRAILER_SIZE);
@@ -686,9 +691,9 @@ int encc::inspectCommand(const Args &args) {
   if (args.positionals.size() != 1)
     return fail("'encc inspect' takes one artifact: encc inspect model.encm [--format=json]");
   const std::string &path = args.positionals[0];
-  auto bufOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto bufOr = readRegularFile(path, kMaxArtifactFileBytes, "artifact");
   if (!bufOr)
-    return fail(path + ": cannot read: " + bufOr.getError().message());
+    return fail(llvm::toString(bufOr.takeError()));
   const auto *data = reinterpret_cast<const uint8_t *>((*bufOr)->getBufferStart());
   size_t size = (*bufOr)->getBufferSize();
   if (size < 64 || std::memcmp(data + size - ENCM_TRAILER_SIZE, ENCM_TRAILER_MAGIC, 8) != 0)

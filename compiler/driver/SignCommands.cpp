@@ -3,6 +3,7 @@
 
 #include "compiler/driver/ArtifactWriter.h"
 #include "encrt/signature.h"
+#include "frontends/RegularFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -31,9 +32,9 @@ std::string toHex(const uint8_t *data, size_t size) {
 /// The file's contents without surrounding whitespace, decoded from exactly
 /// 2 * size hex digits.
 bool readHexFile(const std::string &path, uint8_t *out, size_t size, std::string &error) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buf = readRegularFile(path, 4096, "key file");
   if (!buf) {
-    error = path + ": cannot read: " + buf.getError().message();
+    error = llvm::toString(buf.takeError());
     return false;
   }
   llvm::StringRef text = (*buf)->getBuffer().trim();
@@ -118,11 +119,10 @@ int signCommand(const Args &args) {
     }
   }
 
-  auto buf = llvm::MemoryBuffer::getFile(artifact, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
+  auto buf = readRegularFile(artifact, kMaxArtifactFileBytes, "artifact");
   if (!buf) {
     sodium_memzero(sk, sizeof sk);
-    return fail(artifact + ": cannot read: " + buf.getError().message());
+    return fail(llvm::toString(buf.takeError()));
   }
   llvm::StringRef bytes = (*buf)->getBuffer();
   if (bytes.size() < 8 || bytes.substr(4, 4) != "ENCM") {

@@ -2,6 +2,8 @@
 #ifndef ENCC_FRONTENDS_HF_HFUTIL_H
 #define ENCC_FRONTENDS_HF_HFUTIL_H
 
+#include "frontends/RegularFile.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
@@ -16,12 +18,15 @@ inline llvm::Error hfError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// The whole file as text.
+/// The largest text file of a model folder read (config.json, vocab.txt,
+/// tokenizer.json, merges.txt, sentencepiece.bpe.model, ...).
+constexpr uint64_t kMaxModelTextFileBytes = uint64_t(1) << 30;
+
+/// The whole file as text (a regular file of at most kMaxModelTextFileBytes).
 inline llvm::Expected<std::string> readTextFile(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
+  auto buf = readRegularFile(path, kMaxModelTextFileBytes, "model file");
   if (!buf)
-    return hfError(path + ": cannot read: " + buf.getError().message());
+    return buf.takeError();
   return (*buf)->getBuffer().str();
 }
 

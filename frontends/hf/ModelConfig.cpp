@@ -109,6 +109,12 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (auto e = readClassifierHead(j, f, c))
     return std::move(e);
 
+  // Checked before anything is built per layer (the weight-size check lists
+  // every layer's tensors: 10^7 layers took 21 GB to be refused).
+  constexpr int64_t kMaxLayers = 1024; // the largest encoders have 48
+  if (c.layers > kMaxLayers)
+    return hfError(path + ": " + Twine(c.layers) + " layers, over the limit of " +
+                   Twine(kMaxLayers));
   if (c.hidden % c.heads != 0)
     return hfError(path + ": hidden size " + Twine(c.hidden) +
                    " is not divisible by the number of attention heads " + Twine(c.heads));

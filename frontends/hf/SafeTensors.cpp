@@ -27,10 +27,9 @@ const SafeTensorInfo *SafeTensorsFile::find(const std::string &name) const {
 }
 
 llvm::Expected<SafeTensorsFile> SafeTensorsFile::open(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
+  auto buf = readRegularFile(path, kMaxWeightFileBytes, "safetensors checkpoint");
   if (!buf)
-    return hfError(path + ": cannot read: " + buf.getError().message());
+    return buf.takeError();
   return fromBuffer(std::move(*buf), path);
 }
 

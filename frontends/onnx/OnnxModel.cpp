@@ -18,6 +18,7 @@
 #include "frontends/onnx/OnnxModel.h"
 
 #include "frontends/ProtoWire.h"
+#include "frontends/RegularFile.h"
 #include "encrt/float16.h"
 
 #include "llvm/ADT/Twine.h"
@@ -234,9 +235,20 @@ public:
     if (!buf) {
       llvm::SmallString<256> file(baseDir);
       llvm::sys::path::append(file, ext.location);
-      auto mb = llvm::MemoryBuffer::getFile(file, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+      // The text of the location is inside the folder; what it names must be
+      // too (a symlink in the folder can point anywhere).
+      llvm::SmallString<256> realDir, realFile;
+      if (llvm::sys::fs::real_path(baseDir, realDir) || llvm::sys::fs::real_path(file, realFile))
+        return fail(path + ": " + what + ": cannot read external data '" + file + "'");
+      llvm::SmallString<256> prefix(realDir);
+      llvm::sys::path::append(prefix, "");
+      if (!llvm::StringRef(realFile).starts_with(prefix))
+        return fail(path + ": " + what + ": external data location '" + ext.location + "' resolves to " +
+                    realFile + ", outside the model's folder " + realDir);
+      auto mb = readRegularFile(file.str().str(), kMaxWeightFileBytes, "external data");
       if (!mb)
-        return fail(path + ": " + what + ": cannot read external data '" + file + "': " + mb.getError().message());
+        return fail(path + ": " + what + ": cannot use external data '" + ext.location + "': " +
+                    llvm::toString(mb.takeError()));
       buf = std::move(*mb);
     }
     const uint64_t size = buf->getBufferSize();
@@ -485,9 +497,9 @@ llvm::Expected<Model> encc::onnx::parseOnnxModel(StringRef bytes, const std::str
 }
 
 llvm::Expected<Model> encc::onnx::readOnnxModel(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto buf = readRegularFile(path, kMaxWeightFileBytes, "ONNX model");
   if (!buf)
-    return fail(path + ": cannot read: " + buf.getError().message());
+    return buf.takeError();
   std::string dir = llvm::sys::path::parent_path(path).str();
   if (dir.empty())
     dir = ".";

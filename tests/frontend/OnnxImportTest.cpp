@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -366,6 +367,16 @@ TEST(OnnxImport, ExternalDataStaysInTheModelsFolderAndFile) {
             std::string::npos);
   g.initializers[1] = floatTensor("w", {4, 4}, {}, "weights.bin", 1ll << 40);
   EXPECT_NE(importError(writeFile("offset.onnx", model(g))).find("does not hold 16 values"), std::string::npos);
+  // A symlink inside the folder to a file outside it (issue 45, item 8).
+  const std::string outside = encc::testing::processTempDir("onnx_import_test_outside").string() + "/secret.bin";
+  std::ofstream(outside, std::ios::binary) << std::string(64, '\0');
+  const std::string link = (encc::testing::processTempDir("onnx_import_test") / "link.bin").string();
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink(outside.c_str(), link.c_str()), 0);
+  g.initializers[1] = floatTensor("w", {4, 4}, {}, "link.bin");
+  EXPECT_NE(importError(writeFile("link.onnx", model(g))).find("resolves to " + outside + ", outside the model's folder"),
+            std::string::npos)
+      << importError(writeFile("link.onnx", model(g)));
   // In bounds: read (the import then stops at the missing position table).
   writeFile("weights64.bin", std::string(64, '\0'));
   g.initializers[1] = floatTensor("w", {4, 4}, {}, "weights64.bin");
