@@ -374,6 +374,7 @@ void Artifact::verifySemantics() {
            encm::EnumNameDType(v.dtype()), " ", kindName(v.kind()), " ",
            shapeString(v.shape()));
   }
+  verifyWrittenBeforeRead(steps, values, *m.outputs(), wording);
 }
 
 void Artifact::verifyCodeAndTokenizer() {

@@ -4,6 +4,8 @@
 #include "Artifact.h"
 #include "Failure.h"
 
+#include <vector>
+
 namespace encrt::rt {
 
 std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
@@ -136,6 +138,31 @@ void verifyStepOperands(const encm::Step &step, int32_t s,
            " outside its live range [", v.first_step(), ", ",
            liveEnd(v, numSteps), "]");
   }
+}
+
+void verifyWrittenBeforeRead(const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> &steps,
+                             const ValueTable &values, const flatbuffers::Vector<uint32_t> &outputs,
+                             const PlanWording &w) {
+  std::vector<bool> written(values.size(), false);
+  auto inArena = [&](uint32_t id) {
+    const encm::ValueKind k = values.Get(id)->kind();
+    return k == encm::ValueKind::Activation || k == encm::ValueKind::Output;
+  };
+  for (uint32_t s = 0; s < steps.size(); ++s) {
+    const encm::Step &step = *steps.Get(s);
+    const auto *ops = step.operands();
+    const uint32_t numOps = ops ? ops->size() : 0, firstResult = numOps - step.num_results();
+    for (uint32_t o = 0; o < firstResult; ++o)
+      if (inArena(ops->Get(o)) && !written[ops->Get(o)])
+        fail(ENCRT_INVALID_ARTIFACT, w.prefix, " step ", s, " reads value ", ops->Get(o),
+             " before any step writes it");
+    for (uint32_t o = firstResult; o < numOps; ++o)
+      written[ops->Get(o)] = true;
+  }
+  for (uint32_t k = 0; k < outputs.size(); ++k)
+    if (!written[outputs.Get(k)])
+      fail(ENCRT_INVALID_ARTIFACT, w.prefix, " output ", k, " (value ", outputs.Get(k),
+           ") is written by no step");
 }
 
 void verifyPlanInputs(const flatbuffers::Vector<uint32_t> *inputs,

@@ -59,6 +59,14 @@ void verifyStepOperands(const encm::Step &step, int32_t s,
                         const ValueTable &values, int32_t numSteps,
                         const PlanWording &w);
 
+/// Every Activation or Output a step reads was written by an earlier step,
+/// and every plan output by some step: a plan whose writer of a value was
+/// removed (live ranges renumbered) would read arena garbage. Operand ids
+/// and the outputs list must be checked already.
+void verifyWrittenBeforeRead(const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> &steps,
+                             const ValueTable &values, const flatbuffers::Vector<uint32_t> &outputs,
+                             const PlanWording &w);
+
 /// A plan's inputs list: [ids: I32 [-1,-2], lengths: I32 [-1]] and, when
 /// `typeIds`, type_ids: I32 [-1,-2]; distinct values, and no other value of
 /// kind Input.

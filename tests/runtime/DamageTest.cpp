@@ -243,6 +243,26 @@ TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {
       {"last step", [](ArtifactSpec &s) { s.values[5].lastStep = 17; }, kBad,
        "value 5 last_step 17 is out of range"},
       {"no steps", [](ArtifactSpec &s) { s.steps.clear(); }, kBad, "no steps"},
+      // Issue 45, item 4: the step that writes value 4 removed and the live
+      // ranges renumbered: every other check passes, and the runs read
+      // whatever the arena held.
+      {"read before written",
+       [](ArtifactSpec &s) {
+         s.steps.erase(s.steps.begin());
+         for (SpecValue &v : s.values)
+           if (v.firstStep >= 0) {
+             v.firstStep = std::max(0, v.firstStep - 1);
+             v.lastStep = std::max(0, v.lastStep - 1);
+           }
+       },
+       kBad, "step 0 reads value 4 before any step writes it"},
+      {"output never written",
+       [](ArtifactSpec &s) {
+         s.steps.pop_back(); // the pool: nothing writes the pooled output
+         s.values[6].lastStep = 2;
+         s.values[7].firstStep = s.values[7].lastStep = 2;
+       },
+       kBad, "output 1 (value 7) is written by no step"},
       {"unknown dtype", [](ArtifactSpec &s) { s.values[4].dtype = D(9); }, kBad,
        "value 4 has unknown dtype 9"},
       {"unknown kind", [](ArtifactSpec &s) { s.values[4].kind = K(7); }, kBad,

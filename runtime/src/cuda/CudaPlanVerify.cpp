@@ -167,6 +167,7 @@ void verifyCudaPlan(const encm::Model &m, const std::string &path,
            ", found ", encm::EnumNameDType(v.dtype()), " ",
            shapeString(v.shape()));
   }
+  verifyWrittenBeforeRead(steps, values, *cp->outputs(), wording);
 
   // Code object.
   const auto *codes = m.code_objects();
