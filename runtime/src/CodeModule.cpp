@@ -165,7 +165,7 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
   // load exactly those bytes: nothing of the object runs before its hash,
   // its ELF structure and its kernels' contracts are checked.
   const std::vector<uint8_t> blob = artifact.codeObjectCopy(*chosen, what);
-  checkCodeObjectElf(blob.data(), blob.size(), what);
+  const ElfLayout layout = checkCodeObjectElf(blob.data(), blob.size(), what);
 
   // Load: a sealed memfd (no one can change it once checked). Only where
   // memfds cannot be used at all (no memfd_create, no /proc to dlopen it
@@ -215,11 +215,13 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
   const auto *ci = static_cast<const enc_code_info_t *>(ownSymbol("enc_code_info"));
   if (!ci)
     fail(ENCRT_INVALID_ARTIFACT, what, " does not export enc_code_info (not built by encc?)");
+  if (!layout.contains(static_cast<uintptr_t>(self->l_addr), ci, sizeof *ci))
+    fail(ENCRT_INVALID_ARTIFACT, what, ": enc_code_info does not lie inside the code object");
   if (ci->abi_version != ENC_KERNEL_ABI_VERSION)
     fail(ENCRT_UNSUPPORTED, what, " has kernel ABI version ", ci->abi_version,
          ", this runtime speaks version ", ENC_KERNEL_ABI_VERSION,
          " (recompile with a matching encc)");
-  verifyKernelContracts(*ci, artifact.model(), what);
+  verifyKernelContracts(*ci, artifact.model(), what, layout, static_cast<uintptr_t>(self->l_addr));
 
   // Resolve every kernel.
   const auto &steps = *artifact.model().steps();

@@ -27,7 +27,7 @@ public:
   ElfReader(const uint8_t *data, uint64_t size, const std::string &what)
       : data_(data), size_(size), what_(what) {}
 
-  void check();
+  ElfLayout check();
 
 private:
   template <typename... Parts> [[noreturn]] void reject(const Parts &...parts) const {
@@ -44,6 +44,29 @@ private:
   /// The file offset of [vaddr, vaddr + bytes) inside one PT_LOAD's file
   /// bytes (what the loader reads from the mapping), or a rejection.
   uint64_t fileOffset(uint64_t vaddr, uint64_t bytes, const char *field) const;
+  /// The T at address `vaddr` of the loaded image, as the loader sees it:
+  /// file bytes of the PT_LOAD holding it, zeros past its file bytes; a
+  /// rejection when no PT_LOAD maps it.
+  template <typename T> T loaded(uint64_t vaddr, const char *field) const {
+    for (const Elf64_Phdr &p : loads_)
+      if (vaddr >= p.p_vaddr && fitsIn(vaddr - p.p_vaddr, sizeof(T), p.p_memsz)) {
+        uint8_t bytes[sizeof(T)] = {};
+        const uint64_t delta = vaddr - p.p_vaddr;
+        if (delta < p.p_filesz)
+          std::memcpy(bytes, data_ + p.p_offset + delta, std::min<uint64_t>(sizeof(T), p.p_filesz - delta));
+        T v;
+        std::memcpy(&v, bytes, sizeof(T));
+        return v;
+      }
+    reject(field, " at address ", vaddr, " is not inside a loaded segment");
+  }
+  /// Whether [vaddr, vaddr + bytes) lies inside one writable PT_LOAD's memory.
+  bool inWritableSegment(uint64_t vaddr, uint64_t bytes) const {
+    for (const Elf64_Phdr &p : loads_)
+      if ((p.p_flags & PF_W) && vaddr >= p.p_vaddr && fitsIn(vaddr - p.p_vaddr, bytes, p.p_memsz))
+        return true;
+    return false;
+  }
   std::string_view stringAt(uint64_t strtabOff, uint64_t strsz, uint64_t index,
                             const char *field) const;
 
@@ -52,7 +75,8 @@ private:
   void checkSections();
   void checkDynamic();
   void checkRelocations(uint64_t vaddr, uint64_t bytes, const char *field);
-  uint64_t countSymbols() const;
+  uint64_t countHashSymbols() const;
+  uint64_t countGnuHashSymbols() const;
   void checkSymbols();
 
   const uint8_t *data_;
@@ -64,6 +88,8 @@ private:
   std::vector<Elf64_Phdr> phdrs_;
   // From the dynamic section (0 = absent).
   uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, syment_ = 0, hash_ = 0, gnuHash_ = 0;
+  uint64_t rela_ = 0, relasz_ = 0, jmprel_ = 0, pltrelsz_ = 0;
+  uint64_t numSymbols_ = 0;
 };
 
 uint64_t ElfReader::fileOffset(uint64_t vaddr, uint64_t bytes, const char *field) const {
@@ -152,6 +178,24 @@ void ElfReader::checkProgramHeaders() {
     reject("no loadable segment");
   if (!dynamic_)
     reject("no dynamic segment (not a shared object built by encc)");
+  // The loader makes the RELRO pages read-only after relocating (start and
+  // end rounded down to pages): outside the pages of a writable segment of
+  // the object it would change other memory.
+  constexpr uint64_t kPage = 4096;
+  for (const Elf64_Phdr &r : phdrs_) {
+    if (r.p_type != PT_GNU_RELRO)
+      continue;
+    if (r.p_memsz > (uint64_t(1) << 40) || r.p_vaddr > (uint64_t(1) << 40))
+      reject("its RELRO range is implausibly large or far");
+    const uint64_t start = r.p_vaddr / kPage * kPage, end = (r.p_vaddr + r.p_memsz) / kPage * kPage;
+    bool inside = start == end; // nothing protected
+    for (const Elf64_Phdr &p : loads_)
+      inside |= (p.p_flags & PF_W) && start >= p.p_vaddr / kPage * kPage &&
+                end <= (p.p_vaddr + p.p_memsz + kPage - 1) / kPage * kPage;
+    if (!inside)
+      reject("its RELRO range [", r.p_vaddr, ", +", r.p_memsz,
+             ") is not inside the pages of a writable loaded segment");
+  }
 }
 
 void ElfReader::checkSections() {
@@ -173,19 +217,18 @@ void ElfReader::checkSections() {
 }
 
 void ElfReader::checkDynamic() {
-  const uint64_t n = dynamic_->p_filesz / sizeof(Elf64_Dyn);
-  if (n > kMaxDynamicEntries)
-    reject("dynamic section has ", n, " entries");
-  // The loader reads it from memory: at its address, not at p_offset.
-  const uint64_t dynOff = fileOffset(dynamic_->p_vaddr, n * sizeof(Elf64_Dyn), "the dynamic section");
+  // The loader reads it from memory, at its address, entry after entry up to
+  // DT_NULL, whatever p_filesz says: so does this (entries placed past
+  // p_filesz were read by the loader and not by the old check).
   std::vector<Elf64_Dyn> entries;
-  for (uint64_t i = 0; i < n; ++i) {
-    auto d = at<Elf64_Dyn>(dynOff + i * sizeof(Elf64_Dyn), "a dynamic entry");
+  for (uint64_t i = 0;; ++i) {
+    if (i == kMaxDynamicEntries)
+      reject("dynamic section has no DT_NULL within ", kMaxDynamicEntries, " entries");
+    auto d = loaded<Elf64_Dyn>(dynamic_->p_vaddr + i * sizeof(Elf64_Dyn), "a dynamic entry");
     if (d.d_tag == DT_NULL)
       break;
     entries.push_back(d);
   }
-  uint64_t rela = 0, relasz = 0, jmprel = 0, pltrelsz = 0;
   bool hasStrsz = false;
   for (const Elf64_Dyn &d : entries) {
     switch (d.d_tag) {
@@ -218,10 +261,10 @@ void ElfReader::checkDynamic() {
     case DT_SYMENT: syment_ = d.d_un.d_val; break;
     case DT_HASH: hash_ = d.d_un.d_ptr; break;
     case DT_GNU_HASH: gnuHash_ = d.d_un.d_ptr; break;
-    case DT_RELA: rela = d.d_un.d_ptr; break;
-    case DT_RELASZ: relasz = d.d_un.d_val; break;
-    case DT_JMPREL: jmprel = d.d_un.d_ptr; break;
-    case DT_PLTRELSZ: pltrelsz = d.d_un.d_val; break;
+    case DT_RELA: rela_ = d.d_un.d_ptr; break;
+    case DT_RELASZ: relasz_ = d.d_un.d_val; break;
+    case DT_JMPREL: jmprel_ = d.d_un.d_ptr; break;
+    case DT_PLTRELSZ: pltrelsz_ = d.d_un.d_val; break;
     case DT_PLTREL:
       if (d.d_un.d_val != DT_RELA)
         reject("PLT relocations are not RELA");
@@ -244,10 +287,6 @@ void ElfReader::checkDynamic() {
       if (!allowed)
         reject("needs library \"", name, "\" (only the C and C++ runtime libraries are allowed)");
     }
-  if (rela)
-    checkRelocations(rela, relasz, "RELA relocations");
-  if (jmprel)
-    checkRelocations(jmprel, pltrelsz, "PLT relocations");
 }
 
 void ElfReader::checkRelocations(uint64_t vaddr, uint64_t bytes, const char *field) {
@@ -256,18 +295,33 @@ void ElfReader::checkRelocations(uint64_t vaddr, uint64_t bytes, const char *fie
   const uint64_t off = fileOffset(vaddr, bytes, field);
   for (uint64_t o = 0; o < bytes; o += sizeof(Elf64_Rela)) {
     auto r = at<Elf64_Rela>(off + o, field);
-    if (ELF64_R_TYPE(r.r_info) == R_X86_64_IRELATIVE)
+    const uint32_t type = ELF64_R_TYPE(r.r_info);
+    if (type == R_X86_64_IRELATIVE)
       reject("has IRELATIVE relocations (resolvers that run on load)");
+    if (type == R_X86_64_NONE)
+      continue;
+    // What a shared object's dynamic relocations are; each writes 8 bytes
+    // into the object's writable memory, for a symbol of its table.
+    if (type != R_X86_64_64 && type != R_X86_64_GLOB_DAT && type != R_X86_64_JUMP_SLOT &&
+        type != R_X86_64_RELATIVE)
+      reject(field, ": relocation type ", type, " (expected 64, GLOB_DAT, JUMP_SLOT or RELATIVE)");
+    if (!inWritableSegment(r.r_offset, 8))
+      reject(field, ": a relocation writes to [", r.r_offset,
+             ", +8), not inside a writable loaded segment");
+    if (ELF64_R_SYM(r.r_info) >= numSymbols_)
+      reject(field, ": a relocation names symbol ", ELF64_R_SYM(r.r_info), " of ", numSymbols_);
   }
 }
 
-/// The number of dynamic symbols, from DT_HASH's nchain or by walking
-/// DT_GNU_HASH's buckets and chains (as the loader would).
-uint64_t ElfReader::countSymbols() const {
-  if (hash_) {
-    uint64_t off = fileOffset(hash_, 8, "DT_HASH");
-    return at<uint32_t>(off + 4, "DT_HASH nchain");
-  }
+/// The number of dynamic symbols by DT_HASH's nchain.
+uint64_t ElfReader::countHashSymbols() const {
+  uint64_t off = fileOffset(hash_, 8, "DT_HASH");
+  return at<uint32_t>(off + 4, "DT_HASH nchain");
+}
+
+/// The number of dynamic symbols by walking DT_GNU_HASH's buckets and chains
+/// (as the loader's lookups do).
+uint64_t ElfReader::countGnuHashSymbols() const {
   uint64_t off = fileOffset(gnuHash_, 16, "DT_GNU_HASH");
   const uint32_t nbuckets = at<uint32_t>(off, "DT_GNU_HASH");
   const uint32_t symoffset = at<uint32_t>(off + 4, "DT_GNU_HASH");
@@ -289,29 +343,71 @@ uint64_t ElfReader::countSymbols() const {
 }
 
 void ElfReader::checkSymbols() {
-  const uint64_t count = countSymbols();
+  // Every symbol either table reaches: the loader looks names up through
+  // DT_GNU_HASH when there is one, so a DT_HASH cut short must not hide any.
+  const uint64_t count =
+      std::max(hash_ ? countHashSymbols() : 0, gnuHash_ ? countGnuHashSymbols() : 0);
   if (count > kMaxSymbols)
     reject(count, " dynamic symbols");
   const uint64_t off = fileOffset(symtab_, count * sizeof(Elf64_Sym), "the dynamic symbol table");
+  const uint64_t strOff = fileOffset(strtab_, strsz_, "the dynamic string table");
   for (uint64_t i = 0; i < count; ++i) {
     auto sym = at<Elf64_Sym>(off + i * sizeof(Elf64_Sym), "a dynamic symbol");
     if (ELF64_ST_TYPE(sym.st_info) == STT_GNU_IFUNC && sym.st_shndx != SHN_UNDEF)
       reject("defines an IFUNC symbol (its resolver would run on lookup)");
+    stringAt(strOff, strsz_, sym.st_name, "a dynamic symbol");
+    // A defined symbol is an address in the object (dlsym adds the base).
+    if (sym.st_shndx != SHN_UNDEF && sym.st_shndx != SHN_ABS && i != 0) {
+      bool mapped = false;
+      for (const Elf64_Phdr &p : loads_)
+        mapped |= sym.st_value >= p.p_vaddr && sym.st_value - p.p_vaddr < p.p_memsz;
+      if (!mapped)
+        reject("dynamic symbol ", i, " lies at ", sym.st_value, ", outside the loaded segments");
+    }
   }
+  numSymbols_ = count;
 }
 
-void ElfReader::check() {
+ElfLayout ElfReader::check() {
   checkHeader();
   checkProgramHeaders();
   checkSections();
   checkDynamic();
   checkSymbols();
+  if (rela_)
+    checkRelocations(rela_, relasz_, "RELA relocations");
+  if (jmprel_)
+    checkRelocations(jmprel_, pltrelsz_, "PLT relocations");
+  ElfLayout layout;
+  for (const Elf64_Phdr &p : loads_)
+    layout.segments.push_back({p.p_vaddr, p.p_memsz});
+  return layout;
 }
 
 } // namespace
 
-void checkCodeObjectElf(const uint8_t *data, uint64_t size, const std::string &what) {
-  ElfReader(data, size, what).check();
+bool ElfLayout::contains(uintptr_t base, const void *p, uint64_t bytes) const {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (const Segment &s : segments) {
+    const uintptr_t start = base + s.vaddr;
+    if (a >= start && fitsIn(a - start, bytes, s.memsz))
+      return true;
+  }
+  return false;
+}
+
+bool ElfLayout::containsString(uintptr_t base, const char *s, uint64_t maxBytes) const {
+  for (uint64_t n = 0; n < maxBytes; ++n) {
+    if (!contains(base, s + n, 1))
+      return false;
+    if (s[n] == 0)
+      return true;
+  }
+  return false;
+}
+
+ElfLayout checkCodeObjectElf(const uint8_t *data, uint64_t size, const std::string &what) {
+  return ElfReader(data, size, what).check();
 }
 
 } // namespace encrt::rt

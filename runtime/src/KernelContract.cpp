@@ -44,17 +44,19 @@ bool sameType(const encm::Value &v, int64_t dtype, const int64_t *dims, int64_t 
 } // namespace
 
 void verifyKernelContracts(const enc_code_info_t &info, const encm::Model &model,
-                           const std::string &where) {
+                           const std::string &where, const ElfLayout &layout, uintptr_t base) {
   constexpr auto bad = ENCRT_INVALID_ARTIFACT;
-  if (info.num_kernels > kMaxKernels || (info.num_kernels && !info.kernels))
+  if (info.num_kernels > kMaxKernels || (info.num_kernels && !info.kernels) ||
+      !layout.contains(base, info.kernels, uint64_t(info.num_kernels) * sizeof(enc_kernel_contract)))
     fail(bad, where, ": the kernel contract table has ", info.num_kernels, " entries",
-         info.kernels ? "" : " and no address");
+         info.kernels ? " outside the code object" : " and no address");
   std::unordered_map<std::string_view, const enc_kernel_contract *> contracts;
   for (uint32_t k = 0; k < info.num_kernels; ++k) {
     const enc_kernel_contract &c = info.kernels[k];
     if (!c.name || !c.signature || c.signature_len < ENC_CONTRACT_HEADER ||
-        c.signature_len > kMaxSignature)
-      fail(bad, where, ": kernel contract ", k, " is malformed");
+        c.signature_len > kMaxSignature || !layout.containsString(base, c.name, 4096) ||
+        !layout.contains(base, c.signature, uint64_t(c.signature_len) * sizeof(int64_t)))
+      fail(bad, where, ": kernel contract ", k, " is malformed (or points outside the code object)");
     contracts.emplace(c.name, &c);
   }
 

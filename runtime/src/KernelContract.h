@@ -12,6 +12,7 @@
 #define ENCRT_KERNELCONTRACT_H
 
 #include "encrt/artifact_generated.h"
+#include "ElfCheck.h"
 #include "encrt/kernel_abi.h"
 
 #include <string>
@@ -19,9 +20,11 @@
 namespace encrt::rt {
 
 /// Throws Failure(ENCRT_INVALID_ARTIFACT) naming `where` (path and code
-/// object), the step and the first difference.
+/// object), the step and the first difference. `info` lies inside the object
+/// loaded at `base` with `layout`; every pointer of its table (the
+/// contracts, names, signatures) must too before it is read.
 void verifyKernelContracts(const enc_code_info_t &info, const encm::Model &model,
-                           const std::string &where);
+                           const std::string &where, const ElfLayout &layout, uintptr_t base);
 
 } // namespace encrt::rt
 

@@ -23,6 +23,56 @@ std::vector<uint8_t> variant(const char *name) {
   return readFile(std::string(ENCRT_TEST_KERNELS_DIR) + "/libruntime_test_kernels_" + name + ".so");
 }
 
+/// A code object to patch the way an attacker would: headers, dynamic
+/// entries and relocations found through the program headers.
+struct ElfPatch {
+  std::vector<uint8_t> b;
+  template <typename T> T get(uint64_t off) const {
+    T v;
+    std::memcpy(&v, b.data() + off, sizeof v);
+    return v;
+  }
+  template <typename T> void put(uint64_t off, const T &v) { std::memcpy(b.data() + off, &v, sizeof v); }
+  Elf64_Ehdr eh() const { return get<Elf64_Ehdr>(0); }
+  uint64_t phdrOffset(uint32_t i) const { return eh().e_phoff + uint64_t(i) * sizeof(Elf64_Phdr); }
+  /// The index of the first program header of `type`.
+  uint32_t phdr(uint32_t type) const {
+    for (uint32_t i = 0; i < eh().e_phnum; ++i)
+      if (get<Elf64_Phdr>(phdrOffset(i)).p_type == type)
+        return i;
+    ADD_FAILURE() << "no program header of type " << type;
+    return 0;
+  }
+  /// File offset of address `vaddr` (inside a PT_LOAD's file bytes).
+  uint64_t offsetOf(uint64_t vaddr) const {
+    for (uint32_t i = 0; i < eh().e_phnum; ++i) {
+      auto p = get<Elf64_Phdr>(phdrOffset(i));
+      if (p.p_type == PT_LOAD && vaddr >= p.p_vaddr && vaddr < p.p_vaddr + p.p_filesz)
+        return p.p_offset + (vaddr - p.p_vaddr);
+    }
+    ADD_FAILURE() << "address " << vaddr << " is not in a loaded segment";
+    return 0;
+  }
+  uint64_t dynamicOffset() const { return offsetOf(get<Elf64_Phdr>(phdrOffset(phdr(PT_DYNAMIC))).p_vaddr); }
+  /// The dynamic entries up to (without) DT_NULL.
+  std::vector<Elf64_Dyn> dynamic() const {
+    std::vector<Elf64_Dyn> d;
+    for (uint64_t off = dynamicOffset();; off += sizeof(Elf64_Dyn)) {
+      auto e = get<Elf64_Dyn>(off);
+      if (e.d_tag == DT_NULL)
+        return d;
+      d.push_back(e);
+    }
+  }
+  uint64_t dynamicValue(int64_t tag) const {
+    for (const Elf64_Dyn &e : dynamic())
+      if (e.d_tag == tag)
+        return e.d_un.d_val;
+    ADD_FAILURE() << "no dynamic entry " << tag;
+    return 0;
+  }
+};
+
 class CodeObjectTest : public RuntimeTest {
 protected:
   /// The test model with `code` as its code object; the load must fail with
@@ -81,6 +131,79 @@ TEST_F(CodeObjectTest, AMemfdTheLoaderRefusesIsNotRetriedFromAFile) {
   EXPECT_EQ(std::string(encrt_status_message(st)).find("temporary file"), std::string::npos)
       << encrt_status_message(st);
   encrt_status_free(st);
+}
+
+TEST_F(CodeObjectTest, DynamicEntriesPastTheSegmentsFileSizeAreRead) {
+  // Issue 45, item 2a: the init array's entries moved behind the others and
+  // the dynamic segment's p_filesz cut before them (section headers
+  // dropped): the old check stopped at p_filesz, the loader reads on to
+  // DT_NULL and ran the constructor inside encrt_model_load.
+  ElfPatch e{variant("ctor")};
+  Elf64_Ehdr eh = e.eh();
+  eh.e_shnum = 0;
+  e.put(0, eh);
+  std::vector<Elf64_Dyn> kept, init;
+  for (const Elf64_Dyn &d : e.dynamic())
+    (d.d_tag == DT_INIT_ARRAY || d.d_tag == DT_INIT_ARRAYSZ ? init : kept).push_back(d);
+  ASSERT_EQ(init.size(), 2u);
+  const uint64_t dyn = e.dynamicOffset();
+  uint64_t at = dyn;
+  for (const auto *list : {&kept, &init})
+    for (const Elf64_Dyn &d : *list)
+      e.put(at, d), at += sizeof(Elf64_Dyn);
+  const uint32_t i = e.phdr(PT_DYNAMIC);
+  auto p = e.get<Elf64_Phdr>(e.phdrOffset(i));
+  p.p_filesz = p.p_memsz = kept.size() * sizeof(Elf64_Dyn);
+  e.put(e.phdrOffset(i), p);
+  expectRefused(e.b, "has initialisers (DT_INIT / init arrays: code that runs on load)");
+}
+
+TEST_F(CodeObjectTest, IfuncBehindACutDtHashIsFound) {
+  // Issue 45, item 2b: with both hash tables, DT_HASH's symbol count cut
+  // before the IFUNC: the old check counted through DT_HASH, the loader
+  // looks up through DT_GNU_HASH.
+  ElfPatch e{variant("ifunc_both")};
+  const uint64_t hash = e.offsetOf(e.dynamicValue(DT_HASH));
+  e.put<uint32_t>(hash + 4, 1); // nchain: symbol 0 only
+  expectRefused(e.b, "defines an IFUNC symbol");
+}
+
+TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
+  // Issue 45, item 3: a relocation that writes outside the object, one that
+  // names a symbol past the table, and a RELRO range outside it made the
+  // loader die of SIGSEGV.
+  const uint64_t rela = ElfPatch{kernels()}.offsetOf(ElfPatch{kernels()}.dynamicValue(DT_RELA));
+  {
+    ElfPatch e{kernels()};
+    auto r = e.get<Elf64_Rela>(rela);
+    r.r_offset = uint64_t(1) << 39;
+    e.put(rela, r);
+    expectRefused(e.b, "RELA relocations: a relocation writes to [549755813888, +8), not inside a "
+                       "writable loaded segment");
+  }
+  {
+    ElfPatch e{kernels()};
+    auto r = e.get<Elf64_Rela>(rela);
+    r.r_info = ELF64_R_INFO(100000, R_X86_64_64);
+    e.put(rela, r);
+    expectRefused(e.b, "RELA relocations: a relocation names symbol 100000 of");
+  }
+  {
+    ElfPatch e{kernels()};
+    auto r = e.get<Elf64_Rela>(rela);
+    r.r_info = ELF64_R_INFO(0, R_X86_64_PC32);
+    e.put(rela, r);
+    expectRefused(e.b, "RELA relocations: relocation type 2 (expected 64, GLOB_DAT, JUMP_SLOT or RELATIVE)");
+  }
+  {
+    ElfPatch e{kernels()};
+    const uint32_t i = e.phdr(PT_GNU_RELRO);
+    auto p = e.get<Elf64_Phdr>(e.phdrOffset(i));
+    p.p_vaddr = uint64_t(1) << 30;
+    p.p_memsz = 0x2000; // two whole pages the loader would make read-only
+    e.put(e.phdrOffset(i), p);
+    expectRefused(e.b, "its RELRO range [1073741824, +8192) is not inside the pages of a writable loaded segment");
+  }
 }
 
 TEST_F(CodeObjectTest, LibrarySearchPathRefused) {

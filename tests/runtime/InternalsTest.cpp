@@ -1,11 +1,13 @@
 //===- InternalsTest.cpp - Memory plan, thread pool, CPU features ---------===//
 #include "CpuFeatures.h"
+#include "ElfCheck.h"
 #include "MemoryPlan.h"
 #include "ThreadPool.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -155,4 +157,25 @@ TEST(CpuFeatures, AgreesWithGccBuiltin) {
 #else
   GTEST_SKIP() << "needs GCC's __builtin_cpu_supports as the reference";
 #endif
+}
+
+TEST(ElfLayout, PointersReadFromALoadedObjectStayInsideIt) {
+  // Issue 45, item 3: the kernel contracts are read through pointers the
+  // object itself holds; each is checked against its segments first.
+  encrt::rt::ElfLayout layout;
+  layout.segments = {{0x0, 0x100}, {0x1000, 0x40}};
+  alignas(16) static char image[0x1100] = {};
+  const uintptr_t base = reinterpret_cast<uintptr_t>(image);
+  EXPECT_TRUE(layout.contains(base, image, 0x100));
+  EXPECT_FALSE(layout.contains(base, image, 0x101));        // past the first segment
+  EXPECT_FALSE(layout.contains(base, image + 0x200, 1));    // between the segments
+  EXPECT_TRUE(layout.contains(base, image + 0x1010, 0x30));
+  EXPECT_FALSE(layout.contains(base, image + 0x1010, 0x31));
+  EXPECT_FALSE(layout.contains(base, reinterpret_cast<void *>(base - 1), 1));
+  EXPECT_FALSE(layout.contains(base, reinterpret_cast<void *>(base + (uint64_t(1) << 40)), 8));
+  std::memcpy(image + 0x10, "kernel", 7);
+  EXPECT_TRUE(layout.containsString(base, image + 0x10, 64));
+  EXPECT_FALSE(layout.containsString(base, image + 0x10, 4)); // longer than allowed
+  std::memset(image + 0xf0, 'x', 0x10);                      // runs to the segment's end
+  EXPECT_FALSE(layout.containsString(base, image + 0xf0, 4096));
 }
