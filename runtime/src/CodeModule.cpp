@@ -179,10 +179,12 @@ std::unique_ptr<CodeModule> CodeModule::load(const Artifact &artifact,
       memfdError = std::string("cannot write memfd: ") + std::strerror(errno);
     else if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
       memfdError = std::string("cannot seal memfd: ") + std::strerror(errno);
-    else if (::access("/proc/self/fd", X_OK) != 0)
-      memfdUnavailable = true, memfdError = "no /proc/self/fd to load a memfd through";
-    else
+    else if (::access("/proc/self/fd", X_OK) != 0) {
+      memfdUnavailable = true;
+      memfdError = "no /proc/self/fd to load a memfd through";
+    } else {
       module->handle_ = openMemfd(fd, memfdError);
+    }
     if (module->handle_)
       module->fd_ = fd;
     else

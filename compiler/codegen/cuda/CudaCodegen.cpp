@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -56,6 +57,17 @@ std::string elemVecAssert(int64_t n) {
 constexpr int64_t kPoolThreads = 128;                   // enc_cuda_pool.cuh
 int64_t attnRowsPerBlock(int64_t d) { return d <= 64 ? 32 : 16; } // AttnConfig<D>::kBQ
 constexpr int64_t kAttnMmaRows = 64, kAttnMmaThreads = 128;       // AttnMmaConfig<D>
+
+/// The kernels' template argument for a Linear's epilogue (every value: a new
+/// one is a compile warning here, not a silent "none").
+const char *epilogueArg(enc::Epilogue epi) {
+  switch (epi) {
+  case enc::Epilogue::none: return "enc_cuda::kEpiNone";
+  case enc::Epilogue::gelu: return "enc_cuda::kEpiGelu";
+  case enc::Epilogue::gelu_tanh: return "enc_cuda::kEpiGeluTanh";
+  }
+  llvm_unreachable("an enc::Epilogue value without a CUDA epilogue");
+}
 
 llvm::Error opError(Operation *op, const llvm::Twine &msg) {
   return codegen::opErrorIn("cuda codegen", op, msg);
@@ -601,9 +613,7 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
       return b.takeError();
     operands.push_back(*b);
   }
-  const std::string epiArg = epi == enc::Epilogue::gelu        ? "enc_cuda::kEpiGelu"
-                             : epi == enc::Epilogue::gelu_tanh ? "enc_cuda::kEpiGeluTanh"
-                                                               : "enc_cuda::kEpiNone";
+  const std::string epiArg = epilogueArg(epi);
   const std::string nameTail = std::string(bias ? "" : "_nobias") +
                                (epi == enc::Epilogue::none ? "" : "_" + enc::stringifyEpilogue(epi).str());
   const std::string dequantArgs = in(0, "int32_t") + ", " + in(1, "float") + ", " + in(2, "float") +
