@@ -152,6 +152,109 @@ const uint8_t *readPrivateCopy(int fd, uint64_t size, const std::string &path) {
   return dst;
 }
 
+/// Whether a vector of 8-byte elements lies 8-byte aligned in memory: the
+/// FlatBuffers verifier checks vectors for 4-byte alignment only, and the
+/// runtime reads shapes, integer attributes and scores in place. (FlatBuffers
+/// does not align empty vectors; nothing is read from them.)
+template <typename T> bool aligned(const flatbuffers::Vector<T> *v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+}
+
+void checkWideVectorsAligned(const encm::Model &m, const std::string &path) {
+  auto plan = [&](const auto *values, const auto *steps, const char *which) {
+    if (values)
+      for (uint32_t i = 0; i < values->size(); ++i)
+        if (!aligned(values->Get(i)->shape()))
+          fail(ENCRT_INVALID_ARTIFACT, path, ": ", which, "value ", i,
+               "'s shape is not 8-byte aligned (file damaged or not written by encc)");
+    if (steps)
+      for (uint32_t i = 0; i < steps->size(); ++i)
+        if (!aligned(steps->Get(i)->iattrs()))
+          fail(ENCRT_INVALID_ARTIFACT, path, ": ", which, "step ", i,
+               "'s integer attributes are not 8-byte aligned (file damaged or not written by encc)");
+  };
+  plan(m.values(), m.steps(), "");
+  if (m.cuda())
+    plan(m.cuda()->values(), m.cuda()->steps(), "CUDA plan ");
+  if (m.tokenizer() && !aligned(m.tokenizer()->scores()))
+    fail(ENCRT_INVALID_ARTIFACT, path, ": the tokenizer's scores are not 8-byte aligned "
+         "(file damaged or not written by encc)");
+}
+
+/// The end of the last region the table describes (weights stored in the
+/// file, code objects), or 0 when an extent overflows (the semantic checks
+/// report that).
+uint64_t describedEnd(const encm::Model &m) {
+  uint64_t end = m.weights_offset(), e = 0;
+  if (!m.weights_fill()) {
+    if (__builtin_add_overflow(m.weights_offset(), m.weights_size(), &e))
+      return 0;
+    end = std::max(end, e);
+  }
+  if (m.code_objects())
+    for (const encm::CodeObject *co : *m.code_objects()) {
+      if (__builtin_add_overflow(co->offset(), co->size(), &e))
+        return 0;
+      end = std::max(end, e);
+    }
+  return end;
+}
+
+/// What can be checked of an artifact from its table alone, before its
+/// bytes are read whole (checksummed, or copied for a trust check): the
+/// identifier, the FlatBuffers verifier over the first `available` bytes,
+/// 8-byte vectors aligned, and no more bytes in the file than its table
+/// accounts for (a 32 GiB sparse file with a valid header was read whole,
+/// filling the page cache, before it was refused).
+const encm::Model &checkTable(const uint8_t *data, uint64_t available, uint64_t fileSize,
+                              const std::string &path) {
+  if (available < 8 || !encm::ModelBufferHasIdentifier(data))
+    fail(ENCRT_INVALID_ARTIFACT, path, ": not an .encm artifact (no \"ENCM\" file identifier)");
+  // The verifier accepts trailing bytes; it is capped at the largest buffer
+  // FlatBuffers addresses (the table is small).
+  const size_t fbSize = static_cast<size_t>(std::min<uint64_t>(available, FLATBUFFERS_MAX_BUFFER_SIZE - 1));
+  flatbuffers::Verifier verifier(data, fbSize);
+  if (!encm::VerifyModelBuffer(verifier))
+    fail(ENCRT_INVALID_ARTIFACT, path,
+         ": the Model table fails the FlatBuffers verifier (file damaged or "
+         "written by a broken encc)");
+  const encm::Model &m = *encm::GetModel(data);
+  checkWideVectorsAligned(m, path);
+  const uint64_t body = fileSize - ENCM_TRAILER_SIZE, end = describedEnd(m);
+  if (end != 0 && body > (end + kAlign - 1) / kAlign * kAlign)
+    fail(ENCRT_INVALID_ARTIFACT, path, ": the file holds ", body,
+         " bytes before its trailer, its table accounts for ", end,
+         " (file damaged, or bytes appended)");
+  return m;
+}
+
+/// The table checks of a file about to be read whole into memory: on its
+/// first MiB, or its first 64 MiB when the table is larger, read with
+/// pread (a mapping of a file someone shortens meanwhile would fault).
+void precheckTable(int fd, uint64_t size, const std::string &path) {
+  const uint64_t body = size - ENCM_TRAILER_SIZE;
+  for (uint64_t want : {uint64_t(1) << 20, uint64_t(64) << 20}) {
+    const uint64_t n = std::min(want, body);
+    std::vector<uint8_t> prefix(n);
+    for (uint64_t done = 0; done < n;) {
+      const ssize_t got = ::pread(fd, prefix.data() + done, n - done, static_cast<off_t>(done));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        fail(ENCRT_IO_ERROR, path, ": cannot read its table (",
+             got < 0 ? std::strerror(errno) : "the file became shorter", ")");
+      done += static_cast<uint64_t>(got);
+    }
+    try {
+      checkTable(prefix.data(), n, size, path);
+      return;
+    } catch (const Failure &) {
+      if (n == body || want != (uint64_t(1) << 20))
+        throw;
+    }
+  }
+}
+
 } // namespace
 
 std::unique_ptr<Artifact> Artifact::open(const std::string &path, const TrustPolicy &trust) {
@@ -184,6 +287,8 @@ std::unique_ptr<Artifact> Artifact::open(const std::string &path, const TrustPol
   // lie): whoever can write the file is trusted then anyway.
   const uint8_t *bytes = nullptr;
   try {
+    if (trust.any())
+      precheckTable(fd, size, path); // refused before gigabytes are copied
     bytes = trust.any() ? readPrivateCopy(fd, size, path) : mapFile(fd, size, path);
   } catch (...) {
     ::close(fd);
@@ -230,24 +335,14 @@ void Artifact::verify() {
   if (std::memcmp(trailer, ENCM_TRAILER_MAGIC, 8) != 0)
     fail(ENCRT_INVALID_ARTIFACT, p, ": no " ENCM_TRAILER_MAGIC
          " trailer (file damaged or truncated)");
+  // The table first: it bounds what the checksum then reads.
+  const uint64_t body = size_ - ENCM_TRAILER_SIZE;
+  model_ = &checkTable(data_, body, size_, p);
   uint64_t stored;
   std::memcpy(&stored, trailer + 8, 8);
-  uint64_t body = size_ - ENCM_TRAILER_SIZE;
   if (encm_checksum64(data_, body) != stored)
     fail(ENCRT_INVALID_ARTIFACT, p,
          ": checksum mismatch (file damaged or truncated)");
-
-  // The FlatBuffer starts at 0; its extent is unknown, but the verifier
-  // accepts trailing bytes, so give it everything before the trailer (capped
-  // at the largest buffer FlatBuffers addresses: the table is small).
-  size_t fbSize = static_cast<size_t>(
-      std::min<uint64_t>(body, FLATBUFFERS_MAX_BUFFER_SIZE - 1));
-  flatbuffers::Verifier verifier(data_, fbSize);
-  if (!encm::VerifyModelBuffer(verifier))
-    fail(ENCRT_INVALID_ARTIFACT, p,
-         ": the Model table fails the FlatBuffers verifier (file damaged or "
-         "written by a broken encc)");
-  model_ = encm::GetModel(data_);
   if (model_->schema_version() != ENCM_SCHEMA_VERSION)
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version ",
          model_->schema_version(), ", this runtime reads version ",

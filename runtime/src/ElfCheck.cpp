@@ -5,6 +5,7 @@
 #include "VerifyUtil.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <elf.h>
 #include <string_view>
@@ -21,6 +22,12 @@ constexpr std::string_view kAllowedNeeded[] = {"libc.so.6", "libm.so.6", "libmve
 constexpr uint32_t kMaxProgramHeaders = 64;
 constexpr uint64_t kMaxDynamicEntries = 4096;
 constexpr uint64_t kMaxSymbols = uint64_t(1) << 20;
+
+std::string toHexTag(int64_t tag) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(tag));
+  return buf;
+}
 
 class ElfReader {
 public:
@@ -74,10 +81,12 @@ private:
   void checkProgramHeaders();
   void checkSections();
   void checkDynamic();
-  void checkRelocations(uint64_t vaddr, uint64_t bytes, const char *field);
+  /// `relative`: how many leading entries the loader applies as RELATIVE.
+  void checkRelocations(uint64_t vaddr, uint64_t bytes, uint64_t relative, const char *field);
   uint64_t countHashSymbols() const;
   uint64_t countGnuHashSymbols() const;
   void checkSymbols();
+  void checkVersions();
 
   const uint8_t *data_;
   uint64_t size_;
@@ -89,6 +98,8 @@ private:
   // From the dynamic section (0 = absent).
   uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, syment_ = 0, hash_ = 0, gnuHash_ = 0;
   uint64_t rela_ = 0, relasz_ = 0, jmprel_ = 0, pltrelsz_ = 0;
+  uint64_t relaent_ = 0, relacount_ = 0, versym_ = 0, verneed_ = 0, pltgot_ = 0, soname_ = 0;
+  std::vector<std::string_view> needed_; ///< DT_NEEDED names (in the blob)
   uint64_t numSymbols_ = 0;
 };
 
@@ -148,6 +159,10 @@ void ElfReader::checkProgramHeaders() {
         reject("segment ", i, " has more file bytes than memory bytes");
       if ((p.p_flags & PF_W) && (p.p_flags & PF_X))
         reject("segment ", i, " is both writable and executable");
+      // The loader (and the kernel-contract check) read the tables inside
+      // the loaded segments from memory: mapped without PROT_READ they fault.
+      if (!(p.p_flags & PF_R))
+        reject("loadable segment ", i, " is not readable");
       // Ascending and disjoint (the ELF rule), so every address has one
       // source: what is checked here is what the loader maps.
       if (!loads_.empty() && (p.p_vaddr < loads_.back().p_vaddr ||
@@ -229,8 +244,10 @@ void ElfReader::checkDynamic() {
       break;
     entries.push_back(d);
   }
-  bool hasStrsz = false;
+  bool hasStrsz = false, hasSoname = false;
+  std::vector<int64_t> seen; // tags present (the loader keeps the last of each)
   for (const Elf64_Dyn &d : entries) {
+    seen.push_back(d.d_tag);
     switch (d.d_tag) {
     case DT_INIT:
     case DT_INIT_ARRAY:
@@ -252,6 +269,8 @@ void ElfReader::checkDynamic() {
     case DT_FLAGS:
       if (d.d_un.d_val & DF_TEXTREL)
         reject("has text relocations");
+      if (d.d_un.d_val & ~uint64_t(DF_BIND_NOW))
+        reject("DT_FLAGS ", d.d_un.d_val, " (only BIND_NOW is expected)");
       break;
     case DT_REL:
       reject("has REL relocations (x86-64 objects use RELA)");
@@ -269,12 +288,49 @@ void ElfReader::checkDynamic() {
       if (d.d_un.d_val != DT_RELA)
         reject("PLT relocations are not RELA");
       break;
-    default:
+    case DT_VERSYM: versym_ = d.d_un.d_ptr; break;
+    case DT_VERNEED: verneed_ = d.d_un.d_ptr; break;
+    case DT_FLAGS_1:
+      if (d.d_un.d_val & ~uint64_t(DF_1_NOW | DF_1_NODELETE))
+        reject("DT_FLAGS_1 ", d.d_un.d_val, " (only NOW and NODELETE are expected)");
       break;
+    case DT_RELAENT: relaent_ = d.d_un.d_val; break;
+    case DT_RELACOUNT: relacount_ = d.d_un.d_val; break;
+    case DT_PLTGOT: pltgot_ = d.d_un.d_ptr; break;
+    case DT_SONAME: soname_ = d.d_un.d_val; hasSoname = true; break;
+    // Read by the loader but harmless, or not read by it at all.
+    case DT_NEEDED: // checked below
+    case DT_VERNEEDNUM: // the loader follows the entries' links instead
+    case DT_BIND_NOW:
+    case DT_DEBUG:
+    case DT_GNU_PRELINKED:
+    case DT_CHECKSUM:
+      break;
+    default:
+      // Everything else the loader may act on (DT_RELR relocations, symbol
+      // version definitions, DT_SYMBOLIC, TLS descriptors, ...) is refused
+      // rather than left unchecked: generated objects use none of it.
+      reject("dynamic entry with tag 0x", toHexTag(d.d_tag),
+             " (not one a generated code object uses)");
     }
   }
   if (!strtab_ || !hasStrsz || !symtab_ || (!hash_ && !gnuHash_))
     reject("dynamic section lacks its string table, symbol table or hash table");
+  // The loader reads the entries of a group through each other without
+  // checking they are there (DT_PLTREL without DT_JMPREL: a null pointer
+  // read in ld.so), and asserts DT_RELAENT.
+  auto has = [&](int64_t tag) { return std::find(seen.begin(), seen.end(), tag) != seen.end(); };
+  if (has(DT_RELA) != has(DT_RELASZ) || has(DT_RELA) != has(DT_RELAENT))
+    reject("DT_RELA, DT_RELASZ and DT_RELAENT must come together");
+  if (has(DT_JMPREL) != has(DT_PLTRELSZ) || has(DT_JMPREL) != has(DT_PLTREL))
+    reject("DT_JMPREL, DT_PLTRELSZ and DT_PLTREL must come together");
+  if (has(DT_RELACOUNT) && !has(DT_RELA))
+    reject("DT_RELACOUNT without DT_RELA");
+  if (has(DT_RELA) && relaent_ != sizeof(Elf64_Rela))
+    reject("DT_RELAENT is ", relaent_, " (expected ", sizeof(Elf64_Rela), " with DT_RELA)");
+  // The loader sets up the first GOT entries of an object with PLT relocations.
+  if (has(DT_PLTGOT) && !inWritableSegment(pltgot_, 3 * 8))
+    reject("DT_PLTGOT [", pltgot_, ", +24) is not inside a writable loaded segment");
   if (syment_ != 0 && syment_ != sizeof(Elf64_Sym))
     reject("unexpected symbol entry size ", syment_);
   const uint64_t strOff = fileOffset(strtab_, strsz_, "the dynamic string table");
@@ -286,16 +342,27 @@ void ElfReader::checkDynamic() {
         allowed |= name == ok;
       if (!allowed)
         reject("needs library \"", name, "\" (only the C and C++ runtime libraries are allowed)");
+      needed_.push_back(name);
     }
+  if (hasSoname)
+    stringAt(strOff, strsz_, soname_, "DT_SONAME"); // compared with names the loader looks for
 }
 
-void ElfReader::checkRelocations(uint64_t vaddr, uint64_t bytes, const char *field) {
+void ElfReader::checkRelocations(uint64_t vaddr, uint64_t bytes, uint64_t relative,
+                                 const char *field) {
   if (bytes % sizeof(Elf64_Rela) != 0)
     reject(field, " size ", bytes, " is not a whole number of entries");
   const uint64_t off = fileOffset(vaddr, bytes, field);
+  // The loader applies the first DT_RELACOUNT entries of DT_RELA as RELATIVE
+  // without looking at their type (it asserts it).
+  if (relative > bytes / sizeof(Elf64_Rela))
+    reject("DT_RELACOUNT ", relative, " exceeds the ", bytes / sizeof(Elf64_Rela), " RELA relocations");
   for (uint64_t o = 0; o < bytes; o += sizeof(Elf64_Rela)) {
     auto r = at<Elf64_Rela>(off + o, field);
     const uint32_t type = ELF64_R_TYPE(r.r_info);
+    if (o / sizeof(Elf64_Rela) < relative && type != R_X86_64_RELATIVE)
+      reject(field, ": relocation ", o / sizeof(Elf64_Rela), " of the first DT_RELACOUNT (", relative,
+             ") is of type ", type, ", not RELATIVE");
     if (type == R_X86_64_IRELATIVE)
       reject("has IRELATIVE relocations (resolvers that run on load)");
     if (type == R_X86_64_NONE)
@@ -313,33 +380,116 @@ void ElfReader::checkRelocations(uint64_t vaddr, uint64_t bytes, const char *fie
   }
 }
 
-/// The number of dynamic symbols by DT_HASH's nchain.
+/// The number of dynamic symbols by DT_HASH's nchain, once its buckets and
+/// chains are checked as the loader walks them: symbol = buckets[hash %
+/// nbucket], then chain[symbol] until 0 (no bucket count: a division by
+/// zero; an index past nchain or a cycle: reads past the table or forever).
 uint64_t ElfReader::countHashSymbols() const {
-  uint64_t off = fileOffset(hash_, 8, "DT_HASH");
-  return at<uint32_t>(off + 4, "DT_HASH nchain");
+  const uint64_t off = fileOffset(hash_, 8, "DT_HASH");
+  const uint32_t nbucket = at<uint32_t>(off, "DT_HASH nbucket");
+  const uint32_t nchain = at<uint32_t>(off + 4, "DT_HASH nchain");
+  if (nbucket == 0)
+    reject("DT_HASH has no buckets");
+  if (nchain > kMaxSymbols)
+    reject("DT_HASH holds ", nchain, " symbols");
+  fileOffset(hash_, 8 + (uint64_t(nbucket) + nchain) * 4, "DT_HASH buckets and chains");
+  const uint64_t buckets = off + 8, chains = buckets + uint64_t(nbucket) * 4;
+  uint64_t steps = 0;
+  for (uint32_t b = 0; b < nbucket; ++b)
+    for (uint32_t i = at<uint32_t>(buckets + uint64_t(b) * 4, "a DT_HASH bucket"); i != 0;
+         i = at<uint32_t>(chains + uint64_t(i) * 4, "a DT_HASH chain")) {
+      if (i >= nchain)
+        reject("a DT_HASH bucket or chain names symbol ", i, " of ", nchain);
+      if (++steps > nchain)
+        reject("DT_HASH chains cycle or share symbols");
+    }
+  return nchain;
 }
 
 /// The number of dynamic symbols by walking DT_GNU_HASH's buckets and chains
-/// (as the loader's lookups do).
+/// (as the loader's lookups do), once its header is one the loader accepts:
+/// at least one bucket (it divides by their number), a Bloom filter of a
+/// power-of-two number of words (it asserts so and masks indices with
+/// count - 1), buckets that are 0 or name a hashed symbol.
 uint64_t ElfReader::countGnuHashSymbols() const {
-  uint64_t off = fileOffset(gnuHash_, 16, "DT_GNU_HASH");
+  const uint64_t off = fileOffset(gnuHash_, 16, "DT_GNU_HASH");
   const uint32_t nbuckets = at<uint32_t>(off, "DT_GNU_HASH");
   const uint32_t symoffset = at<uint32_t>(off + 4, "DT_GNU_HASH");
   const uint32_t bloomSize = at<uint32_t>(off + 8, "DT_GNU_HASH");
-  const uint64_t buckets = off + 16 + uint64_t(bloomSize) * 8;
-  const uint64_t chains = buckets + uint64_t(nbuckets) * 4;
-  fileOffset(gnuHash_, chains - off, "DT_GNU_HASH buckets");
+  if (nbuckets == 0)
+    reject("DT_GNU_HASH has no buckets");
+  if (bloomSize == 0 || (bloomSize & (bloomSize - 1)) != 0)
+    reject("DT_GNU_HASH Bloom filter of ", bloomSize, " words (expected a power of two)");
+  if (symoffset > kMaxSymbols)
+    reject("DT_GNU_HASH symbol offset ", symoffset);
+  const uint64_t bucketsAt = gnuHash_ + 16 + uint64_t(bloomSize) * 8;
+  const uint64_t chainsAt = bucketsAt + uint64_t(nbuckets) * 4;
+  const uint64_t buckets = fileOffset(gnuHash_, chainsAt - gnuHash_, "DT_GNU_HASH buckets") +
+                           (bucketsAt - gnuHash_);
   uint32_t last = 0;
-  for (uint32_t b = 0; b < nbuckets; ++b)
-    last = std::max(last, at<uint32_t>(buckets + uint64_t(b) * 4, "a DT_GNU_HASH bucket"));
-  if (last < symoffset)
+  for (uint32_t b = 0; b < nbuckets; ++b) {
+    const uint32_t first = at<uint32_t>(buckets + uint64_t(b) * 4, "a DT_GNU_HASH bucket");
+    if (first != 0 && first < symoffset)
+      reject("a DT_GNU_HASH bucket names symbol ", first, ", below the hashed ones (", symoffset, ")");
+    last = std::max(last, first);
+  }
+  if (last == 0)
     return symoffset;
+  // The chain of the highest bucket ends last; every other chain ends at or
+  // before its end. Read from the loaded image, as the loader reads it.
   for (uint64_t i = last; i < kMaxSymbols; ++i) {
-    uint32_t h = at<uint32_t>(chains + (i - symoffset) * 4, "a DT_GNU_HASH chain");
+    uint32_t h = loaded<uint32_t>(chainsAt + (i - symoffset) * 4, "a DT_GNU_HASH chain");
     if (h & 1)
       return i + 1;
   }
   reject("DT_GNU_HASH chain does not end");
+}
+
+/// Symbol versions as the loader reads them: the DT_VERNEED entries and
+/// their auxiliary records (linked by relative offsets, names in the string
+/// table, each from a library this object needs) give the version indices,
+/// and DT_VERSYM gives one per dynamic symbol; the loader indexes its table
+/// of versions with it unchecked, so each must name a version defined here
+/// (0 local, 1 global, or a DT_VERNEED record's index).
+void ElfReader::checkVersions() {
+  constexpr uint64_t kMaxVersionRecords = 1024;
+  uint32_t highest = 1;
+  if (verneed_) {
+    // The loader follows vn_next / vna_next until 0 (not the counts).
+    const uint64_t strOff = fileOffset(strtab_, strsz_, "the dynamic string table");
+    uint64_t records = 0;
+    for (uint64_t entry = verneed_;;) {
+      auto vn = at<Elf64_Verneed>(fileOffset(entry, sizeof(Elf64_Verneed), "a DT_VERNEED entry"),
+                                  "a DT_VERNEED entry");
+      if (vn.vn_version != 1)
+        reject("DT_VERNEED entry version ", vn.vn_version, " (expected 1)");
+      std::string_view file = stringAt(strOff, strsz_, vn.vn_file, "a DT_VERNEED entry");
+      if (std::find(needed_.begin(), needed_.end(), file) == needed_.end())
+        reject("DT_VERNEED names \"", file, "\", which the object does not need");
+      for (uint64_t aux = entry + vn.vn_aux;;) {
+        if (++records > kMaxVersionRecords)
+          reject("more than ", kMaxVersionRecords, " symbol version records");
+        auto a = at<Elf64_Vernaux>(fileOffset(aux, sizeof(Elf64_Vernaux), "a DT_VERNEED record"),
+                                   "a DT_VERNEED record");
+        stringAt(strOff, strsz_, a.vna_name, "a DT_VERNEED record");
+        highest = std::max<uint32_t>(highest, a.vna_other & 0x7fff);
+        if (a.vna_next == 0)
+          break;
+        aux += a.vna_next;
+      }
+      if (vn.vn_next == 0)
+        break;
+      entry += vn.vn_next;
+    }
+  }
+  if (!versym_)
+    return;
+  const uint64_t off = fileOffset(versym_, numSymbols_ * 2, "the DT_VERSYM table");
+  for (uint64_t i = 0; i < numSymbols_; ++i) {
+    const uint32_t v = at<uint16_t>(off + i * 2, "a DT_VERSYM entry") & 0x7fff;
+    if (v > highest)
+      reject("dynamic symbol ", i, " has version index ", v, " (the object defines up to ", highest, ")");
+  }
 }
 
 void ElfReader::checkSymbols() {
@@ -374,10 +524,11 @@ ElfLayout ElfReader::check() {
   checkSections();
   checkDynamic();
   checkSymbols();
+  checkVersions();
   if (rela_)
-    checkRelocations(rela_, relasz_, "RELA relocations");
+    checkRelocations(rela_, relasz_, relacount_, "RELA relocations");
   if (jmprel_)
-    checkRelocations(jmprel_, pltrelsz_, "PLT relocations");
+    checkRelocations(jmprel_, pltrelsz_, 0, "PLT relocations");
   ElfLayout layout;
   for (const Elf64_Phdr &p : loads_)
     layout.segments.push_back({p.p_vaddr, p.p_memsz});

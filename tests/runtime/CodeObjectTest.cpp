@@ -64,6 +64,21 @@ struct ElfPatch {
       d.push_back(e);
     }
   }
+  /// Sets the value of dynamic entry `tag`.
+  void setDynamic(int64_t tag, uint64_t value) {
+    for (uint64_t off = dynamicOffset();; off += sizeof(Elf64_Dyn)) {
+      auto e = get<Elf64_Dyn>(off);
+      if (e.d_tag == DT_NULL) {
+        ADD_FAILURE() << "no dynamic entry " << tag;
+        return;
+      }
+      if (e.d_tag == tag) {
+        e.d_un.d_val = value;
+        put(off, e);
+        return;
+      }
+    }
+  }
   uint64_t dynamicValue(int64_t tag) const {
     for (const Elf64_Dyn &e : dynamic())
       if (e.d_tag == tag)
@@ -165,6 +180,8 @@ TEST_F(CodeObjectTest, IfuncBehindACutDtHashIsFound) {
   ElfPatch e{variant("ifunc_both")};
   const uint64_t hash = e.offsetOf(e.dynamicValue(DT_HASH));
   e.put<uint32_t>(hash + 4, 1); // nchain: symbol 0 only
+  for (uint32_t b = 0; b < e.get<uint32_t>(hash); ++b)
+    e.put<uint32_t>(hash + 8 + 4 * b, 0); // and buckets that agree (a DT_HASH the loader could walk)
   expectRefused(e.b, "defines an IFUNC symbol");
 }
 
@@ -178,6 +195,7 @@ TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
     auto r = e.get<Elf64_Rela>(rela);
     r.r_offset = uint64_t(1) << 39;
     e.put(rela, r);
+    e.setDynamic(DT_RELACOUNT, 0); // no leading entries taken as RELATIVE
     expectRefused(e.b, "RELA relocations: a relocation writes to [549755813888, +8), not inside a "
                        "writable loaded segment");
   }
@@ -186,6 +204,7 @@ TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
     auto r = e.get<Elf64_Rela>(rela);
     r.r_info = ELF64_R_INFO(100000, R_X86_64_64);
     e.put(rela, r);
+    e.setDynamic(DT_RELACOUNT, 0); // no leading entries taken as RELATIVE
     expectRefused(e.b, "RELA relocations: a relocation names symbol 100000 of");
   }
   {
@@ -193,7 +212,51 @@ TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
     auto r = e.get<Elf64_Rela>(rela);
     r.r_info = ELF64_R_INFO(0, R_X86_64_PC32);
     e.put(rela, r);
+    e.setDynamic(DT_RELACOUNT, 0); // no leading entries taken as RELATIVE
     expectRefused(e.b, "RELA relocations: relocation type 2 (expected 64, GLOB_DAT, JUMP_SLOT or RELATIVE)");
+  }
+  {
+    // Found by the ELF fuzzer's loading child: the loader applies the first
+    // DT_RELACOUNT relocations as RELATIVE and asserts their type (exit 127).
+    ElfPatch e{kernels()};
+    auto r = e.get<Elf64_Rela>(rela);
+    ASSERT_EQ(ELF64_R_TYPE(r.r_info), unsigned(R_X86_64_RELATIVE));
+    r.r_info = ELF64_R_INFO(0, R_X86_64_64);
+    e.put(rela, r);
+    expectRefused(e.b, "RELA relocations: relocation 0 of the first DT_RELACOUNT (10) is of type 1, not RELATIVE");
+  }
+  {
+    // And it reads DT_RELAENT without checking it is there.
+    ElfPatch e{kernels()};
+    uint64_t off = e.dynamicOffset();
+    while (e.get<Elf64_Dyn>(off).d_tag != DT_RELAENT)
+      off += sizeof(Elf64_Dyn);
+    Elf64_Dyn d = e.get<Elf64_Dyn>(off);
+    d.d_tag = DT_RELACOUNT; // a second one; DT_RELAENT is gone
+    d.d_un.d_val = 0;
+    e.put(off, d);
+    expectRefused(e.b, "DT_RELA, DT_RELASZ and DT_RELAENT must come together");
+    e.put(off, Elf64_Dyn{DT_RELAENT, {12}});
+    expectRefused(e.b, "DT_RELAENT is 12 (expected 24 with DT_RELA)");
+  }
+  {
+    // Found by the fuzzer's loading child: DT_PLTREL without DT_JMPREL made
+    // the loader read through a null pointer (SIGSEGV in _dl_relocate_object).
+    ElfPatch e{variant("versioned")};
+    uint64_t off = e.dynamicOffset();
+    while (e.get<Elf64_Dyn>(off).d_tag != DT_JMPREL)
+      off += sizeof(Elf64_Dyn);
+    e.put(off, Elf64_Dyn{DT_BIND_NOW, {0}});
+    expectRefused(e.b, "DT_JMPREL, DT_PLTRELSZ and DT_PLTREL must come together");
+  }
+  {
+    // Found by the fuzzer's loading child: a segment mapped without
+    // PROT_READ holding the symbol table (SIGSEGV in the loader).
+    ElfPatch e{kernels()};
+    auto p = e.get<Elf64_Phdr>(e.phdrOffset(e.phdr(PT_LOAD)));
+    p.p_flags = 0;
+    e.put(e.phdrOffset(e.phdr(PT_LOAD)), p);
+    expectRefused(e.b, "loadable segment 0 is not readable");
   }
   {
     ElfPatch e{kernels()};
@@ -204,6 +267,102 @@ TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
     e.put(e.phdrOffset(i), p);
     expectRefused(e.b, "its RELRO range [1073741824, +8192) is not inside the pages of a writable loaded segment");
   }
+}
+
+TEST_F(CodeObjectTest, HashTablesAreOnesTheLoaderCanWalk) {
+  // Issue 45, remaining ld.so structures: no buckets made the loader divide
+  // by zero at the first lookup (SIGFPE), a Bloom filter of 3 words failed
+  // its assertion, a bucket or chain past the table was read as a symbol.
+  ElfPatch good{variant("versioned")};
+  const uint64_t hash = good.offsetOf(good.dynamicValue(DT_HASH));
+  const uint64_t gnu = good.offsetOf(good.dynamicValue(DT_GNU_HASH));
+  auto with = [&](uint64_t off, uint32_t v) {
+    ElfPatch e = good;
+    e.put<uint32_t>(off, v);
+    return e.b;
+  };
+  expectRefused(with(hash, 0), "DT_HASH has no buckets");
+  expectRefused(with(hash + 8, 5000), "a DT_HASH bucket or chain names symbol 5000 of");
+  expectRefused(with(gnu, 0), "DT_GNU_HASH has no buckets");
+  expectRefused(with(gnu + 8, 3), "DT_GNU_HASH Bloom filter of 3 words (expected a power of two)");
+  const uint32_t symoffset = good.get<uint32_t>(gnu + 4), bloom = good.get<uint32_t>(gnu + 8);
+  ASSERT_GT(symoffset, 1u);
+  expectRefused(with(gnu + 16 + 8 * bloom, 1), "a DT_GNU_HASH bucket names symbol 1, below the hashed ones");
+  // A DT_HASH chain that loops back to its start.
+  ElfPatch loop = good;
+  const uint32_t nbucket = loop.get<uint32_t>(hash), first = loop.get<uint32_t>(hash + 8);
+  ASSERT_NE(first, 0u);
+  loop.put<uint32_t>(hash + 8 + 4 * (uint64_t(nbucket) + first), first);
+  expectRefused(loop.b, "DT_HASH chains cycle or share symbols");
+}
+
+TEST_F(CodeObjectTest, SymbolVersionsAreReadAsTheLoaderReadsThem) {
+  // The loader indexes its version table with DT_VERSYM entries unchecked
+  // and follows DT_VERNEED's links to their 0, whatever the counts say.
+  ElfPatch good{variant("versioned")};
+  const uint64_t versym = good.offsetOf(good.dynamicValue(DT_VERSYM));
+  const uint64_t verneed = good.offsetOf(good.dynamicValue(DT_VERNEED));
+  {
+    ElfPatch e = good;
+    e.put<uint16_t>(versym + 2, 0x7123);
+    expectRefused(e.b, "dynamic symbol 1 has version index 28963 (the object defines up to 2)");
+  }
+  {
+    ElfPatch e = good;
+    auto vn = e.get<Elf64_Verneed>(verneed);
+    vn.vn_next = 1u << 20; // one more entry, far outside
+    e.put(verneed, vn);
+    expectRefused(e.b, "a DT_VERNEED entry [");
+  }
+  {
+    ElfPatch e = good;
+    auto vn = e.get<Elf64_Verneed>(verneed);
+    auto aux = e.get<Elf64_Vernaux>(verneed + vn.vn_aux);
+    aux.vna_next = 0x7fff0000;
+    e.put(verneed + vn.vn_aux, aux);
+    expectRefused(e.b, "a DT_VERNEED record [");
+  }
+  {
+    ElfPatch e = good;
+    auto vn = e.get<Elf64_Verneed>(verneed);
+    vn.vn_file = e.get<Elf64_Vernaux>(verneed + vn.vn_aux).vna_name; // "GLIBC_2.27", not a library
+    e.put(verneed, vn);
+    expectRefused(e.b, "DT_VERNEED names \"GLIBC_2.27\", which the object does not need");
+  }
+  {
+    ElfPatch e = good;
+    auto vn = e.get<Elf64_Verneed>(verneed);
+    vn.vn_version = 2;
+    e.put(verneed, vn);
+    expectRefused(e.b, "DT_VERNEED entry version 2 (expected 1)");
+  }
+}
+
+TEST_F(CodeObjectTest, DynamicEntriesOutsideTheKnownSetAreRefused) {
+  // DT_RELR (glibc >= 2.36 applies its relocations; nothing checked where
+  // they write), DT_VERDEF, DT_SYMBOLIC: each replaces DT_RELACOUNT (without
+  // it the loader only loses its fast path for RELATIVE relocations).
+  ElfPatch good{variant("versioned")};
+  for (const auto &[tag, hex] : {std::pair<int64_t, const char *>{36, "24"}, {DT_VERDEF, "6ffffffc"},
+                                 {DT_SYMBOLIC, "10"}}) {
+    ElfPatch e = good;
+    uint64_t off = e.dynamicOffset();
+    while (e.get<Elf64_Dyn>(off).d_tag != DT_RELACOUNT)
+      off += sizeof(Elf64_Dyn);
+    Elf64_Dyn d = e.get<Elf64_Dyn>(off);
+    d.d_tag = tag;
+    e.put(off, d);
+    expectRefused(e.b, std::string("dynamic entry with tag 0x") + hex + " (not one a generated code object uses)");
+  }
+}
+
+TEST_F(CodeObjectTest, VersionedObjectWithBothHashTablesLoads) {
+  // The good variant's own structures pass, and the kernels still run.
+  ArtifactSpec spec = TestModel::spec(kernels());
+  spec.codes[0].bytes = variant("versioned");
+  encrt_model *m = load(writeArtifact(spec));
+  ASSERT_NE(m, nullptr);
+  encrt_model_release(m);
 }
 
 TEST_F(CodeObjectTest, LibrarySearchPathRefused) {

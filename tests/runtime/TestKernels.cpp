@@ -126,6 +126,15 @@ extern "C" __attribute__((visibility("default"))) void test_calls_missing() {
 }
 #endif
 
+#ifdef TEST_VERSIONED
+/// A good object that, as generated code does, calls a versioned libm
+/// function: DT_VERNEED and DT_VERSYM (and both hash tables, by link flag).
+#include <cmath>
+extern "C" __attribute__((visibility("default"))) float test_versioned_exp(float x) {
+  return std::exp(x);
+}
+#endif
+
 #ifdef TEST_IFUNC
 extern "C" {
 static void ifuncTarget(const enc_step_ctx *, int32_t, int32_t) {}
