@@ -99,6 +99,10 @@ private:
   uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, syment_ = 0, hash_ = 0, gnuHash_ = 0;
   uint64_t rela_ = 0, relasz_ = 0, jmprel_ = 0, pltrelsz_ = 0;
   uint64_t relaent_ = 0, relacount_ = 0, versym_ = 0, verneed_ = 0, pltgot_ = 0, soname_ = 0;
+  /// The tags present. An address entry counts by its presence, not its
+  /// value: the loader reads DT_RELA 0 as the table at the object's base.
+  std::vector<int64_t> seen_;
+  bool has(int64_t tag) const { return std::find(seen_.begin(), seen_.end(), tag) != seen_.end(); }
   std::vector<std::string_view> needed_; ///< DT_NEEDED names (in the blob)
   uint64_t numSymbols_ = 0;
 };
@@ -244,10 +248,8 @@ void ElfReader::checkDynamic() {
       break;
     entries.push_back(d);
   }
-  bool hasStrsz = false, hasSoname = false;
-  std::vector<int64_t> seen; // tags present (the loader keeps the last of each)
   for (const Elf64_Dyn &d : entries) {
-    seen.push_back(d.d_tag);
+    seen_.push_back(d.d_tag); // (the loader keeps the last entry of each tag)
     switch (d.d_tag) {
     case DT_INIT:
     case DT_INIT_ARRAY:
@@ -275,7 +277,7 @@ void ElfReader::checkDynamic() {
     case DT_REL:
       reject("has REL relocations (x86-64 objects use RELA)");
     case DT_STRTAB: strtab_ = d.d_un.d_ptr; break;
-    case DT_STRSZ: strsz_ = d.d_un.d_val; hasStrsz = true; break;
+    case DT_STRSZ: strsz_ = d.d_un.d_val; break;
     case DT_SYMTAB: symtab_ = d.d_un.d_ptr; break;
     case DT_SYMENT: syment_ = d.d_un.d_val; break;
     case DT_HASH: hash_ = d.d_un.d_ptr; break;
@@ -297,7 +299,7 @@ void ElfReader::checkDynamic() {
     case DT_RELAENT: relaent_ = d.d_un.d_val; break;
     case DT_RELACOUNT: relacount_ = d.d_un.d_val; break;
     case DT_PLTGOT: pltgot_ = d.d_un.d_ptr; break;
-    case DT_SONAME: soname_ = d.d_un.d_val; hasSoname = true; break;
+    case DT_SONAME: soname_ = d.d_un.d_val; break;
     // Read by the loader but harmless, or not read by it at all.
     case DT_NEEDED: // checked below
     case DT_VERNEEDNUM: // the loader follows the entries' links instead
@@ -314,18 +316,19 @@ void ElfReader::checkDynamic() {
              " (not one a generated code object uses)");
     }
   }
-  if (!strtab_ || !hasStrsz || !symtab_ || (!hash_ && !gnuHash_))
+  if (!has(DT_STRTAB) || !has(DT_STRSZ) || !has(DT_SYMTAB) || (!has(DT_HASH) && !has(DT_GNU_HASH)))
     reject("dynamic section lacks its string table, symbol table or hash table");
   // The loader reads the entries of a group through each other without
   // checking they are there (DT_PLTREL without DT_JMPREL: a null pointer
   // read in ld.so), and asserts DT_RELAENT.
-  auto has = [&](int64_t tag) { return std::find(seen.begin(), seen.end(), tag) != seen.end(); };
   if (has(DT_RELA) != has(DT_RELASZ) || has(DT_RELA) != has(DT_RELAENT))
     reject("DT_RELA, DT_RELASZ and DT_RELAENT must come together");
   if (has(DT_JMPREL) != has(DT_PLTRELSZ) || has(DT_JMPREL) != has(DT_PLTREL))
     reject("DT_JMPREL, DT_PLTRELSZ and DT_PLTREL must come together");
   if (has(DT_RELACOUNT) && !has(DT_RELA))
     reject("DT_RELACOUNT without DT_RELA");
+  if (has(DT_VERNEED) != has(DT_VERSYM))
+    reject("DT_VERNEED and DT_VERSYM must come together");
   if (has(DT_RELA) && relaent_ != sizeof(Elf64_Rela))
     reject("DT_RELAENT is ", relaent_, " (expected ", sizeof(Elf64_Rela), " with DT_RELA)");
   // The loader sets up the first GOT entries of an object with PLT relocations.
@@ -344,7 +347,7 @@ void ElfReader::checkDynamic() {
         reject("needs library \"", name, "\" (only the C and C++ runtime libraries are allowed)");
       needed_.push_back(name);
     }
-  if (hasSoname)
+  if (has(DT_SONAME))
     stringAt(strOff, strsz_, soname_, "DT_SONAME"); // compared with names the loader looks for
 }
 
@@ -454,7 +457,7 @@ uint64_t ElfReader::countGnuHashSymbols() const {
 void ElfReader::checkVersions() {
   constexpr uint64_t kMaxVersionRecords = 1024;
   uint32_t highest = 1;
-  if (verneed_) {
+  if (has(DT_VERNEED)) {
     // The loader follows vn_next / vna_next until 0 (not the counts).
     const uint64_t strOff = fileOffset(strtab_, strsz_, "the dynamic string table");
     uint64_t records = 0;
@@ -482,7 +485,7 @@ void ElfReader::checkVersions() {
       entry += vn.vn_next;
     }
   }
-  if (!versym_)
+  if (!has(DT_VERSYM))
     return;
   const uint64_t off = fileOffset(versym_, numSymbols_ * 2, "the DT_VERSYM table");
   for (uint64_t i = 0; i < numSymbols_; ++i) {
@@ -496,7 +499,7 @@ void ElfReader::checkSymbols() {
   // Every symbol either table reaches: the loader looks names up through
   // DT_GNU_HASH when there is one, so a DT_HASH cut short must not hide any.
   const uint64_t count =
-      std::max(hash_ ? countHashSymbols() : 0, gnuHash_ ? countGnuHashSymbols() : 0);
+      std::max(has(DT_HASH) ? countHashSymbols() : 0, has(DT_GNU_HASH) ? countGnuHashSymbols() : 0);
   if (count > kMaxSymbols)
     reject(count, " dynamic symbols");
   const uint64_t off = fileOffset(symtab_, count * sizeof(Elf64_Sym), "the dynamic symbol table");
@@ -525,9 +528,9 @@ ElfLayout ElfReader::check() {
   checkDynamic();
   checkSymbols();
   checkVersions();
-  if (rela_)
+  if (has(DT_RELA))
     checkRelocations(rela_, relasz_, relacount_, "RELA relocations");
-  if (jmprel_)
+  if (has(DT_JMPREL))
     checkRelocations(jmprel_, pltrelsz_, 0, "PLT relocations");
   ElfLayout layout;
   for (const Elf64_Phdr &p : loads_)

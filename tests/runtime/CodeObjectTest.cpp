@@ -336,6 +336,23 @@ TEST_F(CodeObjectTest, SymbolVersionsAreReadAsTheLoaderReadsThem) {
     e.put(verneed, vn);
     expectRefused(e.b, "DT_VERNEED entry version 2 (expected 1)");
   }
+  {
+    // Found by the fuzzer's loading child (after 1.0 M runs): DT_VERNEED
+    // without DT_VERSYM, read by the loader through a null pointer.
+    ElfPatch e = good;
+    uint64_t off = e.dynamicOffset();
+    while (e.get<Elf64_Dyn>(off).d_tag != DT_VERSYM)
+      off += sizeof(Elf64_Dyn);
+    e.put(off, Elf64_Dyn{DT_BIND_NOW, {0}});
+    expectRefused(e.b, "DT_VERNEED and DT_VERSYM must come together");
+  }
+  {
+    // And DT_VERSYM 0, which the loader reads as the table at the object's
+    // base (the ELF header as version indices; the check took 0 for absent).
+    ElfPatch e = good;
+    e.setDynamic(DT_VERSYM, 0);
+    expectRefused(e.b, "dynamic symbol 0 has version index 17791"); // "\x7fE"
+  }
 }
 
 TEST_F(CodeObjectTest, DynamicEntriesOutsideTheKnownSetAreRefused) {
