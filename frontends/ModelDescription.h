@@ -11,20 +11,59 @@
 #define ENCC_FRONTENDS_MODELDESCRIPTION_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace encc {
+
+/// How token states become the model's second output (sentence-transformers'
+/// Pooling module): none (no pooled output), the first token, the mean of
+/// the valid tokens, or the last valid token (decoder-style embedders).
+enum class Pooling { None, Cls, Mean, Last };
+inline constexpr const char *kPoolingNames = "none, cls, mean, last";
+
+inline const char *poolingName(Pooling p) {
+  switch (p) {
+  case Pooling::None: return "none";
+  case Pooling::Cls: return "cls";
+  case Pooling::Mean: return "mean";
+  case Pooling::Last: return "last";
+  }
+  return "?"; // unreachable: the switch is exhaustive (-Werror=switch)
+}
+
+/// The Pooling named `name` (as --pooling and the artifact spell it), or none.
+inline std::optional<Pooling> parsePooling(std::string_view name) {
+  for (Pooling p : {Pooling::None, Pooling::Cls, Pooling::Mean, Pooling::Last})
+    if (name == poolingName(p))
+      return p;
+  return std::nullopt;
+}
+
+/// The feed-forward activation: GELU in its erf form (HF "gelu") or its tanh
+/// approximation ("gelu_new", "gelu_pytorch_tanh", "gelu_fast").
+enum class Activation { Gelu, GeluTanh };
+
+/// As the artifact's Metadata.hidden_act records it ("gelu" | "gelu_new").
+inline const char *activationName(Activation a) {
+  switch (a) {
+  case Activation::Gelu: return "gelu";
+  case Activation::GeluTanh: return "gelu_new";
+  }
+  return "?"; // unreachable (-Werror=switch)
+}
 
 struct ModelDescription {
   std::string architecture; ///< the source's name for it: HF model_type ("bert", ...)
   int64_t hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0;
   int64_t maxSeq = 0;         ///< the compiled maximum sequence length
   int64_t typeVocab = 0;      ///< token types; >= 2: @forward takes type ids
-  std::string activation;     ///< "gelu" (erf form) | "gelu_new" (tanh form)
+  Activation activation = Activation::Gelu;
   double layerNormEps = 1e-12;
-  std::string pooling = "none"; ///< "none" | "cls" | "mean"
+  Pooling pooling = Pooling::None;
   bool normalize = false;       ///< L2-normalise the pooled output
   /// > 0: a sequence-classification head; the second output is [B, numLabels]
   /// logits instead of a pooled embedding (pooling is then "none").

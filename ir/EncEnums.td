@@ -40,8 +40,9 @@ def Enc_GeluApproximationAttr
 
 def Enc_PoolingMode : I32EnumAttr<"PoolingMode",
     "how token states become one sentence embedding", [
-      I32EnumAttrCase<"cls", 0>, // token 0
-      I32EnumAttrCase<"mean", 1> // the mean of the valid tokens
+      I32EnumAttrCase<"cls", 0>,  // token 0
+      I32EnumAttrCase<"mean", 1>, // the mean of the valid tokens
+      I32EnumAttrCase<"last", 2>  // the last valid token (lengths[b] - 1)
     ]> {
   let cppNamespace = "::mlir::enc";
   let genSpecializedAttr = 0;

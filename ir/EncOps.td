@@ -637,7 +637,8 @@ def Enc_PoolOp : Enc_Op<"pool", [Pure]> {
   let description = [{
     `x` is `[B, S, H]`, `lengths` `[B]` i32; the result is `[B, H]`.
     `mode = #enc.pooling<cls>` takes token 0; `#enc.pooling<mean>` averages the first
-    `lengths[b]` tokens.
+    `lengths[b]` tokens; `#enc.pooling<last>` takes token `lengths[b] - 1` (zeros for an
+    empty sequence).
 
     Example:
 

@@ -137,6 +137,27 @@ llvm::Error forEachBodyOp(mlir::func::FuncOp func, llvm::function_ref<llvm::Erro
   return llvm::Error::success();
 }
 
+llvm::Error checkLowerable(mlir::ModuleOp module, llvm::StringRef target,
+                           llvm::function_ref<std::string(mlir::Operation *)> whyNot) {
+  auto forward = forwardFunction(module, target.str() + " codegen");
+  if (!forward)
+    return forward.takeError();
+  llvm::DenseMap<mlir::Value, uint32_t> unused;
+  return forEachBodyOp(*forward, [&](mlir::Operation *op) -> llvm::Error {
+    if (llvm::isa<mlir::enc::WeightOp, mlir::func::ReturnOp>(op))
+      return llvm::Error::success();
+    std::string why = op->getDialect() && op->getDialect()->getNamespace() ==
+                                              mlir::enc::EncDialect::getDialectNamespace()
+                          ? whyNot(op)
+                          : "is an unsupported op (not of the enc dialect)";
+    if (why.empty())
+      return llvm::Error::success();
+    return llvm::createStringError("--target=%s: '%s' at %s %s", target.str().c_str(),
+                                   op->getName().getStringRef().str().c_str(),
+                                   locString(op->getLoc()).c_str(), why.c_str());
+  }, unused);
+}
+
 void forEachGroupedPair(mlir::func::FuncOp func, llvm::function_ref<void(mlir::Operation *, mlir::Operation *)> fn) {
   func.walk([&](mlir::enc::FusionOp group) {
     for (mlir::Operation &consumer : group.getBody().front().without_terminator()) {

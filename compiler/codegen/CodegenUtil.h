@@ -80,6 +80,13 @@ llvm::Expected<mlir::func::FuncOp> forwardFunction(mlir::ModuleOp module,
 llvm::Error forEachBodyOp(mlir::func::FuncOp func, llvm::function_ref<llvm::Error(mlir::Operation *)> visit,
                           llvm::DenseMap<mlir::Value, uint32_t> &ids);
 
+/// The backend's legality check, before anything is generated: every enc op
+/// of @forward (and of its fusion groups) must be one `whyNot` accepts ("");
+/// else one error line "--target=<target>: <op> at <loc> <reason>" for the
+/// first that is not.
+llvm::Error checkLowerable(mlir::ModuleOp module, llvm::StringRef target,
+                           llvm::function_ref<std::string(mlir::Operation *)> whyNot);
+
 /// Calls `fn(producer, consumer)` for each pair of ops in one enc.fusion
 /// where `consumer`'s first operand is `producer`'s first result: the chains
 /// enc-form-fusion-groups made, which a backend may compute in one step.

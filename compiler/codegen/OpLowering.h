@@ -1,9 +1,13 @@
 //===- OpLowering.h - One way from an enc op to its kernel ----------------===//
 //
 // Each code generator lists its ops in one OpLoweringTable: op class ->
-// the generator method that lowers it. Adding an op to a backend is one
+// the generator method that lowers it, and optionally a legality check (the
+// attribute values its kernels lack). Adding an op to a backend is one
 // method and one `add` line; an op missing from a table is reported by name,
-// never silently skipped. Both the CPU and the CUDA generators use it.
+// never silently skipped. Before any code is generated, whyNot() of every op
+// of @forward is asked (codegen::checkLowerable), so a model a backend cannot
+// lower fails with one line naming the op and attribute. Both the CPU and the
+// CUDA generators use it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCC_COMPILER_CODEGEN_OPLOWERING_H
@@ -14,6 +18,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <functional>
+#include <string>
 
 namespace encc::codegen {
 
@@ -40,14 +45,35 @@ public:
     return *this;
   }
 
+  /// Refuses OpT where `why` says so: "" when this backend can lower the op,
+  /// else the reason (what attribute value its kernels lack).
+  template <typename OpT> OpLoweringTable &check(std::string (*why)(OpT)) {
+    checks_[mlir::TypeID::get<OpT>()] = [why](mlir::Operation *op) { return why(llvm::cast<OpT>(op)); };
+    return *this;
+  }
+  /// The same for every one of OpTs, with one function taking the Operation.
+  template <typename... OpTs> OpLoweringTable &checkAll(std::string (*why)(mlir::Operation *)) {
+    (checks_.try_emplace(mlir::TypeID::get<OpTs>(), why), ...);
+    return *this;
+  }
+
   /// The lowering of `op`'s class, or null.
   const Fn *lookup(mlir::Operation *op) const {
     auto it = table_.find(op->getName().getTypeID());
     return it == table_.end() ? nullptr : &it->second;
   }
 
+  /// "" when `op` can be lowered, else why not.
+  std::string whyNot(mlir::Operation *op) const {
+    if (!lookup(op))
+      return "is an unsupported op (no kernel in this backend)";
+    auto it = checks_.find(op->getName().getTypeID());
+    return it == checks_.end() ? std::string() : it->second(op);
+  }
+
 private:
   llvm::DenseMap<mlir::TypeID, Fn> table_;
+  llvm::DenseMap<mlir::TypeID, std::function<std::string(mlir::Operation *)>> checks_;
 };
 
 } // namespace encc::codegen

@@ -6,6 +6,7 @@
 #include "encrt/checksum.h"
 #include "encrt/schema_version.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -113,6 +114,45 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::Step>>> buildS
   return fbb.CreateVector(steps);
 }
 
+// The description's closed sets in the schema's terms: exhaustive switches
+// (-Werror=switch), so a value added on one side fails the build here.
+encm::TokenizerKind schemaKind(TokenizerKind kind) {
+  switch (kind) {
+  case TokenizerKind::WordPiece: return encm::TokenizerKind::WordPiece;
+  case TokenizerKind::ByteLevelBPE: return encm::TokenizerKind::ByteLevelBPE;
+  case TokenizerKind::Unigram: return encm::TokenizerKind::Unigram;
+  }
+  llvm_unreachable("TokenizerKind");
+}
+
+encm::NormalizerKind schemaKind(NormalizerStepData::Kind kind) {
+  switch (kind) {
+  case NormalizerStepData::Kind::Precompiled: return encm::NormalizerKind::Precompiled;
+  case NormalizerStepData::Kind::Replace: return encm::NormalizerKind::Replace;
+  case NormalizerStepData::Kind::Strip: return encm::NormalizerKind::Strip;
+  }
+  llvm_unreachable("NormalizerStepData::Kind");
+}
+
+encm::PrependScheme schemaPrepend(TokenizerData::Prepend prepend) {
+  switch (prepend) {
+  case TokenizerData::Prepend::Always: return encm::PrependScheme::Always;
+  case TokenizerData::Prepend::First: return encm::PrependScheme::First;
+  case TokenizerData::Prepend::Never: return encm::PrependScheme::Never;
+  }
+  llvm_unreachable("TokenizerData::Prepend");
+}
+
+encm::Pooling schemaPooling(Pooling pooling) {
+  switch (pooling) {
+  case Pooling::None: return encm::Pooling::None;
+  case Pooling::Cls: return encm::Pooling::Cls;
+  case Pooling::Mean: return encm::Pooling::Mean;
+  case Pooling::Last: return encm::Pooling::Last;
+  }
+  llvm_unreachable("Pooling");
+}
+
 /// CPU code objects, then the CUDA fatbin (if any), in file order.
 flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuilder &fbb, const TokenizerData &tk) {
   const bool wordPiece = tk.kind == TokenizerKind::WordPiece, bpe = tk.kind == TokenizerKind::ByteLevelBPE,
@@ -148,10 +188,7 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
       auto charsmap = n.charsmap.empty() ? 0 : fbb.CreateVector(reinterpret_cast<const uint8_t *>(n.charsmap.data()),
                                                                  n.charsmap.size());
       auto pattern = fbb.CreateString(n.pattern), content = fbb.CreateString(n.content);
-      const auto kind = n.kind == NormalizerStepData::Kind::Precompiled ? encm::NormalizerKind::Precompiled
-                        : n.kind == NormalizerStepData::Kind::Replace   ? encm::NormalizerKind::Replace
-                                                                        : encm::NormalizerKind::Strip;
-      steps.push_back(encm::CreateNormalizerStep(fbb, kind, charsmap, pattern, n.minRepeat, content, n.stripLeft,
+      steps.push_back(encm::CreateNormalizerStep(fbb, schemaKind(n.kind), charsmap, pattern, n.minRepeat, content, n.stripLeft,
                                                  n.stripRight, n.stripSpacesOnly));
     }
     normalizers = fbb.CreateVector(steps);
@@ -167,9 +204,7 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
   t.add_sep_id(tk.sepId);
   t.add_pad_id(tk.padId);
   t.add_max_input_chars_per_word(100);
-  t.add_kind(bpe ? encm::TokenizerKind::ByteLevelBPE
-             : unigram ? encm::TokenizerKind::Unigram
-                       : encm::TokenizerKind::WordPiece);
+  t.add_kind(schemaKind(tk.kind));
   if (bpe) {
     t.add_merges(merges);
     t.add_add_prefix_space(tk.addPrefixSpace);
@@ -192,9 +227,7 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
     t.add_normalizers(normalizers);
     t.add_whitespace_split(tk.whitespaceSplit);
     t.add_metaspace_replacement(replacement);
-    t.add_metaspace_prepend(tk.metaspacePrepend == TokenizerData::Prepend::First   ? encm::PrependScheme::First
-                            : tk.metaspacePrepend == TokenizerData::Prepend::Never ? encm::PrependScheme::Never
-                                                                                   : encm::PrependScheme::Always);
+    t.add_metaspace_prepend(schemaPrepend(tk.metaspacePrepend));
     t.add_metaspace_split(tk.metaspaceSplit);
   }
   return t.Finish();
@@ -249,8 +282,8 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
   auto passes = fbb.CreateVectorOfStrings(c.passes);
   auto metadata = encm::CreateMetadata(
       fbb, fbb.CreateString(cfg.architecture), cfg.hidden, cfg.layers, cfg.heads, cfg.intermediate, cfg.vocab,
-      cfg.maxSeq, fbb.CreateString(cfg.activation), static_cast<float>(cfg.layerNormEps),
-      fbb.CreateString(cfg.pooling), cfg.normalize, passes, fbb.CreateString(ENCC_VERSION), fbb.CreateString(c.source),
+      cfg.maxSeq, fbb.CreateString(activationName(cfg.activation)), static_cast<float>(cfg.layerNormEps),
+      schemaPooling(cfg.pooling), cfg.normalize, passes, fbb.CreateString(ENCC_VERSION), fbb.CreateString(c.source),
       static_cast<int32_t>(cfg.typeVocab), static_cast<int32_t>(cfg.numLabels),
       cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0);
 

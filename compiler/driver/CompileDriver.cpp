@@ -386,6 +386,14 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     model->module->print(out);
     return llvm::Error::success();
   }
+  // Every wanted backend says whether it can lower the model before any of
+  // them generates code (one line naming the op and attribute).
+  if (wantCpu && opt.emit != "cu")
+    if (auto err = checkCpuLowerable(*model->module))
+      return err;
+  if (wantCuda)
+    if (auto err = checkCudaLowerable(*model->module))
+      return err;
 
   ArtifactContents contents;
   std::optional<CpuCodegenResult> cpuCode;

@@ -69,7 +69,7 @@ struct CompileOptions {
   std::string cudaAttention = "auto";                 ///< --cuda-attention (parseCudaAttentionKernel)
   std::vector<std::string> cpuLevels;                 ///< best first; empty: defaultCpuLevels(quantize)
   int64_t maxSeq = 0;                                 ///< 0: from the model
-  std::string pooling;                                ///< "" = from the model folder
+  std::optional<Pooling> pooling;                     ///< unset = from the model folder
   int normalize = -1;                                 ///< -1 = from the model folder
   std::string saveTemps;                              ///< keep generated sources here
   std::string pipeline;                               ///< comma list; "" = the default pipeline

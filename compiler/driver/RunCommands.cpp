@@ -592,6 +592,29 @@ int encc::rerankCommand(const Args &args) {
 
 namespace {
 
+// inspect reads the table itself: the schema's closed sets by name, with
+// exhaustive switches (an unknown value, which the runtime refuses, prints
+// as such).
+const char *poolingText(encm::Pooling pooling) {
+  switch (pooling) {
+  case encm::Pooling::None: return "none";
+  case encm::Pooling::Cls: return "cls";
+  case encm::Pooling::Mean: return "mean";
+  case encm::Pooling::Last: return "last";
+  }
+  return "unknown";
+}
+
+const char *tokenizerKindText(encm::TokenizerKind kind) {
+  switch (kind) {
+  case encm::TokenizerKind::WordPiece: return "wordpiece";
+  case encm::TokenizerKind::ByteLevelBPE: return "byte-level-bpe";
+  case encm::TokenizerKind::Unigram: return "unigram";
+  }
+  return "unknown";
+}
+
+
 const char *dtypeName(encm::DType t) { return encm::EnumNameDType(t); }
 
 std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
@@ -632,7 +655,7 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   meta["vocab_size"] = md->vocab_size();
   meta["max_seq"] = md->max_seq();
   meta["hidden_act"] = str(md->hidden_act());
-  meta["pooling"] = str(md->pooling());
+  meta["pooling"] = poolingText(md->pooling());
   meta["normalize"] = md->normalize();
   meta["type_vocab_size"] = md->type_vocab_size();
   meta["num_labels"] = md->num_labels();
@@ -654,10 +677,7 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
     j["random_weights_seed"] = static_cast<int64_t>(fill->seed());
   const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
   j["vocab_size"] = static_cast<int64_t>(hasTokenizer ? m->tokenizer()->vocab()->size() : 0);
-  j["tokenizer"] = !hasTokenizer                                                      ? "none"
-                   : m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE ? "byte-level-bpe"
-                   : m->tokenizer()->kind() == encm::TokenizerKind::Unigram      ? "unigram"
-                                                                                  : "wordpiece";
+  j["tokenizer"] = hasTokenizer ? tokenizerKindText(m->tokenizer()->kind()) : "none";
   Json &tensors = j["tensors"] = Json::array();
   for (const encm::Value *v : *m->values())
     if (v->kind() == encm::ValueKind::Weight) {
@@ -750,7 +770,7 @@ int encc::inspectCommand(const Args &args) {
   os << "output:  last hidden state"
      << (md->num_labels() > 0 ? ", scores (" + std::to_string(md->num_labels()) + (md->num_labels() == 1 ? " label, " : " labels, ") +
                                     str(md->score_activation()) + "; a cross-encoder: encc rerank)"
-         : pooled ? ", pooled (" + str(md->pooling()) + (md->normalize() ? ", L2-normalised)" : ")")
+         : pooled ? ", pooled (" + std::string(poolingText(md->pooling())) + (md->normalize() ? ", L2-normalised)" : ")")
                   : std::string())
      << "\n";
   os << "passes:  ";
@@ -771,25 +791,29 @@ int encc::inspectCommand(const Args &args) {
   if (fill)
     os << randomWeightsLine(fill->seed()) << "\n";
   const size_t vocabTokens = m->tokenizer() && m->tokenizer()->vocab() ? m->tokenizer()->vocab()->size() : 0;
-  if (vocabTokens == 0)
+  const encm::Tokenizer *tk = m->tokenizer();
+  if (vocabTokens == 0) {
     os << "tokenizer: none (the model runs on token ids only)\n";
-  else if (m->tokenizer()->kind() == encm::TokenizerKind::ByteLevelBPE)
-    os << "tokenizer: byte-level BPE, " << vocabTokens << " tokens, "
-       << (m->tokenizer()->merges() ? m->tokenizer()->merges()->size() : 0) << " merges, "
-       << (m->tokenizer()->added_tokens() ? m->tokenizer()->added_tokens()->size() : 0) << " added tokens"
-       << (m->tokenizer()->add_prefix_space() ? ", prefix space" : "") << "\n";
-  else if (m->tokenizer()->kind() == encm::TokenizerKind::Unigram)
-    os << "tokenizer: Unigram (SentencePiece), " << vocabTokens << " pieces, "
-       << (m->tokenizer()->added_tokens() ? m->tokenizer()->added_tokens()->size() : 0) << " added tokens, "
-       << (m->tokenizer()->normalizers() ? m->tokenizer()->normalizers()->size() : 0) << " normalizers"
-       << (m->tokenizer()->byte_fallback() ? ", byte fallback" : "") << "\n";
-  else
-    os << "tokenizer: WordPiece, " << vocabTokens << " tokens"
-       << (m->tokenizer()->do_lower_case() ? ", lowercase" : "")
-       << (m->tokenizer()->added_tokens() && m->tokenizer()->added_tokens()->size() > 0
-               ? ", " + std::to_string(m->tokenizer()->added_tokens()->size()) + " added tokens from tokenizer.json"
-               : std::string())
-       << "\n";
+  } else if (std::strcmp(tokenizerKindText(tk->kind()), "unknown") == 0) {
+    os << "tokenizer: unknown kind " << static_cast<int>(tk->kind()) << "\n";
+  } else {
+    const size_t added = tk->added_tokens() ? tk->added_tokens()->size() : 0;
+    switch (tk->kind()) {
+    case encm::TokenizerKind::ByteLevelBPE:
+      os << "tokenizer: byte-level BPE, " << vocabTokens << " tokens, " << (tk->merges() ? tk->merges()->size() : 0)
+         << " merges, " << added << " added tokens" << (tk->add_prefix_space() ? ", prefix space" : "") << "\n";
+      break;
+    case encm::TokenizerKind::Unigram:
+      os << "tokenizer: Unigram (SentencePiece), " << vocabTokens << " pieces, " << added << " added tokens, "
+         << (tk->normalizers() ? tk->normalizers()->size() : 0) << " normalizers"
+         << (tk->byte_fallback() ? ", byte fallback" : "") << "\n";
+      break;
+    case encm::TokenizerKind::WordPiece:
+      os << "tokenizer: WordPiece, " << vocabTokens << " tokens" << (tk->do_lower_case() ? ", lowercase" : "")
+         << (added > 0 ? ", " + std::to_string(added) + " added tokens from tokenizer.json" : std::string()) << "\n";
+      break;
+    }
+  }
   for (const PlanView &pv : plans) {
     std::map<std::string, int> opCounts;
     for (const encm::Step *s : *pv.steps)

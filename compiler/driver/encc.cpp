@@ -84,7 +84,7 @@ files beside it, or from --tokenizer DIR).
                         x86-64-v4-amx,x86-64-v4-bf16,x86-64-v3.
   --max-seq N           longest sequence the artifact accepts (default: the model's
                         sentence-transformers max_seq_length, else max_position_embeddings)
-  --pooling MODE        cls | mean | none (default: from modules.json / 1_Pooling, else mean)
+  --pooling MODE        cls | mean | last | none (default: from modules.json / 1_Pooling, else mean)
   --normalize, --no-normalize
                         L2-normalise the pooled output (default: from modules.json, else on)
   --save-temps DIR      keep the generated C++ and the shared objects in DIR
@@ -302,9 +302,12 @@ int compileCommand(const Args &args) {
       return usageError("--max-seq expects a positive number of tokens, got '" + v + "'", kCompileUsage);
     opt.maxSeq = n;
   }
-  opt.pooling = args.get("pooling");
-  if (!opt.pooling.empty() && opt.pooling != "cls" && opt.pooling != "mean" && opt.pooling != "none")
-    return usageError("--pooling expects cls, mean or none, got '" + opt.pooling + "'", kCompileUsage);
+  if (const std::string pooling = args.get("pooling"); !pooling.empty()) {
+    opt.pooling = parsePooling(pooling);
+    if (!opt.pooling)
+      return usageError("--pooling expects one of " + std::string(kPoolingNames) + ", got '" + pooling + "'",
+                        kCompileUsage);
+  }
   if (args.has("normalize"))
     opt.normalize = 1;
   if (args.has("no-normalize"))

@@ -5,6 +5,7 @@
 // optional pooling and normalisation, which every family shares.
 //
 //===----------------------------------------------------------------------===//
+#include "frontends/EmitPooling.h"
 #include "frontends/hf/EncoderEmitter.h"
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
@@ -31,7 +32,7 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   auto pooledTy = RankedTensorType::get({ShapedType::kDynamic, c.hidden}, b.getF32Type());
   auto scoresTy = RankedTensorType::get({ShapedType::kDynamic, c.numLabels}, b.getF32Type());
   SmallVector<Type> results{hiddenTy};
-  if (c.pooling != "none")
+  if (c.pooling != Pooling::None)
     results.push_back(pooledTy);
   else if (c.classifies())
     results.push_back(scoresTy);
@@ -47,11 +48,7 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   EncoderEmitter e(b, c, fileLoc, entry->getArgument(0), lengths, typeIds);
   e.declareWeights(expectedWeights(c));
   SmallVector<Value> outs{c.family->emitEncoder(e)};
-  if (c.pooling != "none") {
-    Value p = b.create<enc::PoolOp>(at("pooling"), pooledTy, outs[0], lengths,
-                                    c.pooling == "cls" ? enc::PoolingMode::cls : enc::PoolingMode::mean);
-    if (c.normalize)
-      p = b.create<enc::L2NormOp>(at("normalize"), pooledTy, p);
+  if (Value p = emitPooling(b, fileLoc, c.pooling, c.normalize, outs[0], lengths)) {
     outs.push_back(p);
   } else if (c.classifies()) {
     // BERT's pooler / RoBERTa's classification head: out(tanh(dense(h[CLS]))).
@@ -75,9 +72,6 @@ encc::buildEncModule(MLIRContext &ctx, const ModelConfig &config, const std::str
   if (config.hidden <= 0 || config.heads <= 0 || config.hidden % config.heads != 0)
     return hfError(sourceName + ": hidden size " + llvm::Twine(config.hidden) +
                    " is not a positive multiple of the head count " + llvm::Twine(config.heads));
-  if (config.pooling != "none" && config.pooling != "cls" && config.pooling != "mean")
-    return hfError(sourceName + ": pooling '" + config.pooling +
-                   "' is not supported (supported: none, cls, mean)");
   if (config.classifies())
     if (auto head = config.family->classifierNames(config); !head)
       return head.takeError();

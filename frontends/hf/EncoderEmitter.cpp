@@ -42,9 +42,12 @@ Value EncoderEmitter::layernorm(Value x, const std::string &mod) {
 }
 
 Value EncoderEmitter::gelu(Value x, const std::string &mod) {
-  return b.create<enc::GeluOp>(loc(mod), x.getType(), x,
-                               c.hiddenAct == "gelu" ? enc::GeluApproximation::none
-                                                     : enc::GeluApproximation::tanh);
+  enc::GeluApproximation approx = enc::GeluApproximation::none;
+  switch (c.hiddenAct) {
+  case Activation::Gelu: approx = enc::GeluApproximation::none; break;
+  case Activation::GeluTanh: approx = enc::GeluApproximation::tanh; break;
+  }
+  return b.create<enc::GeluOp>(loc(mod), x.getType(), x, approx);
 }
 
 Value EncoderEmitter::embeddings(const ModelWeightNames &n) {

@@ -168,22 +168,18 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
                      Twine(positions) + "] (the model's position table)");
     c.maxSeq = opts.maxSeq;
   }
-  if (!opts.pooling.empty()) {
-    if (opts.pooling != "none" && opts.pooling != "cls" && opts.pooling != "mean")
-      return hfError("pooling '" + opts.pooling +
-                     "' is not supported (supported: none, cls, mean)");
-    c.pooling = opts.pooling;
-  }
+  if (opts.pooling)
+    c.pooling = *opts.pooling;
   if (opts.normalize >= 0)
     c.normalize = opts.normalize != 0;
   if (c.classifies()) {
     // The head pools [CLS] itself and its output is scores, not an embedding.
-    if (!opts.pooling.empty() && opts.pooling != "none")
+    if (opts.pooling && *opts.pooling != Pooling::None)
       return hfError(dir + ": a sequence-classification model (cross-encoder) scores text pairs; --pooling=" +
-                     opts.pooling + " does not apply to it");
-    c.pooling = "none";
+                     poolingName(*opts.pooling) + " does not apply to it");
+    c.pooling = Pooling::None;
   }
-  if (c.pooling == "none")
+  if (c.pooling == Pooling::None)
     c.normalize = false;
 
   if (auto e = checkWeightsFit(c, configPath))

@@ -39,12 +39,12 @@ struct ModelConfig {
   /// pair): @forward takes type ids as a third argument.
   bool hasTypeIds() const { return typeVocab > 1; }
   double layerNormEps = 1e-12;
-  std::string hiddenAct;      ///< "gelu" (erf form) | "gelu_new" (tanh form)
+  Activation hiddenAct = Activation::Gelu;
   int64_t positionOffset = 0; ///< 0 for bert; pad_token_id + 1 for roberta-likes
   /// Compiled maximum sequence length: ImportOptions::maxSeq, else
   /// sentence_bert_config.json max_seq_length, else maxPositions - positionOffset.
   int64_t maxSeq = 0;
-  std::string pooling = "none"; ///< "none" | "cls" | "mean"
+  Pooling pooling = Pooling::None;
   bool normalize = false;       ///< L2-normalise the pooled output
   /// A sequence-classification head (architectures: *ForSequenceClassification,
   /// a cross-encoder / reranker): numLabels > 0 scores per sequence instead of
@@ -62,7 +62,7 @@ ModelDescription describe(const ModelConfig &config);
 
 struct ImportOptions {
   int64_t maxSeq = 0;  ///< 0 = from the model folder
-  std::string pooling; ///< "" = from the model folder; else none|cls|mean
+  std::optional<Pooling> pooling; ///< unset = from the model folder
   int normalize = -1;  ///< -1 = from the model folder; 0/1 override
   /// Set: no model.safetensors is read; every weight is generated from this
   /// seed (randomWeights) and the vocabulary is optional (benchmarking shapes).

@@ -99,9 +99,9 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (auto e = f.getString(actKey, act, "gelu"))
     return std::move(e);
   if (act == "gelu")
-    c.hiddenAct = "gelu";
+    c.hiddenAct = Activation::Gelu;
   else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
-    c.hiddenAct = "gelu_new"; // the same tanh approximation, written three ways
+    c.hiddenAct = Activation::GeluTanh; // the same tanh approximation, written three ways
   else
     return hfError(path + ": " + actKey + " '" + act +
                    "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");

@@ -31,10 +31,12 @@ static llvm::Error readPoolingConfig(const std::string &path, ModelConfig &confi
     return j.takeError();
   if (!j->is_object())
     return hfError(path + ": expected a JSON object");
-  static const char *supported[] = {"pooling_mode_cls_token", "pooling_mode_mean_tokens"};
-  static const char *modes[] = {"cls", "mean"};
+  static const std::pair<const char *, Pooling> supported[] = {
+      {"pooling_mode_cls_token", Pooling::Cls},
+      {"pooling_mode_mean_tokens", Pooling::Mean},
+      {"pooling_mode_lasttoken", Pooling::Last}};
   std::vector<std::string> enabled;
-  std::string mode;
+  std::optional<Pooling> mode;
   for (auto it = j->begin(); it != j->end(); ++it) {
     if (!llvm::StringRef(it.key()).starts_with("pooling_mode"))
       continue;
@@ -48,26 +50,26 @@ static llvm::Error readPoolingConfig(const std::string &path, ModelConfig &confi
     if (!it->get<bool>())
       continue;
     enabled.push_back(it.key());
-    for (int i = 0; i < 2; ++i)
-      if (it.key() == supported[i])
-        mode = modes[i];
+    for (const auto &[key, pooling] : supported)
+      if (it.key() == key)
+        mode = pooling;
   }
-  if (enabled.size() != 1 || mode.empty()) {
+  if (enabled.size() != 1 || !mode) {
     std::string list;
     for (auto &e : enabled)
       list += (list.empty() ? "" : ", ") + e;
     return hfError(path + ": pooling modes {" + list +
                    "} are not supported (supported: exactly one of "
-                   "pooling_mode_cls_token, pooling_mode_mean_tokens)");
+                   "pooling_mode_cls_token, pooling_mode_mean_tokens, pooling_mode_lasttoken)");
   }
-  config.pooling = mode;
+  config.pooling = *mode;
   return llvm::Error::success();
 }
 
 llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelConfig &config) {
   std::string modulesPath = dir + "/modules.json";
   if (!fileExists(modulesPath)) {
-    config.pooling = "mean";
+    config.pooling = Pooling::Mean;
     config.normalize = true;
   } else {
     auto j = readJsonObject(modulesPath);
@@ -75,7 +77,7 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
       return j.takeError();
     if (!j->is_array())
       return hfError(modulesPath + ": expected a JSON array of modules");
-    config.pooling = "none";
+    config.pooling = Pooling::None;
     config.normalize = false;
     for (const json &m : *j) {
       if (!m.is_object() || !m.contains("type") || !m["type"].is_string())

@@ -1,6 +1,6 @@
 //===- enc-import.cpp - Print the enc module of an HF model folder --------===//
 //
-// enc-import DIR [--max-seq N] [--pooling none|cls|mean] [--normalize 0|1]
+// enc-import DIR [--max-seq N] [--pooling none|cls|mean|last] [--normalize 0|1]
 // Prints the imported IR (weights by name only) after a summary comment, or the
 // one-line error and exits 1. Used by the lit tests.
 //
@@ -18,7 +18,7 @@ using namespace llvm;
 static cl::opt<std::string> modelDir(cl::Positional, cl::desc("<model dir>"), cl::Required);
 static cl::opt<int64_t> maxSeq("max-seq", cl::desc("compiled maximum sequence length"),
                                cl::init(0));
-static cl::opt<std::string> pooling("pooling", cl::desc("none | cls | mean"), cl::init(""));
+static cl::opt<std::string> pooling("pooling", cl::desc("none | cls | mean | last"), cl::init(""));
 static cl::opt<int> normalize("normalize", cl::desc("0 | 1 (default: from the folder)"),
                               cl::init(-1));
 
@@ -29,7 +29,13 @@ int main(int argc, char **argv) {
   mlir::MLIRContext ctx;
   encc::ImportOptions opts;
   opts.maxSeq = maxSeq;
-  opts.pooling = pooling;
+  if (!pooling.empty()) {
+    opts.pooling = encc::parsePooling(pooling);
+    if (!opts.pooling) {
+      errs() << "error: --pooling expects one of " << encc::kPoolingNames << ", got '" << pooling << "'\n";
+      return 1;
+    }
+  }
   opts.normalize = normalize;
   auto m = encc::importHFModel(ctx, modelDir, opts);
   if (!m) {
@@ -39,7 +45,7 @@ int main(int argc, char **argv) {
   const encc::ModelDescription &c = m->description;
   outs() << "// model_type=" << c.architecture << " hidden=" << c.hidden << " layers=" << c.layers
          << " heads=" << c.heads << " intermediate=" << c.intermediate << " vocab=" << c.vocab
-         << " max_seq=" << c.maxSeq << " act=" << c.activation << " pooling=" << c.pooling
+         << " max_seq=" << c.maxSeq << " act=" << encc::activationName(c.activation) << " pooling=" << encc::poolingName(c.pooling)
          << " normalize=" << (c.normalize ? 1 : 0) << "\n";
   outs() << "// weights=" << m->weights.all().size() << " bytes=" << m->weights.totalBytes()
          << " vocab_tokens=" << m->tokenizer.vocab.size()

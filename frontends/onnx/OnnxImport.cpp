@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/OnnxImport.h"
+#include "frontends/EmitPooling.h"
 
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
@@ -1820,22 +1821,16 @@ llvm::Expected<OwningOpRef<ModuleOp>> Lowerer::run(ModelDescription &desc) {
     outs = {clsSource, *hidden};
     desc.numLabels = dims[1];
     desc.scoreActivation = dims[1] == 1 ? "sigmoid" : "identity";
-    desc.pooling = "none";
+    desc.pooling = Pooling::None;
     desc.normalize = false;
   } else if (dims.size() != 3 || dims[0] != kBatch || dims[1] != kSeq || isSym(dims[2])) {
     return err("output '" + outName + "' has shape " + shapeText(dims) +
                ", neither [batch, sequence, hidden] nor a classification head's [batch, labels]");
   }
   const int64_t h = cast<RankedTensorType>(outs[0].getType()).getDimSize(2);
-  auto pooledTy = RankedTensorType::get({ShapedType::kDynamic, h}, b.getF32Type());
-  if (desc.numLabels == 0 && desc.pooling != "none") {
-    auto at = [&](const char *name) { return NameLoc::get(b.getStringAttr(name), fileLoc); };
-    mlir::Value p = b.create<enc::PoolOp>(at("pooling"), pooledTy, *hidden, lengthsArg,
-                                          desc.pooling == "cls" ? enc::PoolingMode::cls : enc::PoolingMode::mean);
-    if (desc.normalize)
-      p = b.create<enc::L2NormOp>(at("normalize"), pooledTy, p);
-    outs.push_back(p);
-  }
+  if (desc.numLabels == 0)
+    if (mlir::Value p = emitPooling(b, fileLoc, desc.pooling, desc.normalize, *hidden, lengthsArg))
+      outs.push_back(p);
   b.create<func::ReturnOp>(fwdLoc, outs);
   func.setFunctionType(b.getFunctionType(args, mlir::ValueRange(outs).getTypes()));
   desc.hidden = h;
@@ -1860,7 +1855,10 @@ void describeModule(ModuleOp module, ModelDescription &d) {
     } else if (auto s = dyn_cast<enc::SplitHeadsOp>(op)) {
       d.heads = int64_t(s.getNumHeads());
     } else if (auto gelu = dyn_cast<enc::GeluOp>(op)) {
-      d.activation = gelu.getApproximate() == enc::GeluApproximation::tanh ? "gelu_new" : "gelu";
+      switch (gelu.getApproximate()) {
+      case enc::GeluApproximation::none: d.activation = Activation::Gelu; break;
+      case enc::GeluApproximation::tanh: d.activation = Activation::GeluTanh; break;
+      }
       d.intermediate = cast<RankedTensorType>(gelu.getType()).getShape().back();
     } else if (auto ln = dyn_cast<enc::LayerNormOp>(op); ln && first) {
       d.layerNormEps = ln.getEpsilon().convertToFloat();
@@ -1902,7 +1900,7 @@ llvm::Expected<ImportedModel> encc::lowerOnnxGraph(MLIRContext &ctx, const onnx:
   ctx.loadDialect<func::FuncDialect, enc::EncDialect>();
   ImportedModel im;
   im.description.architecture = "onnx";
-  im.description.pooling = opts.pooling.empty() ? "none" : opts.pooling;
+  im.description.pooling = opts.pooling.value_or(Pooling::None);
   im.description.normalize = opts.normalize > 0;
   Lowerer lowerer(ctx, model, source, opts, im.weights);
   auto module = lowerer.run(im.description);
@@ -1969,8 +1967,6 @@ llvm::Expected<ImportedModel> encc::importOnnxModel(MLIRContext &ctx, const std:
   if (!model)
     return model.takeError();
   OnnxImportOptions opts = optsIn;
-  if (!opts.pooling.empty() && opts.pooling != "none" && opts.pooling != "cls" && opts.pooling != "mean")
-    return hfError("pooling '" + opts.pooling + "' is not supported (supported: none, cls, mean)");
   // The files beside the model: config.json (family, tokenizer), the
   // sentence-transformers layout (pooling), vocab.txt / tokenizer.json.
   std::string dir = opts.tokenizerDir;
@@ -1994,20 +1990,20 @@ llvm::Expected<ImportedModel> encc::importOnnxModel(MLIRContext &ctx, const std:
     return hfError(opts.tokenizerDir + ": --tokenizer needs a folder with config.json (and vocab.txt or "
                                        "tokenizer.json)");
   }
-  if (opts.pooling.empty())
-    opts.pooling = config ? config->pooling : "mean";
+  if (!opts.pooling)
+    opts.pooling = config ? config->pooling : Pooling::Mean;
   if (opts.normalize < 0)
     opts.normalize = config ? int(config->normalize) : 1;
-  if (opts.pooling == "none")
+  if (*opts.pooling == Pooling::None)
     opts.normalize = 0;
 
   auto im = lowerOnnxGraph(ctx, *model, path, opts);
   if (!im)
     return im.takeError();
   if (im->description.numLabels > 0) {
-    if (!optsIn.pooling.empty() && optsIn.pooling != "none")
+    if (optsIn.pooling && *optsIn.pooling != Pooling::None)
       return hfError(path + ": a sequence-classification model (cross-encoder) scores text pairs; --pooling=" +
-                     optsIn.pooling + " does not apply");
+                     poolingName(*optsIn.pooling) + " does not apply");
     if (config && config->classifies()) {
       if (config->numLabels != im->description.numLabels)
         return hfError(dir + "/config.json does not describe " + path + " (" + Twine(config->numLabels) +

@@ -41,7 +41,7 @@ namespace encc {
 
 struct OnnxImportOptions {
   int64_t maxSeq = 0;       ///< 0 = sentence_bert_config.json, else the position table
-  std::string pooling;      ///< "" = from the files beside the model; else none|cls|mean
+  std::optional<Pooling> pooling; ///< unset = from the files beside the model
   int normalize = -1;       ///< -1 = from the files beside the model; 0/1 override
   std::string tokenizerDir; ///< "" = the model's folder
   bool allowNonFinite = false;

@@ -43,6 +43,16 @@ size_t dtypeSize(encm::DType dtype) {
   return 0;
 }
 
+const char *poolingName(encm::Pooling pooling) {
+  switch (pooling) {
+  case encm::Pooling::None: return "none";
+  case encm::Pooling::Cls: return "cls";
+  case encm::Pooling::Mean: return "mean";
+  case encm::Pooling::Last: return "last";
+  }
+  return nullptr;
+}
+
 namespace {
 
 /// splitmix64's output function: a bijective 64-bit mix.
@@ -375,6 +385,11 @@ void Artifact::verifySemantics() {
            "\" (expected 1..4096 labels, \"sigmoid\" or \"identity\")");
   }
 
+  if (!poolingName(md->pooling()))
+    fail(bad, p, ": metadata has unknown pooling ", static_cast<int>(md->pooling()));
+  if (md->num_labels() > 0 && md->pooling() != encm::Pooling::None)
+    fail(bad, p, ": a classification model has pooling ", poolingName(md->pooling()), " (expected none)");
+
   // Weights region: stored in the file, or (weights_fill) generated at open,
   // when the file holds no weight bytes and code objects follow the table.
   if (m.weights_offset() % kAlign != 0)
@@ -447,6 +462,10 @@ void Artifact::verifySemantics() {
   if (md->num_labels() > 0 && m.outputs()->size() != 2)
     fail(bad, p, ": a classification model (num_labels ", md->num_labels(),
          ") needs 2 outputs (hidden, scores), found ", m.outputs()->size());
+  if (md->num_labels() == 0 && m.outputs()->size() != (md->pooling() == encm::Pooling::None ? 1u : 2u))
+    fail(bad, p, ": pooling ", poolingName(md->pooling()), " needs ",
+         md->pooling() == encm::Pooling::None ? "1 output (hidden)" : "2 outputs (hidden, pooled)", ", found ",
+         m.outputs()->size());
   const int64_t hidden = md->hidden_size();
   for (uint32_t k = 0; k < m.outputs()->size(); ++k) {
     uint32_t id = m.outputs()->Get(k);

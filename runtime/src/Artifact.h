@@ -29,6 +29,10 @@ namespace encrt::rt {
 /// Bytes per element of `dtype`, 0 for an unknown value.
 size_t dtypeSize(encm::DType dtype);
 
+/// "none" | "cls" | "mean" | "last" (as encc's --pooling spells them), null
+/// for a value outside the schema's enum.
+const char *poolingName(encm::Pooling pooling);
+
 /// Fills `bytes` bytes at `dst` (8-byte aligned) deterministically from
 /// (seed, weightOffset): F32/F16/BF16 finite values in [-0.05, 0.05], I8 in
 /// [-127, 127], I32 in [-128, 127], U8 any byte. Counter-based, so any

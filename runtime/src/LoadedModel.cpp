@@ -73,7 +73,7 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
 
   const encm::Metadata &md = m->metadata();
   m->architecture_ = md.architecture() ? md.architecture()->str() : "";
-  m->pooling_ = md.pooling() ? md.pooling()->str() : "none";
+  m->pooling_ = poolingName(md.pooling()); // checked by Artifact::verifySemantics
   m->scoreActivation_ = md.score_activation() ? md.score_activation()->str() : "";
   if (md.passes())
     for (const flatbuffers::String *pass : *md.passes()) {

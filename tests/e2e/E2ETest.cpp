@@ -49,7 +49,8 @@ std::string compile(const std::string &modelDir, const std::string &output, int6
   opt.modelDir = modelDir;
   opt.output = output;
   opt.maxSeq = maxSeq;
-  opt.pooling = pooling;
+  if (!pooling.empty())
+    opt.pooling = parsePooling(pooling).value();
   if (!cpuLevels.empty())
     opt.cpuLevels = cpuLevels;
   return compile(opt);

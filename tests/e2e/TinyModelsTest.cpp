@@ -137,6 +137,7 @@ TEST_P(TinyModels, MatchReference) {
   EXPECT_EQ(info.num_layers, c.spec.layers);
   EXPECT_EQ(info.max_seq, kMaxSeq);
   EXPECT_EQ(info.has_pooled_output != 0, c.spec.pooling != "none");
+  EXPECT_EQ(std::string(info.pooling), c.spec.pooling); // the artifact's enum, named back
   encrt::Session session(m);
 
   // Mixed lengths with 1 and the maximum; then shapes that shrink and grow the
@@ -232,6 +233,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"bert_d64_l2_bf16_prefixed", spec("bert", 64, 1, 2, "gelu", "mean", "BF16", "bert.")},
                       Case{"roberta_d32_l2_f16", withTypes(spec("roberta", 64, 2, 2, "gelu_new", "mean", "F16"), 1)},
                       Case{"distilbert_d32_l2", spec("distilbert", 64, 2, 2, "gelu", "mean")},
+                      // Last-token pooling (sentence-transformers' pooling_mode_lasttoken).
+                      Case{"roberta_d48_l2_last", withTypes(spec("roberta", 48, 3, 2, "gelu", "last"), 1)},
                       Case{"mpnet_d32_l2", withTypes(spec("mpnet", 64, 2, 2, "gelu", "mean"), 1)}),
     [](const ::testing::TestParamInfo<Case> &info) { return std::string(info.param.name); });
 

@@ -46,7 +46,7 @@ TEST(ModelConfig, ParsesBert) {
   EXPECT_EQ(c->vocab, 30522);
   EXPECT_EQ(c->maxPositions, 512);
   EXPECT_EQ(c->typeVocab, 2);
-  EXPECT_EQ(c->hiddenAct, "gelu");
+  EXPECT_EQ(c->hiddenAct, Activation::Gelu);
   EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-12);
   EXPECT_EQ(c->positionOffset, 0);
   EXPECT_EQ(c->maxSeq, 512);
@@ -99,7 +99,7 @@ TEST(ModelConfig, TanhGeluSpellings) {
   for (const char *act : {"gelu_new", "gelu_pytorch_tanh", "gelu_fast"}) {
     auto c = parseModelConfig(bertWith("hidden_act", std::string("\"") + act + "\""), "M");
     ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
-    EXPECT_EQ(c->hiddenAct, "gelu_new") << act;
+    EXPECT_EQ(c->hiddenAct, Activation::GeluTanh) << act;
   }
 }
 
@@ -214,7 +214,7 @@ TEST(ModelFamily, FamiliesDifferWhereTheirCheckpointsDo) {
 TEST(ModelFamily, DescriptionCarriesWhatTheArtifactRecords) {
   auto c = parseModelConfig(kBert, "M/config.json");
   ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
-  c->pooling = "cls";
+  c->pooling = Pooling::Cls;
   c->normalize = true;
   c->maxSeq = 77;
   ModelDescription d = describe(*c);
@@ -225,9 +225,9 @@ TEST(ModelFamily, DescriptionCarriesWhatTheArtifactRecords) {
   EXPECT_EQ(d.intermediate, 1536);
   EXPECT_EQ(d.vocab, 30522);
   EXPECT_EQ(d.maxSeq, 77);
-  EXPECT_EQ(d.activation, "gelu");
+  EXPECT_EQ(d.activation, Activation::Gelu);
   EXPECT_DOUBLE_EQ(d.layerNormEps, 1e-12);
-  EXPECT_EQ(d.pooling, "cls");
+  EXPECT_EQ(d.pooling, Pooling::Cls);
   EXPECT_TRUE(d.normalize);
 }
 

@@ -91,7 +91,7 @@ TEST(Import, TinyBertStructureAndWeights) {
   EXPECT_EQ(c.hidden, 32);
   EXPECT_EQ(c.layers, 3);
   EXPECT_EQ(c.maxSeq, 40); // sentence_bert_config max_seq_length
-  EXPECT_EQ(c.pooling, "mean");
+  EXPECT_EQ(c.pooling, Pooling::Mean);
   EXPECT_TRUE(c.normalize);
   EXPECT_EQ(m->tokenizer.vocab, encc::testing::tinyVocab(spec));
   EXPECT_EQ(m->tokenizer.padId, 0);
@@ -149,7 +149,7 @@ TEST(Import, TinyRobertaF16WithPrefixAndOptions) {
   auto m = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   EXPECT_EQ(m->description.maxSeq, 62);
-  EXPECT_EQ(m->description.pooling, "cls");
+  EXPECT_EQ(m->description.pooling, Pooling::Cls);
   EXPECT_FALSE(m->description.normalize);
   EXPECT_EQ(m->tokenizer.padId, 1);
   expectWeightsMatch(*m, tiny);
@@ -160,7 +160,7 @@ TEST(Import, TinyRobertaF16WithPrefixAndOptions) {
 
   // Options override the folder: no pooling at all, a shorter max length.
   ImportOptions opts;
-  opts.pooling = "none";
+  opts.pooling = Pooling::None;
   opts.maxSeq = 16;
   auto m2 = importHFModel(ctx, tiny.dir, opts);
   ASSERT_TRUE(bool(m2)) << llvm::toString(m2.takeError());
@@ -181,7 +181,7 @@ TEST(Import, TinyBertBF16AndNoModulesJsonDefaults) {
   mlir::MLIRContext ctx;
   auto m = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
-  EXPECT_EQ(m->description.pooling, "mean");
+  EXPECT_EQ(m->description.pooling, Pooling::Mean);
   EXPECT_TRUE(m->description.normalize);
   EXPECT_EQ(m->description.maxSeq, 64);
   expectWeightsMatch(*m, tiny);
@@ -223,14 +223,16 @@ TEST(Import, ErrorsNameFileAndTensor) {
   EXPECT_EQ(importError(dir), dir + "/1_Pooling/config.json: pooling modes "
                                     "{pooling_mode_max_tokens} are not supported (supported: "
                                     "exactly one of pooling_mode_cls_token, "
-                                    "pooling_mode_mean_tokens)");
+                                    "pooling_mode_mean_tokens, pooling_mode_lasttoken)");
   editJson(dir + "/1_Pooling/config.json", [](nlohmann::json &j) {
     j["pooling_mode_mean_tokens"] = true;
     j["pooling_mode_max_tokens"] = false;
   });
-  ImportOptions bad;
-  bad.pooling = "max";
-  EXPECT_EQ(importError(dir, bad), "pooling 'max' is not supported (supported: none, cls, mean)");
+  // Names are parsed once (--pooling, enc-import): the closed set, nothing else.
+  EXPECT_EQ(parsePooling("max"), std::nullopt);
+  EXPECT_EQ(parsePooling("last"), Pooling::Last);
+  for (Pooling p : {Pooling::None, Pooling::Cls, Pooling::Mean, Pooling::Last})
+    EXPECT_EQ(parsePooling(poolingName(p)), p);
 
   // Only a PyTorch checkpoint.
   fs::remove(dir + "/model.safetensors");
@@ -534,8 +536,8 @@ TEST(Import, RealMiniLM) {
   EXPECT_EQ(c.intermediate, 1536);
   EXPECT_EQ(c.vocab, 30522);
   EXPECT_EQ(c.maxSeq, 256);
-  EXPECT_EQ(c.activation, "gelu");
-  EXPECT_EQ(c.pooling, "mean");
+  EXPECT_EQ(c.activation, Activation::Gelu);
+  EXPECT_EQ(c.pooling, Pooling::Mean);
   EXPECT_TRUE(c.normalize);
   EXPECT_EQ(m->tokenizer.vocab.size(), 30522u);
   EXPECT_EQ(m->tokenizer.vocab[101], "[CLS]");

@@ -394,9 +394,9 @@ TEST(OnnxImport, TorchExportLowersToTheFusedOps) {
   EXPECT_EQ(m->description.vocab, 120);
   EXPECT_EQ(m->description.maxSeq, 32);
   EXPECT_EQ(m->description.typeVocab, 2);
-  EXPECT_EQ(m->description.activation, "gelu");
+  EXPECT_EQ(m->description.activation, Activation::Gelu);
   EXPECT_NEAR(m->description.layerNormEps, 1e-12, 1e-18);
-  EXPECT_EQ(m->description.pooling, "mean");
+  EXPECT_EQ(m->description.pooling, Pooling::Mean);
   EXPECT_TRUE(m->description.normalize);
   EXPECT_NE(m->tokenizer.note.find("no config.json beside the model"), std::string::npos);
   int binary = 0, layernorm = 0, gelu = 0, linearWithBias = 0;

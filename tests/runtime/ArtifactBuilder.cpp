@@ -110,7 +110,7 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   auto metadata = encm::CreateMetadataDirect(
       b, s.architecture.c_str(), s.hiddenSize, s.numLayers, s.numHeads,
       4 * s.hiddenSize, s.vocabSize, s.maxSeq, "gelu", 1e-12f,
-      s.pooling.c_str(), s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
+      s.pooling, s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
       s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str());
   auto model = encm::CreateModelDirect(
       b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
@@ -184,7 +184,7 @@ ArtifactSpec TestModel::spec(const std::vector<uint8_t> &kernels, bool pooled) {
   s.hiddenSize = kHidden;
   s.vocabSize = kVocab;
   s.maxSeq = kMaxSeq;
-  s.pooling = pooled ? "mean" : "none";
+  s.pooling = pooled ? encm::Pooling::Mean : encm::Pooling::None;
 
   // Weights: table [V,H] at 0, bias [H] at the next 64-byte boundary.
   const uint64_t tableBytes = uint64_t(kVocab) * kHidden * 4;

@@ -70,7 +70,8 @@ struct SpecCudaPlan {
 
 struct ArtifactSpec {
   uint32_t schemaVersion;
-  std::string architecture = "bert", pooling = "mean";
+  std::string architecture = "bert";
+  encm::Pooling pooling = encm::Pooling::Mean;
   int32_t hiddenSize = 0, numLayers = 1, numHeads = 1, vocabSize = 0,
           maxSeq = 0;
   bool normalize = false;

@@ -206,6 +206,9 @@ std::vector<double> pool(const Matrix &x, size_t length,
         p[c] += x[s][c];
     for (double &e : p)
       e /= double(length);
+  } else if (spec.pooling == "last") {
+    if (length > 0)
+      p = x[length - 1];
   } else {
     throw std::invalid_argument("reference encoder: unsupported pooling '" +
                                 spec.pooling + "'");
@@ -362,14 +365,15 @@ TinyModelSpec readModelSpec(const std::string &dir) {
         if (p.value("pooling_mode_max_tokens", false) ||
             p.value("pooling_mode_mean_sqrt_len_tokens", false))
           throw std::runtime_error(poolPath.string() +
-                                   ": only cls or mean pooling is supported");
+                                   ": only cls, mean or last-token pooling is supported");
         bool cls = p.value("pooling_mode_cls_token", false);
         bool mean = p.value("pooling_mode_mean_tokens", false);
-        if (cls == mean)
+        bool last = p.value("pooling_mode_lasttoken", false);
+        if (int(cls) + int(mean) + int(last) != 1)
           throw std::runtime_error(poolPath.string() + ": expected exactly "
                                    "one of pooling_mode_cls_token / "
-                                   "pooling_mode_mean_tokens");
-        spec.pooling = cls ? "cls" : "mean";
+                                   "pooling_mode_mean_tokens / pooling_mode_lasttoken");
+        spec.pooling = cls ? "cls" : mean ? "mean" : "last";
       }
     }
   }

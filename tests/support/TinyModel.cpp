@@ -201,8 +201,8 @@ void TinyModelSpec::validate() const {
                "relu, got '" + act + "'");
   if (!(eps > 0))
     bad("eps", "must be positive");
-  if (pooling != "none" && pooling != "cls" && pooling != "mean")
-    bad("pooling", "expected none, cls or mean, got '" + pooling + "'");
+  if (pooling != "none" && pooling != "cls" && pooling != "mean" && pooling != "last")
+    bad("pooling", "expected none, cls, mean or last, got '" + pooling + "'");
   if (numLabels < 0 || (numLabels > 0 && (pooling != "none" || modelType == "distilbert" || mpnet())))
     bad("numLabels", "a classification head needs pooling none and a bert or roberta layout");
   if (dtype != "F32" && dtype != "F16" && dtype != "BF16")
@@ -413,6 +413,7 @@ TinyModel writeTinyModel(const std::string &dir, const TinyModelSpec &spec) {
     pool["pooling_mode_mean_tokens"] = spec.pooling == "mean";
     pool["pooling_mode_max_tokens"] = false;
     pool["pooling_mode_mean_sqrt_len_tokens"] = false;
+    pool["pooling_mode_lasttoken"] = spec.pooling == "last";
     writeJson(root / "1_Pooling" / "config.json", pool);
     if (spec.normalize)
       fs::create_directories(root / "2_Normalize", ec);

@@ -37,7 +37,7 @@ options (default in brackets; "--opt V" and "--opt=V" both work):
   --act A             gelu | gelu_new | gelu_pytorch_tanh | gelu_fast | relu [gelu]
   --eps X             layer_norm_eps [1e-12]
   --seed N            weight seed [1]
-  --pooling P         none | cls | mean [mean]
+  --pooling P         none | cls | mean | last [mean]
   --no-normalize      omit the Normalize module (default: normalize)
   --dtype D           F32 | F16 | BF16 storage dtype [F32]
   --weight-prefix S   prefix for every tensor name, e.g. "bert." [none]

@@ -180,12 +180,6 @@ struct StepArgs {
       return llvm::Error::success();
     return opError(op, llvm::Twine("expects ") + what + " of rank " + llvm::Twine(rank));
   }
-  llvm::Error needRightPadding(mlir::enc::Padding padding) const {
-    if (padding == mlir::enc::Padding::right)
-      return llvm::Error::success();
-    return opError(op, "unsupported padding " + mlir::enc::stringifyPadding(padding) +
-                           " (only right is implemented)");
-  }
 };
 
 struct Kernel {
@@ -201,6 +195,8 @@ public:
       : weights_(weights), allowPacked_(allowPacked) {}
 
   llvm::Expected<CpuCodegenResult> run(mlir::ModuleOp module);
+  /// "" when this generator can lower `op`, else why not (lowerings()).
+  static std::string whyNot(Operation *op) { return lowerings().whyNot(op); }
 
 private:
   uint32_t addValue(std::string name, ValueKind kind, DType dtype, Shape shape) {
@@ -439,6 +435,14 @@ void Generator::planConversionFusion(mlir::func::FuncOp func) {
   });
 }
 
+/// The kernels mask keys past each sequence's length (right padding) only.
+template <typename OpT> std::string rightPaddingOnly(OpT op) {
+  if (op.getPadding() == mlir::enc::Padding::right)
+    return "";
+  return "padding " + mlir::enc::stringifyPadding(op.getPadding()).str() +
+         " is not implemented (only right)";
+}
+
 const Generator::LoweringTable &Generator::lowerings() {
   static const LoweringTable table = [] {
     LoweringTable t;
@@ -464,7 +468,10 @@ const Generator::LoweringTable &Generator::lowerings() {
         .add(&Generator::lowerScaleMaskSoftmax)
         .add(&Generator::lowerAttention)
         .add(&Generator::lowerSplit)
-        .add(&Generator::lowerAddLayerNorm);
+        .add(&Generator::lowerAddLayerNorm)
+        .check(&rightPaddingOnly<MaskOp>)
+        .check(&rightPaddingOnly<ScaleMaskSoftmaxOp>)
+        .check(&rightPaddingOnly<AttentionOp>);
     return t;
   }();
   return table;
@@ -679,8 +686,6 @@ llvm::Expected<Kernel> Generator::lowerMask(MaskOp m, const StepArgs &a) {
   const size_t r = a.r;
   const std::string &res = a.res;
   Kernel k;
-  if (auto err = a.needRightPadding(m.getPadding()))
-    return std::move(err);
   if (r < 2)
     return opError(op, "expects scores of rank >= 2");
   k.symbol = "enc_mask_f32_" + shapeTag(x);
@@ -806,8 +811,12 @@ llvm::Expected<Kernel> Generator::lowerPool(PoolOp p, const StepArgs &a) {
   if (auto err = a.needStatic(x.back(), "hidden size"))
     return std::move(err);
   const PoolingMode mode = p.getMode();
-  const std::string modeArg =
-      mode == PoolingMode::cls ? "enc_kernels::kPoolCls" : "enc_kernels::kPoolMean";
+  std::string modeArg;
+  switch (mode) {
+  case PoolingMode::cls: modeArg = "enc_kernels::kPoolCls"; break;
+  case PoolingMode::mean: modeArg = "enc_kernels::kPoolMean"; break;
+  case PoolingMode::last: modeArg = "enc_kernels::kPoolLast"; break;
+  }
   k.symbol = "enc_pool_" + stringifyPoolingMode(mode).str() + "_f32_" + shapeTag(x);
   if (packed_)
     k.call = "enc_kernels::poolPacked<" + std::to_string(x.back()) + ", " +
@@ -849,8 +858,6 @@ llvm::Expected<Kernel> Generator::lowerScaleMaskSoftmax(ScaleMaskSoftmaxOp sms, 
   const size_t r = a.r;
   const std::string &res = a.res;
   Kernel k;
-  if (auto err = a.needRightPadding(sms.getPadding()))
-    return std::move(err);
   if (r < 2)
     return opError(op, "expects scores of rank >= 2");
   k.symbol = "enc_scale_mask_softmax_f32_" + shapeTag(x);
@@ -867,8 +874,6 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
   const Shape &out = a.out;
   const std::string &res = a.res;
   Kernel k;
-  if (auto err = a.needRightPadding(att.getPadding()))
-    return std::move(err);
   const bool packed = att.isPacked();
   const size_t numIn = packed ? 1 : 3;
   if (in.size() != numIn + 1 + (att.getPositionBias() ? 1 : 0))
@@ -1273,9 +1278,15 @@ llvm::Expected<std::vector<std::string>> nativeFeatures(const std::string &workD
 
 } // namespace
 
+llvm::Error encc::checkCpuLowerable(mlir::ModuleOp module) {
+  return codegen::checkLowerable(module, "cpu", &Generator::whyNot);
+}
+
 llvm::Expected<CpuCodegenResult>
 encc::generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights,
                       bool allowPacked) {
+  if (auto err = checkCpuLowerable(module))
+    return std::move(err);
   return Generator(weights, allowPacked).run(module);
 }
 

@@ -47,6 +47,11 @@ llvm::Expected<CpuCodegenResult>
 generateCpuCode(mlir::ModuleOp module, mlir::enc::WeightStore &weights,
                 bool allowPacked = true);
 
+/// Whether the CPU generator can lower every op of @forward with its
+/// attributes (OpLoweringTable::whyNot); generateCpuCode asks first. One
+/// error line naming the first op it cannot lower.
+llvm::Error checkCpuLowerable(mlir::ModuleOp module);
+
 enum class CpuLevel {
   X86_64_V2,
   X86_64_V3,

@@ -94,6 +94,8 @@ public:
         actTag_(act == DType::F16 ? "f16" : "bf16"), attention_(attention) {}
 
   llvm::Expected<CudaCodegenResult> run(mlir::ModuleOp module);
+  /// "" when this generator can lower `op`, else why not (lowerings()).
+  static std::string whyNot(Operation *op) { return lowerings().whyNot(op); }
 
 private:
   using WeightInfo = codegen::WeightInfo;
@@ -675,19 +677,41 @@ llvm::Error Generator::addQLinear(enc::QLinearOp op) {
               {}, {});
 }
 
-llvm::Error Generator::addAttention(enc::AttentionOp op) {
+/// The attention forms the CUDA kernels do not have (checked before any code
+/// is generated).
+std::string whyNotAttention(enc::AttentionOp op) {
   if (op.getBf16Pv())
-    return opError(op, "bf16_pv is a CPU attention variant (enc-convert-attention-bf16); the CUDA "
-                       "kernel computes p·v in its --cuda-dtype");
+    return "bf16_pv is a CPU attention variant (enc-convert-attention-bf16); the CUDA kernel computes p·v in "
+           "its --cuda-dtype";
   if (op.getResult().getType().getElementType().isBF16())
-    return opError(op, "a bf16 result (enc-convert-linear-bf16) is a CPU form; the CUDA kernel writes its "
-                       "--cuda-dtype");
+    return "a bf16 result (enc-convert-linear-bf16) is a CPU form; the CUDA kernel writes its --cuda-dtype";
   if (op.getPositionBias())
-    return opError(op, "a relative position bias (MPNet) is implemented by the CPU attention kernel only; "
-                       "compile this model for the CPU");
-  if (op.getPadding() != enc::Padding::right)
-    return opError(op, "unsupported padding " + enc::stringifyPadding(op.getPadding()) +
-                           " (only right is implemented)");
+    return "a relative position bias (MPNet) is implemented by the CPU attention kernel only; compile this "
+           "model for the CPU";
+  switch (op.getPadding()) {
+  case enc::Padding::right: return "";
+  case enc::Padding::left: return "padding left is not implemented (only right)";
+  }
+  return "";
+}
+
+/// The pooling modes the CUDA pool kernel has.
+std::string whyNotPool(enc::PoolOp op) {
+  switch (op.getMode()) {
+  case enc::PoolingMode::cls:
+  case enc::PoolingMode::mean: return "";
+  case enc::PoolingMode::last:
+    return "pooling last has no CUDA kernel yet (compile this model with --target=cpu)";
+  }
+  return "";
+}
+
+/// The ops only the unfused pipeline leaves.
+std::string needsFusedPipelineReason(Operation *) {
+  return "needs the fused pipeline (the CUDA backend has no kernel for the unfused form)";
+}
+
+llvm::Error Generator::addAttention(enc::AttentionOp op) {
   auto H = tokenDim(op, op.getResult());
   if (!H)
     return H.takeError();
@@ -758,8 +782,13 @@ llvm::Error Generator::addPool(enc::PoolOp op) {
                                     result(resultValue, stepName(op), DType::F32, {kDimBatch, *H})};
   const std::string symbol = "enc_cuda_pool_" + enc::stringifyPoolingMode(mode).str() + (norm ? "_l2norm_" : "_") +
                              actTag_ + "_h" + std::to_string(*H);
-  const std::string body = "enc_cuda::pool<" + actC_ + ", " + std::to_string(*H) + ", " +
-                           (mode == enc::PoolingMode::cls ? "enc_cuda::kPoolCls" : "enc_cuda::kPoolMean") +
+  std::string modeArg;
+  switch (mode) {
+  case enc::PoolingMode::cls: modeArg = "enc_cuda::kPoolCls"; break;
+  case enc::PoolingMode::mean: modeArg = "enc_cuda::kPoolMean"; break;
+  case enc::PoolingMode::last: return opError(op, whyNotPool(op)); // refused by the check first
+  }
+  const std::string body = "enc_cuda::pool<" + actC_ + ", " + std::to_string(*H) + ", " + modeArg +
                            ", " + (norm ? "true" : "false") + ">(a, " + in(0, actC_) + ", " +
                            out(1, "float") + ");";
   return emit(op, norm ? "enc.pool+enc.l2norm" : "enc.pool", symbol, body, kPoolThreads,
@@ -870,15 +899,18 @@ const Generator::LoweringTable &Generator::lowerings() {
         .addAll<enc::AddOp, enc::ScaleOp, enc::DivOp, enc::GeluOp, enc::L2NormOp>(
             &Generator::addElementwise)
         .addAll<enc::MatmulOp, enc::SplitHeadsOp, enc::MergeHeadsOp, enc::MaskOp, enc::SoftmaxOp,
-                enc::ScaleMaskSoftmaxOp>(&Generator::needsFusedPipeline);
+                enc::ScaleMaskSoftmaxOp>(&Generator::needsFusedPipeline)
+        .check(&whyNotAttention)
+        .check(&whyNotPool)
+        .checkAll<enc::MatmulOp, enc::SplitHeadsOp, enc::MergeHeadsOp, enc::MaskOp, enc::SoftmaxOp,
+                  enc::ScaleMaskSoftmaxOp>(&needsFusedPipelineReason);
     return t;
   }();
   return table;
 }
 
 llvm::Error Generator::needsFusedPipeline(Operation *op) {
-  return makeError("--target=cuda needs the fused pipeline: " + op->getName().getStringRef() +
-                   " at " + locString(op->getLoc()) + " has no CUDA kernel");
+  return opError(op, needsFusedPipelineReason(op)); // refused by the check first
 }
 
 llvm::Error Generator::addOp(Operation *op) {
@@ -1002,10 +1034,16 @@ llvm::Expected<CudaAttentionKernel> encc::parseCudaAttentionKernel(llvm::StringR
                    "'");
 }
 
+llvm::Error encc::checkCudaLowerable(mlir::ModuleOp module) {
+  return codegen::checkLowerable(module, "cuda", &Generator::whyNot);
+}
+
 llvm::Expected<CudaCodegenResult> encc::generateCudaCode(mlir::ModuleOp module,
                                                          mlir::enc::WeightStore &weights,
                                                          const CudaCodegenOptions &options) {
   if (options.dtype != DType::F16 && options.dtype != DType::BF16)
     return makeError("cuda codegen: the activation dtype must be F16 or BF16");
+  if (auto err = checkCudaLowerable(module))
+    return std::move(err);
   return Generator(weights, options.dtype, options.attention).run(module);
 }

@@ -60,6 +60,11 @@ struct CudaCodegenResult {
 /// [kDimTokens, N] of options.dtype, int8 activations I8 [kDimTokens, K] with
 /// F32 scales [kDimTokens], int32 GEMM results I32 [kDimTokens, N]; outputs
 /// [hidden f32 [kDimTokens, H], pooled f32 [kDimBatch, H] if the model pools].
+/// Whether the CUDA generator can lower every op of @forward with its
+/// attributes (OpLoweringTable::whyNot); generateCudaCode asks first. One
+/// error line naming the first op it cannot lower.
+llvm::Error checkCudaLowerable(mlir::ModuleOp module);
+
 llvm::Expected<CudaCodegenResult> generateCudaCode(mlir::ModuleOp module,
                                                    mlir::enc::WeightStore &weights,
                                                    const CudaCodegenOptions &options);

@@ -32,11 +32,11 @@
 // MAXSEQ: error: {{.*}}: --max-seq 65 is out of range [1, 64] (the model's position table)
 
 // RUN: not enc-import %t --pooling max 2>&1 | FileCheck %s --check-prefix=POOLOPT
-// POOLOPT: error: pooling 'max' is not supported (supported: none, cls, mean)
+// POOLOPT: error: --pooling expects one of none, cls, mean, last, got 'max'
 
 // RUN: sed -i 's/"pooling_mode_max_tokens": false/"pooling_mode_max_tokens": true/' %t/1_Pooling/config.json
 // RUN: not enc-import %t 2>&1 | FileCheck %s --check-prefix=POOL
-// POOL: error: {{.*}}/1_Pooling/config.json: pooling modes {pooling_mode_max_tokens, pooling_mode_mean_tokens} are not supported (supported: exactly one of pooling_mode_cls_token, pooling_mode_mean_tokens)
+// POOL: error: {{.*}}/1_Pooling/config.json: pooling modes {pooling_mode_max_tokens, pooling_mode_mean_tokens} are not supported (supported: exactly one of pooling_mode_cls_token, pooling_mode_mean_tokens, pooling_mode_lasttoken)
 
 // RUN: rm %t/modules.json
 // RUN: head -c 100 %t/model.safetensors > %t/model.cut && mv %t/model.cut %t/model.safetensors

@@ -222,16 +222,22 @@ void mergeHeads(const float *x, float *y, int64_t B, int64_t S, int32_t task,
   }
 }
 
-enum PoolMode : int { kPoolCls = 0, kPoolMean = 1 };
+enum PoolMode : int { kPoolCls = 0, kPoolMean = 1, kPoolLast = 2 };
 
 namespace detail {
 /// One pooled row from the `len` rows of xb [len, H]: cls = the first row
-/// (zeros unless hasRow), mean = their average (zeros when len <= 0).
+/// (zeros unless hasRow), mean = their average, last = the last of them
+/// (both zeros when len <= 0).
 template <int H, int Mode>
 ENC_INLINE void poolRow(const float *xb, int64_t len, bool hasRow, float *yr) {
   if (Mode == kPoolCls) {
     for (int64_t h = 0; h < H; ++h)
       yr[h] = hasRow ? xb[h] : 0.0f;
+    return;
+  }
+  if (Mode == kPoolLast) {
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = len > 0 ? xb[(len - 1) * H + h] : 0.0f;
     return;
   }
   for (int64_t h = 0; h < H; ++h)
@@ -246,7 +252,8 @@ ENC_INLINE void poolRow(const float *xb, int64_t len, bool hasRow, float *yr) {
 } // namespace detail
 
 /// enc.pool: x [B, S, H] -> y [B, H]; cls = token 0, mean = average of the
-/// first lengths[b] tokens (clamped to [0, S]; no valid token -> zeros).
+/// first lengths[b] tokens, last = token lengths[b] - 1 (lengths clamped to
+/// [0, S]; no valid token -> zeros).
 template <int H, int Mode>
 void pool(const float *x, const int32_t *lengths, float *y, int64_t B,
           int64_t S, int32_t task, int32_t numTasks) {
@@ -263,7 +270,7 @@ void pool(const float *x, const int32_t *lengths, float *y, int64_t B,
 
 /// enc.pool, packed: x [tokens, H] (sequence b at rows [offsets[b],
 /// offsets[b+1])) -> y [B, H]; cls = the sequence's first row, mean = the
-/// average of its rows (an empty sequence gives zeros).
+/// average of its rows, last = its last row (an empty sequence gives zeros).
 template <int H, int Mode>
 void poolPacked(const float *x, const int32_t *offsets, float *y, int64_t B,
                 int32_t task, int32_t numTasks) {
