@@ -3,7 +3,8 @@
 // Every attribute whose values form a closed set is an enum attribute: the
 // parser rejects anything else, and C++ compares enum values, not strings.
 // Printed as `#enc.epilogue<gelu>`, `#enc.approximation<tanh>`,
-// `#enc.pooling<mean>`, `#enc.padding<right>`, `#enc.binary<sub>`, `#enc.unary<erf>`.
+// `#enc.pooling<mean>`, `#enc.padding<right>`, `#enc.binary<sub>`, `#enc.unary<erf>`,
+// `#enc.glu<geglu>`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_ENUMS_TD
@@ -35,6 +36,19 @@ def Enc_GeluApproximation : I32EnumAttr<"GeluApproximation",
 }
 def Enc_GeluApproximationAttr
     : EnumAttr<Enc_Dialect, Enc_GeluApproximation, "approximation"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Enc_GluKind : I32EnumAttr<"GluKind",
+    "the activation of a gated linear unit's first half", [
+      I32EnumAttrCase<"geglu", 0>,      // erf GELU (ModernBERT's "gelu")
+      I32EnumAttrCase<"geglu_tanh", 1>, // tanh-approximated GELU
+      I32EnumAttrCase<"swiglu", 2>      // SiLU, x·sigmoid(x) (Qwen3, Llama-style)
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_GluKindAttr : EnumAttr<Enc_Dialect, Enc_GluKind, "glu"> {
   let assemblyFormat = "`<` $value `>`";
 }
 

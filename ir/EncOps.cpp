@@ -630,6 +630,23 @@ LogicalResult MergeHeadsOp::verify() {
   return success();
 }
 
+LogicalResult GluOp::verify() {
+  auto x = rtt(getX()), res = rtt(getResult());
+  if (x.getRank() < 1 || res.getRank() != x.getRank())
+    return emitOpError("expects x and result of the same rank >= 1");
+  const int64_t r = x.getRank(), in = x.getDimSize(r - 1);
+  if (ShapedType::isDynamic(in) || in % 2 != 0)
+    return emitOpError("expects a static, even last dim of x (both halves), got ")
+           << (ShapedType::isDynamic(in) ? std::string("?") : std::to_string(in));
+  for (int64_t i = 0; i + 1 < r; ++i)
+    if (failed(checkDim(getOperation(), ("result dim " + std::to_string(i)).c_str(), res.getDimSize(i),
+                        ("x dim " + std::to_string(i)).c_str(), x.getDimSize(i))))
+      return failure();
+  if (res.getDimSize(r - 1) != in / 2)
+    return emitOpError("result last dim ") << res.getDimSize(r - 1) << " is not half of x's " << in;
+  return success();
+}
+
 LogicalResult PoolOp::verify() {
   Operation *op = getOperation();
   auto x = rtt(getX()), len = rtt(getLengths()), res = rtt(getResult());

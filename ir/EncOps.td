@@ -553,6 +553,27 @@ def Enc_GeluOp : Enc_Op<"gelu", [Pure, AllTypesMatch<["x", "result"]>]> {
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }
 
+def Enc_GluOp : Enc_Op<"glu", [Pure]> {
+  let summary = "gated linear unit: act(first half) times the second half";
+  let description = [{
+    `x` is `[..., 2I]` (one Linear's output holding both halves, as
+    ModernBERT's `Wi` and a fused gate/up projection are); the result is
+    `[..., I]` with `result[..., i] = act(x[..., i]) * x[..., I + i]`, where
+    `kind = #enc.glu<geglu>` is erf GELU, `geglu_tanh` the tanh form and
+    `swiglu` SiLU, `x * sigmoid(x)`.
+
+    Example:
+
+    ```mlir
+    %g = enc.glu %h {kind = #enc.glu<geglu>} : (tensor<?x?x2304xf32>) -> tensor<?x?x1152xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, Enc_GluKindAttr:$kind);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Enc_TanhOp : Enc_Op<"tanh", [Pure, AllTypesMatch<["x", "result"]>]> {
   let summary = "tanh activation";
   let description = [{

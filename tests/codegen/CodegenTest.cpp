@@ -984,6 +984,39 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
 }
 )";
 
+TEST(CpuCodegen, GatedLinearUnitIsOneRowwiseStep) {
+  // enc.glu lowers to one packed-capable step (its numbers: KernelsTest's
+  // GatedLinearUnits against a double loop).
+  const char *text = R"(
+func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?x4xf32> {
+  %w = enc.weight "emb" : tensor<10x4xf32>
+  %p = enc.weight "pos" : tensor<8x4xf32>
+  %t = enc.weight "type" : tensor<2x4xf32>
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<10x4xf32>, tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<?x?x4xf32>
+  %lw = enc.weight "lin" : tensor<8x4xf32>
+  %h = enc.linear %e, %lw : (tensor<?x?x4xf32>, tensor<8x4xf32>) -> tensor<?x?x8xf32>
+  %y = enc.glu %h {kind = #enc.glu<swiglu>} : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+  return %y : tensor<?x?x4xf32>
+}
+)";
+  auto ctx = makeContext();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, ctx.get());
+  ASSERT_TRUE(module);
+  WeightStore ws;
+  std::mt19937 rng(3);
+  addWeight(ws, "emb", {10, 4}, rng, -1, 1);
+  addWeight(ws, "pos", {8, 4}, rng, -1, 1);
+  addWeight(ws, "type", {2, 4}, rng, -1, 1);
+  addWeight(ws, "lin", {8, 4}, rng, -1, 1);
+  auto code = generateCpuCode(*module, ws);
+  ASSERT_TRUE(bool(code)) << errorText(code.takeError());
+  EXPECT_TRUE(code->packed);
+  ASSERT_EQ(code->plan.steps.size(), 3u);
+  EXPECT_EQ(code->plan.steps[2].op, "enc.glu");
+  EXPECT_EQ(code->plan.steps[2].kernel.rfind("enc_glu_swiglu_f32_", 0), 0u) << code->plan.steps[2].kernel;
+  EXPECT_NE(code->source.find("enc_kernels::glu<4, enc_kernels::kSwiglu>"), std::string::npos);
+}
+
 TEST(CpuCodegenErrors, MissingWeight) {
   WeightStore ws;
   std::mt19937 rng(1);

@@ -161,6 +161,33 @@ TEST(KernelElementwise, AddScaleGelu) {
   }
 }
 
+TEST(KernelElementwise, GatedLinearUnits) {
+  // enc.glu: act(first half) * second half, per row, for each kind. The
+  // activations' absolute error (1e-6, as the GELU test's) is scaled by the
+  // gate, here up to 7: atol 1e-5.
+  for (int64_t rows : {1, 5, 67}) {
+    constexpr int I = 37; // odd: no vector-width assumption
+    auto x = randomVec(rows * 2 * I, 22, -7, 7);
+    std::vector<double> rGeglu(rows * I), rTanh(rows * I), rSilu(rows * I);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int i = 0; i < I; ++i) {
+        const double a = x[r * 2 * I + i], g = x[r * 2 * I + I + i];
+        rGeglu[r * I + i] = geluRef(a, false) * g;
+        rTanh[r * I + i] = geluRef(a, true) * g;
+        rSilu[r * I + i] = a / (1.0 + std::exp(-a)) * g;
+      }
+    checkKernel(rGeglu, [&](float *y, int32_t t, int32_t k) { glu<I, kGeglu>(x.data(), y, rows, I, t, k); },
+                1e-5, 1e-6);
+    checkKernel(rTanh, [&](float *y, int32_t t, int32_t k) { glu<I, kGegluTanh>(x.data(), y, rows, I, t, k); },
+                1e-5, 1e-6);
+    checkKernel(rSilu, [&](float *y, int32_t t, int32_t k) { glu<I, kSwiglu>(x.data(), y, rows, I, t, k); },
+                1e-5, 1e-6);
+    // The run-time width (template argument 0) gives the same.
+    checkKernel(rSilu, [&](float *y, int32_t t, int32_t k) { glu<0, kSwiglu>(x.data(), y, rows, I, t, k); },
+                1e-5, 1e-6);
+  }
+}
+
 TEST(KernelAttention, MaskThenSoftmax) {
   const int64_t B = 3, NH = 2;
   for (int64_t S : {1, 6, 33}) {

@@ -130,7 +130,7 @@ bool canRunPacked(mlir::func::FuncOp func) {
     if (isa<WeightOp, FusionOp, YieldOp, mlir::func::FuncOp, mlir::func::ReturnOp>(op))
       return true; // no step of their own (a group's ops are checked one by one)
     if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, ToBf16Op, AttentionOp,
-             SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, ScaleOp,
+             SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, GluOp, ScaleOp,
              DivOp, PoolOp, L2NormOp, TanhOp>(op))
       return false;
     for (Value r : op->getResults()) {
@@ -252,6 +252,7 @@ private:
   llvm::Expected<Kernel> lowerLayerNorm(mlir::enc::LayerNormOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerGelu(mlir::enc::GeluOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerTanh(mlir::enc::TanhOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerGlu(mlir::enc::GluOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerSplitHeads(mlir::enc::SplitHeadsOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerMergeHeads(mlir::enc::MergeHeadsOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerPool(mlir::enc::PoolOp op, const StepArgs &a);
@@ -460,6 +461,7 @@ const Generator::LoweringTable &Generator::lowerings() {
         .add(&Generator::lowerLayerNorm)
         .add(&Generator::lowerGelu)
         .add(&Generator::lowerTanh)
+        .add(&Generator::lowerGlu)
         .add(&Generator::lowerSplitHeads)
         .add(&Generator::lowerMergeHeads)
         .add(&Generator::lowerPool)
@@ -764,6 +766,23 @@ llvm::Expected<Kernel> Generator::lowerTanh(TanhOp, const StepArgs &a) {
   Kernel k;
   k.symbol = "enc_tanh_f32_" + shapeTag(a.x);
   k.call = "enc_kernels::tanhAct(IN_F(0), " + a.res + ", " + a.count(a.x) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerGlu(GluOp g, const StepArgs &a) {
+  const Shape &out = a.out;
+  Kernel k;
+  if (auto err = a.needStatic(out.back(), "result last dim"))
+    return std::move(err);
+  std::string kind;
+  switch (g.getKind()) {
+  case GluKind::geglu: kind = "enc_kernels::kGeglu"; break;
+  case GluKind::geglu_tanh: kind = "enc_kernels::kGegluTanh"; break;
+  case GluKind::swiglu: kind = "enc_kernels::kSwiglu"; break;
+  }
+  k.symbol = "enc_glu_" + stringifyGluKind(g.getKind()).str() + "_f32_" + shapeTag(a.x);
+  k.call = "enc_kernels::glu<" + std::to_string(out.back()) + ", " + kind + ">(IN_F(0), " + a.res + ", " +
+           a.rows(out) + ", " + std::to_string(out.back()) + ", t, n);";
   return k;
 }
 

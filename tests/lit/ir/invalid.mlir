@@ -362,6 +362,31 @@ func.func @gelu_mode(%x: tensor<?x?x1536xf32>) {
 
 // -----
 
+func.func @glu_kind(%x: tensor<?x?x1536xf32>) {
+  // expected-error @+2 {{expected ::mlir::enc::GluKind to be one of: geglu, geglu_tanh, swiglu}}
+  // expected-error @+1 {{failed to parse Enc_GluKindAttr}}
+  %y = enc.glu %x {kind = #enc.glu<reglu>} : (tensor<?x?x1536xf32>) -> tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
+func.func @glu_halves(%x: tensor<?x?x1536xf32>) {
+  // expected-error @+1 {{result last dim 1536 is not half of x's 1536}}
+  %y = enc.glu %x {kind = #enc.glu<geglu>} : (tensor<?x?x1536xf32>) -> tensor<?x?x1536xf32>
+  return
+}
+
+// -----
+
+func.func @glu_odd(%x: tensor<?x?x1535xf32>) {
+  // expected-error @+1 {{expects a static, even last dim of x (both halves), got 1535}}
+  %y = enc.glu %x {kind = #enc.glu<geglu>} : (tensor<?x?x1535xf32>) -> tensor<?x?x767xf32>
+  return
+}
+
+// -----
+
 func.func @split_heads_divisible(%x: tensor<?x?x384xf32>) {
   // expected-error @+1 {{expects x dim 2 to be divisible by num_heads (5) but got 384}}
   %y = enc.split_heads %x {num_heads = 5 : i64} : tensor<?x?x384xf32> -> tensor<?x5x?x76xf32>

@@ -76,6 +76,11 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
   %fused = enc.linear %y, %wi, %bi {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
   // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu_tanh>}
   %fusedt = enc.linear %y, %wi, %bi {epilogue = #enc.epilogue<gelu_tanh>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  // Gated: one Linear's 2I outputs, act(first half) * second half.
+  // CHECK: enc.glu %[[I]] {kind = #enc.glu<geglu>} : (tensor<?x?x1536xf32>) -> tensor<?x?x768xf32>
+  %glu = enc.glu %i {kind = #enc.glu<geglu>} : (tensor<?x?x1536xf32>) -> tensor<?x?x768xf32>
+  // CHECK: enc.glu %[[I]] {kind = #enc.glu<swiglu>}
+  %swi = enc.glu %i {kind = #enc.glu<swiglu>} : (tensor<?x?x1536xf32>) -> tensor<?x?x768xf32>
   %gsum = enc.add %gi, %fused : tensor<?x?x1536xf32>
   %gsum2 = enc.add %gt, %fusedt : tensor<?x?x1536xf32>
   %gsum3 = enc.add %gsum, %gsum2 : tensor<?x?x1536xf32>

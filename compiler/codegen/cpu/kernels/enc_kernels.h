@@ -92,6 +92,30 @@ void geluAct(const float *x, float *y, int64_t count, int32_t task,
     y[e] = gelu<Mode>(x[e]);
 }
 
+enum GluKind : int { kGeglu = 0, kGegluTanh = 1, kSwiglu = 2 };
+
+/// enc.glu: x [rows, 2I] -> y [rows, I], y[r, i] = act(x[r, i]) * x[r, I + i]
+/// with act erf GELU, tanh GELU or SiLU (x / (1 + e^-x)). I = 0: `dim` at
+/// run time.
+template <int I, int Kind>
+void glu(const float *x, float *y, int64_t rows, int64_t dim, int32_t task, int32_t numTasks) {
+  const int64_t n = I > 0 ? I : dim;
+  int64_t r0, r1;
+  taskShare(rows, task, numTasks, r0, r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *a = x + r * 2 * n, *g = a + n;
+    float *yr = y + r * n;
+    for (int64_t i = 0; i < n; ++i) {
+      float act;
+      if (Kind == kSwiglu)
+        act = a[i] / (1.0f + fastExp(-a[i]));
+      else
+        act = gelu<Kind == kGegluTanh ? kGeluTanh : kGeluErf>(a[i]);
+      yr[i] = act * g[i];
+    }
+  }
+}
+
 /// enc.tanh over `count` elements (std::tanh: a classification head's few
 /// values, where accuracy matters more than speed).
 inline void tanhAct(const float *x, float *y, int64_t count, int32_t task,
