@@ -4,7 +4,7 @@
 // parser rejects anything else, and C++ compares enum values, not strings.
 // Printed as `#enc.epilogue<gelu>`, `#enc.approximation<tanh>`,
 // `#enc.pooling<mean>`, `#enc.padding<right>`, `#enc.binary<sub>`, `#enc.unary<erf>`,
-// `#enc.glu<geglu>`.
+// `#enc.glu<geglu>`, `#enc.rotary<half>`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_ENUMS_TD
@@ -49,6 +49,18 @@ def Enc_GluKind : I32EnumAttr<"GluKind",
   let genSpecializedAttr = 0;
 }
 def Enc_GluKindAttr : EnumAttr<Enc_Dialect, Enc_GluKind, "glu"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Enc_RotaryLayout : I32EnumAttr<"RotaryLayout",
+    "which dims of a head rotary embedding rotates together", [
+      I32EnumAttrCase<"half", 0>,       // f with f + R/2 (rotate_half: GPT-NeoX, ModernBERT, Qwen)
+      I32EnumAttrCase<"interleaved", 1> // 2f with 2f + 1 (GPT-J)
+    ]> {
+  let cppNamespace = "::mlir::enc";
+  let genSpecializedAttr = 0;
+}
+def Enc_RotaryLayoutAttr : EnumAttr<Enc_Dialect, Enc_RotaryLayout, "rotary"> {
   let assemblyFormat = "`<` $value `>`";
 }
 

@@ -630,6 +630,22 @@ LogicalResult MergeHeadsOp::verify() {
   return success();
 }
 
+LogicalResult RotaryOp::verify() {
+  auto x = rtt(getX());
+  if (failed(checkRank(getOperation(), "x", x, 3)))
+    return failure();
+  const int64_t width = x.getDimSize(2), heads = static_cast<int64_t>(getNumHeads());
+  if (ShapedType::isDynamic(width) || heads < 1 || width % heads != 0)
+    return emitOpError("expects a static last dim divisible by num_heads (") << heads << ")";
+  const int64_t d = width / heads, r = static_cast<int64_t>(getRotaryDim());
+  if (r < 2 || r > d || r % 2 != 0)
+    return emitOpError("rotary_dim ") << r << " must be even and in [2, head dim " << d << "]";
+  const float theta = getTheta().convertToFloat();
+  if (!(theta > 1.0f) || std::isinf(theta))
+    return emitOpError("theta ") << theta << " must be a finite number above 1";
+  return success();
+}
+
 LogicalResult GluOp::verify() {
   auto x = rtt(getX()), res = rtt(getResult());
   if (x.getRank() < 1 || res.getRank() != x.getRank())

@@ -553,6 +553,34 @@ def Enc_GeluOp : Enc_Op<"gelu", [Pure, AllTypesMatch<["x", "result"]>]> {
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }
 
+def Enc_RotaryOp : Enc_Op<"rotary", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "rotary position embedding of every head of a query or key tensor";
+  let description = [{
+    `x` is `[B, S, N*D]` (`N = num_heads` heads of `D` dims, merged); token
+    `s` of each sequence is at position `s` (right padding: the positions of
+    the real tokens do not depend on the padding). In each head the first
+    `R = rotary_dim` dims are rotated in pairs by the angle
+    `s * theta^(-2f/R)` of pair `f < R/2`; the other `D - R` dims pass
+    through. `layout = #enc.rotary<half>` pairs dim `f` with `f + R/2`
+    (`rotate_half`: `y_f = x_f cos - x_{f+R/2} sin`,
+    `y_{f+R/2} = x_{f+R/2} cos + x_f sin`); `interleaved` pairs `2f` with
+    `2f + 1`. The frequencies, angles, cosines and sines are f32, as
+    transformers computes them.
+
+    Example:
+
+    ```mlir
+    %qr = enc.rotary %q {layout = #enc.rotary<half>, num_heads = 12 : i64, rotary_dim = 64 : i64, theta = 1.6E+5 : f32}
+        : tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, I64Attr:$num_heads, I64Attr:$rotary_dim, F32Attr:$theta,
+                   Enc_RotaryLayoutAttr:$layout);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Enc_GluOp : Enc_Op<"glu", [Pure]> {
   let summary = "gated linear unit: act(first half) times the second half";
   let description = [{

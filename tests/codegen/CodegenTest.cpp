@@ -984,9 +984,10 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
 }
 )";
 
-TEST(CpuCodegen, GatedLinearUnitIsOneRowwiseStep) {
-  // enc.glu lowers to one packed-capable step (its numbers: KernelsTest's
-  // GatedLinearUnits against a double loop).
+TEST(CpuCodegen, RotaryAndGatedLinearUnitAreOneRowwiseStepEach) {
+  // enc.rotary and enc.glu lower to one packed-capable step each, theta a
+  // float attribute (their numbers: KernelsTest's KernelRotary and
+  // GatedLinearUnits against double loops).
   const char *text = R"(
 func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?x4xf32> {
   %w = enc.weight "emb" : tensor<10x4xf32>
@@ -995,7 +996,8 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
   %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<10x4xf32>, tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<?x?x4xf32>
   %lw = enc.weight "lin" : tensor<8x4xf32>
   %h = enc.linear %e, %lw : (tensor<?x?x4xf32>, tensor<8x4xf32>) -> tensor<?x?x8xf32>
-  %y = enc.glu %h {kind = #enc.glu<swiglu>} : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+  %r = enc.rotary %h {layout = #enc.rotary<half>, num_heads = 2 : i64, rotary_dim = 4 : i64, theta = 1.6e5 : f32} : tensor<?x?x8xf32>
+  %y = enc.glu %r {kind = #enc.glu<swiglu>} : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
 )";
@@ -1011,9 +1013,16 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
   auto code = generateCpuCode(*module, ws);
   ASSERT_TRUE(bool(code)) << errorText(code.takeError());
   EXPECT_TRUE(code->packed);
-  ASSERT_EQ(code->plan.steps.size(), 3u);
-  EXPECT_EQ(code->plan.steps[2].op, "enc.glu");
-  EXPECT_EQ(code->plan.steps[2].kernel.rfind("enc_glu_swiglu_f32_", 0), 0u) << code->plan.steps[2].kernel;
+  ASSERT_EQ(code->plan.steps.size(), 4u);
+  EXPECT_EQ(code->plan.steps[2].op, "enc.rotary");
+  EXPECT_EQ(code->plan.steps[2].fattrs, std::vector<float>{160000.0f});
+  EXPECT_NE(code->source.find("enc_kernels::rotaryPacked<2, 4, 4, enc_kernels::kRotaryHalf>"), std::string::npos);
+  EXPECT_EQ(code->plan.steps[3].op, "enc.glu");
+  EXPECT_EQ(code->plan.steps[3].kernel.rfind("enc_glu_swiglu_f32_", 0), 0u) << code->plan.steps[3].kernel;
+  // The generated calls compile against the kernel headers.
+  auto object = buildCpuCodeObject(code->source, CpuLevel::X86_64_V2, tempDir("encc-rotary-glu"));
+  ASSERT_TRUE(bool(object)) << errorText(object.takeError());
+  EXPECT_GT(object->bytes.size(), 1000u);
   EXPECT_NE(code->source.find("enc_kernels::glu<4, enc_kernels::kSwiglu>"), std::string::npos);
 }
 

@@ -188,6 +188,53 @@ TEST(KernelElementwise, GatedLinearUnits) {
   }
 }
 
+/// enc.rotary in float64 with exact angles: x [rows, N*D], row r at pos[r].
+template <int N, int D, int R>
+std::vector<double> rotaryRef(const std::vector<float> &x, const std::vector<int64_t> &pos, double theta,
+                              bool interleaved) {
+  std::vector<double> y(x.begin(), x.end());
+  for (size_t r = 0; r < pos.size(); ++r)
+    for (int h = 0; h < N; ++h)
+      for (int f = 0; f < R / 2; ++f) {
+        const double angle = double(pos[r]) * std::pow(theta, -2.0 * f / R);
+        const size_t base = r * N * D + h * D, i = base + (interleaved ? 2 * f : f),
+                     j = base + (interleaved ? 2 * f + 1 : f + R / 2);
+        y[i] = double(x[i]) * std::cos(angle) - double(x[j]) * std::sin(angle);
+        y[j] = double(x[j]) * std::cos(angle) + double(x[i]) * std::sin(angle);
+      }
+  return y;
+}
+
+TEST(KernelRotary, PaddedAndPackedMatchExactAngles) {
+  // Positions up to 40: the f32 angles (as transformers computes them) are
+  // within 40 * 2^-24 rad of the exact ones, so 1e-5 holds.
+  constexpr int N = 3, D = 10, R = 8; // partial rotary: dims 8, 9 pass through
+  const int64_t B = 2, S = 41;
+  auto x = randomVec(B * S * N * D, 23, -2, 2);
+  std::vector<int64_t> pos(B * S);
+  for (int64_t t = 0; t < B * S; ++t)
+    pos[t] = t % S;
+  for (bool inter : {false, true}) {
+    const auto ref = rotaryRef<N, D, R>(x, pos, 160000.0, inter);
+    checkKernel(ref, [&](float *y, int32_t t, int32_t k) {
+      if (inter)
+        rotary<N, D, R, kRotaryInterleaved>(x.data(), y, B, S, 160000.0f, t, k);
+      else
+        rotary<N, D, R, kRotaryHalf>(x.data(), y, B, S, 160000.0f, t, k);
+    }, 1e-5, 1e-5);
+  }
+  // Packed: sequences of 41 and 7 tokens (and an empty one), positions from 0 each.
+  const int32_t offsets[4] = {0, 41, 41, 48};
+  std::vector<float> xp(x.begin(), x.begin() + 48 * N * D);
+  std::vector<int64_t> ppos(48);
+  for (int64_t t = 0; t < 48; ++t)
+    ppos[t] = t < 41 ? t : t - 41;
+  const auto pref = rotaryRef<N, D, R>(xp, ppos, 10000.0, false);
+  checkKernel(pref, [&](float *y, int32_t t, int32_t k) {
+    rotaryPacked<N, D, R, kRotaryHalf>(xp.data(), y, offsets, 3, 10000.0f, t, k);
+  }, 1e-5, 1e-5);
+}
+
 TEST(KernelAttention, MaskThenSoftmax) {
   const int64_t B = 3, NH = 2;
   for (int64_t S : {1, 6, 33}) {

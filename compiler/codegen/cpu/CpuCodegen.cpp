@@ -131,7 +131,7 @@ bool canRunPacked(mlir::func::FuncOp func) {
       return true; // no step of their own (a group's ops are checked one by one)
     if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, ToBf16Op, AttentionOp,
              SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, GluOp, ScaleOp,
-             DivOp, PoolOp, L2NormOp, TanhOp>(op))
+             DivOp, PoolOp, L2NormOp, TanhOp, RotaryOp>(op))
       return false;
     for (Value r : op->getResults()) {
       auto t = dyn_cast<RankedTensorType>(r.getType());
@@ -253,6 +253,7 @@ private:
   llvm::Expected<Kernel> lowerGelu(mlir::enc::GeluOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerTanh(mlir::enc::TanhOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerGlu(mlir::enc::GluOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerRotary(mlir::enc::RotaryOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerSplitHeads(mlir::enc::SplitHeadsOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerMergeHeads(mlir::enc::MergeHeadsOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerPool(mlir::enc::PoolOp op, const StepArgs &a);
@@ -462,6 +463,7 @@ const Generator::LoweringTable &Generator::lowerings() {
         .add(&Generator::lowerGelu)
         .add(&Generator::lowerTanh)
         .add(&Generator::lowerGlu)
+        .add(&Generator::lowerRotary)
         .add(&Generator::lowerSplitHeads)
         .add(&Generator::lowerMergeHeads)
         .add(&Generator::lowerPool)
@@ -783,6 +785,31 @@ llvm::Expected<Kernel> Generator::lowerGlu(GluOp g, const StepArgs &a) {
   k.symbol = "enc_glu_" + stringifyGluKind(g.getKind()).str() + "_f32_" + shapeTag(a.x);
   k.call = "enc_kernels::glu<" + std::to_string(out.back()) + ", " + kind + ">(IN_F(0), " + a.res + ", " +
            a.rows(out) + ", " + std::to_string(out.back()) + ", t, n);";
+  return k;
+}
+
+llvm::Expected<Kernel> Generator::lowerRotary(RotaryOp r, const StepArgs &a) {
+  const Shape &x = a.x;
+  Kernel k;
+  if (auto err = a.needStatic(x.back(), "last dim"))
+    return std::move(err);
+  const int64_t N = static_cast<int64_t>(r.getNumHeads()), D = x.back() / N;
+  std::string layout;
+  switch (r.getLayout()) {
+  case RotaryLayout::half: layout = "enc_kernels::kRotaryHalf"; break;
+  case RotaryLayout::interleaved: layout = "enc_kernels::kRotaryInterleaved"; break;
+  }
+  const std::string params = std::to_string(N) + ", " + std::to_string(D) + ", " +
+                             std::to_string(r.getRotaryDim()) + ", " + layout;
+  k.symbol = "enc_rotary_" + stringifyRotaryLayout(r.getLayout()).str() + "_r" + std::to_string(r.getRotaryDim()) +
+             "_h" + std::to_string(N) + "_f32_" + shapeTag(x);
+  if (packed_)
+    k.call = "enc_kernels::rotaryPacked<" + params + ">(IN_F(0), " + a.res +
+             ", c->offsets, c->batch, fattr(c, 0, 10000.0f), t, n);";
+  else
+    k.call = "enc_kernels::rotary<" + params + ">(IN_F(0), " + a.res + ", " + dimExpr(x[0]) + ", " +
+             dimExpr(x[1]) + ", fattr(c, 0, 10000.0f), t, n);";
+  k.fattrs = {r.getTheta().convertToFloat()};
   return k;
 }
 

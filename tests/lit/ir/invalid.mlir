@@ -362,6 +362,30 @@ func.func @gelu_mode(%x: tensor<?x?x1536xf32>) {
 
 // -----
 
+func.func @rotary_dim(%x: tensor<?x?x768xf32>) {
+  // expected-error @+1 {{rotary_dim 66 must be even and in [2, head dim 64]}}
+  %y = enc.rotary %x {layout = #enc.rotary<half>, num_heads = 12 : i64, rotary_dim = 66 : i64, theta = 1.0e4 : f32} : tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_heads(%x: tensor<?x?x768xf32>) {
+  // expected-error @+1 {{expects a static last dim divisible by num_heads (7)}}
+  %y = enc.rotary %x {layout = #enc.rotary<half>, num_heads = 7 : i64, rotary_dim = 64 : i64, theta = 1.0e4 : f32} : tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_theta(%x: tensor<?x?x768xf32>) {
+  // expected-error @+1 {{theta 1.000000e+00 must be a finite number above 1}}
+  %y = enc.rotary %x {layout = #enc.rotary<half>, num_heads = 12 : i64, rotary_dim = 64 : i64, theta = 1.0 : f32} : tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
 func.func @glu_kind(%x: tensor<?x?x1536xf32>) {
   // expected-error @+2 {{expected ::mlir::enc::GluKind to be one of: geglu, geglu_tanh, swiglu}}
   // expected-error @+1 {{failed to parse Enc_GluKindAttr}}

@@ -76,6 +76,9 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>)
   %fused = enc.linear %y, %wi, %bi {epilogue = #enc.epilogue<gelu>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
   // CHECK: enc.linear %{{.*}}, %{{.*}}, %{{.*}} {epilogue = #enc.epilogue<gelu_tanh>}
   %fusedt = enc.linear %y, %wi, %bi {epilogue = #enc.epilogue<gelu_tanh>} : (tensor<?x?x384xf32>, tensor<1536x384xf32>, tensor<1536xf32>) -> tensor<?x?x1536xf32>
+  // Rotary position embedding of a query or key tensor.
+  // CHECK: enc.rotary %[[I]] {layout = #enc.rotary<half>, num_heads = 12 : i64, rotary_dim = 128 : i64, theta = 1.600000e+05 : f32} : tensor<?x?x1536xf32>
+  %rot = enc.rotary %i {layout = #enc.rotary<half>, num_heads = 12 : i64, rotary_dim = 128 : i64, theta = 1.6e5 : f32} : tensor<?x?x1536xf32>
   // Gated: one Linear's 2I outputs, act(first half) * second half.
   // CHECK: enc.glu %[[I]] {kind = #enc.glu<geglu>} : (tensor<?x?x1536xf32>) -> tensor<?x?x768xf32>
   %glu = enc.glu %i {kind = #enc.glu<geglu>} : (tensor<?x?x1536xf32>) -> tensor<?x?x768xf32>

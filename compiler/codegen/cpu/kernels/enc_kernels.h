@@ -92,6 +92,56 @@ void geluAct(const float *x, float *y, int64_t count, int32_t task,
     y[e] = gelu<Mode>(x[e]);
 }
 
+enum RotaryLayout : int { kRotaryHalf = 0, kRotaryInterleaved = 1 };
+
+namespace detail {
+/// One token's row of enc.rotary at position `pos`: N heads of D dims, the
+/// first R of each rotated in pairs (Layout), f32 angles as transformers
+/// computes them: inv_freq = 1 / theta^(2f/R), angle = pos * inv_freq.
+template <int N, int D, int R, int Layout>
+ENC_INLINE void rotaryRow(const float *x, float *y, int64_t pos, float theta) {
+  float c[R / 2], s[R / 2];
+  for (int f = 0; f < R / 2; ++f) {
+    const float inv = 1.0f / std::pow(theta, static_cast<float>(2 * f) / static_cast<float>(R));
+    const float angle = static_cast<float>(pos) * inv;
+    c[f] = std::cos(angle);
+    s[f] = std::sin(angle);
+  }
+  for (int h = 0; h < N; ++h) {
+    const float *xh = x + h * D;
+    float *yh = y + h * D;
+    for (int f = 0; f < R / 2; ++f) {
+      const int i = Layout == kRotaryHalf ? f : 2 * f, j = Layout == kRotaryHalf ? f + R / 2 : 2 * f + 1;
+      const float a = xh[i], b = xh[j];
+      yh[i] = a * c[f] - b * s[f];
+      yh[j] = b * c[f] + a * s[f];
+    }
+    for (int d = R; d < D; ++d)
+      yh[d] = xh[d];
+  }
+}
+} // namespace detail
+
+/// enc.rotary: x [B, S, N*D] -> y, token s of each sequence at position s.
+template <int N, int D, int R, int Layout>
+void rotary(const float *x, float *y, int64_t B, int64_t S, float theta, int32_t task, int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(B * S, task, numTasks, t0, t1);
+  for (int64_t t = t0; t < t1; ++t)
+    detail::rotaryRow<N, D, R, Layout>(x + t * N * D, y + t * N * D, t % S, theta);
+}
+
+/// enc.rotary, packed: row offsets[b] + s of x [tokens, N*D] at position s.
+template <int N, int D, int R, int Layout>
+void rotaryPacked(const float *x, float *y, const int32_t *offsets, int64_t B, float theta, int32_t task,
+                  int32_t numTasks) {
+  int64_t t0, t1;
+  taskShare(offsets[B], task, numTasks, t0, t1);
+  forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t, int64_t s) {
+    detail::rotaryRow<N, D, R, Layout>(x + t * N * D, y + t * N * D, s, theta);
+  });
+}
+
 enum GluKind : int { kGeglu = 0, kGegluTanh = 1, kSwiglu = 2 };
 
 /// enc.glu: x [rows, 2I] -> y [rows, I], y[r, i] = act(x[r, i]) * x[r, I + i]
