@@ -425,6 +425,8 @@ LogicalResult AttentionOp::verify() {
   } else if (getMaxDistance()) {
     return emitOpError() << "expects max_distance only with a position_bias";
   }
+  if (IntegerAttr w = getWindowAttr(); w && w.getInt() < 0)
+    return emitOpError() << "expects window >= 0 (keys |i - j| <= window) but got " << w.getInt();
   auto first = rtt(getInputs()[0]);
   StringRef firstWhat = n == 1 ? "qkv" : "q";
   if (failed(checkRank(op, firstWhat, first, 3)))

@@ -431,6 +431,10 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     table `[num_buckets, heads]` whose bias is added to the scaled scores
     before the softmax, `softmax_j(scale * <q_s, k_j> + table[bucket(j - s), h])`.
 
+    `window = w` (a local layer, ModernBERT's sliding window of `2w` keys):
+    query `s` sees only the valid keys `j` with `|s - j| <= w`; without it,
+    every valid key.
+
     `bf16_pv` (set by `enc-convert-attention-bf16`): `sum_j p_j v_j` is a bf16
     dot product, `p_j` and `v` rounded to bf16 (nearest, ties to even), exact
     products, f32 sums; `<q, k>`, the scale and the softmax stay f32.
@@ -455,7 +459,8 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let arguments = (ins Variadic<Enc_F32Tensor>:$inputs, Enc_I32Tensor:$lengths,
                    Optional<Enc_F32Tensor>:$position_bias,
                    I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
-                   UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance);
+                   UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance,
+                   OptionalAttr<I64Attr>:$window);
   let results = (outs Enc_LinearOperand:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{

@@ -1026,6 +1026,39 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
   EXPECT_NE(code->source.find("enc_kernels::glu<4, enc_kernels::kSwiglu>"), std::string::npos);
 }
 
+TEST(CpuCodegen, SlidingWindowAttentionPassesItsBand) {
+  // enc.attention {window} lowers to the attention kernel with the band (its
+  // numbers: PackedKernelsTest's SlidingWindowAttention against a double loop).
+  const char *text = R"(
+func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?x16xf32> {
+  %w = enc.weight "emb" : tensor<10x16xf32>
+  %p = enc.weight "pos" : tensor<8x16xf32>
+  %t = enc.weight "type" : tensor<2x16xf32>
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<10x16xf32>, tensor<8x16xf32>, tensor<2x16xf32>) -> tensor<?x?x16xf32>
+  %lw = enc.weight "qkv" : tensor<48x16xf32>
+  %qkv = enc.linear %e, %lw : (tensor<?x?x16xf32>, tensor<48x16xf32>) -> tensor<?x?x48xf32>
+  %a = enc.attention %qkv, %lengths {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 0.35 : f32, window = 3 : i64} : (tensor<?x?x48xf32>, tensor<?xi32>) -> tensor<?x?x16xf32>
+  return %a : tensor<?x?x16xf32>
+}
+)";
+  auto ctx = makeContext();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, ctx.get());
+  ASSERT_TRUE(module);
+  WeightStore ws;
+  std::mt19937 rng(4);
+  addWeight(ws, "emb", {10, 16}, rng, -1, 1);
+  addWeight(ws, "pos", {8, 16}, rng, -1, 1);
+  addWeight(ws, "type", {2, 16}, rng, -1, 1);
+  addWeight(ws, "qkv", {48, 16}, rng, -1, 1);
+  auto code = generateCpuCode(*module, ws);
+  ASSERT_TRUE(bool(code)) << errorText(code.takeError());
+  ASSERT_EQ(code->plan.steps.size(), 3u);
+  EXPECT_NE(code->plan.steps[2].kernel.find("_w3"), std::string::npos) << code->plan.steps[2].kernel;
+  EXPECT_NE(code->source.find("enc_kernels::RelativeBias{}, 3);"), std::string::npos);
+  auto object = buildCpuCodeObject(code->source, CpuLevel::X86_64_V2, tempDir("encc-window"));
+  ASSERT_TRUE(bool(object)) << errorText(object.takeError());
+}
+
 TEST(CpuCodegenErrors, MissingWeight) {
   WeightStore ws;
   std::mt19937 rng(1);

@@ -950,6 +950,11 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
     bias = ", enc_kernels::RelativeBias{IN_F(" + std::to_string(numIn + 1) + "), " + buckets + ", " + dist + "}";
     biasTag = "_rpb" + buckets + "_" + dist;
   }
+  // window: a local layer's band, after the (possibly empty) bias.
+  if (mlir::IntegerAttr w = att.getWindowAttr()) {
+    bias = (bias.empty() ? ", enc_kernels::RelativeBias{}" : bias) + ", " + std::to_string(w.getInt());
+    biasTag += "_w" + std::to_string(w.getInt());
+  }
   k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") + "_f32_" + shapeTag(out) + "_h" +
              std::to_string(NH) + biasTag + (bf16PV ? "_bf16pv" : "") + (bf16Out ? "_tobf16" : "");
   const std::string head = std::to_string(NH) + ", " + std::to_string(H / NH) + (bf16PV ? ", true" : "") +

@@ -583,6 +583,14 @@ func.func @sms_lengths(%s: tensor<4x12x?x?xf32>, %l: tensor<3xi32>) {
 
 // -----
 
+func.func @attention_window(%q: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.attention' op expects window >= 0 (keys |i - j| <= window) but got -1}}
+  %a = enc.attention %q, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32, window = -1 : i64} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
 func.func @attention_two_inputs(%q: tensor<?x?x384xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{'enc.attention' op expects 1 (packed qkv) or 3 (q, k, v) inputs before lengths but got 2}}
   %a = enc.attention %q, %q, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x384xf32>, tensor<?x?x384xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>

@@ -28,7 +28,11 @@
 // token cosine vs fp32 fell below the gates, 0.99987 bf16 / 0.984 int8).
 // With a RelativeBias (MPNet's enc.attention position_bias) each task lays
 // out a head's bias per relative distance once (AttnHeadBias) and adds it to
-// a key tile's scores before the tile's maximum is taken.
+// a key tile's scores before the tile's maximum is taken. With a sliding
+// window w >= 0 (enc.attention {window}: query i sees keys |i - j| <= w) a
+// unit reads only the keys [i0 - w, i0 + nq - 1 + w] of its rows (local
+// layers cost S x window, not S x S) and sets the scores outside each row's
+// band to -inf in the tiles that cross a band edge.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_ATTENTION_H
@@ -454,6 +458,25 @@ ENC_INLINE void attnAddBias(const AttnHeadBias &bias, int64_t i0, int64_t j0, fl
     attnStore(tmax + L * w, mx[w]);
 }
 
+/// Scores of query rows i0 + r against keys j0 + jj outside |i - j| <= w set
+/// to -inf (tiles wholly inside every row's band are left alone); tmax[r]
+/// recomputed over the tile.
+ENC_INLINE void attnMaskWindow(int64_t i0, int nq, int64_t j0, int nk, int64_t w, float *p, float *tmax) {
+  constexpr int QT = kAttnRows;
+  if (j0 >= i0 + nq - 1 - w && j0 + nk - 1 <= i0 + w)
+    return;
+  for (int r = 0; r < QT; ++r)
+    tmax[r] = -INFINITY;
+  for (int jj = 0; jj < nk; ++jj)
+    for (int r = 0; r < QT; ++r) {
+      const int64_t d = i0 + r - (j0 + jj);
+      float &s = p[jj * QT + r];
+      if (d > w || -d > w)
+        s = -INFINITY;
+      tmax[r] = std::max(tmax[r], s);
+    }
+}
+
 /// Rows [r0, r0+RB), columns [d0, d0+L*NV) of
 /// acc[r] = acc[r] * alpha[r] + sum_{j < nk} p[j*QT + r] * v[j*D + .]:
 /// RB x NV accumulators in registers. The arithmetic of a row does not
@@ -555,7 +578,7 @@ template <int D, bool PVBf16, typename Y>
 void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
                    const float *k, const float *v, int64_t ld, Y *y,
                    int64_t ldy, int nq, int64_t len, float scale,
-                   const AttnHeadBias &bias) {
+                   const AttnHeadBias &bias, int64_t window) {
   const float *qHead = q - i0 * ld; // the head's first query row
   constexpr int QT = kAttnRows, KT = kAttnKeyTile, L = kAttnLanes;
   constexpr int QV = QT / L;
@@ -569,12 +592,16 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
     l[w] = attnSplat(0.0f);
   }
 
-  for (int64_t j0 = 0; j0 < len; j0 += KT) {
-    const int nk = static_cast<int>(std::min<int64_t>(KT, len - j0));
+  // The keys the rows may see: all valid ones, or the window's band.
+  const int64_t kBegin = window < 0 ? 0 : std::max<int64_t>(0, i0 - window);
+  const int64_t kEnd = window < 0 ? len : std::min<int64_t>(len, i0 + nq + window);
+  const bool reuse = window < 0 && len <= KT;
+  for (int64_t j0 = kBegin; j0 < kEnd; j0 += KT) {
+    const int nk = static_cast<int>(std::min<int64_t>(KT, kEnd - j0));
     // Copy the tile's k and v rows to contiguous buffers (rows `ld` apart,
     // ld = 3H for packed qkv, would map onto few cache sets), unless they
     // are there from the previous unit.
-    if (!(len <= KT && ws.packedK == k && ws.packedLen == len)) {
+    if (!(reuse && ws.packedK == k && ws.packedLen == len)) {
       for (int jj = 0; jj < nk; ++jj) {
         const int64_t row = (j0 + jj) * ld;
         std::memcpy(ws.kbuf + jj * D, k + row, sizeof(float) * D);
@@ -591,16 +618,22 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
       }
       if constexpr (PVBf16)
         attnCopyVBf16<D>(ws.vbuf, v, ld, j0, nk);
-      ws.packedK = len <= KT ? k : nullptr;
+      ws.packedK = reuse ? k : nullptr;
       ws.packedLen = len;
     }
     attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
     if (bias.enabled())
       attnAddBias(bias, i0, j0, ws.p, ws.tmax, nk);
+    if (window >= 0)
+      attnMaskWindow(i0, nq, j0, nk, window, ws.p, ws.tmax);
     // Online softmax, vectorised over the query rows.
     for (int w = 0; w < QV; ++w) {
       float *pw = ws.p + L * w;
-      const attn_vf mNew = attnMax(m[w], attnLoad(ws.tmax + L * w));
+      attn_vf mNew = attnMax(m[w], attnLoad(ws.tmax + L * w));
+      // A row with no key in its band so far (only padded query rows, whose
+      // band may lie past the valid keys): a finite stand-in, not -inf - -inf.
+      if (window >= 0)
+        mNew = attnMax(mNew, attnSplat(-3.0e38f));
       // alpha = 2^(m - mNew): the rescale of the earlier tiles' sums (2^-125
       // on the first tile, where m = -inf and there is nothing to rescale).
       const attn_vf a = attnExp2(m[w] - mNew);
@@ -650,12 +683,13 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
 /// units: (b, h, 32-row query tile), contiguous per task. y: float, or
 /// uint16_t (rounded to bf16: an enc.to_bf16 of the result fused in).
 /// PVBf16 (enc.attention {bf16_pv}): p·v over probabilities and values
-/// rounded to bf16, fp32 sums.
+/// rounded to bf16, fp32 sums. window >= 0: query s sees only the keys
+/// |s - j| <= window (a local layer; -1: all).
 template <int NH, int D, bool PVBf16 = false, typename Y>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
                const int32_t *lengths, Y *y, int64_t B, int64_t S,
                float scale, int32_t task, int32_t numTasks,
-               const RelativeBias &rb = {}) {
+               const RelativeBias &rb = {}, int64_t window = -1) {
   constexpr int QT = detail::kAttnRows;
   const int64_t tiles = (S + QT - 1) / QT;
   const int64_t ldy = int64_t(NH) * D;
@@ -675,7 +709,7 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
     detail::attentionTile<D, PVBf16>(ws, q + (b * S + i0) * ld + col, i0,
                              k + b * S * ld + col, v + b * S * ld + col, ld,
                              y + (b * S + i0) * ldy + col, ldy, nq, len,
-                             scale, bias);
+                             scale, bias, window);
   }
 }
 
@@ -688,7 +722,7 @@ template <int NH, int D, bool PVBf16 = false, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
                      int64_t ld, const int32_t *offsets, Y *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks,
-                     const RelativeBias &rb = {}) {
+                     const RelativeBias &rb = {}, int64_t window = -1) {
   constexpr int QT = detail::kAttnRows;
   const int64_t ldy = int64_t(NH) * D;
   auto tilesOf = [&](int64_t b) {
@@ -726,7 +760,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
     detail::attentionTile<D, PVBf16>(ws, q + (row0 + i0) * ld + col, i0,
                              k + row0 * ld + col, v + row0 * ld + col, ld,
                              y + (row0 + i0) * ldy + col, ldy, nq, len,
-                             scale, bias);
+                             scale, bias, window);
   }
 }
 
