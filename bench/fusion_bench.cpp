@@ -577,6 +577,33 @@ void cmpShapes(benchmark::internal::Benchmark *b) {
   b->UseRealTime();
 }
 
+/// One long sequence through ModernBERT-base's attention shape (12 heads of
+/// 64, packed qkv), global (window -1) or local (window 64: 129 keys per
+/// query). Args: {seq, window}. Local layers should cost S x window: the
+/// time per token stays flat as S grows, where the global layer's grows.
+void BM_AttentionWindow(benchmark::State &state) {
+  constexpr int NH = 12, D = 64, H = NH * D;
+  const int64_t S = state.range(0), w = state.range(1);
+  const std::vector<float> qkv = randomVec(size_t(S) * 3 * H, 5, -1.0f, 1.0f);
+  std::vector<float> y(size_t(S) * H);
+  const int32_t offsets[2] = {0, int32_t(S)};
+  for (auto _ : state) {
+    attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets, y.data(), 1, 0.125f,
+                           0, 1, RelativeBias{}, w);
+    benchmark::ClobberMemory();
+  }
+  const double keys = w < 0 ? double(S) : std::min<double>(S, 2 * w + 1);
+  state.counters["time_per_token"] =
+      benchmark::Counter(double(S) * state.iterations(), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["GFLOPs"] = benchmark::Counter(4.0 * NH * D * double(S) * keys * state.iterations() * 1e-9,
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_AttentionWindow)
+    ->ArgsProduct({{512, 2048, 8192}, {-1, 64}})
+    ->ArgNames({"seq", "window"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 BENCHMARK_TEMPLATE(BM_AttnKernel, 32, false)->Apply(cmpShapes);
 BENCHMARK_TEMPLATE(BM_AttnKernel, 32, true)->Apply(cmpShapes);
 BENCHMARK_TEMPLATE(BM_AttnKernel, 64, false)->Apply(cmpShapes);
