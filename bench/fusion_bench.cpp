@@ -589,7 +589,7 @@ void BM_AttentionWindow(benchmark::State &state) {
   const int32_t offsets[2] = {0, int32_t(S)};
   for (auto _ : state) {
     attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets, y.data(), 1, 0.125f,
-                           0, 1, RelativeBias{}, w);
+                           0, 1, RelativeBias{}, AttnBand{w, w});
     benchmark::ClobberMemory();
   }
   const double keys = w < 0 ? double(S) : std::min<double>(S, 2 * w + 1);

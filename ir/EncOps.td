@@ -432,8 +432,9 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     before the softmax, `softmax_j(scale * <q_s, k_j> + table[bucket(j - s), h])`.
 
     `window = w` (a local layer, ModernBERT's sliding window of `2w` keys):
-    query `s` sees only the valid keys `j` with `|s - j| <= w`; without it,
-    every valid key.
+    query `s` sees only the valid keys `j` with `|s - j| <= w`; `causal`
+    (decoder-style embedders): only the keys `j <= s`; both: `s - w <= j <= s`.
+    Without them, every valid key.
 
     `bf16_pv` (set by `enc-convert-attention-bf16`): `sum_j p_j v_j` is a bf16
     dot product, `p_j` and `v` rounded to bf16 (nearest, ties to even), exact
@@ -460,7 +461,7 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    Optional<Enc_F32Tensor>:$position_bias,
                    I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
                    UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance,
-                   OptionalAttr<I64Attr>:$window);
+                   OptionalAttr<I64Attr>:$window, UnitAttr:$causal);
   let results = (outs Enc_LinearOperand:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{

@@ -1053,8 +1053,8 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
   auto code = generateCpuCode(*module, ws);
   ASSERT_TRUE(bool(code)) << errorText(code.takeError());
   ASSERT_EQ(code->plan.steps.size(), 3u);
-  EXPECT_NE(code->plan.steps[2].kernel.find("_w3"), std::string::npos) << code->plan.steps[2].kernel;
-  EXPECT_NE(code->source.find("enc_kernels::RelativeBias{}, 3);"), std::string::npos);
+  EXPECT_NE(code->plan.steps[2].kernel.find("_band3_3"), std::string::npos) << code->plan.steps[2].kernel;
+  EXPECT_NE(code->source.find("enc_kernels::RelativeBias{}, enc_kernels::AttnBand{3, 3});"), std::string::npos);
   auto object = buildCpuCodeObject(code->source, CpuLevel::X86_64_V2, tempDir("encc-window"));
   ASSERT_TRUE(bool(object)) << errorText(object.takeError());
 }

@@ -108,27 +108,32 @@ TEST(KernelPacked, AttentionMixedLengths) {
   testPackedAttention<1, 32>({200, 1, 129}, 3.0f, 1.0f, 1e-4, 60);
 }
 
-/// enc.attention {window = w}: query i sees only keys |i - j| <= w (a local
-/// layer). Against the double loop with -inf outside the band, on sequences
-/// longer than one key tile (128) and one query tile (32), windows from 0 to
-/// wider than the sequence, packed and padded (valid rows; padded rows stay
+/// enc.attention {window = w} / {causal}: query i sees only keys
+/// i - left <= j <= i + right (AttnBand). Against the double loop with -inf
+/// outside the band, on sequences longer than one key tile (128) and one
+/// query tile (32): windows from 0 to wider than the sequence, causal, and
+/// causal with a window; packed and padded (valid rows; padded rows stay
 /// finite, even those whose band lies wholly past the valid keys).
-TEST(KernelPacked, SlidingWindowAttention) {
+TEST(KernelPacked, BandedAttention) {
   constexpr int NH = 2, D = 32, H = NH * D;
   const std::vector<int32_t> lengths = {300, 1, 0, 77, 129};
   const std::vector<int32_t> off = offsetsOf(lengths);
   const int64_t B = lengths.size(), T = off[B], S = 300;
   auto qkv = randomVec(T * 3 * H, 91, -1.5f, 1.5f);
-  for (int64_t w : {0, 5, 64, 127, 400}) {
-    SCOPED_TRACE("window " + std::to_string(w));
+  const AttnBand bands[] = {{0, 0}, {5, 5}, {64, 64}, {127, 127}, {400, 400}, {-1, 0}, {40, 0}, {3, 0}};
+  for (const AttnBand &band : bands) {
+    SCOPED_TRACE("band " + std::to_string(band.left) + " " + std::to_string(band.right));
     std::vector<double> ref(T * H, 0.0);
-    auto band = [w](int, int64_t i, int64_t j) { return (i - j > w || j - i > w) ? -INFINITY : 0.0; };
+    auto visible = [band](int, int64_t i, int64_t j) {
+      const bool ok = (band.left < 0 || i - j <= band.left) && (band.right < 0 || j - i <= band.right);
+      return ok ? 0.0 : -INFINITY;
+    };
     for (int64_t b = 0; b < B; ++b)
       refAttendSequence(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off[b], lengths[b], lengths[b], NH,
-                        D, 0.2f, ref.data() + off[b] * H, band);
+                        D, 0.2f, ref.data() + off[b] * H, visible);
     checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
       attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), y, B, 0.2f, t, n,
-                             RelativeBias{}, w);
+                             RelativeBias{}, band);
     }, 1e-5, 1e-5);
     // Padded [B, S, 3H]: the same rows, then garbage-free padding rows.
     std::vector<float> padded(B * S * 3 * H, 0.5f);
@@ -138,7 +143,7 @@ TEST(KernelPacked, SlidingWindowAttention) {
     for (int32_t tasks : {1, 3})
       for (int32_t t = 0; t < tasks; ++t)
         attention<NH, D>(padded.data(), padded.data() + H, padded.data() + 2 * H, 3 * H, lengths.data(), y.data(),
-                         B, S, 0.2f, t, tasks, RelativeBias{}, w);
+                         B, S, 0.2f, t, tasks, RelativeBias{}, band);
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < S * H; ++i) {
         const float got = y[b * S * H + i];

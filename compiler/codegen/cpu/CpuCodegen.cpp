@@ -950,10 +950,14 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
     bias = ", enc_kernels::RelativeBias{IN_F(" + std::to_string(numIn + 1) + "), " + buckets + ", " + dist + "}";
     biasTag = "_rpb" + buckets + "_" + dist;
   }
-  // window: a local layer's band, after the (possibly empty) bias.
-  if (mlir::IntegerAttr w = att.getWindowAttr()) {
-    bias = (bias.empty() ? ", enc_kernels::RelativeBias{}" : bias) + ", " + std::to_string(w.getInt());
-    biasTag += "_w" + std::to_string(w.getInt());
+  // window / causal: the band of keys each query sees (enc_kernels::AttnBand
+  // {left, right}, -1 open), after the (possibly empty) bias.
+  const int64_t left = att.getWindowAttr() ? att.getWindowAttr().getInt() : -1;
+  const int64_t right = att.getCausal() ? 0 : left;
+  if (left >= 0 || right >= 0) {
+    bias = (bias.empty() ? ", enc_kernels::RelativeBias{}" : bias) + ", enc_kernels::AttnBand{" +
+           std::to_string(left) + ", " + std::to_string(right) + "}";
+    biasTag += "_band" + std::to_string(left) + "_" + std::to_string(right);
   }
   k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") + "_f32_" + shapeTag(out) + "_h" +
              std::to_string(NH) + biasTag + (bf16PV ? "_bf16pv" : "") + (bf16Out ? "_tobf16" : "");

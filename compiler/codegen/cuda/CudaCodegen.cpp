@@ -688,8 +688,8 @@ std::string whyNotAttention(enc::AttentionOp op) {
   if (op.getPositionBias())
     return "a relative position bias (MPNet) is implemented by the CPU attention kernel only; compile this "
            "model for the CPU";
-  if (op.getWindow())
-    return "a sliding window (a local attention layer) has no CUDA kernel yet; compile this model for the CPU";
+  if (op.getWindow() || op.getCausal())
+    return "a sliding window or causal mask has no CUDA kernel yet; compile this model for the CPU";
   switch (op.getPadding()) {
   case enc::Padding::right: return "";
   case enc::Padding::left: return "padding left is not implemented (only right)";

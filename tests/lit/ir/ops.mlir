@@ -155,6 +155,13 @@ func.func @fused_ops(%x: tensor<?x?x384xf32>, %s: tensor<?x12x?x?xf32>, %lengths
   // CHECK: enc.attention %[[QKV]], %[[LEN]] {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32, window = 64 : i64}
   %aw = enc.attention %qkv, %lengths {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32, window = 64 : i64}
       : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  // Causal (decoder-style embedders), alone and with a window.
+  // CHECK: enc.attention %[[QKV]], %[[LEN]] {causal, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
+  %ac = enc.attention %qkv, %lengths {causal, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32}
+      : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  // CHECK: enc.attention %[[QKV]], %[[LEN]] {causal, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32, window = 512 : i64}
+  %acw = enc.attention %qkv, %lengths {causal, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32, window = 512 : i64}
+      : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   // MPNet's relative position bias, unfused and in the attention.
   %rt = enc.weight "encoder.relative_attention_bias.weight" : tensor<32x12xf32>
   // CHECK: %[[RB:.*]] = enc.relative_position_bias %[[S]], %{{.*}} {max_distance = 128 : i64} : (tensor<?x12x?x?xf32>, tensor<32x12xf32>) -> tensor<?x12x?x?xf32>

@@ -29,10 +29,11 @@
 // With a RelativeBias (MPNet's enc.attention position_bias) each task lays
 // out a head's bias per relative distance once (AttnHeadBias) and adds it to
 // a key tile's scores before the tile's maximum is taken. With a sliding
-// window w >= 0 (enc.attention {window}: query i sees keys |i - j| <= w) a
-// unit reads only the keys [i0 - w, i0 + nq - 1 + w] of its rows (local
-// layers cost S x window, not S x S) and sets the scores outside each row's
-// band to -inf in the tiles that cross a band edge.
+// band (AttnBand: query i sees keys i - left <= j <= i + right; enc.attention
+// {window = w} is left = right = w, {causal} right = 0) a unit reads only the
+// keys [i0 - left, i0 + nq - 1 + right] of its rows (local layers cost
+// S x window, not S x S) and sets the scores outside each row's band to -inf
+// in the tiles that cross a band edge.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENC_KERNELS_ATTENTION_H
@@ -147,6 +148,14 @@ inline void relativePositionBias(const float *x, const float *table, float *y,
 struct RelativeBias {
   const float *table = nullptr;
   int numBuckets = 0, maxDistance = 0;
+};
+
+/// The keys a query sees besides the padding mask: query i sees key j iff
+/// i - left <= j <= i + right; -1 leaves that side open. {w, w}: a sliding
+/// window (enc.attention {window = w}); {-1, 0}: causal; {w, 0}: both.
+struct AttnBand {
+  int64_t left = -1, right = -1;
+  bool any() const { return left >= 0 || right >= 0; }
 };
 
 namespace detail {
@@ -467,21 +476,25 @@ ENC_INLINE attn_vf attnExpScore(attn_vf s, attn_vf m, bool masked) {
   return masked ? (s > attnSplat(-INFINITY) ? e : attnSplat(0.0f)) : e;
 }
 
-/// Scores of query rows i0 + r against keys j0 + jj outside |i - j| <= w set
-/// to -inf (tiles wholly inside every row's band are left alone); tmax[r]
+/// Scores of query rows i0 + r against keys j0 + jj outside the band set to
+/// -inf (tiles wholly inside every row's band are left alone); tmax[r]
 /// recomputed over the tile. Key j's visible rows are one run
-/// [j - w - i0, j + w - i0], so only the rows outside it are written.
-ENC_INLINE void attnMaskWindow(int64_t i0, int nq, int64_t j0, int nk, int64_t w, float *p, float *tmax) {
+/// [j - right - i0, j + left - i0], so only the rows outside it are written.
+ENC_INLINE void attnMaskBand(int64_t i0, int nq, int64_t j0, int nk, const AttnBand &band, float *p,
+                             float *tmax) {
   constexpr int QT = kAttnRows, L = kAttnLanes, QV = QT / L;
-  if (j0 >= i0 + nq - 1 - w && j0 + nk - 1 <= i0 + w)
+  const bool rightInside = band.right < 0 || j0 + nk - 1 - i0 <= band.right;
+  const bool leftInside = band.left < 0 || i0 + nq - 1 - j0 <= band.left;
+  if (rightInside && leftInside)
     return;
   attn_vf mx[QV];
   for (int v = 0; v < QV; ++v)
     mx[v] = attnSplat(-INFINITY);
   for (int jj = 0; jj < nk; ++jj) {
     const int64_t j = j0 + jj;
-    const int64_t lo = std::min<int64_t>(std::max<int64_t>(0, j - w - i0), QT);
-    const int64_t hi = std::max<int64_t>(std::min<int64_t>(QT - 1, j + w - i0), lo - 1);
+    const int64_t lo = band.right < 0 ? 0 : std::min<int64_t>(std::max<int64_t>(0, j - band.right - i0), QT);
+    const int64_t top = band.left < 0 ? QT - 1 : std::min<int64_t>(QT - 1, j + band.left - i0);
+    const int64_t hi = std::max<int64_t>(top, lo - 1);
     float *pj = p + jj * QT;
     for (int64_t r = 0; r < lo; ++r)
       pj[r] = -INFINITY;
@@ -595,7 +608,7 @@ template <int D, bool PVBf16, typename Y>
 void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
                    const float *k, const float *v, int64_t ld, Y *y,
                    int64_t ldy, int nq, int64_t len, float scale,
-                   const AttnHeadBias &bias, int64_t window) {
+                   const AttnHeadBias &bias, const AttnBand &band) {
   const float *qHead = q - i0 * ld; // the head's first query row
   constexpr int QT = kAttnRows, KT = kAttnKeyTile, L = kAttnLanes;
   constexpr int QV = QT / L;
@@ -609,10 +622,11 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
     l[w] = attnSplat(0.0f);
   }
 
-  // The keys the rows may see: all valid ones, or the window's band.
-  const int64_t kBegin = window < 0 ? 0 : std::max<int64_t>(0, i0 - window);
-  const int64_t kEnd = window < 0 ? len : std::min<int64_t>(len, i0 + nq + window);
-  const bool reuse = window < 0 && len <= KT;
+  // The keys the rows may see: all valid ones, or the band's.
+  const bool masked = band.any();
+  const int64_t kBegin = band.left < 0 ? 0 : std::max<int64_t>(0, i0 - band.left);
+  const int64_t kEnd = band.right < 0 ? len : std::min<int64_t>(len, i0 + nq + band.right);
+  const bool reuse = !masked && len <= KT;
   for (int64_t j0 = kBegin; j0 < kEnd; j0 += KT) {
     const int nk = static_cast<int>(std::min<int64_t>(KT, kEnd - j0));
     // Copy the tile's k and v rows to contiguous buffers (rows `ld` apart,
@@ -641,15 +655,15 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
     attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
     if (bias.enabled())
       attnAddBias(bias, i0, j0, ws.p, ws.tmax, nk);
-    if (window >= 0)
-      attnMaskWindow(i0, nq, j0, nk, window, ws.p, ws.tmax);
+    if (masked)
+      attnMaskBand(i0, nq, j0, nk, band, ws.p, ws.tmax);
     // Online softmax, vectorised over the query rows.
     for (int w = 0; w < QV; ++w) {
       float *pw = ws.p + L * w;
       attn_vf mNew = attnMax(m[w], attnLoad(ws.tmax + L * w));
       // A row with no key in its band so far (only padded query rows, whose
       // band may lie past the valid keys): a finite stand-in, not -inf - -inf.
-      if (window >= 0)
+      if (masked)
         mNew = attnMax(mNew, attnSplat(-3.0e38f));
       // alpha = 2^(m - mNew): the rescale of the earlier tiles' sums (2^-125
       // on the first tile, where m = -inf and there is nothing to rescale).
@@ -659,15 +673,15 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
         // Keys 2i and 2i+1 rounded into one bf16 pair (the sum stays that
         // of the fp32 exponentials).
         for (int j = 0; j < nk; j += 2) {
-          const attn_vf e0 = attnExpScore(attnLoad(pw + j * QT), mNew, window >= 0);
+          const attn_vf e0 = attnExpScore(attnLoad(pw + j * QT), mNew, masked);
           const attn_vf e1 =
-              j + 1 < nk ? attnExpScore(attnLoad(pw + (j + 1) * QT), mNew, window >= 0) : attnSplat(0.0f);
+              j + 1 < nk ? attnExpScore(attnLoad(pw + (j + 1) * QT), mNew, masked) : attnSplat(0.0f);
           sum += e0 + e1;
           attnStoreU(ws.pb + j / 2 * QT + L * w, attnPackBf16(e0, e1));
         }
       } else {
         for (int j = 0; j < nk; ++j) {
-          const attn_vf e = attnExpScore(attnLoad(pw + j * QT), mNew, window >= 0);
+          const attn_vf e = attnExpScore(attnLoad(pw + j * QT), mNew, masked);
           attnStore(pw + j * QT, e);
           sum += e;
         }
@@ -701,13 +715,13 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
 /// units: (b, h, 32-row query tile), contiguous per task. y: float, or
 /// uint16_t (rounded to bf16: an enc.to_bf16 of the result fused in).
 /// PVBf16 (enc.attention {bf16_pv}): p·v over probabilities and values
-/// rounded to bf16, fp32 sums. window >= 0: query s sees only the keys
-/// |s - j| <= window (a local layer; -1: all).
+/// rounded to bf16, fp32 sums. band: query s sees only the keys
+/// s - left <= j <= s + right (a local layer, causal attention; default: all).
 template <int NH, int D, bool PVBf16 = false, typename Y>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
                const int32_t *lengths, Y *y, int64_t B, int64_t S,
                float scale, int32_t task, int32_t numTasks,
-               const RelativeBias &rb = {}, int64_t window = -1) {
+               const RelativeBias &rb = {}, const AttnBand &band = {}) {
   constexpr int QT = detail::kAttnRows;
   const int64_t tiles = (S + QT - 1) / QT;
   const int64_t ldy = int64_t(NH) * D;
@@ -727,7 +741,7 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
     detail::attentionTile<D, PVBf16>(ws, q + (b * S + i0) * ld + col, i0,
                              k + b * S * ld + col, v + b * S * ld + col, ld,
                              y + (b * S + i0) * ldy + col, ldy, nq, len,
-                             scale, bias, window);
+                             scale, bias, band);
   }
 }
 
@@ -740,7 +754,7 @@ template <int NH, int D, bool PVBf16 = false, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
                      int64_t ld, const int32_t *offsets, Y *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks,
-                     const RelativeBias &rb = {}, int64_t window = -1) {
+                     const RelativeBias &rb = {}, const AttnBand &band = {}) {
   constexpr int QT = detail::kAttnRows;
   const int64_t ldy = int64_t(NH) * D;
   auto tilesOf = [&](int64_t b) {
@@ -778,7 +792,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
     detail::attentionTile<D, PVBf16>(ws, q + (row0 + i0) * ld + col, i0,
                              k + row0 * ld + col, v + row0 * ld + col, ld,
                              y + (row0 + i0) * ldy + col, ldy, nq, len,
-                             scale, bias, window);
+                             scale, bias, band);
   }
 }
 
