@@ -270,9 +270,10 @@ TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
 }
 
 TEST_F(CodeObjectTest, HashTablesAreOnesTheLoaderCanWalk) {
-  // Issue 45, remaining ld.so structures: no buckets made the loader divide
-  // by zero at the first lookup (SIGFPE), a Bloom filter of 3 words failed
-  // its assertion, a bucket or chain past the table was read as a symbol.
+  // Issue 45, remaining ld.so structures: the loader takes hashes modulo the
+  // bucket count (none: a division by zero once a lookup passes the Bloom
+  // filter), a Bloom filter of 3 words fails its assertion (exit 127, seen
+  // with ctypes), a bucket or chain past the table is read as a symbol.
   ElfPatch good{variant("versioned")};
   const uint64_t hash = good.offsetOf(good.dynamicValue(DT_HASH));
   const uint64_t gnu = good.offsetOf(good.dynamicValue(DT_GNU_HASH));
