@@ -593,8 +593,7 @@ int encc::rerankCommand(const Args &args) {
 namespace {
 
 // inspect reads the table itself: the schema's closed sets by name, with
-// exhaustive switches (an unknown value, which the runtime refuses, prints
-// as such).
+// exhaustive switches; "unknown" / null for a value the runtime refuses.
 const char *poolingText(encm::Pooling pooling) {
   switch (pooling) {
   case encm::Pooling::None: return "none";
@@ -611,7 +610,7 @@ const char *tokenizerKindText(encm::TokenizerKind kind) {
   case encm::TokenizerKind::ByteLevelBPE: return "byte-level-bpe";
   case encm::TokenizerKind::Unigram: return "unigram";
   }
-  return "unknown";
+  return nullptr;
 }
 
 
@@ -677,7 +676,8 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
     j["random_weights_seed"] = static_cast<int64_t>(fill->seed());
   const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
   j["vocab_size"] = static_cast<int64_t>(hasTokenizer ? m->tokenizer()->vocab()->size() : 0);
-  j["tokenizer"] = hasTokenizer ? tokenizerKindText(m->tokenizer()->kind()) : "none";
+  const char *kind = hasTokenizer ? tokenizerKindText(m->tokenizer()->kind()) : "none";
+  j["tokenizer"] = kind ? kind : "unknown";
   Json &tensors = j["tensors"] = Json::array();
   for (const encm::Value *v : *m->values())
     if (v->kind() == encm::ValueKind::Weight) {
@@ -794,7 +794,7 @@ int encc::inspectCommand(const Args &args) {
   const encm::Tokenizer *tk = m->tokenizer();
   if (vocabTokens == 0) {
     os << "tokenizer: none (the model runs on token ids only)\n";
-  } else if (std::strcmp(tokenizerKindText(tk->kind()), "unknown") == 0) {
+  } else if (!tokenizerKindText(tk->kind())) {
     os << "tokenizer: unknown kind " << static_cast<int>(tk->kind()) << "\n";
   } else {
     const size_t added = tk->added_tokens() ? tk->added_tokens()->size() : 0;

@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
                 "encrt_session_score_pairs)");
   if (!info.has_pooled_output)
     return fail(options.artifact + " has no pooled output (compiled with --pooling none): recompile it with "
-                                   "--pooling mean or cls to serve sentence embeddings");
+                                   "--pooling mean, cls or last to serve sentence embeddings");
   int64_t count = 0;
   if (encrt_status *st = encrt_model_tokenize_text(model, encrt_text{"", 0}, nullptr, 0, &count)) {
     std::string msg = encrt_status_message(st);

@@ -984,6 +984,22 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
 }
 )";
 
+/// The CPU code of the module `text`, with random weights of the given
+/// names and shapes (drawn from `seed`).
+llvm::Expected<CpuCodegenResult>
+generateFrom(const char *text, const std::vector<std::pair<std::string, std::vector<int64_t>>> &weights,
+             uint32_t seed) {
+  auto ctx = makeContext();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, ctx.get());
+  if (!module)
+    return llvm::createStringError("the test module does not parse");
+  WeightStore ws;
+  std::mt19937 rng(seed);
+  for (const auto &[name, shape] : weights)
+    addWeight(ws, name, shape, rng, -1, 1);
+  return generateCpuCode(*module, ws);
+}
+
 TEST(CpuCodegen, RotaryAndGatedLinearUnitAreOneRowwiseStepEach) {
   // enc.rotary and enc.glu lower to one packed-capable step each, theta a
   // float attribute (their numbers: KernelsTest's KernelRotary and
@@ -1001,16 +1017,7 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
   return %y : tensor<?x?x4xf32>
 }
 )";
-  auto ctx = makeContext();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, ctx.get());
-  ASSERT_TRUE(module);
-  WeightStore ws;
-  std::mt19937 rng(3);
-  addWeight(ws, "emb", {10, 4}, rng, -1, 1);
-  addWeight(ws, "pos", {8, 4}, rng, -1, 1);
-  addWeight(ws, "type", {2, 4}, rng, -1, 1);
-  addWeight(ws, "lin", {8, 4}, rng, -1, 1);
-  auto code = generateCpuCode(*module, ws);
+  auto code = generateFrom(text, {{"emb", {10, 4}}, {"pos", {8, 4}}, {"type", {2, 4}}, {"lin", {8, 4}}}, 3);
   ASSERT_TRUE(bool(code)) << errorText(code.takeError());
   EXPECT_TRUE(code->packed);
   ASSERT_EQ(code->plan.steps.size(), 4u);
@@ -1041,16 +1048,7 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
   return %a : tensor<?x?x16xf32>
 }
 )";
-  auto ctx = makeContext();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, ctx.get());
-  ASSERT_TRUE(module);
-  WeightStore ws;
-  std::mt19937 rng(4);
-  addWeight(ws, "emb", {10, 16}, rng, -1, 1);
-  addWeight(ws, "pos", {8, 16}, rng, -1, 1);
-  addWeight(ws, "type", {2, 16}, rng, -1, 1);
-  addWeight(ws, "qkv", {48, 16}, rng, -1, 1);
-  auto code = generateCpuCode(*module, ws);
+  auto code = generateFrom(text, {{"emb", {10, 16}}, {"pos", {8, 16}}, {"type", {2, 16}}, {"qkv", {48, 16}}}, 4);
   ASSERT_TRUE(bool(code)) << errorText(code.takeError());
   ASSERT_EQ(code->plan.steps.size(), 3u);
   EXPECT_NE(code->plan.steps[2].kernel.find("_band3_3"), std::string::npos) << code->plan.steps[2].kernel;

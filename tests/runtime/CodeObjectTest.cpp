@@ -64,21 +64,25 @@ struct ElfPatch {
       d.push_back(e);
     }
   }
-  /// Sets the value of dynamic entry `tag`.
-  void setDynamic(int64_t tag, uint64_t value) {
+  /// File offset of the first dynamic entry of `tag`.
+  uint64_t entryOffset(int64_t tag) const {
     for (uint64_t off = dynamicOffset();; off += sizeof(Elf64_Dyn)) {
-      auto e = get<Elf64_Dyn>(off);
+      const auto e = get<Elf64_Dyn>(off);
+      if (e.d_tag == tag)
+        return off;
       if (e.d_tag == DT_NULL) {
         ADD_FAILURE() << "no dynamic entry " << tag;
-        return;
-      }
-      if (e.d_tag == tag) {
-        e.d_un.d_val = value;
-        put(off, e);
-        return;
+        return off;
       }
     }
   }
+  /// Sets the value of dynamic entry `tag`.
+  void setDynamic(int64_t tag, uint64_t value) {
+    const uint64_t off = entryOffset(tag);
+    put(off, Elf64_Dyn{tag, {value}});
+  }
+  /// Replaces dynamic entry `tag` by (`with`, `value`).
+  void retag(int64_t tag, int64_t with, uint64_t value) { put(entryOffset(tag), Elf64_Dyn{with, {value}}); }
   uint64_t dynamicValue(int64_t tag) const {
     for (const Elf64_Dyn &e : dynamic())
       if (e.d_tag == tag)
@@ -228,13 +232,8 @@ TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
   {
     // And it reads DT_RELAENT without checking it is there.
     ElfPatch e{kernels()};
-    uint64_t off = e.dynamicOffset();
-    while (e.get<Elf64_Dyn>(off).d_tag != DT_RELAENT)
-      off += sizeof(Elf64_Dyn);
-    Elf64_Dyn d = e.get<Elf64_Dyn>(off);
-    d.d_tag = DT_RELACOUNT; // a second one; DT_RELAENT is gone
-    d.d_un.d_val = 0;
-    e.put(off, d);
+    const uint64_t off = e.entryOffset(DT_RELAENT);
+    e.retag(DT_RELAENT, DT_RELACOUNT, 0); // a second one; DT_RELAENT is gone
     expectRefused(e.b, "DT_RELA, DT_RELASZ and DT_RELAENT must come together");
     e.put(off, Elf64_Dyn{DT_RELAENT, {12}});
     expectRefused(e.b, "DT_RELAENT is 12 (expected 24 with DT_RELA)");
@@ -243,10 +242,7 @@ TEST_F(CodeObjectTest, RelocationsAndRelroStayInsideTheObject) {
     // Found by the fuzzer's loading child: DT_PLTREL without DT_JMPREL made
     // the loader read through a null pointer (SIGSEGV in _dl_relocate_object).
     ElfPatch e{variant("versioned")};
-    uint64_t off = e.dynamicOffset();
-    while (e.get<Elf64_Dyn>(off).d_tag != DT_JMPREL)
-      off += sizeof(Elf64_Dyn);
-    e.put(off, Elf64_Dyn{DT_BIND_NOW, {0}});
+    e.retag(DT_JMPREL, DT_BIND_NOW, 0);
     expectRefused(e.b, "DT_JMPREL, DT_PLTRELSZ and DT_PLTREL must come together");
   }
   {
@@ -341,10 +337,7 @@ TEST_F(CodeObjectTest, SymbolVersionsAreReadAsTheLoaderReadsThem) {
     // Found by the fuzzer's loading child (after 1.0 M runs): DT_VERNEED
     // without DT_VERSYM, read by the loader through a null pointer.
     ElfPatch e = good;
-    uint64_t off = e.dynamicOffset();
-    while (e.get<Elf64_Dyn>(off).d_tag != DT_VERSYM)
-      off += sizeof(Elf64_Dyn);
-    e.put(off, Elf64_Dyn{DT_BIND_NOW, {0}});
+    e.retag(DT_VERSYM, DT_BIND_NOW, 0);
     expectRefused(e.b, "DT_VERNEED and DT_VERSYM must come together");
   }
   {
@@ -364,12 +357,7 @@ TEST_F(CodeObjectTest, DynamicEntriesOutsideTheKnownSetAreRefused) {
   for (const auto &[tag, hex] : {std::pair<int64_t, const char *>{36, "24"}, {DT_VERDEF, "6ffffffc"},
                                  {DT_SYMBOLIC, "10"}}) {
     ElfPatch e = good;
-    uint64_t off = e.dynamicOffset();
-    while (e.get<Elf64_Dyn>(off).d_tag != DT_RELACOUNT)
-      off += sizeof(Elf64_Dyn);
-    Elf64_Dyn d = e.get<Elf64_Dyn>(off);
-    d.d_tag = tag;
-    e.put(off, d);
+    e.retag(DT_RELACOUNT, tag, good.dynamicValue(DT_RELACOUNT));
     expectRefused(e.b, std::string("dynamic entry with tag 0x") + hex + " (not one a generated code object uses)");
   }
 }
