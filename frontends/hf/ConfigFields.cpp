@@ -2,9 +2,18 @@
 #include "frontends/hf/ConfigFields.h"
 #include "frontends/hf/HFUtil.h"
 
+#include <cstdio>
+
 using namespace encc;
 using llvm::Twine;
 using nlohmann::json;
+
+/// `v` as %g prints it: "0", "1", "1e+09".
+static std::string shortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 static const char *jsonTypeName(const json &j) {
   switch (j.type()) {
@@ -54,7 +63,7 @@ llvm::Error ConfigFields::getInt(const char *key, int64_t &out, int64_t fallback
   return llvm::Error::success();
 }
 
-llvm::Error ConfigFields::getDouble(const char *key, double &out, double fallback) const {
+llvm::Error ConfigFields::getDouble(const char *key, double &out, double fallback, double lo, double hi) const {
   auto it = obj_.find(key);
   if (it == obj_.end() || it->is_null()) {
     out = fallback;
@@ -63,9 +72,36 @@ llvm::Error ConfigFields::getDouble(const char *key, double &out, double fallbac
   if (!it->is_number())
     return wrongType(key, *it, "a number");
   out = it->get<double>();
-  if (!(out > 0 && out < 1))
-    return hfError(path_ + ": field '" + key + "' is " + std::to_string(out) + ", expected a number in (0, 1)");
+  if (!(out > lo && out < hi))
+    return hfError(path_ + ": field '" + key + "' is " + std::to_string(out) + ", expected a number in (" +
+                   shortNumber(lo) + ", " + shortNumber(hi) + ")");
   return llvm::Error::success();
+}
+
+llvm::Error ConfigFields::getStringList(const char *key, std::vector<std::string> &out, bool &present) const {
+  out.clear();
+  present = false;
+  auto it = obj_.find(key);
+  if (it == obj_.end() || it->is_null())
+    return llvm::Error::success();
+  if (!it->is_array())
+    return wrongType(key, *it, "an array of strings");
+  for (const json &v : *it) {
+    if (!v.is_string())
+      return hfError(path_ + ": field '" + key + "' holds " + jsonTypeName(v) + ", expected an array of strings");
+    out.push_back(v.get<std::string>());
+  }
+  present = true;
+  return llvm::Error::success();
+}
+
+llvm::Expected<const json *> ConfigFields::getObject(const char *key) const {
+  auto it = obj_.find(key);
+  if (it == obj_.end() || it->is_null())
+    return nullptr;
+  if (!it->is_object())
+    return wrongType(key, *it, "an object");
+  return &*it;
 }
 
 llvm::Error ConfigFields::getBool(const char *key, bool &out, bool fallback) const {

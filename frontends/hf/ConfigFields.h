@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace encc {
 
@@ -24,8 +25,13 @@ public:
   /// An integer in [min, 2^31]; `fallback` >= 0 makes the field optional
   /// (absent or null).
   llvm::Error getInt(const char *key, int64_t &out, int64_t fallback = -1, int64_t min = 1) const;
-  /// A number in (0, 1); absent or null gives `fallback`.
-  llvm::Error getDouble(const char *key, double &out, double fallback) const;
+  /// A number in (lo, hi) (default (0, 1)); absent or null gives `fallback`.
+  llvm::Error getDouble(const char *key, double &out, double fallback, double lo = 0, double hi = 1) const;
+  /// An array of strings; absent or null leaves `out` empty and `present` false.
+  llvm::Error getStringList(const char *key, std::vector<std::string> &out, bool &present) const;
+  /// The JSON object under `key`, or null when absent or null; an error when
+  /// it is something else. Read it with a ConfigFields of its own.
+  llvm::Expected<const nlohmann::json *> getObject(const char *key) const;
   /// True when the field is present and JSON null.
   bool isNull(const char *key) const {
     auto it = obj_.find(key);

@@ -51,13 +51,7 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   if (Value p = emitPooling(b, fileLoc, c.pooling, c.normalize, outs[0], lengths)) {
     outs.push_back(p);
   } else if (c.classifies()) {
-    // BERT's pooler / RoBERTa's classification head: out(tanh(dense(h[CLS]))).
-    // buildEncModule checked that the family names the head.
-    ClassifierWeightNames head = llvm::cantFail(c.family->classifierNames(c));
-    Value cls = b.create<enc::PoolOp>(at("classifier"), pooledTy, outs[0], lengths, enc::PoolingMode::cls);
-    Value dense = e.linear(cls, head.dense, c.hidden);
-    Value act = b.create<enc::TanhOp>(e.loc(head.dense), pooledTy, dense);
-    outs.push_back(e.linear(act, head.out, c.numLabels));
+    outs.push_back(c.family->emitClassifier(e, outs[0]));
   }
   b.create<func::ReturnOp>(at("forward"), outs);
   return module;

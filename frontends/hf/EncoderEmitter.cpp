@@ -1,5 +1,6 @@
 //===- EncoderEmitter.cpp - Shared pieces of the encoder graphs -----------===//
 #include "frontends/hf/EncoderEmitter.h"
+#include "frontends/EmitPooling.h"
 #include "ir/EncOps.h"
 
 #include <cmath>
@@ -41,13 +42,66 @@ Value EncoderEmitter::layernorm(Value x, const std::string &mod) {
                                     b.getF32FloatAttr(float(c.layerNormEps)));
 }
 
-Value EncoderEmitter::gelu(Value x, const std::string &mod) {
+Value EncoderEmitter::activation(Value x, Activation act, const std::string &mod) {
   enc::GeluApproximation approx = enc::GeluApproximation::none;
-  switch (c.hiddenAct) {
+  switch (act) {
   case Activation::Gelu: approx = enc::GeluApproximation::none; break;
   case Activation::GeluTanh: approx = enc::GeluApproximation::tanh; break;
   }
   return b.create<enc::GeluOp>(loc(mod), x.getType(), x, approx);
+}
+
+Value EncoderEmitter::tanh(Value x, const std::string &mod) {
+  return b.create<enc::TanhOp>(loc(mod), x.getType(), x);
+}
+
+Value EncoderEmitter::add(Value x, Value y, const std::string &mod) {
+  return b.create<enc::AddOp>(loc(mod), x.getType(), x, y);
+}
+
+SmallVector<Value> EncoderEmitter::split(Value x, int64_t parts, const std::string &mod) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(xt.getShape());
+  shape.back() /= parts;
+  SmallVector<Type> types(parts, RankedTensorType::get(shape, b.getF32Type()));
+  auto op = b.create<enc::SplitOp>(loc(mod), types, x, b.getI64IntegerAttr(parts));
+  return SmallVector<Value>(op.getOutputs());
+}
+
+Value EncoderEmitter::rotary(Value x, double theta, const std::string &mod) {
+  const int64_t headDim = c.hidden / c.heads;
+  return b.create<enc::RotaryOp>(loc(mod), x.getType(), x, b.getI64IntegerAttr(c.heads),
+                                 b.getI64IntegerAttr(headDim), b.getF32FloatAttr(float(theta)),
+                                 enc::RotaryLayoutAttr::get(b.getContext(), enc::RotaryLayout::half));
+}
+
+Value EncoderEmitter::gatedActivation(Value x, const std::string &mod) {
+  enc::GluKind kind = enc::GluKind::geglu;
+  switch (c.hiddenAct) {
+  case Activation::Gelu: kind = enc::GluKind::geglu; break;
+  case Activation::GeluTanh: kind = enc::GluKind::geglu_tanh; break;
+  }
+  auto xt = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(xt.getShape());
+  shape.back() /= 2;
+  return b.create<enc::GluOp>(loc(mod), RankedTensorType::get(shape, b.getF32Type()), x,
+                              enc::GluKindAttr::get(b.getContext(), kind));
+}
+
+Value EncoderEmitter::attention(Value q, Value k, Value v, int64_t window, const std::string &mod) {
+  const int64_t headDim = c.hidden / c.heads;
+  return b.create<enc::AttentionOp>(
+      loc(mod), q.getType(), ValueRange{q, k, v}, lengths, /*position_bias=*/Value(),
+      b.getI64IntegerAttr(c.heads), b.getF32FloatAttr(float(1.0 / std::sqrt(double(headDim)))),
+      enc::PaddingAttr::get(b.getContext(), enc::Padding::right), /*bf16_pv=*/nullptr, /*max_distance=*/nullptr,
+      window >= 0 ? b.getI64IntegerAttr(window) : nullptr, /*causal=*/nullptr);
+}
+
+Value EncoderEmitter::pool(Value hidden, Pooling pooling, const std::string &mod) {
+  std::optional<enc::PoolingMode> mode = poolOpMode(pooling);
+  assert(mode && "pool() takes a pooling that has an output");
+  auto pooledTy = RankedTensorType::get({ShapedType::kDynamic, c.hidden}, b.getF32Type());
+  return b.create<enc::PoolOp>(loc(mod), pooledTy, hidden, lengths, *mode);
 }
 
 Value EncoderEmitter::embeddings(const ModelWeightNames &n) {

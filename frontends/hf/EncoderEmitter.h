@@ -47,7 +47,25 @@ public:
   /// LayerNorm with `mod`.weight / `mod`.bias and the config's epsilon.
   mlir::Value layernorm(mlir::Value x, const std::string &mod);
   /// The config's activation (erf or tanh GELU).
-  mlir::Value gelu(mlir::Value x, const std::string &mod);
+  mlir::Value gelu(mlir::Value x, const std::string &mod) { return activation(x, c.hiddenAct, mod); }
+  /// `act` (erf or tanh GELU) of x.
+  mlir::Value activation(mlir::Value x, Activation act, const std::string &mod);
+  mlir::Value tanh(mlir::Value x, const std::string &mod);
+  mlir::Value add(mlir::Value x, mlir::Value y, const std::string &mod);
+  /// `parts` equal slices of x's last dim.
+  llvm::SmallVector<mlir::Value> split(mlir::Value x, int64_t parts, const std::string &mod);
+  /// Rotary positions on every head of x [B, S, heads * D] (rotate_half, the
+  /// whole head), f32 angles with `theta`.
+  mlir::Value rotary(mlir::Value x, double theta, const std::string &mod);
+  /// The gated unit of x [..., 2I]: act(x[..., :I]) * x[..., I:] with the
+  /// config's activation (GeGLU).
+  mlir::Value gatedActivation(mlir::Value x, const std::string &mod);
+  /// enc.attention on merged-head q, k, v [B, S, H] with the key-padding
+  /// mask and 1/sqrt(head dim): `window` >= 0 limits query s to the keys
+  /// |s - j| <= window.
+  mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v, int64_t window, const std::string &mod);
+  /// hidden [B, S, H] pooled to [B, H].
+  mlir::Value pool(mlir::Value hidden, Pooling pooling, const std::string &mod);
 
   /// word[ids] + position[s + offset] + type[type_ids] (type[0] without type
   /// ids), then the embedding LayerNorm.

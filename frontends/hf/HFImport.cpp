@@ -25,10 +25,8 @@ std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
     llvm::consumeError(head.takeError());
     return w;
   }
-  w.push_back({head->dense + ".weight", {c.hidden, c.hidden}, head->denseUnprefixed});
-  w.push_back({head->dense + ".bias", {c.hidden}, head->denseUnprefixed});
-  w.push_back({head->out + ".weight", {c.numLabels, c.hidden}, head->outUnprefixed});
-  w.push_back({head->out + ".bias", {c.numLabels}, head->outUnprefixed});
+  for (WeightSpec &s : c.family->classifierWeights(c, *head))
+    w.push_back(std::move(s));
   return w;
 }
 
@@ -73,7 +71,7 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
     }
 
   for (const WeightSpec &spec : expectedWeights(c)) {
-    if (names.tokenTypeSynthetic && spec.name == names.tokenType + ".weight") {
+    if (spec.zeros) {
       mlir::enc::WeightTensor zeros;
       zeros.shape = spec.shape;
       zeros.bytes.assign(size_t(zeros.numElements()) * 4, 0);

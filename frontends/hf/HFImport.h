@@ -55,6 +55,23 @@ struct ModelConfig {
   /// for one label and identity for more).
   std::string scoreActivation;
   bool classifies() const { return numLabels > 0; }
+
+  /// One layer's attention beyond BERT's (every valid key, positions from the
+  /// embedding table): ModernBERT's global and local layers.
+  struct LayerAttention {
+    int64_t window = -1;  ///< query s sees keys |s - j| <= window; -1: every valid key
+    double ropeTheta = 0; ///< rotary positions (rotate_half, the whole head) with this theta; 0: none
+  };
+  /// Per layer; empty for the BERT-shaped families.
+  std::vector<LayerAttention> layerAttention;
+  /// Which tensors carry a bias (ModernBERT's attention_bias, mlp_bias,
+  /// norm_bias, classifier_bias; BERT's all do). A bias-free norm gets an
+  /// all-zero beta (WeightSpec::zeros).
+  bool attentionBias = true, mlpBias = true, normBias = true, classifierBias = true;
+  /// A classification head's activation and the hidden state it reads
+  /// (ModernBERT's classifier_activation and classifier_pooling).
+  Activation classifierAct = Activation::Gelu;
+  Pooling classifierPooling = Pooling::Cls;
 };
 
 /// The frontend-neutral part of `config`.
@@ -104,6 +121,10 @@ struct WeightSpec {
   /// Stored under exactly `name`, outside the checkpoint prefix (a
   /// classification head's "classifier.weight" beside "bert.*").
   bool unprefixed = false;
+  /// Not in the checkpoint: an all-zero tensor the graph reads in place of a
+  /// part the model does not have (DistilBERT's token types, a bias-free
+  /// norm's beta, ModernBERT's absolute positions).
+  bool zeros = false;
 };
 
 /// The two dense layers of a sequence-classification head: scores =
@@ -121,7 +142,7 @@ struct LayerWeightNames {
 struct ModelWeightNames {
   std::string word, position, tokenType, embNorm;
   /// Models without token types (distilbert) get a synthesized all-zero
-  /// [1, hidden] table under `tokenType` + ".weight".
+  /// [1, hidden] table under `tokenType` + ".weight" (WeightSpec::zeros).
   bool tokenTypeSynthetic = false;
   std::vector<LayerWeightNames> layers;
 };

@@ -14,6 +14,7 @@ const ModelFamily &bertFamily();
 const ModelFamily &robertaFamily();
 const ModelFamily &distilBertFamily();
 const ModelFamily &mpnetFamily();
+const ModelFamily &modernBertFamily();
 } // namespace encc
 
 using namespace encc;
@@ -24,6 +25,7 @@ static llvm::ArrayRef<const ModelFamily *> allFamilies() {
       &robertaFamily(),
       &distilBertFamily(),
       &mpnetFamily(),
+      &modernBertFamily(),
   };
   return families;
 }
@@ -44,10 +46,35 @@ std::string encc::supportedModelTypes() {
   return all;
 }
 
+/// The model_types whose family names a sequence-classification head.
+static std::string modelTypesWithHeads() {
+  std::string all;
+  for (const ModelFamily *f : allFamilies())
+    for (llvm::StringRef t : f->modelTypes()) {
+      ModelConfig c;
+      c.modelType = t.str();
+      c.family = f;
+      llvm::Expected<ClassifierWeightNames> head = f->classifierNames(c);
+      if (!head) {
+        llvm::consumeError(head.takeError());
+        continue;
+      }
+      all += (all.empty() ? "" : ", ") + t.str();
+    }
+  return all;
+}
+
 llvm::Expected<ClassifierWeightNames> ModelFamily::classifierNames(const ModelConfig &c) const {
+  // modelTypesWithHeads asks every family, this default included.
+  static thread_local bool listing = false;
+  if (listing)
+    return hfError("no head");
+  listing = true;
+  const std::string supported = modelTypesWithHeads();
+  listing = false;
   return hfError("model_type '" + c.modelType +
-                 "': sequence-classification heads are not supported for this family (supported: bert, roberta, "
-                 "xlm-roberta, camembert)");
+                 "': sequence-classification heads are not supported for this family (supported: " + supported +
+                 ")");
 }
 
 std::vector<WeightSpec> ModelFamily::expectedWeights(const ModelConfig &c) const {
@@ -64,7 +91,7 @@ std::vector<WeightSpec> ModelFamily::expectedWeights(const ModelConfig &c) const
   };
   w.push_back({n.word + ".weight", {c.vocab, H}});
   w.push_back({n.position + ".weight", {c.maxPositions, H}});
-  w.push_back({n.tokenType + ".weight", {n.tokenTypeSynthetic ? 1 : c.typeVocab, H}});
+  w.push_back({n.tokenType + ".weight", {n.tokenTypeSynthetic ? 1 : c.typeVocab, H}, false, n.tokenTypeSynthetic});
   norm(n.embNorm);
   for (const LayerWeightNames &l : n.layers) {
     dense(l.query, H, H);
@@ -77,6 +104,24 @@ std::vector<WeightSpec> ModelFamily::expectedWeights(const ModelConfig &c) const
     norm(l.outNorm);
   }
   return w;
+}
+
+std::vector<WeightSpec> ModelFamily::classifierWeights(const ModelConfig &c,
+                                                       const ClassifierWeightNames &head) const {
+  return {{head.dense + ".weight", {c.hidden, c.hidden}, head.denseUnprefixed},
+          {head.dense + ".bias", {c.hidden}, head.denseUnprefixed},
+          {head.out + ".weight", {c.numLabels, c.hidden}, head.outUnprefixed},
+          {head.out + ".bias", {c.numLabels}, head.outUnprefixed}};
+}
+
+mlir::Value ModelFamily::emitClassifier(EncoderEmitter &e, mlir::Value hidden) const {
+  // BERT's pooler / RoBERTa's classification head: out(tanh(dense(h[CLS]))).
+  // buildEncModule checked that the family names the head.
+  const ModelConfig &c = e.config();
+  ClassifierWeightNames head = llvm::cantFail(classifierNames(c));
+  mlir::Value cls = e.pool(hidden, Pooling::Cls, "classifier");
+  mlir::Value dense = e.linear(cls, head.dense, c.hidden);
+  return e.linear(e.tanh(dense, head.dense), head.out, c.numLabels);
 }
 
 mlir::Value ModelFamily::emitEncoder(EncoderEmitter &e) const {

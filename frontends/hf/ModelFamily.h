@@ -72,6 +72,16 @@ public:
   /// error when the family has no supported head. Default: none.
   virtual llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &config) const;
 
+  /// The head's tensors (HFImport's expectedWeights appends them). Default:
+  /// `dense` [hidden, hidden] and `out` [labels, hidden], each with a bias.
+  virtual std::vector<WeightSpec> classifierWeights(const ModelConfig &config,
+                                                    const ClassifierWeightNames &head) const;
+
+  /// Emits the head on the last hidden state [B, S, H] and returns the
+  /// scores [B, labels]. Default: out(tanh(dense(hidden[CLS]))), BERT's pooler
+  /// and RoBERTa's head.
+  virtual mlir::Value emitClassifier(EncoderEmitter &emitter, mlir::Value hidden) const;
+
   /// Weight-name globs that `--quantize=int8` keeps in float by default
   /// (ModelDescription::int8KeepFloat). Default: none.
   virtual std::vector<std::string> int8KeepFloat() const { return {}; }

@@ -36,8 +36,6 @@ constexpr double kInitStd = 0.02;
 
 mlir::enc::WeightStore encc::randomWeights(const ModelConfig &config, uint64_t seed) {
   mlir::enc::WeightStore store;
-  ModelWeightNames names = modelWeightNames(config);
-  const std::string syntheticTokenType = names.tokenType + ".weight";
   // Sum of 4 uniforms on [0, 65535]: mean 2 * 65535, std 65536 / sqrt(3).
   const float scale = static_cast<float>(kInitStd / (65536.0 / std::sqrt(3.0)));
   for (const WeightSpec &spec : expectedWeights(config)) {
@@ -47,8 +45,8 @@ mlir::enc::WeightStore encc::randomWeights(const ModelConfig &config, uint64_t s
     t.bytes.assign(size_t(n) * 4, 0);
     float *out = t.f32();
     const bool isBias = spec.name.size() > 5 && spec.name.compare(spec.name.size() - 5, 5, ".bias") == 0;
-    if (names.tokenTypeSynthetic && spec.name == syntheticTokenType) {
-      // distilbert has no token types: the synthesized table stays zero.
+    if (spec.zeros) {
+      // a part the model does not have (WeightSpec::zeros) stays zero
     } else if (spec.shape.size() == 1) {
       const float v = isBias ? 0.0f : 1.0f; // LayerNorm gamma 1; biases and betas 0
       for (int64_t i = 0; i < n; ++i)

@@ -106,7 +106,7 @@ TEST(ModelConfig, TanhGeluSpellings) {
 TEST(ModelConfig, ErrorUnknownModelType) {
   EXPECT_EQ(error(bertWith("model_type", "\"gpt2\"")),
             "M/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, "
-            "xlm-roberta, camembert, distilbert, mpnet)");
+            "xlm-roberta, camembert, distilbert, mpnet, modernbert)");
   EXPECT_EQ(error(bertWith("model_type", "")),
             "M/config.json: field 'model_type' is missing (expected a string)");
 }
@@ -162,7 +162,7 @@ TEST(ModelConfig, ErrorUnsupportedActivationAndPositions) {
 namespace {
 
 TEST(ModelFamily, RegistryReadsEveryListedModelType) {
-  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet"}) {
+  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "modernbert"}) {
     const ModelFamily *f = findModelFamily(type);
     ASSERT_NE(f, nullptr) << type;
     EXPECT_TRUE(llvm::is_contained(f->modelTypes(), llvm::StringRef(type))) << type;
@@ -172,7 +172,7 @@ TEST(ModelFamily, RegistryReadsEveryListedModelType) {
   EXPECT_EQ(findModelFamily(""), nullptr);
   EXPECT_EQ(findModelFamily("roberta"), findModelFamily("camembert"));
   EXPECT_NE(findModelFamily("bert"), findModelFamily("roberta"));
-  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert, mpnet");
+  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert");
 }
 
 TEST(ModelFamily, FamiliesDifferWhereTheirCheckpointsDo) {

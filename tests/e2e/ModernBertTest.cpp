@@ -1,0 +1,271 @@
+//===- ModernBertTest.cpp - ModernBERT end to end vs transformers --------===//
+//
+// tests/reference/modernbert/modernbert.json (record_modernbert.py beside it):
+// transformers 5.x in float64 on ModernBERT folders.
+//  - Four tiny folders (models/): the hub's legacy config keys and 5.x's
+//    layer_types / rope_parameters, biases off and on, erf and tanh GeGLU, odd
+//    windows and shapes, a mean+normalize and a cls embedder, a one-label
+//    mean-pooled reranker and a three-label cls classifier. The fp32 build's
+//    valid hidden rows, pooled outputs and logits: max |err| / max |ref|
+//    <= 1e-5 on a batch of lengths 37, 5, 20, 1, 30 (local windows 4 and 5
+//    cross the longer ones).
+//  - The ModernBERT-base shape (22 layers, hidden 768, window 128, thetas
+//    160000 / 10000), weights encc::randomWeights(config, 7) written as
+//    model.safetensors (the recorder ports RandomWeights.cpp): a mixed batch
+//    (517, 130, 64) and one sequence of 8192 tokens, fp32 within 1e-5
+//    relative on rows around the window edges, the middle and the ends; int8 and bf16 builds on the
+//    mixed batch vs the fp32 build with MiniLM's gates (int8: mean token
+//    cosine >= 0.99, min >= 0.98; bf16: min >= 0.9999 -- see the measured
+//    values in the test output).
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/hf/HFImport.h"
+#include "tests/e2e/E2ETest.h"
+#include "tests/support/RecordedReference.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace encc::testing;
+using nlohmann::json;
+
+namespace {
+
+constexpr double kTolerance = 1e-5;
+
+const json &recorded() {
+  static const json j = [] {
+    std::ifstream in(referenceDataDir() + "/modernbert/modernbert.json");
+    return json::parse(in);
+  }();
+  return j;
+}
+
+const json &findCase(const std::string &name) {
+  for (const json &c : recorded()["cases"])
+    if (c["name"] == name)
+      return c;
+  throw std::runtime_error("modernbert.json has no case " + name);
+}
+
+struct Batch {
+  std::vector<int32_t> ids, lengths;
+  int64_t seq = 0;
+};
+
+Batch batchOf(const json &c) {
+  Batch b;
+  for (const json &row : c["ids"]) {
+    b.seq = static_cast<int64_t>(row.size());
+    for (const json &v : row)
+      b.ids.push_back(v.get<int32_t>());
+  }
+  for (const json &n : c["lengths"])
+    b.lengths.push_back(n.get<int32_t>());
+  return b;
+}
+
+/// Flattened valid hidden rows of a run [B, S, H] and of the record.
+void validRows(const Batch &b, const std::vector<float> &hidden, const json &want, int64_t H,
+               std::vector<double> &got, std::vector<double> &ref) {
+  for (size_t i = 0; i < b.lengths.size(); ++i)
+    for (int32_t s = 0; s < b.lengths[i]; ++s) {
+      const float *row = hidden.data() + (i * b.seq + s) * H;
+      got.insert(got.end(), row, row + H);
+      for (const json &v : want[i][s])
+        ref.push_back(v.get<double>());
+    }
+}
+
+std::vector<double> flat(const json &rows) {
+  std::vector<double> out;
+  for (const json &r : rows)
+    for (const json &v : r)
+      out.push_back(v.get<double>());
+  return out;
+}
+
+double cosine(const float *a, const float *b, int64_t n) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < n; ++i)
+    ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
+  return ab / std::sqrt(aa * bb);
+}
+
+class ModernBertTiny : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(ModernBertTiny, MatchesTransformers) {
+  const json &c = findCase(GetParam());
+  const std::string dir = referenceDataDir() + "/modernbert/" + c["dir"].get<std::string>();
+  TempDir tmp;
+  const std::string artifact = tmp.path() + "/m.encm";
+  ASSERT_EQ(compile(dir, artifact), "");
+  encrt::Model m(artifact);
+  encrt::Session session(m);
+  const Batch b = batchOf(c);
+  const encrt::RunResult r = session.run(b.ids, b.lengths, b.seq);
+  const int64_t H = m.info().hidden_size;
+  if (c.contains("hidden")) {
+    std::vector<double> got, ref;
+    validRows(b, r.hidden, c["hidden"], H, got, ref);
+    const double hiddenErr = maxRelativeError(got, ref);
+    const std::vector<double> pooled(r.pooled.begin(), r.pooled.end());
+    const double pooledErr = maxRelativeError(pooled, flat(c["pooled"]));
+    std::printf("[ measured ] %s: hidden %.2e, pooled %.2e (max |err| / max |ref|)\n", GetParam(), hiddenErr,
+                pooledErr);
+    EXPECT_LE(hiddenErr, kTolerance);
+    EXPECT_LE(pooledErr, kTolerance);
+  } else {
+    const std::vector<double> logits(r.pooled.begin(), r.pooled.end());
+    const double err = maxRelativeError(logits, flat(c["logits"]));
+    std::printf("[ measured ] %s: logits %.2e (max |err| / max |ref|)\n", GetParam(), err);
+    EXPECT_EQ(m.info().num_labels, static_cast<int64_t>(c["logits"][0].size()));
+    EXPECT_LE(err, kTolerance);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Recorded, ModernBertTiny,
+                         ::testing::Values("legacy_mean", "biases_cls", "reranker_mean", "classifier_cls3"));
+
+/// Writes `store`'s tensors named by `specs` (not the synthesized zeros) as
+/// an F32 safetensors file.
+void writeF32Safetensors(const std::string &path, const mlir::enc::WeightStore &store,
+                         const std::vector<encc::WeightSpec> &specs) {
+  json header = json::object();
+  uint64_t offset = 0;
+  std::vector<const mlir::enc::WeightTensor *> order;
+  for (const encc::WeightSpec &spec : specs) {
+    if (spec.zeros)
+      continue;
+    const mlir::enc::WeightTensor *t = store.find(spec.name);
+    ASSERT_NE(t, nullptr) << spec.name;
+    header[spec.name] = {{"dtype", "F32"}, {"shape", t->shape}, {"data_offsets", {offset, offset + t->bytes.size()}}};
+    offset += t->bytes.size();
+    order.push_back(t);
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t n = text.size();
+  out.write(reinterpret_cast<const char *>(&n), 8);
+  out << text;
+  for (const mlir::enc::WeightTensor *t : order)
+    out.write(reinterpret_cast<const char *>(t->bytes.data()), static_cast<std::streamsize>(t->bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+/// The ModernBERT-base-shaped folder: tests/reference/modernbert/base's
+/// config.json with encc::randomWeights(config, the recorded seed) as its
+/// model.safetensors (the weights the recorder gave transformers), written
+/// once per process.
+const std::string &baseModelDir() {
+  static TempDir tmp;
+  static const std::string dir = [] {
+    const std::string d = tmp.path() + "/modernbert-base";
+    std::filesystem::create_directories(d);
+    const std::string config = referenceDataDir() + "/modernbert/base/config.json";
+    std::filesystem::copy_file(config, d + "/config.json");
+    std::ifstream in(config);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    llvm::Expected<encc::ModelConfig> c = encc::parseModelConfig(text, config);
+    if (!c)
+      throw std::runtime_error(llvm::toString(c.takeError()));
+    const mlir::enc::WeightStore store = encc::randomWeights(*c, findCase("base_mixed")["seed"].get<uint64_t>());
+    writeF32Safetensors(d + "/model.safetensors", store, encc::expectedWeights(*c));
+    return d;
+  }();
+  return dir;
+}
+
+std::string compileBase(const TempDir &tmp, const std::string &name, const std::string &quantize, int64_t maxSeq) {
+  encc::CompileOptions o;
+  o.modelDir = baseModelDir();
+  o.output = tmp.path() + "/" + name + ".encm";
+  o.quantize = quantize;
+  o.maxSeq = maxSeq;
+  const std::string err = compile(o);
+  return err.empty() ? o.output : "error: " + err;
+}
+
+/// The recorded rows (c["rows"][b]) of a run's hidden states and the record.
+void recordedRows(const json &c, const Batch &b, const std::vector<float> &hidden, int64_t H,
+                  std::vector<double> &got, std::vector<double> &ref) {
+  for (size_t i = 0; i < b.lengths.size(); ++i)
+    for (size_t k = 0; k < c["rows"][i].size(); ++k) {
+      const float *row = hidden.data() + (i * b.seq + c["rows"][i][k].get<int64_t>()) * H;
+      got.insert(got.end(), row, row + H);
+      for (const json &v : c["hidden_rows"][i][k])
+        ref.push_back(v.get<double>());
+    }
+}
+
+TEST(ModernBertBase, MixedBatchMatchesTransformersAndQuantizedBuildsMeetTheGates) {
+  const json &c = findCase("base_mixed");
+  TempDir tmp;
+  const std::string fp32 = compileBase(tmp, "fp32", "none", 1024);
+  ASSERT_EQ(fp32.rfind("error: ", 0), std::string::npos) << fp32;
+  const Batch b = batchOf(c);
+  encrt::Model m(fp32);
+  const int64_t H = m.info().hidden_size;
+  encrt::RunResult rf = encrt::Session(m).run(b.ids, b.lengths, b.seq);
+  std::vector<double> got, ref;
+  recordedRows(c, b, rf.hidden, H, got, ref);
+  const double err = maxRelativeError(got, ref);
+  const std::vector<double> pooled(rf.pooled.begin(), rf.pooled.end());
+  const double pooledErr = maxRelativeError(pooled, flat(c["pooled"]));
+  std::printf("[ measured ] base 22x768, lengths 517/130/64: hidden %.2e, pooled %.2e\n", err, pooledErr);
+  EXPECT_LE(err, kTolerance);
+  EXPECT_LE(pooledErr, kTolerance);
+
+  for (const char *quantize : {"int8", "bf16"}) {
+    const std::string path = compileBase(tmp, quantize, quantize, 1024);
+    ASSERT_EQ(path.rfind("error: ", 0), std::string::npos) << path;
+    encrt::Model mq(path);
+    encrt::RunResult rq = encrt::Session(mq).run(b.ids, b.lengths, b.seq);
+    double worst = 1, sum = 0;
+    int64_t n = 0;
+    for (size_t i = 0; i < b.lengths.size(); ++i)
+      for (int32_t s = 0; s < b.lengths[i]; ++s, ++n) {
+        const size_t at = (i * b.seq + s) * H;
+        const double cs = cosine(rq.hidden.data() + at, rf.hidden.data() + at, H);
+        worst = std::min(worst, cs);
+        sum += cs;
+      }
+    std::printf("[ measured ] %s (%s) vs fp32: mean token cosine %.6f, min %.6f\n", quantize, mq.info().cpu_target,
+                sum / n, worst);
+    if (std::string(quantize) == "int8") {
+      EXPECT_GE(sum / n, 0.99);
+      EXPECT_GE(worst, 0.98);
+    } else {
+      EXPECT_GE(worst, 0.9999);
+    }
+  }
+}
+
+TEST(ModernBertBase, Sequence8192MatchesTransformers) {
+  const json &c = findCase("base_8192");
+  TempDir tmp;
+  const std::string fp32 = compileBase(tmp, "long", "none", 8192);
+  ASSERT_EQ(fp32.rfind("error: ", 0), std::string::npos) << fp32;
+  const Batch b = batchOf(c);
+  ASSERT_EQ(b.seq, 8192);
+  encrt::Model m(fp32);
+  const int64_t H = m.info().hidden_size;
+  encrt::RunResult r = encrt::Session(m).run(b.ids, b.lengths, b.seq);
+  std::vector<double> got, ref;
+  recordedRows(c, b, r.hidden, H, got, ref);
+  const double err = maxRelativeError(got, ref);
+  const std::vector<double> pooled(r.pooled.begin(), r.pooled.end());
+  const double pooledErr = maxRelativeError(pooled, flat(c["pooled"]));
+  std::printf("[ measured ] base 22x768, 8192 tokens: hidden (%zu rows) %.2e, pooled %.2e\n", c["rows"][0].size(),
+              err, pooledErr);
+  EXPECT_LE(err, kTolerance);
+  EXPECT_LE(pooledErr, kTolerance);
+}
+
+} // namespace
