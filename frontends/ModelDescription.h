@@ -83,9 +83,9 @@ struct AddedTokenData {
   bool special = true, lstrip = false, rstrip = false, normalized = false;
 };
 
-/// One normalizer of a Unigram tokenizer (artifact.fbs NormalizerStep).
+/// One normalizer of a Unigram or BPE tokenizer (artifact.fbs NormalizerStep).
 struct NormalizerStepData {
-  enum class Kind { Precompiled, Replace, Strip } kind = Kind::Replace;
+  enum class Kind { Precompiled, Replace, Strip, Nfc } kind = Kind::Replace;
   std::string charsmap;           ///< Precompiled: the decoded map
   std::string pattern, content;   ///< Replace
   int32_t minRepeat = 0;          ///< Replace: 0 each occurrence; n: runs of n or more

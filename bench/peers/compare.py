@@ -203,8 +203,10 @@ def has_vnni():
     return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
-def prepare_onnx(model_dir, name, cache, log):
-    """Exports (once, cached) and optimises/quantises: returns paths and settings."""
+def prepare_onnx(model_dir, name, cache, log, optimizer="bert"):
+    """Exports (once, cached) and optimises/quantises: returns paths and settings. optimizer:
+    the model_type of ORT's transformer optimiser, or "none" (the exported graph as it is, for
+    architectures the optimiser does not know; ORT's own graph optimisations still run)."""
     import onnxruntime as ort
     os.makedirs(cache, exist_ok=True)
     hidden, heads = model_dims(model_dir)[:2]
@@ -223,13 +225,15 @@ def prepare_onnx(model_dir, name, cache, log):
             opset_version=14)
         os.replace(raw + ".partial", raw)
     tag = ort.__version__
-    opt_path = os.path.join(cache, f"{name}.opt-ort{tag}.onnx")
+    opt_path = raw if optimizer == "none" else os.path.join(cache, f"{name}.opt-ort{tag}.onnx")
     fused = None
     stats_path = opt_path + ".fused.json"
-    if not os.path.exists(opt_path):
+    if optimizer == "none":
+        log("ORT transformer optimiser not applied (--ort-optimizer none)")
+    elif not os.path.exists(opt_path):
         from onnxruntime.transformers.optimizer import optimize_model
-        log(f"ORT transformer optimiser (model_type bert, num_heads {heads}, hidden {hidden})")
-        opt = optimize_model(raw, model_type="bert", num_heads=heads, hidden_size=hidden)
+        log(f"ORT transformer optimiser (model_type {optimizer}, num_heads {heads}, hidden {hidden})")
+        opt = optimize_model(raw, model_type=optimizer, num_heads=heads, hidden_size=hidden)
         fused = opt.get_fused_operator_statistics()
         opt.save_model_to_file(opt_path + ".partial.onnx")
         os.replace(opt_path + ".partial.onnx", opt_path)
@@ -250,7 +254,7 @@ def prepare_onnx(model_dir, name, cache, log):
                          weight_type=QuantType.QInt8, reduce_range=reduce_range,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         os.replace(q_path + ".partial.onnx", q_path)
-    settings = {"onnxruntime": ort.__version__, "fused_operators": fused,
+    settings = {"onnxruntime": ort.__version__, "optimizer": optimizer, "fused_operators": fused,
                 "quantize_dynamic": {"per_channel": True, "weight_type": "QInt8",
                                      "reduce_range": reduce_range, "cpu_vnni": vnni,
                                      "why": "VNNI present: full 8-bit range" if vnni else

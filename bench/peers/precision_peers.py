@@ -60,9 +60,9 @@ def nncf_int8(model, calibration):
                          subset_size=len(feeds))
 
 
-def openvino_runners(onnx_path, threads, int8_calibration=None):
-    """OpenVINO f32, its default precision and (with int8_calibration) int8 through NNCF:
-    {label: (make(shape), note)}."""
+def openvino_runners(onnx_path, threads, int8_calibration=None, wanted=lambda label: True):
+    """OpenVINO f32, its default precision and (with int8_calibration) int8 through NNCF, those
+    `wanted` accepts: {label: (make(shape), note)}."""
     import openvino as ov
     core = ov.Core()
     model = core.read_model(onnx_path)
@@ -71,6 +71,8 @@ def openvino_runners(onnx_path, threads, int8_calibration=None):
     if int8_calibration:
         variants.append(("OpenVINO int8", nncf_int8(model, int8_calibration), {}))
     for label, m, config in variants:
+        if not wanted(label):
+            continue
         config = dict(config, INFERENCE_NUM_THREADS=threads, PERFORMANCE_HINT="LATENCY")
         compiled = core.compile_model(m, "CPU", config)
         precision = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
@@ -101,12 +103,20 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--runs", type=int, default=10, help="timed runs per round")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed runs before each round's timed ones")
     ap.add_argument("--shapes", default="b1_s128,b8_s128,b8_mixed16-128",
-                    help="comma-separated, of b1_s128, b8_s128, b8_mixed16-128, b32_s64, b1_s512")
+                    help="comma-separated, of b1_s128, b8_s128, b8_mixed16-128, b32_s64, b1_s512, b8_s512, "
+                         "b1_s8192")
+    ap.add_argument("--ort-optimizer", default="bert",
+                    help="model_type for ORT's transformer optimiser, or none (ModernBERT: the optimiser's "
+                         "fusions do not know its graph)")
     ap.add_argument("--baseline-lib", help="another libencrt.so to run the same artifacts with")
     ap.add_argument("--encc", action="append", default=[], metavar="LABEL=PATH",
                     help="one more encc artifact in the same rounds, in a column 'encc LABEL' "
                          "(e.g. bf16-f32pv=m.encm: an A/B of a pass; repeatable)")
+    ap.add_argument("--only", help="comma-separated peer labels to build and time (encc fp32, the reference of "
+                                   "the cosines, always runs): one peer per process, for shapes where all of "
+                                   "them do not fit in memory at once (1 x 8192); prints the peak RSS")
     ap.add_argument("--busy", type=int, default=0, help="also time with N busy processes beside the peers")
     ap.add_argument("--openvino-int8", action="store_true",
                     help="also OpenVINO int8: NNCF post-training quantisation (needs `pip install nncf`; "
@@ -116,6 +126,8 @@ def main():
                     help="JSON with sentences[].ids to calibrate NNCF on (default: the 64 reference sentences)")
     args = ap.parse_args()
 
+    only = set(args.only.split(",")) | {"encc fp32"} if args.only else None
+    wanted = lambda label: only is None or label in only  # noqa: E731
     libs = [("", ctypes.CDLL(args.encc_lib))]
     if args.baseline_lib:
         libs.append((" (baseline)", ctypes.CDLL(os.path.abspath(args.baseline_lib))))
@@ -129,33 +141,42 @@ def main():
         extra.append(("encc " + label, path))
     for suffix, lib in libs:
         for label, path in [("encc fp32", args.fp32), ("encc bf16", args.bf16), ("encc int8", args.int8)] + extra:
-            if path is None:
+            if path is None or not wanted(label + suffix):
                 continue
             e = Encc(lib, path, args.threads)
             peers[label + suffix] = e.runner
             notes.append(f"{label + suffix}: code object {e.cpu_target}")
     try:
         calibration = args.calibration if args.openvino_int8 else None
-        for label, (make, note) in openvino_runners(args.onnx, args.threads, calibration).items():
+        for label, (make, note) in openvino_runners(args.onnx, args.threads, calibration, wanted).items():
             peers[label] = make
             notes.append(note)
     except ImportError as err:
         notes.append(f"OpenVINO left out: {err}")
     try:
+        if not (wanted("ORT fp32") or wanted("ORT int8")):
+            raise ImportError("not asked for (--only)")
         cache, name = os.path.split(os.path.abspath(args.onnx))
         opt_path, q_path, settings = prepare_onnx(args.model_dir, name[:-len(".onnx")], cache,
-                                                  lambda m: print(m, file=sys.stderr))
-        peers["ORT fp32"] = ort_runner(opt_path, args.threads)
-        peers["ORT int8"] = ort_runner(q_path, args.threads)
+                                                  lambda m: print(m, file=sys.stderr), args.ort_optimizer)
+        if wanted("ORT fp32"):
+            peers["ORT fp32"] = ort_runner(opt_path, args.threads)
+        if wanted("ORT int8"):
+            peers["ORT int8"] = ort_runner(q_path, args.threads)
         notes.append(f"ONNX Runtime {settings['onnxruntime']}: {settings['quantize_dynamic']}")
     except ImportError as err:
         notes.append(f"ONNX Runtime left out: {err}")
 
     wanted = args.shapes.split(",")
-    # b1_s512: one sequence at a 512-token model's limit (where attention's share grows).
-    shapes = [s for s in make_inputs(extra=[("b1_s512", 1, 512, [512])]) if s["name"] in wanted]
+    # b1_s512: one sequence at a 512-token model's limit (where attention's share grows);
+    # b8_s512, b1_s8192: long-context encoders (ModernBERT's 8192 positions).
+    extra_shapes = [("b1_s512", 1, 512, [512]), ("b8_s512", 8, 512, [512] * 8), ("b1_s8192", 1, 8192, [8192])]
+    shapes = [s for s in make_inputs(extra=extra_shapes) if s["name"] in wanted]
     print("\n".join(notes))
     idle = table(peers, shapes, args, "idle")
+    if only is not None:
+        import resource
+        print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
     if args.busy > 0:
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
         try:
@@ -189,7 +210,7 @@ def table(peers, shapes, args, title):
         rounds = {label: [] for label in fns}
         for _ in range(args.rounds):
             for label, fn in fns.items():
-                rounds[label].append(time_fn(fn, args.runs, warmup=2)["median_ms"])
+                rounds[label].append(time_fn(fn, args.runs, warmup=args.warmup)["median_ms"])
         med = {label: statistics.median(v) for label, v in rounds.items()}
         cells = [shape["name"]]
         for label in fns:

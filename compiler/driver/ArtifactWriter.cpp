@@ -130,6 +130,7 @@ encm::NormalizerKind schemaKind(NormalizerStepData::Kind kind) {
   case NormalizerStepData::Kind::Precompiled: return encm::NormalizerKind::Precompiled;
   case NormalizerStepData::Kind::Replace: return encm::NormalizerKind::Replace;
   case NormalizerStepData::Kind::Strip: return encm::NormalizerKind::Strip;
+  case NormalizerStepData::Kind::Nfc: return encm::NormalizerKind::Nfc;
   }
   llvm_unreachable("NormalizerStepData::Kind");
 }
@@ -181,8 +182,7 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
   flatbuffers::Offset<flatbuffers::Vector<double>> scores;
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::NormalizerStep>>> normalizers;
   flatbuffers::Offset<flatbuffers::String> replacement;
-  if (unigram) {
-    scores = fbb.CreateVector(tk.scores);
+  if (unigram || bpe) {
     std::vector<flatbuffers::Offset<encm::NormalizerStep>> steps;
     for (const NormalizerStepData &n : tk.normalizers) {
       auto charsmap = n.charsmap.empty() ? 0 : fbb.CreateVector(reinterpret_cast<const uint8_t *>(n.charsmap.data()),
@@ -192,6 +192,9 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
                                                  n.stripRight, n.stripSpacesOnly));
     }
     normalizers = fbb.CreateVector(steps);
+  }
+  if (unigram) {
+    scores = fbb.CreateVector(tk.scores);
     replacement = fbb.CreateString(tk.metaspaceReplacement);
   }
   encm::TokenizerBuilder t(fbb);
@@ -210,6 +213,7 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
     t.add_add_prefix_space(tk.addPrefixSpace);
     t.add_ignore_merges(tk.ignoreMerges);
     t.add_fuse_unk(tk.fuseUnk);
+    t.add_normalizers(normalizers);
   }
   // WordPiece: what a tokenizer.json beside the vocabulary asked for (its
   // added tokens and pair template; empty: the built-in ones).

@@ -4,7 +4,7 @@
 // that decide ids: model (vocab, merges as "a b" strings or [a, b] pairs,
 // unk_token, fuse_unk, ignore_merges, and the options encrt does not
 // implement: dropout, continuing_subword_prefix, end_of_word_suffix,
-// byte_fallback), normalizer, pre_tokenizer, post_processor, added_tokens.
+// byte_fallback), normalizer (NFC), pre_tokenizer, post_processor, added_tokens.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/BpeTokenizerJson.h"
@@ -35,7 +35,8 @@ public:
     if (auto e = readAddedTokens(unsupported); e || unsupported)
       return e;
     if (const json *n = field(j_, "normalizer"); n && !n->is_null())
-      return unsupported.why = "normalizer " + quotedType(*n), llvm::Error::success();
+      if (auto e = readNormalizer(*n, "normalizer", unsupported); e || unsupported)
+        return e;
     if (auto e = readPreTokenizer(unsupported); e || unsupported)
       return e;
     return readPostProcessor(unsupported);
@@ -105,6 +106,30 @@ private:
                    (ia == ids_.end() ? a : ib == ids_.end() ? b : a + b) + "' is not in the vocabulary");
       tok_.merges.emplace_back(ia->second, ib->second);
     }
+    return llvm::Error::success();
+  }
+
+  /// NFC (GPT-NeoX's, ModernBERT's), alone or in a Sequence of them; any
+  /// other normalizer leaves the model without a tokenizer (a note says which).
+  llvm::Error readNormalizer(const json &n, const std::string &where, Unsupported &unsupported) {
+    if (!n.is_object())
+      return bad("field '" + where + "' must be an object or null");
+    if (typeOf(n) == "Sequence") {
+      const json *list = field(n, "normalizers");
+      if (!list || !list->is_array())
+        return bad("field '" + where + ".normalizers' must be an array");
+      for (size_t i = 0; i < list->size(); ++i)
+        if (auto e = readNormalizer((*list)[i], where + ".normalizers[" + std::to_string(i) + "]", unsupported);
+            e || unsupported)
+          return e;
+      return llvm::Error::success();
+    }
+    if (typeOf(n) != "NFC")
+      return unsupported.why = where + " " + quotedType(n),
+             llvm::Error::success();
+    NormalizerStepData step;
+    step.kind = NormalizerStepData::Kind::Nfc;
+    tok_.normalizers.push_back(std::move(step));
     return llvm::Error::success();
   }
 

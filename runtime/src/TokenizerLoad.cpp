@@ -49,6 +49,34 @@ PairTemplate pairTemplate(const encm::Tokenizer &t) {
   return p;
 }
 
+/// The normalizer sequence (Unigram's; BPE's NFC), each kind through an
+/// exhaustive switch: a value this runtime does not know is an error.
+std::vector<NormalizerStep> normalizers(const encm::Tokenizer &t) {
+  std::vector<NormalizerStep> steps;
+  if (!t.normalizers())
+    return steps;
+  for (const encm::NormalizerStep *n : *t.normalizers()) {
+    NormalizerStep s;
+    switch (n->kind()) {
+    case encm::NormalizerKind::Precompiled: s.kind = NormalizerStep::Kind::Precompiled; break;
+    case encm::NormalizerKind::Replace: s.kind = NormalizerStep::Kind::Replace; break;
+    case encm::NormalizerKind::Strip: s.kind = NormalizerStep::Kind::Strip; break;
+    case encm::NormalizerKind::Nfc: s.kind = NormalizerStep::Kind::Nfc; break;
+    default: throw std::invalid_argument("unknown normalizer kind " + std::to_string(int(n->kind())));
+    }
+    if (n->charsmap())
+      s.charsmap.assign(reinterpret_cast<const char *>(n->charsmap()->data()), n->charsmap()->size());
+    s.pattern = n->pattern() ? n->pattern()->str() : std::string();
+    s.minRepeat = n->min_repeat();
+    s.content = n->content() ? n->content()->str() : std::string();
+    s.stripLeft = n->strip_left();
+    s.stripRight = n->strip_right();
+    s.stripSpacesOnly = n->strip_spaces_only();
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
 std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vector<std::string> vocab) {
   std::vector<std::pair<int32_t, int32_t>> merges;
   if (t.merges()) {
@@ -63,6 +91,7 @@ std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vecto
   o.unkId = t.unk_id();
   o.templateIds = templateIds(t);
   o.pairTemplate = pairTemplate(t);
+  o.normalizers = normalizers(t);
   return std::make_unique<BytePairTokenizer>(std::move(vocab), merges, addedTokens(t), std::move(o));
 }
 
@@ -73,25 +102,7 @@ std::unique_ptr<UnigramTokenizer> unigram(const encm::Tokenizer &t, std::vector<
   UnigramOptions o;
   o.unkId = t.unk_id();
   o.byteFallback = t.byte_fallback();
-  if (t.normalizers())
-    for (const encm::NormalizerStep *n : *t.normalizers()) {
-      NormalizerStep s;
-      switch (n->kind()) {
-      case encm::NormalizerKind::Precompiled: s.kind = NormalizerStep::Kind::Precompiled; break;
-      case encm::NormalizerKind::Replace: s.kind = NormalizerStep::Kind::Replace; break;
-      case encm::NormalizerKind::Strip: s.kind = NormalizerStep::Kind::Strip; break;
-      default: throw std::invalid_argument("unknown normalizer kind " + std::to_string(int(n->kind())));
-      }
-      if (n->charsmap())
-        s.charsmap.assign(reinterpret_cast<const char *>(n->charsmap()->data()), n->charsmap()->size());
-      s.pattern = n->pattern() ? n->pattern()->str() : std::string();
-      s.minRepeat = n->min_repeat();
-      s.content = n->content() ? n->content()->str() : std::string();
-      s.stripLeft = n->strip_left();
-      s.stripRight = n->strip_right();
-      s.stripSpacesOnly = n->strip_spaces_only();
-      o.normalizers.push_back(std::move(s));
-    }
+  o.normalizers = normalizers(t);
   o.whitespaceSplit = t.whitespace_split();
   if (t.metaspace_replacement())
     o.replacement = t.metaspace_replacement()->str();

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "bpe_tokenizer.h"
 
+#include <deque>
+
 #include "unicode.h"
 
 #include <algorithm>
@@ -110,7 +112,7 @@ struct BytePairTokenizer::Scratch {
 BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
                                      const std::vector<std::pair<int32_t, int32_t>> &merges,
                                      std::vector<AddedToken> added, BpeOptions options)
-    : vocab_(std::move(vocab)), added_(added), options_(std::move(options)) {
+    : vocab_(std::move(vocab)), added_(added), options_(std::move(options)), normalizer_(options_.normalizers) {
   if (vocab_.empty())
     invalid("empty vocabulary");
   const int32_t n = static_cast<int32_t>(vocab_.size());
@@ -236,7 +238,21 @@ void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, st
   std::vector<int32_t> wordIds;
   std::string segment;
   Scratch scratch;
-  added_.split(clean, pieces);
+  std::deque<std::string> normalized; // what the normalized pass's pieces point into
+  if (normalizer_.empty()) {
+    added_.split(clean, pieces);
+  } else {
+    std::vector<TextPiece> raw;
+    added_.split(clean, /*normalizedPass=*/false, raw);
+    for (const TextPiece &p : raw) {
+      if (p.id >= 0) {
+        pieces.push_back(p);
+        continue;
+      }
+      normalizer_.apply(p.text, normalized.emplace_back());
+      added_.split(normalized.back(), /*normalizedPass=*/true, pieces);
+    }
+  }
   for (const TextPiece &p : pieces) {
     if (full())
       break;

@@ -1,7 +1,8 @@
 //===- bpe_tokenizer.h - Byte-level BPE tokenizer (GPT-2, RoBERTa) --------===//
 //
 // The `tokenizers` library's byte-level BPE, id for id: added tokens split
-// off first (added_tokens.h); each remaining segment optionally gets a leading
+// off first (added_tokens.h: the raw ones, then, after the normalizer if there
+// is one, the normalized ones); each remaining segment optionally gets a leading
 // space (add_prefix_space), is cut by the GPT-2 pre-tokenizer regex, mapped
 // byte by byte to the GPT-2 byte alphabet, and merged by rank (lowest first,
 // then leftmost); a template (RobertaProcessing, TemplateProcessing) puts the
@@ -12,6 +13,7 @@
 #define ENCRT_BPE_TOKENIZER_H
 
 #include "added_tokens.h"
+#include "text_normalizer.h"
 #include "tokenizer.h"
 
 #include <cstdint>
@@ -33,6 +35,9 @@ struct BpeOptions {
   static constexpr int32_t kSequence = -1;
   /// The text-pair post-processing (empty ids: none).
   PairTemplate pairTemplate;
+  /// tokenizer.json's normalizer (NFC for GPT-NeoX's), applied to the text
+  /// between the raw added tokens; empty: none.
+  std::vector<NormalizerStep> normalizers;
 };
 
 class BytePairTokenizer : public Tokenizer {
@@ -70,6 +75,7 @@ private:
   AddedTokenSplitter added_;
   std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
   BpeOptions options_;
+  TextNormalizer normalizer_;
   int32_t maxId_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include "text_normalizer.h"
 
 #include "unicode.h"
+#include "unicode_nfc.h"
 
 #include <stdexcept>
 
@@ -153,6 +154,7 @@ TextNormalizer::TextNormalizer(const std::vector<NormalizerStep> &steps) {
       }
       break;
     case NormalizerStep::Kind::Strip:
+    case NormalizerStep::Kind::Nfc:
       break;
     default:
       throw std::invalid_argument("unknown normalizer kind");
@@ -187,6 +189,11 @@ void TextNormalizer::apply(std::string_view text, std::string &out, std::vector<
       break;
     case NormalizerStep::Kind::Strip:
       strip(out, step.spec, next, origin ? &in : nullptr, origin);
+      break;
+    case NormalizerStep::Kind::Nfc:
+      if (origin)
+        *origin = in;
+      unicode::nfc(out, next, origin);
       break;
     }
     out.swap(next);

@@ -4,7 +4,8 @@
 // use, applied in order: Precompiled (precompiled_charsmap.h), Replace (a
 // literal pattern, or runs of one repeated pattern such as the converters'
 // Regex(" {2,}")), Strip (Unicode White_Space, or only spaces as the
-// converters' Regex("\A +| +\z"), at either end).
+// converters' Regex("\A +| +\z"), at either end), NFC (unicode_nfc.h: GPT-NeoX's byte-level BPE
+// tokenizers, ModernBERT's).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_TEXT_NORMALIZER_H
@@ -20,7 +21,7 @@
 namespace encrt {
 
 struct NormalizerStep {
-  enum class Kind { Precompiled, Replace, Strip } kind = Kind::Replace;
+  enum class Kind { Precompiled, Replace, Strip, Nfc } kind = Kind::Replace;
   std::string charsmap; ///< Precompiled: the serialised map
   std::string pattern;  ///< Replace: non-empty UTF-8
   /// Replace: 0 replaces each occurrence of `pattern`; n >= 1 replaces each

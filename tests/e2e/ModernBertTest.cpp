@@ -125,8 +125,32 @@ TEST_P(ModernBertTiny, MatchesTransformers) {
     const double err = maxRelativeError(logits, flat(c["logits"]));
     std::printf("[ measured ] %s: logits %.2e (max |err| / max |ref|)\n", GetParam(), err);
     EXPECT_EQ(m.info().num_labels, static_cast<int64_t>(c["logits"][0].size()));
+    // What sentence-transformers' CrossEncoder applies to the logits.
+    EXPECT_STREQ(m.info().score_activation, c["logits"][0].size() == 1 ? "sigmoid" : "identity");
     EXPECT_LE(err, kTolerance);
   }
+}
+
+// legacy_mean carries a GPT-NeoX-style tokenizer.json (NFC, byte-level BPE,
+// [CLS] $A [SEP]): the runtime's ids are the `tokenizers` library's and the
+// embeddings of texts transformers' on them.
+TEST(ModernBertText, TokenizerAndTextEmbeddingsMatchTheLibraries) {
+  const json &c = findCase("legacy_mean");
+  const json &t = c["texts"];
+  TempDir tmp;
+  const std::string artifact = tmp.path() + "/m.encm";
+  ASSERT_EQ(compile(referenceDataDir() + "/modernbert/" + c["dir"].get<std::string>(), artifact), "");
+  encrt::Model m(artifact);
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < t["texts"].size(); ++i) {
+    texts.push_back(t["texts"][i].get<std::string>());
+    EXPECT_EQ(m.tokenize(texts.back()), t["ids"][i].get<std::vector<int32_t>>()) << texts.back();
+  }
+  encrt::Session session(m);
+  const std::vector<float> emb = session.embed(texts);
+  const double err = maxRelativeError(std::vector<double>(emb.begin(), emb.end()), flat(t["pooled"]));
+  std::printf("[ measured ] legacy_mean, %zu texts: embeddings %.2e (max |err| / max |ref|)\n", texts.size(), err);
+  EXPECT_LE(err, kTolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(Recorded, ModernBertTiny,

@@ -1,10 +1,13 @@
 //===- BpeTokenizerTest.cpp - Byte-level BPE vs the `tokenizers` library --===//
 //
 // Exact ids against bpe/expected.json, recorded from the `tokenizers` library
-// (record_bpe.py) for two tokenizer.json files (RoBERTa-style, and a variant
+// (record_bpe.py) for three tokenizer.json files (RoBERTa-style; a variant
 // with add_prefix_space, ignore_merges, an unk token, TemplateProcessing and
-// rstrip / normalized added tokens) on 724 texts: the sentence pairs, edge
-// cases and 600 seeded random strings over all of Unicode; truncated
+// rstrip / normalized added tokens; GPT-NeoX / ModernBERT-style, with the NFC
+// normalizer and [CLS] $A [SEP]) on 1040 texts: the sentence pairs, edge
+// cases, 600 seeded random strings over all of Unicode, texts whose NFC
+// differs from them and 300 random strings of letters, Hangul and combining
+// marks in any order; truncated
 // encodings; and robustness on invalid UTF-8 and random bytes. The
 // tokenizer.json files are read here with nlohmann-json, independently of the
 // compiler's reader (frontends/hf).
@@ -26,6 +29,7 @@
 using encrt::AddedToken;
 using encrt::BpeOptions;
 using encrt::BytePairTokenizer;
+using encrt::NormalizerStep;
 using nlohmann::json;
 
 namespace {
@@ -61,6 +65,13 @@ std::unique_ptr<BytePairTokenizer> load(const std::string &file) {
   o.fuseUnk = model.value("fuse_unk", false);
   if (model.at("unk_token").is_string())
     o.unkId = ids.at(model.at("unk_token").get<std::string>());
+  if (const json &n = j.at("normalizer"); !n.is_null()) {
+    if (n.at("type") != "NFC")
+      throw std::runtime_error(file + ": normalizer " + n.dump() + " (the tests know NFC only)");
+    NormalizerStep nfc;
+    nfc.kind = NormalizerStep::Kind::Nfc;
+    o.normalizers.push_back(nfc);
+  }
   const json &post = j.at("post_processor");
   o.pairTemplate = encc::testing::pairTemplateOf(post);
   if (post.at("type") == "RobertaProcessing") {
@@ -79,7 +90,7 @@ std::unique_ptr<BytePairTokenizer> load(const std::string &file) {
 }
 
 struct Fixture {
-  std::unique_ptr<BytePairTokenizer> base, variant;
+  std::unique_ptr<BytePairTokenizer> base, variant, neox;
   json expected;
   std::string error;
 };
@@ -90,6 +101,7 @@ const Fixture &fixture() {
     try {
       f.base = load("tokenizer.json");
       f.variant = load("tokenizer-variant.json");
+      f.neox = load("tokenizer-neox.json");
       f.expected = readJson(std::string(ENCC_BPE_DIR) + "/expected.json");
     } catch (const std::exception &e) {
       f.error = e.what();
@@ -113,9 +125,9 @@ using encc::testing::escape;
 TEST_F(BpeTokenizer, IdsMatchTheTokenizersLibrary) {
   const json &texts = fixture().expected.at("texts");
   const json &files = fixture().expected.at("tokenizers_files");
-  ASSERT_EQ(files.size(), 2u);
-  for (size_t f = 0; f < 2; ++f) {
-    const BytePairTokenizer &tok = f == 0 ? *fixture().base : *fixture().variant;
+  ASSERT_EQ(files.size(), 3u);
+  for (size_t f = 0; f < 3; ++f) {
+    const BytePairTokenizer &tok = f == 0 ? *fixture().base : f == 1 ? *fixture().variant : *fixture().neox;
     const json &ids = files[f].at("ids");
     ASSERT_EQ(ids.size(), texts.size());
     size_t mismatches = 0, total = 0;

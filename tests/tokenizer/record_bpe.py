@@ -13,6 +13,11 @@ Writes tests/tokenizer/bpe/:
                           unk token, TemplateProcessing, a non-special
                           (normalized) added token with rstrip and a special one
                           with rstrip.
+  tokenizer-neox.json     the same vocabulary and merges as GPT-NeoX / OLMo / ModernBERT
+                          tokenizer.json files have them: an NFC normalizer, the
+                          ByteLevel pre-tokenizer without prefix space, [UNK] [CLS]
+                          [SEP] [PAD] [MASK] added after the vocabulary ([MASK] with
+                          lstrip), TemplateProcessing [CLS] $A [SEP].
   expected.json           ids from Tokenizer.encode(text).ids (post-processor
                           applied, no truncation) for both files, on the sentence
                           pairs, hand-written edge cases and 600 seeded random
@@ -82,6 +87,34 @@ def variant():
     tok.save(os.path.join(OUT, "tokenizer-variant.json"))
 
 
+def neox():
+    with open(os.path.join(OUT, "tokenizer.json"), encoding="utf-8") as f:
+        j = json.load(f)
+    j["added_tokens"] = []
+    j["normalizer"] = {"type": "NFC"}
+    j["post_processor"] = None
+    tok = Tokenizer.from_str(json.dumps(j))
+    tok.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in ("[UNK]", "[CLS]", "[SEP]", "[PAD]")])
+    tok.add_special_tokens([AddedToken("[MASK]", lstrip=True, normalized=False, special=True)])
+    c, e = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", c), ("[SEP]", e)])
+    tok.save(os.path.join(OUT, "tokenizer-neox.json"))
+
+
+# Texts whose NFC differs from themselves: decomposed accents and Hangul, marks out of
+# canonical order, singletons and composition exclusions, blocked and unblocked marks.
+NFC_CASES = [
+    "cafe\u0301 nai\u0308ve Cre\u0300me Bru\u0302le\u0301e", "Ti\u00ea\u0301ng Vie\u0323\u0302t",
+    "Tie\u0302\u0301ng Vie\u0302\u0323t", "e\u0301\u0327 e\u0327\u0301 \u0229\u0301", "a\u0305\u0301 a\u0301\u0305",
+    "\u212b \u2126 \u212a \u0340\u0341 \u0958 \u2adc \ufb1d", "\u1100\u1161\u11a8 \u1112\u1161\u11ab\u1100\u1173\u11af",
+    "\uac00\u11a8 \u1100\u1161 \u1100\u0301\u1161", "\u0915\u093c \u0928\u093c\u093f",
+    "\u0b47\u0b3e \u0b47\u0b57 \u0dd9\u0dcf\u0dca", "o\u031b\u0323 \u01a1\u0323 \u1ee3",
+    "\u0041\u030a\u0301 \u00c5\u0301 \u01fa", "\u0301start and end\u0301", "x\u0308\u0308\u0308",
+    "[MASK]e\u0301 a [MASK]  \u00e9 [CLS]x", "\u03b1\u0313\u0342\u0345 \u1f86",
+]
+
+
 EDGE_CASES = [
     "", " ", "  ", "a", " a", "a ", "  a", "a  b", "a   b  ", "\ta", "a\t\tb", "\n\nx\n", "\r\n",
     "Hello, World!", "hello world", "Hello world hello world!", "I'm you're we've she'll he'd it's 'S 'LL",
@@ -132,6 +165,15 @@ def random_strings(n, seed):
     return out
 
 
+def nfc_strings(n, seed):
+    """Letters, Hangul jamo and syllables, and combining marks in any order."""
+    rng = random.Random(seed)
+    pool = (list("aeiouAEIOUcnsyzkg ") + [chr(c) for c in range(0x300, 0x370)] + [chr(c) for c in range(0x1100, 0x1200)]
+            + [chr(c) for c in range(0xac00, 0xac40)] + [chr(c) for c in range(0x1dc0, 0x1e00)] +
+            [chr(c) for c in range(0x900, 0x980)] + [chr(c) for c in range(0x5b0, 0x5d0)] + list("\u0345\u0313\u0342"))
+    return ["".join(rng.choice(pool) for _ in range(rng.randint(1, 30))) for _ in range(n)]
+
+
 def record(name, tok, texts):
     return {"file": name, "ids": [tok.encode(t).ids for t in texts]}
 
@@ -144,9 +186,11 @@ def main():
     if args.train:
         train()
     variant()
-    texts = sentences() + EDGE_CASES + random_strings(600, 20261201)
+    neox()
+    texts = sentences() + EDGE_CASES + random_strings(600, 20261201) + NFC_CASES + nfc_strings(300, 20261204)
     base = Tokenizer.from_file(os.path.join(OUT, "tokenizer.json"))
     var = Tokenizer.from_file(os.path.join(OUT, "tokenizer-variant.json"))
+    neo = Tokenizer.from_file(os.path.join(OUT, "tokenizer-neox.json"))
     truncated = []
     for max_len in (2, 3, 8):
         base.enable_truncation(max_len)
@@ -160,7 +204,8 @@ def main():
         "generator": "tests/tokenizer/record_bpe.py",
         "tokenizers": tokenizers.__version__,
         "texts": texts,
-        "tokenizers_files": [record("tokenizer.json", base, texts), record("tokenizer-variant.json", var, texts)],
+        "tokenizers_files": [record("tokenizer.json", base, texts), record("tokenizer-variant.json", var, texts),
+                             record("tokenizer-neox.json", neo, texts)],
         "truncated": truncated,
     }
     with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:

@@ -7,7 +7,7 @@
 #ifndef ENCRT_SCHEMA_VERSION_H
 #define ENCRT_SCHEMA_VERSION_H
 
-#define ENCM_SCHEMA_VERSION 7
+#define ENCM_SCHEMA_VERSION 8
 
 /* The longest added token (Tokenizer.added_tokens content, bytes) the runtime
    accepts; encc refuses a tokenizer.json with a longer one. */

@@ -3,7 +3,7 @@
 
 Run with a venv holding the versions in versions.txt (torch 2.x, transformers 5.x):
 
-    PYTHON tests/reference/modernbert/record_modernbert.py
+    PYTHON tests/reference/modernbert/record_modernbert.py     (ENCC_SKIP_BASE=1: the tiny cases only)
 
 Writes, beside this script:
   models/<case>/   tiny random ModernBERT folders (config.json, model.safetensors in float32, and for
@@ -36,6 +36,11 @@ warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
+
+
+NEOX_TOKENIZER = os.path.join(HERE, "..", "..", "tokenizer", "bpe", "tokenizer-neox.json")
+TEXTS = ["The cafe\u0301 is open.", "Caf\u00e9 au lait, s'il vous pla\u00eet", "ModernBERT reads 8192 tokens [MASK] now",
+         "\ud55c\uad6d\uc5b4 \u1100\u1161\u11a8", "a", ""]
 
 
 def tiny_config(**kw):
@@ -107,9 +112,11 @@ def pooled(hidden, lengths, pooling, normalize):
 def tiny_cases():
     cases = []
 
-    # 1. The hub's config style (legacy keys), defaults: no biases, erf GELU; a mean + normalize embedder.
+    # 1. The hub's config style (legacy keys), defaults: no biases, erf GELU; a mean + normalize embedder with
+    #    a GPT-NeoX-style tokenizer.json (NFC, byte-level BPE, [CLS] $A [SEP]: tests/tokenizer/bpe/tokenizer-neox.json)
     cases.append(dict(name="legacy_mean", kind="model", seed=11, pooling="mean", normalize=True,
-                      legacy=(160000.0, 10000.0), config=tiny_config()))
+                      legacy=(160000.0, 10000.0), tokenizer=NEOX_TOKENIZER,
+                      config=tiny_config(vocab_size=2048, pad_token_id=2003, cls_token_id=2001, sep_token_id=2002)))
     # 2. Every bias, tanh GELU, an odd window (11 -> 5), layer_types every 2nd global, other thetas and eps;
     #    odd shape (hidden 60, 3 heads of 20); a cls embedder without Normalize.
     cases.append(dict(name="biases_cls", kind="model", seed=12, pooling="cls", normalize=False, config=tiny_config(
@@ -140,6 +147,8 @@ def record_tiny(case):
         to_legacy_keys(os.path.join(d, "config.json"), *case["legacy"])
     if case["kind"] == "model":
         write_sentence_transformers(d, case["pooling"], case["normalize"])
+    if "tokenizer" in case:
+        shutil.copy(case["tokenizer"], os.path.join(d, "tokenizer.json"))
     lengths = [37, 5, 20, 1, 30]
     ids = batch(case["config"].vocab_size, lengths, case["seed"] + 100)
     out = run(d, cls, ids, lengths)
@@ -148,6 +157,17 @@ def record_tiny(case):
         h = out.last_hidden_state.numpy()
         rec["hidden"] = [h[b, :n].tolist() for b, n in enumerate(lengths)]
         rec["pooled"] = pooled(h, lengths, case["pooling"], case["normalize"]).tolist()
+        if "tokenizer" in case:
+            from tokenizers import Tokenizer
+            tok = Tokenizer.from_file(case["tokenizer"])
+            enc = [tok.encode(t).ids for t in TEXTS]
+            lens = [len(e) for e in enc]
+            ids_t = np.full((len(enc), max(lens)), case["config"].pad_token_id, dtype=np.int64)
+            for b, e in enumerate(enc):
+                ids_t[b, :len(e)] = e
+            ht = run(d, cls, ids_t, lens).last_hidden_state.numpy()
+            rec["texts"] = dict(texts=TEXTS, ids=enc,
+                                pooled=pooled(ht, lens, case["pooling"], case["normalize"]).tolist())
     else:
         rec["logits"] = out.logits.numpy().tolist()
     return rec
@@ -235,6 +255,9 @@ def main():
     if os.environ.get("ENCC_SKIP_BASE") != "1":
         print("base-shaped model (22 x 768) ...", flush=True)
         cases.extend(record_base())
+    else:  # keep the base cases already recorded (their model does not change with the tiny ones)
+        with open(os.path.join(HERE, "modernbert.json")) as f:
+            cases.extend(c for c in json.load(f)["cases"] if c["dir"] == "base")
     out = dict(versions=dict(torch=torch.__version__, transformers=transformers.__version__,
                              numpy=np.__version__),
                notes="transformers float64 (sdpa, RoPE cos/sin in float32 as shipped) on float32 weights; hidden: "
