@@ -232,3 +232,80 @@ TEST(ModelFamily, DescriptionCarriesWhatTheArtifactRecords) {
 }
 
 } // namespace
+
+namespace {
+
+const char *kModernBert = R"({"model_type":"modernbert","hidden_size":48,"num_hidden_layers":4,
+  "num_attention_heads":3,"intermediate_size":40,"vocab_size":100,"max_position_embeddings":64,
+  "global_attn_every_n_layers":3,"local_attention":11,"global_rope_theta":80000.0,"local_rope_theta":5000.0})";
+
+/// kModernBert with extra fields (raw JSON members) appended.
+std::string modernBertWith(const std::string &members) {
+  std::string s = kModernBert;
+  return s.insert(s.size() - 1, "," + members);
+}
+
+TEST(ModelConfig, ParsesModernBertLegacyKeys) {
+  auto c = parseModelConfig(kModernBert, "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->typeVocab, 0);
+  EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-5); // norm_eps's default; layer_norm_eps is not read
+  EXPECT_FALSE(c->normBias || c->attentionBias || c->mlpBias || c->classifierBias);
+  ASSERT_EQ(c->layerAttention.size(), 4u);
+  // Every third layer from 0 global; the half window is local_attention // 2.
+  const int64_t windows[] = {-1, 5, 5, -1};
+  const double thetas[] = {80000.0, 5000.0, 5000.0, 80000.0};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(c->layerAttention[i].window, windows[i]) << i;
+    EXPECT_DOUBLE_EQ(c->layerAttention[i].ropeTheta, thetas[i]) << i;
+  }
+  EXPECT_EQ(c->classifierPooling, Pooling::Cls);
+}
+
+TEST(ModelConfig, ModernBertFiveKeysOverrideTheLegacyOnes) {
+  auto c = parseModelConfig(
+      modernBertWith(R"("layer_types":["sliding_attention","full_attention","sliding_attention","full_attention"],
+        "rope_parameters":{"full_attention":{"rope_type":"default","rope_theta":1000.0},
+                           "sliding_attention":{"rope_theta":20.0}},
+        "norm_eps":1e-6,"layer_norm_eps":0.1,"norm_bias":true,"classifier_pooling":"mean")"),
+      "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  ASSERT_EQ(c->layerAttention.size(), 4u);
+  EXPECT_EQ(c->layerAttention[0].window, 5);
+  EXPECT_DOUBLE_EQ(c->layerAttention[0].ropeTheta, 20.0);
+  EXPECT_EQ(c->layerAttention[1].window, -1);
+  EXPECT_DOUBLE_EQ(c->layerAttention[1].ropeTheta, 1000.0);
+  EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-6);
+  EXPECT_TRUE(c->normBias);
+  EXPECT_EQ(c->classifierPooling, Pooling::Mean);
+}
+
+TEST(ModelConfig, ModernBertErrorsNameTheField) {
+  EXPECT_EQ(error(modernBertWith(R"("layer_types":["full_attention"])")),
+            "M/config.json: layer_types lists 1 layers, num_hidden_layers is 4");
+  EXPECT_EQ(error(modernBertWith(
+                R"("layer_types":["full_attention","chunked_attention","full_attention","full_attention"])")),
+            "M/config.json: layer_types[1] 'chunked_attention' is not supported (supported: full_attention, "
+            "sliding_attention)");
+  EXPECT_EQ(error(modernBertWith(R"("layer_types":"full_attention")")),
+            "M/config.json: field 'layer_types' is a string, expected an array of strings");
+  EXPECT_EQ(error(modernBertWith(R"("rope_parameters":{"full_attention":{"rope_type":"yarn"}})")),
+            "M/config.json: rope_parameters.full_attention: rope_type 'yarn' is not supported (supported: default)");
+  EXPECT_EQ(error(modernBertWith(R"("rope_parameters":[1])")),
+            "M/config.json: field 'rope_parameters' is an array, expected an object");
+  EXPECT_EQ(error(modernBertWith(R"("rope_parameters":{"sliding_attention":{"rope_theta":-3}})")),
+            "M/config.json: rope_parameters.sliding_attention: field 'rope_theta' is -3.000000, expected a number "
+            "in (1, 1e+12)");
+  EXPECT_EQ(error(modernBertWith(R"("classifier_pooling":"max")")),
+            "M/config.json: classifier_pooling 'max' is not supported (supported: cls, mean)");
+  EXPECT_EQ(error(modernBertWith(R"("hidden_activation":"silu")")),
+            "M/config.json: hidden_activation 'silu' is not supported (supported: gelu, gelu_new, "
+            "gelu_pytorch_tanh, gelu_fast)");
+  EXPECT_EQ(error(modernBertWith(R"("head_dim":32)")),
+            "M/config.json: head_dim 32 differs from hidden_size / num_attention_heads 16 (ModernBERT's attention "
+            "uses the latter)");
+  EXPECT_EQ(error(modernBertWith(R"("local_attention":0)")),
+            "M/config.json: field 'local_attention' is 0, expected an integer in [1, 2^31]");
+}
+
+} // namespace

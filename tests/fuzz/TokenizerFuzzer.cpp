@@ -11,7 +11,9 @@
 // text then goes through a byte-level BPE tokenizer (the 256 byte symbols,
 // merges spelling a few words, <mask> with lstrip and a normalized added
 // token with rstrip), checked the same way: <s> ... </s>, at most maxLen ids,
-// every id one it can produce, and encode's ids are tokenize()'s pieces.
+// every id one it can produce, and encode's ids are tokenize()'s pieces; again
+// with the NFC normalizer, and NFC itself: valid UTF-8, idempotent, an input
+// offset for every output byte.
 // Then through the three SentencePiece Unigram tokenizers of
 // tests/tokenizer/unigram (XLM-R's normalisers and Metaspace; WhitespaceSplit
 // and byte_fallback; prepend_scheme "first"), checked the same way, and the
@@ -26,6 +28,7 @@
 #include "tests/tokenizer/UnigramJson.h"
 #include "tokenizer.h"
 #include "unicode.h"
+#include "unicode_nfc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -143,28 +146,62 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   static const encc::testing::ByteLevelVocab bpe = encc::testing::byteLevelVocab(
       {" the", "the", " hello", "hello", " world", "ing", " a", "café", "'s", "  ", "123"});
-  static const encrt::BytePairTokenizer bpeTok = [] {
-    encrt::BpeOptions bo;
-    bo.templateIds = {0, encrt::BpeOptions::kSequence, 1};
-    bo.pairTemplate = {{0, encrt::PairTemplate::kFirst, 1, 1, encrt::PairTemplate::kSecond, 1}, {0, 0, 0, 0, 0, 0}};
-    std::vector<encrt::AddedToken> added = {{"<mask>", 9000, true, true, false, false},
-                                            {"[X]", 9001, false, false, true, true}};
-    return encrt::BytePairTokenizer(bpe.vocab, bpe.merges, added, bo);
+  // Twice: without a normalizer, and with NFC (GPT-NeoX's, ModernBERT's).
+  static const std::vector<encrt::BytePairTokenizer> bpeToks = [] {
+    std::vector<encrt::BytePairTokenizer> toks;
+    for (bool nfc : {false, true}) {
+      encrt::BpeOptions bo;
+      bo.templateIds = {0, encrt::BpeOptions::kSequence, 1};
+      bo.pairTemplate = {{0, encrt::PairTemplate::kFirst, 1, 1, encrt::PairTemplate::kSecond, 1}, {0, 0, 0, 0, 0, 0}};
+      if (nfc) {
+        encrt::NormalizerStep step;
+        step.kind = encrt::NormalizerStep::Kind::Nfc;
+        bo.normalizers.push_back(step);
+      }
+      std::vector<encrt::AddedToken> added = {{"<mask>", 9000, true, true, false, false},
+                                              {"[X]", 9001, false, false, true, true}};
+      toks.emplace_back(bpe.vocab, bpe.merges, added, bo);
+    }
+    return toks;
   }();
-  checkPair(bpeTok, text, maxLen, bpeTok.maxId(), 4);
-  pieces = bpeTok.tokenize(text);
-  ids = bpeTok.encode(text, maxLen);
-  if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != 0 || ids.back() != 1)
-    violated("BPE encode is not <s> ... </s> within maxLen");
-  if (ids.size() - 2 != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
-    violated("BPE encode and tokenize disagree on the number of pieces");
-  for (size_t i = 1; i + 1 < ids.size(); ++i) {
-    const int32_t id = ids[i];
-    const bool added = id == 9000 || id == 9001;
-    if (id < 0 || (!added && static_cast<size_t>(id) >= bpe.vocab.size()))
-      violated("BPE id outside what it can produce");
-    if (!added && bpe.vocab[id] != pieces[i - 1])
-      violated("BPE encode's id is not tokenize's piece");
+  for (const encrt::BytePairTokenizer &bpeTok : bpeToks) {
+    checkPair(bpeTok, text, maxLen, bpeTok.maxId(), 4);
+    pieces = bpeTok.tokenize(text);
+    ids = bpeTok.encode(text, maxLen);
+    if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != 0 || ids.back() != 1)
+      violated("BPE encode is not <s> ... </s> within maxLen");
+    if (ids.size() - 2 != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
+      violated("BPE encode and tokenize disagree on the number of pieces");
+    for (size_t i = 1; i + 1 < ids.size(); ++i) {
+      const int32_t id = ids[i];
+      const bool added = id == 9000 || id == 9001;
+      if (id < 0 || (!added && static_cast<size_t>(id) >= bpe.vocab.size()))
+        violated("BPE id outside what it can produce");
+      if (!added && bpe.vocab[id] != pieces[i - 1])
+        violated("BPE encode's id is not tokenize's piece");
+    }
+  }
+
+  // NFC: valid UTF-8 out, idempotent, one origin per output byte, each an
+  // input offset.
+  {
+    std::string buffer, once, twice;
+    const std::string_view valid = encrt::unicode::validUtf8(text, buffer, "");
+    std::vector<uint32_t> origin(valid.size());
+    for (size_t i = 0; i < origin.size(); ++i)
+      origin[i] = static_cast<uint32_t>(i);
+    encrt::unicode::nfc(valid, once, &origin);
+    encrt::unicode::nfc(once, twice);
+    std::string check;
+    if (encrt::unicode::validUtf8(once, check, "").size() != once.size())
+      violated("NFC output is not valid UTF-8");
+    if (twice != once)
+      violated("NFC is not idempotent");
+    if (origin.size() != once.size())
+      violated("NFC origins do not cover its output");
+    for (uint32_t o : origin)
+      if (o >= valid.size())
+        violated("NFC origin outside the input");
   }
 
   static const std::vector<std::unique_ptr<encrt::UnigramTokenizer>> unigrams = [] {

@@ -117,15 +117,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   const std::vector<encrt::AddedToken> added = runtimeAddedTokens(tok);
+  std::vector<encrt::NormalizerStep> normalizers; // the kinds are listed in the same order on both sides
+  for (const encc::NormalizerStepData &n : tok.normalizers)
+    normalizers.push_back({static_cast<encrt::NormalizerStep::Kind>(n.kind), n.charsmap, n.pattern, n.minRepeat,
+                           n.content, n.stripLeft, n.stripRight, n.stripSpacesOnly});
   const int32_t specials = static_cast<int32_t>(tok.templateIds.size()) - 1;
   try {
     if (unigram) {
       encrt::UnigramOptions o;
       o.unkId = tok.unkId;
       o.byteFallback = tok.byteFallback;
-      for (const encc::NormalizerStepData &n : tok.normalizers)
-        o.normalizers.push_back({static_cast<encrt::NormalizerStep::Kind>(n.kind), n.charsmap, n.pattern,
-                                 n.minRepeat, n.content, n.stripLeft, n.stripRight, n.stripSpacesOnly});
+      o.normalizers = normalizers;
       o.whitespaceSplit = tok.whitespaceSplit;
       o.replacement = tok.metaspaceReplacement;
       o.prepend = static_cast<encrt::UnigramOptions::Prepend>(tok.metaspacePrepend);
@@ -139,6 +141,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       o.fuseUnk = tok.fuseUnk;
       o.unkId = tok.unkId;
       o.templateIds = tok.templateIds;
+      o.normalizers = normalizers;
       checkEncodes(encrt::BytePairTokenizer(tok.vocab, tok.merges, added, o), specials);
     }
   } catch (const std::invalid_argument &e) {
