@@ -2,6 +2,8 @@
 #ifndef ENCC_COMPILER_ARGS_H
 #define ENCC_COMPILER_ARGS_H
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string>
@@ -28,10 +30,27 @@ struct Args {
   }
 };
 
+/// Whether `s` has the shape of an option: "-x" or "--name[=value]" with a
+/// name of letters, digits and inner dashes ("---", "--=x", "-5 degrees" and
+/// "--> arrow" do not).
+inline bool optionShaped(const std::string &s) {
+  const size_t dashes = s.rfind("--", 0) == 0 ? 2 : 1;
+  const size_t end = std::min(s.find('='), s.size());
+  if (s.size() <= dashes || end <= dashes || !std::isalpha(static_cast<unsigned char>(s[dashes])))
+    return false;
+  for (size_t i = dashes; i < end; ++i)
+    if (!std::isalnum(static_cast<unsigned char>(s[i])) && s[i] != '-')
+      return false;
+  return s[end - 1] != '-';
+}
+
 /// `valued` names the options that take a value; `flags` those that do not.
-/// Anything else starting with '-' is an error.
+/// Anything else starting with '-' is an error, except for commands whose
+/// positionals are texts (`textPositionals`: embed, rerank, tokenize): there
+/// a string that is not option-shaped ("---", "--=x", "-5 degrees") is a
+/// text. "--" ends the options in every command.
 inline Args parseArgs(int argc, char **argv, int first, const std::set<std::string> &valued,
-                      const std::set<std::string> &flags) {
+                      const std::set<std::string> &flags, bool textPositionals = false) {
   Args a;
   for (int i = first; i < argc; ++i) {
     std::string s = argv[i];
@@ -40,7 +59,8 @@ inline Args parseArgs(int argc, char **argv, int first, const std::set<std::stri
         a.positionals.push_back(argv[i]);
       break;
     }
-    if (s.size() < 2 || s[0] != '-' || (s[1] != '-' && s != "-o" && s != "-h" && s != "-v" && s != "-q")) {
+    if (s.size() < 2 || s[0] != '-' || (s[1] != '-' && s != "-o" && s != "-h" && s != "-v" && s != "-q") ||
+        (textPositionals && !optionShaped(s))) {
       a.positionals.push_back(s);
       continue;
     }
@@ -51,7 +71,8 @@ inline Args parseArgs(int argc, char **argv, int first, const std::set<std::stri
       value = s.substr(eq + 1);
       hasValue = true;
     }
-    name = name.substr(name.find_first_not_of('-'));
+    const size_t start = name.find_first_not_of('-');
+    name = start == std::string::npos ? std::string() : name.substr(start);
     if (name == "o")
       name = "output";
     if (name == "h")
@@ -76,7 +97,8 @@ inline Args parseArgs(int argc, char **argv, int first, const std::set<std::stri
       }
       a.options[name].push_back("");
     } else {
-      a.error = "unknown option '" + s + "'";
+      a.error = "unknown option '" + s + "'" +
+                (textPositionals ? " (a text that begins with '-' goes after --)" : "");
       return a;
     }
   }

@@ -402,6 +402,7 @@ int main(int argc, char **argv) {
     const char *name, *usage;
     std::set<std::string> valued, flags;
     int (*fn)(const Args &);
+    bool texts = false; ///< its positionals after the artifact are texts (parseArgs' textPositionals)
   };
   static const Command commands[] = {
       {"compile", kCompileUsage,
@@ -419,13 +420,13 @@ int main(int argc, char **argv) {
        {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage,
        {"file", "format", "threads", "cpu-target", "device", "require-sha256", "trusted-key", "signature"},
-       {"profile", "help"}, embedCommand},
+       {"profile", "help"}, embedCommand, /*texts=*/true},
       {"rerank", kRerankUsage,
        {"file", "format", "truncation", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
         "signature"},
-       {"profile", "help"}, rerankCommand},
+       {"profile", "help"}, rerankCommand, /*texts=*/true},
       {"tokenize", kTokenizeUsage, {"file", "format", "truncation", "require-sha256", "trusted-key", "signature"},
-       {"pair", "help"}, tokenizeCommand},
+       {"pair", "help"}, tokenizeCommand, /*texts=*/true},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
       {"keygen", kKeygenUsage, {}, {"quiet", "help"}, keygenCommand},
       {"sign", kSignUsage, {"key", "output"}, {"quiet", "help"}, signCommand},
@@ -433,7 +434,7 @@ int main(int argc, char **argv) {
   for (const Command &c : commands) {
     if (cmd != c.name)
       continue;
-    Args args = parseArgs(argc, argv, 2, c.valued, c.flags);
+    Args args = parseArgs(argc, argv, 2, c.valued, c.flags, c.texts);
     if (!args.error.empty())
       return usageError(args.error, c.usage);
     if (args.has("help")) {
