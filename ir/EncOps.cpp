@@ -208,6 +208,8 @@ LogicalResult EmbeddingOp::verify() {
       failed(checkDim(op, "result dim 2", res.getDimSize(2), "word table dim 1",
                       h)))
     return failure();
+  if (IntegerAttr pad = getPositionPadIdAttr(); pad && pad.getInt() < 0)
+    return emitOpError() << "position_pad_id " << pad.getInt() << " must be >= 0";
   bool int8Table = word.getElementType().isInteger(8);
   if (Value scaleValue = getWordScale()) {
     if (!int8Table)

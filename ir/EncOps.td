@@ -55,6 +55,12 @@ def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
     outside their table are clamped to it by the kernels (the runtime refuses
     them before a run).
 
+    `position_pad_id = p` (RoBERTa, XLM-R, CamemBERT, MPNet: transformers'
+    `create_position_ids_from_input_ids`): the position of token `s` is
+    `p + (the number of ids != p among ids[b, 0..s])` when `ids[b, s] != p`,
+    and `p` when it is the pad id itself, instead of `s + position_offset`
+    (the same for text without a literal pad token inside it).
+
     The word table may be int8 (written by `enc-quantize-linear-int8`): then
     the optional `word_scale` operand `[rows]` f32 is required and the gather
     dequantises row-wise, `word[v, :] = float(word_q[v, :]) * word_scale[v]`
@@ -79,7 +85,8 @@ def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
                    Enc_F32Tensor:$pos, Enc_F32Tensor:$token_type,
                    I64Attr:$position_offset,
                    Optional<Enc_F32Tensor>:$word_scale,
-                   Optional<Enc_I32Tensor>:$type_ids);
+                   Optional<Enc_I32Tensor>:$type_ids,
+                   OptionalAttr<I64Attr>:$position_pad_id);
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $ids `,` $word `,` $pos `,` $token_type (`word_scale` $word_scale^)?
@@ -87,12 +94,13 @@ def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
   }];
   let builders = [
     // The f32 form (no word_scale), as the frontends build it; `type_ids`
-    // may be null (every token of type 0).
+    // may be null (every token of type 0); `position_pad_id` < 0: none.
     OpBuilder<(ins "Type":$result, "Value":$ids, "Value":$word, "Value":$pos,
                    "Value":$token_type, "uint64_t":$position_offset,
-                   "Value":$type_ids), [{
+                   "Value":$type_ids, CArg<"int64_t", "-1">:$position_pad_id), [{
       build($_builder, $_state, result, ids, word, pos, token_type,
-            position_offset, Value(), type_ids);
+            position_offset, Value(), type_ids,
+            position_pad_id >= 0 ? $_builder.getI64IntegerAttr(position_pad_id) : IntegerAttr());
     }]>
   ];
   let hasVerifier = 1;

@@ -107,7 +107,7 @@ Value EncoderEmitter::pool(Value hidden, Pooling pooling, const std::string &mod
 Value EncoderEmitter::embeddings(const ModelWeightNames &n) {
   Value x = b.create<enc::EmbeddingOp>(loc("embeddings"), bsn(c.hidden), ids, weight(n.word + ".weight"),
                                        weight(n.position + ".weight"), weight(n.tokenType + ".weight"),
-                                       uint64_t(c.positionOffset), typeIds);
+                                       uint64_t(c.positionOffset), typeIds, c.positionPadId);
   return layernorm(x, n.embNorm);
 }
 

@@ -41,6 +41,9 @@ struct ModelConfig {
   double layerNormEps = 1e-12;
   Activation hiddenAct = Activation::Gelu;
   int64_t positionOffset = 0; ///< 0 for bert; pad_token_id + 1 for roberta-likes
+  /// Roberta-likes: positions count the non-pad ids (transformers'
+  /// create_position_ids_from_input_ids; enc.embedding's position_pad_id); -1: none.
+  int64_t positionPadId = -1;
   /// Compiled maximum sequence length: ImportOptions::maxSeq, else
   /// sentence_bert_config.json max_seq_length, else maxPositions - positionOffset.
   int64_t maxSeq = 0;

@@ -94,6 +94,7 @@ struct Val {
   // IdPattern: ids[.., s] = s + offset, or 0 everywhere.
   bool zeros = false;
   int64_t offset = 0;
+  int64_t padId = -1; ///< IdPattern from RoBERTa's pad-derived positions: the pad id they skip
   // PadDerived: RoBERTa's positions from the ids, (cumsum(ids != pad) * (ids != pad)) + pad,
   // step by step; `offset` holds the pad id.
   enum PadStage { IsPad, NotPad, CumSum, Masked } stage = IsPad;
@@ -101,7 +102,7 @@ struct Val {
   double a = 1, c = 0;
   // Embed: the tables gathered so far.
   mlir::Value word, pos, type;
-  int64_t posOffset = 0;
+  int64_t posOffset = 0, posPadId = -1;
   bool typeFromInput = false;
   // Tensor.
   mlir::Value v;
@@ -356,7 +357,7 @@ llvm::Expected<mlir::Value> Lowerer::tensor(const onnx::Node &n, Val &v) {
       type = *w;
     }
     v.v = b.create<enc::EmbeddingOp>(loc(n), typeOf(v.dims), idsArg, v.word, v.pos, type, uint64_t(v.posOffset),
-                                     v.typeFromInput ? typeIdsArg : mlir::Value());
+                                     v.typeFromInput ? typeIdsArg : mlir::Value(), v.posPadId);
     v.kind = Val::Tensor;
     v.layout = Val::Plain;
     return v.v;
@@ -559,6 +560,7 @@ llvm::Error Lowerer::lowerGather(const onnx::Node &n) {
     } else {
       r.pos = *table;
       r.posOffset = ix.offset;
+      r.posPadId = ix.padId;
       if (ix.offset < 0)
         return nodeErr(n, "position ids start at " + Twine(ix.offset));
     }
@@ -945,6 +947,7 @@ llvm::Error Lowerer::lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind) 
       Val r;
       r.kind = Val::IdPattern;
       r.offset = (*k)[0] + 1;
+      r.padId = pd.offset;
       r.dims = pd.dims;
       set(n, std::move(r));
       return llvm::Error::success();
@@ -1002,8 +1005,10 @@ llvm::Error Lowerer::lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind) 
           return nodeErr(n, "adds two lookups of the same kind of embedding table");
         *mine = theirs;
       }
-    if (y.pos)
+    if (y.pos) {
       r.posOffset = y.posOffset;
+      r.posPadId = y.posPadId;
+    }
     r.typeFromInput |= y.typeFromInput;
     set(n, std::move(r));
     return llvm::Error::success();
@@ -1137,6 +1142,7 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
       if ((*pos)->kind != Val::IdPattern || (*pos)->zeros)
         return nodeErr(n, "its position_ids are not 0, 1, 2, ...");
       sum.posOffset = (*pos)->offset;
+      sum.posPadId = (*pos)->padId;
     }
     const int64_t h = cast<RankedTensorType>(sum.word.getType()).getDimSize(1);
     sum.dims = {kBatch, kSeq, h};

@@ -34,7 +34,7 @@ __global__ void embedKernel(enc_cuda_args a) {
       static_cast<const float *>(a.buffers[2]), static_cast<const __half *>(a.buffers[3]),
       static_cast<const __half *>(a.buffers[4]), static_cast<const float *>(a.buffers[5]),
       static_cast<const float *>(a.buffers[6]), static_cast<__half *>(a.buffers[7]), nullptr,
-      nullptr, a.iattrs[0], a.fattrs[0], 0.0f);
+      nullptr, a.iattrs[0], /*padId=*/-1, a.fattrs[0], 0.0f);
 }
 __global__ void addLnQuantKernel(enc_cuda_args a) {
   enc_cuda::layerNorm<__half, H, true, true>(

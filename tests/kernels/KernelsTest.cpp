@@ -376,12 +376,17 @@ TEST(KernelEmbedding, LookupWithClamping) {
   // Out-of-range ids, type ids and positions are clamped into the tables.
   const int32_t ids[B * S] = {0, 3, 10, -5, 99, 7, 1, 2, 2, 11};
   const int32_t typeIds[B * S] = {0, 1, 2, 1, 0, 3, -1, 1, 0, 9};
+  // padId 2 (position_pad_id): the literal 2s take position 2, the tokens
+  // after them count only the non-pad ones (transformers' RoBERTa positions).
+  for (const int64_t padId : {int64_t(-1), int64_t(2)})
   for (const int32_t *types : {static_cast<const int32_t *>(nullptr), typeIds}) {
     std::vector<double> ref(B * S * H);
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t s = 0; s < S; ++s) {
+      for (int64_t s = 0, nonPad = 0; s < S; ++s) {
         const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
-        const int64_t p = std::min<int64_t>(s + offset, P - 1);
+        nonPad += ids[b * S + s] != padId;
+        const int64_t position = padId < 0 ? s + offset : ids[b * S + s] == padId ? padId : padId + nonPad;
+        const int64_t p = std::min<int64_t>(position, P - 1);
         const int64_t t = types ? std::min<int64_t>(std::max(types[b * S + s], 0), T - 1) : 0;
         for (int h = 0; h < H; ++h)
           ref[(b * S + s) * H + h] =
@@ -389,7 +394,7 @@ TEST(KernelEmbedding, LookupWithClamping) {
       }
     checkKernel(ref, [&](float *y, int32_t t, int32_t k) {
       embedding<H>(ids, types, word.data(), V, pos.data(), P, type.data(), T, y,
-                   B, S, offset, t, k);
+                   B, S, offset, padId, t, k);
     }, 1e-6, 1e-6);
   }
 }

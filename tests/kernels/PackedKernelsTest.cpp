@@ -227,12 +227,18 @@ TEST(KernelPacked, EmbeddingRowsAndPositions) {
     wordQ[i] = int8_t(int(i * 37 % 255) - 127);
   for (int64_t i = 0; i < V; ++i)
     wordScale[i] = 0.01f * float(i + 1);
+  // padId 3 (RoBERTa's positions, position_pad_id): a literal pad id inside a
+  // sequence takes position 3 and the tokens after it count on from the
+  // last non-pad one, as transformers' create_position_ids_from_input_ids.
+  for (const int64_t padId : {int64_t(-1), int64_t(3)})
   for (const int32_t *types : {static_cast<const int32_t *>(nullptr), static_cast<const int32_t *>(typeIds.data())}) {
     std::vector<double> ref(off[B] * H), refQ(off[B] * H);
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t s = 0; s < lengths[b]; ++s) {
+      for (int64_t s = 0, nonPad = 0; s < lengths[b]; ++s) {
         const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
-        const int64_t p = std::min<int64_t>(s + offset, P - 1);
+        nonPad += ids[b * S + s] != padId;
+        const int64_t position = padId < 0 ? s + offset : ids[b * S + s] == padId ? padId : padId + nonPad;
+        const int64_t p = std::min<int64_t>(position, P - 1);
         const int64_t t = types ? std::min<int64_t>(std::max(types[b * S + s], 0), T - 1) : 0;
         for (int h = 0; h < H; ++h) {
           ref[(off[b] + s) * H + h] =
@@ -243,12 +249,12 @@ TEST(KernelPacked, EmbeddingRowsAndPositions) {
       }
     checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
       embeddingPacked<H>(ids.data(), types, word.data(), V, pos.data(), P,
-                         type.data(), T, y, off.data(), B, S, offset, t, n);
+                         type.data(), T, y, off.data(), B, S, offset, padId, t, n);
     }, 1e-6, 1e-6);
     checkKernel(refQ, [&](float *y, int32_t t, int32_t n) {
       embeddingQ8Packed<H>(ids.data(), types, wordQ.data(), wordScale.data(), V,
                            pos.data(), P, type.data(), T, y, off.data(), B, S,
-                           offset, t, n);
+                           offset, padId, t, n);
     }, 1e-6, 1e-6);
   }
 }

@@ -458,11 +458,13 @@ llvm::Error Generator::addEmbedding(enc::EmbeddingOp op) {
       in(0, "int32_t") + ", " + typeIdsArg + ", " + std::to_string(typeRows) + ", " + wordArg + ", " +
       scaleArg + ", " + posArg + ", " + typeArg + ", " + gArg + ", " + bArg + ", " + out(numIn, actC_) + ", " +
       quantOuts(bool(quant), numIn) +
-      ", a.iattrs[0], a.fattrs[0], a.fattrs[1]);";
+      ", a.iattrs[0], a.iattrs[1], a.fattrs[0], a.fattrs[1]);";
   const uint32_t numResults = operands.size() - numIn;
   return emit(op, opName, symbol, body, kRowThreads, std::move(operands), numResults,
               cudaLaunchHeader(ENC_CUDA_GRID_ROWS, kRowThreads, 0, kRowsPerBlock, 0),
-              {static_cast<int64_t>(op.getPositionOffset())}, {eps, staticScale});
+              {static_cast<int64_t>(op.getPositionOffset()),
+               op.getPositionPadId() ? static_cast<int64_t>(*op.getPositionPadId()) : int64_t(-1)},
+              {eps, staticScale});
 }
 
 llvm::Error Generator::addLayerNorm(Operation *op) {

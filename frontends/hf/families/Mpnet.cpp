@@ -40,6 +40,7 @@ public:
                      " is not supported (transformers' MPNet buckets with 32)");
     c.typeVocab = 0;
     c.positionOffset = 2;
+    c.positionPadId = 1; // MPNetEmbeddings' padding_idx
     return llvm::Error::success();
   }
   ModelWeightNames weightNames(const ModelConfig &c) const override {

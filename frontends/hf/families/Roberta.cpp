@@ -25,6 +25,7 @@ public:
     if (auto e = f.getInt("pad_token_id", pad, 1, 0))
       return e;
     c.positionOffset = pad + 1;
+    c.positionPadId = pad;
     return llvm::Error::success();
   }
   std::vector<std::string> checkpointPrefixes(const ModelConfig &c) const override {

@@ -40,5 +40,5 @@
 // ROB: enc.weight "embeddings.token_type_embeddings.weight" : tensor<1x64xf32>
 // ROB-NOT: roberta.
 // One token type: no type ids.
-// ROB: enc.embedding %{{[a-z0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {position_offset = 2 : i64}
+// ROB: enc.embedding %{{[a-z0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {position_offset = 2 : i64, position_pad_id = 1 : i64}
 // ROB: enc.gelu %{{.*}} {approximate = #enc.approximation<tanh>}

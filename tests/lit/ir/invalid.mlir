@@ -43,6 +43,14 @@ func.func @embedding_ids_type(%ids: tensor<?x?xi64>, %w: tensor<10x8xf32>, %p: t
 
 // -----
 
+func.func @embedding_pad_id(%ids: tensor<?x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>) {
+  // expected-error @+1 {{position_pad_id -1 must be >= 0}}
+  %e = enc.embedding %ids, %w, %p, %t {position_offset = 2 : i64, position_pad_id = -1 : i64} : (tensor<?x?xi32>, tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
 func.func @embedding_hidden(%ids: tensor<?x?xi32>, %w: tensor<10x8xf32>, %p: tensor<16x6xf32>, %t: tensor<2x8xf32>) {
   // expected-error @+1 {{expects position table dim 1 to equal word table dim 1 (8) but got 6}}
   %e = enc.embedding %ids, %w, %p, %t {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<10x8xf32>, tensor<16x6xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>

@@ -116,6 +116,10 @@ func.func @static_shapes(%ids: tensor<2x8xi32>, %word: tensor<100x16xf32>, %pos:
   // CHECK: enc.embedding %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {position_offset = 2 : i64} : (tensor<2x8xi32>, tensor<100x16xf32>, tensor<16x16xf32>, tensor<1x16xf32>) -> tensor<2x8x16xf32>
   %e = enc.embedding %ids, %word, %pos, %type {position_offset = 2 : i64}
       : (tensor<2x8xi32>, tensor<100x16xf32>, tensor<16x16xf32>, tensor<1x16xf32>) -> tensor<2x8x16xf32>
+  // RoBERTa's positions past literal pad ids round trip too.
+  // CHECK: enc.embedding %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {position_offset = 2 : i64, position_pad_id = 1 : i64}
+  %ep = enc.embedding %ids, %word, %pos, %type {position_offset = 2 : i64, position_pad_id = 1 : i64}
+      : (tensor<2x8xi32>, tensor<100x16xf32>, tensor<16x16xf32>, tensor<1x16xf32>) -> tensor<2x8x16xf32>
   // CHECK: enc.matmul %{{.*}}, %{{.*}} : (tensor<2x8x16xf32>, tensor<2x16x4xf32>) -> tensor<2x8x4xf32>
   %w = enc.weight "w" : tensor<2x16x4xf32>
   %m = enc.matmul %e, %w : (tensor<2x8x16xf32>, tensor<2x16x4xf32>) -> tensor<2x8x4xf32>

@@ -147,17 +147,31 @@ ENC_INLINE const float *typeRow(const float *type, const int32_t *typeIds,
   return type + std::min<int64_t>(std::max<int64_t>(typeIds[i], 0), T - 1) * H;
 }
 
+/// The position-table row of token s of a sequence's ids `row`: s + offset,
+/// or with a pad id (padId >= 0, transformers' create_position_ids_from_input_ids)
+/// padId + the number of non-pad ids among row[0..s], and padId for a pad.
+ENC_INLINE int64_t positionRow(const int32_t *row, int64_t s, int64_t offset, int64_t padId) {
+  if (padId < 0)
+    return s + offset;
+  if (row[s] == padId)
+    return padId;
+  int64_t count = 0;
+  for (int64_t j = 0; j <= s; ++j)
+    count += row[j] != padId;
+  return padId + count;
+}
+
 /// One row of enc.embedding: yr = word[id] (times wordScale[id] for an int8
-/// table; unused for f32) + pos[s + offset] + type (the token's row of the
+/// table; unused for f32) + pos[position] + type (the token's row of the
 /// type table, typeRow()), with the id clamped into [0, V) and the position
-/// into [0, P).
+/// (positionRow()) into [0, P).
 template <int H, class W>
 ENC_INLINE void embeddingRow(int64_t id, const W *word, const float *wordScale,
                              int64_t V, const float *pos, int64_t P,
-                             const float *type, int64_t s, int64_t offset,
+                             const float *type, int64_t position,
                              float *yr) {
   id = std::min<int64_t>(std::max<int64_t>(id, 0), V - 1);
-  const int64_t p = std::min<int64_t>(std::max<int64_t>(s + offset, 0), P - 1);
+  const int64_t p = std::min<int64_t>(std::max<int64_t>(position, 0), P - 1);
   const W *wr = word + id * H;
   const float *pr = pos + p * H;
   if constexpr (sizeof(W) == 1) { // int8 word table

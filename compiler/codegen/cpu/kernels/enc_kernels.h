@@ -22,19 +22,20 @@
 
 namespace enc_kernels {
 
-/// enc.embedding: y[b,s,:] = word[ids[b,s]] + pos[s + offset] +
-/// type[typeIds[b,s]] (type[0] when typeIds is null; T type rows). Ids,
-/// type ids and positions outside their tables are clamped.
+/// enc.embedding: y[b,s,:] = word[ids[b,s]] + pos[position] +
+/// type[typeIds[b,s]] (type[0] when typeIds is null; T type rows), the
+/// position s + offset or, with padId >= 0, positionRow()'s. Ids, type ids and
+/// positions outside their tables are clamped.
 template <int H>
 void embedding(const int32_t *ids, const int32_t *typeIds, const float *word,
                int64_t V, const float *pos, int64_t P, const float *type,
                int64_t T, float *y, int64_t B, int64_t S, int64_t offset,
-               int32_t task, int32_t numTasks) {
+               int64_t padId, int32_t task, int32_t numTasks) {
   int64_t t0, t1;
   taskShare(B * S, task, numTasks, t0, t1);
   for (int64_t t = t0; t < t1; ++t)
     embeddingRow<H>(ids[t], word, nullptr, V, pos, P, typeRow<H>(type, typeIds, T, t),
-                    t % S, offset, y + t * H);
+                    positionRow(ids + t / S * S, t % S, offset, padId), y + t * H);
 }
 
 /// enc.embedding, packed: row offsets[b] + s of y [tokens, H] gets
@@ -46,12 +47,13 @@ void embeddingPacked(const int32_t *ids, const int32_t *typeIds,
                      const float *word, int64_t V, const float *pos, int64_t P,
                      const float *type, int64_t T, float *y,
                      const int32_t *offsets, int64_t B, int64_t S,
-                     int64_t offset, int32_t task, int32_t numTasks) {
+                     int64_t offset, int64_t padId, int32_t task, int32_t numTasks) {
   int64_t t0, t1;
   taskShare(offsets[B], task, numTasks, t0, t1);
   forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t b, int64_t s) {
     embeddingRow<H>(ids[b * S + s], word, nullptr, V, pos, P,
-                    typeRow<H>(type, typeIds, T, b * S + s), s, offset, y + t * H);
+                    typeRow<H>(type, typeIds, T, b * S + s), positionRow(ids + b * S, s, offset, padId),
+                    y + t * H);
   });
 }
 

@@ -169,19 +169,19 @@ void qlinearAddLayerNorm(const uint8_t *xq, const float *xScale, const void *pac
 }
 
 /// enc.embedding with an int8 word table: y[b,s,:] = wordQ[id] * wordScale[id]
-/// + pos[s + offset] + type[typeIds[b,s]]; clamping and a null typeIds as in
-/// embedding().
+/// + pos[position] + type[typeIds[b,s]]; positions, clamping and a null typeIds
+/// as in embedding().
 template <int H>
 void embeddingQ8(const int32_t *ids, const int32_t *typeIds,
                  const int8_t *wordQ, const float *wordScale, int64_t V,
                  const float *pos, int64_t P, const float *type, int64_t T,
-                 float *y, int64_t B, int64_t S, int64_t offset, int32_t task,
-                 int32_t numTasks) {
+                 float *y, int64_t B, int64_t S, int64_t offset, int64_t padId,
+                 int32_t task, int32_t numTasks) {
   int64_t t0, t1;
   taskShare(B * S, task, numTasks, t0, t1);
   for (int64_t t = t0; t < t1; ++t)
     embeddingRow<H>(ids[t], wordQ, wordScale, V, pos, P, typeRow<H>(type, typeIds, T, t),
-                    t % S, offset, y + t * H);
+                    positionRow(ids + t / S * S, t % S, offset, padId), y + t * H);
 }
 
 /// embeddingQ8, packed: rows offsets[b] + s of y [tokens, H] (see
@@ -191,13 +191,14 @@ void embeddingQ8Packed(const int32_t *ids, const int32_t *typeIds,
                        const int8_t *wordQ, const float *wordScale, int64_t V,
                        const float *pos, int64_t P, const float *type,
                        int64_t T, float *y, const int32_t *offsets, int64_t B,
-                       int64_t S, int64_t offset, int32_t task,
+                       int64_t S, int64_t offset, int64_t padId, int32_t task,
                        int32_t numTasks) {
   int64_t t0, t1;
   taskShare(offsets[B], task, numTasks, t0, t1);
   forEachPackedRow(offsets, B, t0, t1, [&](int64_t t, int64_t b, int64_t s) {
     embeddingRow<H>(ids[b * S + s], wordQ, wordScale, V, pos, P,
-                    typeRow<H>(type, typeIds, T, b * S + s), s, offset, y + t * H);
+                    typeRow<H>(type, typeIds, T, b * S + s), positionRow(ids + b * S, s, offset, padId),
+                    y + t * H);
   });
 }
 

@@ -82,7 +82,8 @@ __device__ __forceinline__ void embedding(const enc_cuda_args &a, const int32_t 
                                           const WT *word, const float *wordScale,
                                           const T *pos, const T *type, const float *gamma,
                                           const float *beta, T *y, int8_t *q, float *qs,
-                                          int64_t positionOffset, float eps, float staticScale) {
+                                          int64_t positionOffset, int64_t padId, float eps,
+                                          float staticScale) {
   const int lane = threadIdx.x & 31;
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
   if (r >= a.tokens)
@@ -94,7 +95,19 @@ __device__ __forceinline__ void embedding(const enc_cuda_args &a, const int32_t 
     type += min(max(static_cast<int64_t>(typeIds[b * a.seq + s]), int64_t(0)), typeRows - 1) * H;
   float v[WarpRow<H>::R] = {};
   addWarpRow<H>(v, lane, word + id * H, wordScale ? wordScale[id] : 1.0f);
-  addWarpRow<H>(v, lane, pos + (s + positionOffset) * H);
+  // Positions s + offset, or (padId >= 0, enc.embedding's position_pad_id)
+  // padId + the number of non-pad ids among ids[b, 0..s], padId for a pad.
+  int64_t position = s + positionOffset;
+  if (padId >= 0) {
+    const int32_t *row = ids + b * a.seq;
+    int count = 0;
+    for (int64_t j = lane; j <= s; j += 32)
+      count += row[j] != padId;
+    for (int o = 16; o > 0; o >>= 1)
+      count += __shfl_xor_sync(0xffffffffu, count, o);
+    position = id == padId ? padId : padId + count;
+  }
+  addWarpRow<H>(v, lane, pos + position * H);
   addWarpRow<H>(v, lane, type);
   if (LN)
     layerNormWarpRow<H>(v, lane, gamma, beta, eps);
