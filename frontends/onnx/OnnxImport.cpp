@@ -1628,6 +1628,22 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     return unary(enc::UnaryKind::erf);
   if (op == "Tanh")
     return unary(enc::UnaryKind::tanh);
+  if (op == "Gelu") { // ai.onnx Gelu (opset 20; torch's dynamo export writes it): approximate none | tanh
+    std::string approx = "none";
+    if (const onnx::Attribute *a = n.attribute("approximate"))
+      approx = a->s;
+    if (approx != "none" && approx != "tanh")
+      return nodeErr(n, "approximate '" + approx + "' is not supported (supported: none, tanh)");
+    auto x = input(n, 0);
+    if (!x)
+      return x.takeError();
+    auto xv = tensor(n, **x);
+    if (!xv)
+      return xv.takeError();
+    const auto kind = approx == "tanh" ? enc::GeluApproximation::tanh : enc::GeluApproximation::none;
+    set(n, tensorVal(b.create<enc::GeluOp>(loc(n), xv->getType(), *xv, kind), (*x)->dims));
+    return llvm::Error::success();
+  }
   if (op == "MatMul")
     return lowerMatMul(n);
   if (op == "Gemm")

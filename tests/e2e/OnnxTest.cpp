@@ -8,7 +8,9 @@
 // (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization,
 // BiasGelu / FastGelu); RoBERTa (positions computed from the ids) as exported
 // and ORT-optimised (the mask index a ReduceSum), and XLM-R at opset 17; one
-// by torch's dynamo exporter (opset 18, weights in an external-data file); and
+// by torch's dynamo exporter (opset 18, weights in an external-data file), two
+// by its default export of torch 2.15 (dynamo, opset 20: the ai.onnx Gelu
+// operator, erf and tanh; issue 41, item 5, refused before); and
 // DistilBERT (Q scaled before the product, the mask through Where) as exported
 // and ORT-optimised (K projected before Q); two sequence-classification heads
 // (BERT's pooler with one label, RoBERTa's head with three after ORT's
@@ -197,16 +199,18 @@ TEST_P(OnnxExport, MatchesOnnxRuntimeAndTheHuggingFaceFrontend) {
   EXPECT_LE(relErr(onnxOut.scores, hfOut.scores), kTolerance) << "logits vs the HF folder's artifact";
 }
 
-std::string caseName(const ::testing::TestParamInfo<int> &i) {
-  static const char *const names[] = {"BertGeluOpset14",     "BertGeluOpset17",          "BertGeluNewOpset14",
-                                      "BertGeluTanhOpset17", "BertGeluOpset17OrtOptimised", "BertGeluNewOpset14OrtOptimised",
-                                      "RobertaOpset14", "BertGeluDynamoOpset18", "DistilbertOpset14",
-                                      "RobertaOpset14OrtOptimised", "XlmRobertaOpset17", "DistilbertOpset17OrtOptimised",
-                                      "BertCrossEncoderOpset14", "RobertaClassifierOpset17OrtOptimised"};
-  return names[i.param];
-}
+/// The test names of the recorded cases, in onnx_outputs.json's order.
+constexpr const char *kCaseNames[] = {
+    "BertGeluOpset14",        "BertGeluOpset17",           "BertGeluNewOpset14",
+    "BertGeluTanhOpset17",    "BertGeluOpset17OrtOptimised", "BertGeluNewOpset14OrtOptimised",
+    "RobertaOpset14",         "BertGeluDynamoOpset18",     "DistilbertOpset14",
+    "RobertaOpset14OrtOptimised", "XlmRobertaOpset17",     "DistilbertOpset17OrtOptimised",
+    "BertCrossEncoderOpset14", "RobertaClassifierOpset17OrtOptimised", "BertGeluDynamoOpset20",
+    "BertGeluTanhDynamoOpset20"};
+constexpr int kCases = static_cast<int>(std::size(kCaseNames));
 
-constexpr int kCases = 14;
+std::string caseName(const ::testing::TestParamInfo<int> &i) { return kCaseNames[i.param]; }
+
 INSTANTIATE_TEST_SUITE_P(Recorded, OnnxExport, ::testing::Range(0, kCases), caseName);
 
 TEST(OnnxExportCases, EveryRecordedCaseRuns) { EXPECT_EQ(loadCases().size(), size_t(kCases)); }

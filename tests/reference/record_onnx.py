@@ -59,6 +59,11 @@ CASES = [
     # torch's dynamo exporter (torch.export + onnxscript, opset 18): other value names, Shape with
     # start/end, Reshape with allowzero, the weights in an external-data file beside the model.
     {"name": "bert_gelu_dynamo_opset18", "opset": 18, "flags": SMALL + ["--seed", "45"], "dynamo": True},
+    # torch 2.15's default export (dynamo, opset 20): the ai.onnx Gelu operator, erf and tanh (issue 41, item 5);
+    # recorded with transformers 4.40.2 (5.x builds its masks with ops the frontend does not know yet).
+    {"name": "bert_gelu_dynamo_opset20", "opset": 20, "flags": SMALL + ["--seed", "48"], "dynamo": True},
+    {"name": "bert_gelu_tanh_dynamo_opset20", "opset": 20,
+     "flags": SMALL + ["--act", "gelu_pytorch_tanh", "--seed", "49"], "dynamo": True},
     # DistilBERT: Q divided by sqrt(d) before the product, the mask through Equal / Expand / Where
     # (masked_fill), no token types.
     {"name": "distilbert_opset14", "opset": 14, "flags": SMALL + ["--model-type", "distilbert", "--seed", "46"]},
@@ -90,12 +95,17 @@ TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--make-tiny-model", required=True)
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help="record these cases only and merge them into the existing onnx_outputs.json (each keeps "
+                         "the versions it was recorded with)")
     args = ap.parse_args()
     out_dir = os.path.join(HERE, "onnx")
     os.makedirs(out_dir, exist_ok=True)
     cases = []
     with tempfile.TemporaryDirectory() as tmp:
         for c in CASES:
+            if args.only and c["name"] not in args.only:
+                continue
             case_ids = c.get("ids", IDS)
             seq = max(map(len, case_ids))
             ids = np.zeros((len(case_ids), seq), np.int64)
@@ -147,10 +157,16 @@ def main():
             else:
                 cases[-1]["hidden"] = [[[float(f"{v:.9g}") for v in row] for row in result[b, :len(s)]]
                                        for b, s in enumerate(case_ids)]
-    out = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                        "onnx": onnx.__version__, "onnxruntime": ort.__version__,
-                        "python": platform.python_version()},
-           "cases": cases}
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__, "onnx": onnx.__version__,
+                "onnxruntime": ort.__version__, "python": platform.python_version()}
+    if args.only:
+        with open(os.path.join(HERE, "onnx_outputs.json")) as f:
+            out = json.load(f)
+        for c in cases:
+            c["versions"] = versions
+            out["cases"] = [old for old in out["cases"] if old["name"] != c["name"]] + [c]
+    else:
+        out = {"versions": versions, "cases": cases}
     with open(os.path.join(HERE, "onnx_outputs.json"), "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
