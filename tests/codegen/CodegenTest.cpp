@@ -574,7 +574,7 @@ TEST_F(SmallGraph, PlanInvariants) {
       EXPECT_FLOAT_EQ(s.fattrs[0], 0.5f);
     }
     if (s.op == "enc.embedding") {
-      EXPECT_EQ(s.iattrs, (std::vector<int64_t>{1}));
+      EXPECT_EQ(s.iattrs, (std::vector<int64_t>{1, -1})); // position offset, no position_pad_id
       EXPECT_EQ(s.operands.size(), 5u);
     }
     // Linears read only their weight as packed at compile time
