@@ -35,7 +35,11 @@ public:
     if (auto e = readAddedTokens(unsupported); e || unsupported)
       return e;
     if (const json *n = field(j_, "normalizer"); n && !n->is_null())
-      if (auto e = readNormalizer(*n, "normalizer", unsupported); e || unsupported)
+      if (auto e = forEachNormalizer(*n, "normalizer", unsupported,
+                                     [&](const json &step, const std::string &where) {
+                                       return readNormalizer(step, where, unsupported);
+                                     });
+          e || unsupported)
         return e;
     if (auto e = readPreTokenizer(unsupported); e || unsupported)
       return e;
@@ -109,24 +113,14 @@ private:
     return llvm::Error::success();
   }
 
-  /// NFC (GPT-NeoX's, ModernBERT's), alone or in a Sequence of them; any
-  /// other normalizer leaves the model without a tokenizer (a note says which).
+  /// One normalizer step (forEachNormalizer flattens Sequences): NFC
+  /// (GPT-NeoX's, ModernBERT's); any other leaves the model without a
+  /// tokenizer (a note says which).
   llvm::Error readNormalizer(const json &n, const std::string &where, Unsupported &unsupported) {
     if (!n.is_object())
       return bad("field '" + where + "' must be an object or null");
-    if (typeOf(n) == "Sequence") {
-      const json *list = field(n, "normalizers");
-      if (!list || !list->is_array())
-        return bad("field '" + where + ".normalizers' must be an array");
-      for (size_t i = 0; i < list->size(); ++i)
-        if (auto e = readNormalizer((*list)[i], where + ".normalizers[" + std::to_string(i) + "]", unsupported);
-            e || unsupported)
-          return e;
-      return llvm::Error::success();
-    }
     if (typeOf(n) != "NFC")
-      return unsupported.why = where + " " + quotedType(n),
-             llvm::Error::success();
+      return unsupported.why = where + " " + quotedType(n), llvm::Error::success();
     NormalizerStepData step;
     step.kind = NormalizerStepData::Kind::Nfc;
     tok_.normalizers.push_back(std::move(step));

@@ -59,6 +59,33 @@ static llvm::Error readClassifierHead(const json &j, const ConfigFields &f, Mode
   return llvm::Error::success();
 }
 
+llvm::Error encc::readEncoderDims(const ConfigFields &f, ModelConfig &c) {
+  if (auto e = f.getInt("hidden_size", c.hidden))
+    return e;
+  if (auto e = f.getInt("num_hidden_layers", c.layers))
+    return e;
+  if (auto e = f.getInt("num_attention_heads", c.heads))
+    return e;
+  return f.getInt("intermediate_size", c.intermediate);
+}
+
+llvm::Error encc::readActivation(const ConfigFields &f, const char *key, Activation &out) {
+  std::string act;
+  if (f.isNull(key)) // absent means gelu; an explicit null is a broken config
+    return hfError(f.path() + ": field '" + key +
+                   "' is null, expected a string (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
+  if (auto e = f.getString(key, act, "gelu"))
+    return e;
+  if (act == "gelu")
+    out = Activation::Gelu;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
+    out = Activation::GeluTanh; // the same tanh approximation, written three ways
+  else
+    return hfError(f.path() + ": " + key + " '" + act +
+                   "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
+  return llvm::Error::success();
+}
+
 llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, const std::string &path) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
@@ -91,20 +118,8 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (auto e = f.getInt("max_position_embeddings", c.maxPositions))
     return std::move(e);
 
-  const char *actKey = c.family->activationKey();
-  std::string act;
-  if (f.isNull(actKey)) // absent means gelu; an explicit null is a broken config
-    return hfError(path + ": field '" + actKey +
-                   "' is null, expected a string (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
-  if (auto e = f.getString(actKey, act, "gelu"))
+  if (auto e = readActivation(f, c.family->activationKey(), c.hiddenAct))
     return std::move(e);
-  if (act == "gelu")
-    c.hiddenAct = Activation::Gelu;
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
-    c.hiddenAct = Activation::GeluTanh; // the same tanh approximation, written three ways
-  else
-    return hfError(path + ": " + actKey + " '" + act +
-                   "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
 
   if (auto e = readClassifierHead(j, f, c))
     return std::move(e);

@@ -92,6 +92,14 @@ public:
   virtual mlir::Value emitEncoder(EncoderEmitter &emitter) const;
 };
 
+/// hidden_size, num_hidden_layers, num_attention_heads and intermediate_size
+/// (required), as BERT and most families name them.
+llvm::Error readEncoderDims(const ConfigFields &fields, ModelConfig &config);
+
+/// The activation config.json's `key` names: absent is gelu (erf), the tanh
+/// spellings are GeluTanh, null or anything else is an error naming the key.
+llvm::Error readActivation(const ConfigFields &fields, const char *key, Activation &out);
+
 /// The family that reads `modelType`, or null.
 const ModelFamily *findModelFamily(llvm::StringRef modelType);
 

@@ -45,6 +45,25 @@ protected:
   /// in the error ("model.").
   llvm::Error readBool(const json &obj, const char *key, const char *where, bool &out) const;
 
+  /// Calls `readStep(step, where)` for each step of the normalizer `n`: the
+  /// normalizers of a Sequence (nested ones flattened) in order, else `n`
+  /// itself; stops at the first error or unsupported step.
+  template <typename ReadStep>
+  llvm::Error forEachNormalizer(const json &n, const std::string &where, Unsupported &unsupported,
+                                ReadStep &&readStep) {
+    if (typeOf(n) != "Sequence")
+      return readStep(n, where);
+    const json *list = field(n, "normalizers");
+    if (!list || !list->is_array())
+      return bad("field '" + where + ".normalizers' must be an array");
+    for (size_t i = 0; i < list->size(); ++i)
+      if (auto e = forEachNormalizer((*list)[i], where + ".normalizers[" + std::to_string(i) + "]", unsupported,
+                                     readStep);
+          e || unsupported)
+        return e;
+    return llvm::Error::success();
+  }
+
   /// added_tokens into tok_.addedTokens (single_word is not supported).
   llvm::Error readAddedTokens(Unsupported &unsupported);
   /// post_processor into tok_.templateIds (null: the text alone).

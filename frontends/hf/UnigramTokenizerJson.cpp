@@ -82,7 +82,11 @@ public:
     if (auto e = readAddedTokens(unsupported); e || unsupported)
       return e;
     if (const json *n = field(j_, "normalizer"); n && !n->is_null())
-      if (auto e = readNormalizer(*n, "normalizer", unsupported); e || unsupported)
+      if (auto e = forEachNormalizer(*n, "normalizer", unsupported,
+                                     [&](const json &step, const std::string &where) {
+                                       return readNormalizer(step, where, unsupported);
+                                     });
+          e || unsupported)
         return e;
     if (auto e = readPreTokenizer(unsupported); e || unsupported)
       return e;
@@ -115,19 +119,10 @@ private:
     return llvm::Error::success();
   }
 
+  /// One normalizer step (forEachNormalizer flattens Sequences).
   llvm::Error readNormalizer(const json &n, const std::string &where, Unsupported &unsupported) {
     const std::string type = typeOf(n);
     NormalizerStepData step;
-    if (type == "Sequence") {
-      const json *list = field(n, "normalizers");
-      if (!list || !list->is_array())
-        return bad("field '" + where + ".normalizers' must be an array");
-      for (size_t i = 0; i < list->size(); ++i)
-        if (auto e = readNormalizer((*list)[i], where + ".normalizers[" + std::to_string(i) + "]", unsupported);
-            e || unsupported)
-          return e;
-      return llvm::Error::success();
-    }
     if (type == "Precompiled") {
       step.kind = NormalizerStepData::Kind::Precompiled;
       const json *map = field(n, "precompiled_charsmap");

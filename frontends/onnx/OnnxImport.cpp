@@ -163,6 +163,8 @@ private:
 
   llvm::Error lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind);
   llvm::Error lowerMicrosoft(const onnx::Node &n);
+  /// GELU of input 0 (plus input 1 as a bias: com.microsoft BiasGelu / FastGelu).
+  llvm::Error lowerGelu(const onnx::Node &n, enc::GeluApproximation approx, bool withBias);
   llvm::Error refuseUsedOutputs(const onnx::Node &n, size_t from);
   llvm::Expected<mlir::Value> addBias(const onnx::Node &n, mlir::Value x, size_t biasInput);
   /// enc.layernorm of x with the gamma at input `gammaInput` and the beta at
@@ -1249,22 +1251,25 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
     set(n, tensorVal(*ln, (*x)->dims));
     return llvm::Error::success();
   }
-  if (op == "BiasGelu" || op == "FastGelu" || op == "Gelu") {
-    auto x = input(n, 0);
-    if (!x)
-      return x.takeError();
-    auto xv = tensor(n, **x);
-    if (!xv)
-      return xv.takeError();
-    auto biased = op == "Gelu" ? llvm::Expected<mlir::Value>(*xv) : addBias(n, *xv, 1);
-    if (!biased)
-      return biased.takeError();
-    const auto approx = op == "FastGelu" ? enc::GeluApproximation::tanh : enc::GeluApproximation::none;
-    set(n, tensorVal(b.create<enc::GeluOp>(loc(n), biased->getType(), *biased, approx), (*x)->dims));
-    return llvm::Error::success();
-  }
+  if (op == "BiasGelu" || op == "FastGelu" || op == "Gelu")
+    return lowerGelu(n, op == "FastGelu" ? enc::GeluApproximation::tanh : enc::GeluApproximation::none,
+                     /*withBias=*/op != "Gelu");
   return nodeErr(n, "this com.microsoft operator is not supported (supported: EmbedLayerNormalization, Attention, "
                     "SkipLayerNormalization, BiasGelu, FastGelu, Gelu)");
+}
+
+llvm::Error Lowerer::lowerGelu(const onnx::Node &n, enc::GeluApproximation approx, bool withBias) {
+  auto x = input(n, 0);
+  if (!x)
+    return x.takeError();
+  auto xv = tensor(n, **x);
+  if (!xv)
+    return xv.takeError();
+  auto biased = withBias ? addBias(n, *xv, 1) : llvm::Expected<mlir::Value>(*xv);
+  if (!biased)
+    return biased.takeError();
+  set(n, tensorVal(b.create<enc::GeluOp>(loc(n), biased->getType(), *biased, approx), (*x)->dims));
+  return llvm::Error::success();
 }
 
 llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
@@ -1634,15 +1639,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
       approx = a->s;
     if (approx != "none" && approx != "tanh")
       return nodeErr(n, "approximate '" + approx + "' is not supported (supported: none, tanh)");
-    auto x = input(n, 0);
-    if (!x)
-      return x.takeError();
-    auto xv = tensor(n, **x);
-    if (!xv)
-      return xv.takeError();
-    const auto kind = approx == "tanh" ? enc::GeluApproximation::tanh : enc::GeluApproximation::none;
-    set(n, tensorVal(b.create<enc::GeluOp>(loc(n), xv->getType(), *xv, kind), (*x)->dims));
-    return llvm::Error::success();
+    return lowerGelu(n, approx == "tanh" ? enc::GeluApproximation::tanh : enc::GeluApproximation::none,
+                     /*withBias=*/false);
   }
   if (op == "MatMul")
     return lowerMatMul(n);

@@ -228,6 +228,15 @@ void recordedRows(const json &c, const Batch &b, const std::vector<float> &hidde
     }
 }
 
+/// max |err| / max |ref| of a run's recorded rows and of its pooled output
+/// against the case.
+std::pair<double, double> errorsVsRecord(const json &c, const Batch &b, const encrt::RunResult &r, int64_t H) {
+  std::vector<double> got, ref;
+  recordedRows(c, b, r.hidden, H, got, ref);
+  const std::vector<double> pooled(r.pooled.begin(), r.pooled.end());
+  return {maxRelativeError(got, ref), maxRelativeError(pooled, flat(c["pooled"]))};
+}
+
 TEST(ModernBertBase, MixedBatchMatchesTransformersAndQuantizedBuildsMeetTheGates) {
   const json &c = findCase("base_mixed");
   TempDir tmp;
@@ -237,11 +246,7 @@ TEST(ModernBertBase, MixedBatchMatchesTransformersAndQuantizedBuildsMeetTheGates
   encrt::Model m(fp32);
   const int64_t H = m.info().hidden_size;
   encrt::RunResult rf = encrt::Session(m).run(b.ids, b.lengths, b.seq);
-  std::vector<double> got, ref;
-  recordedRows(c, b, rf.hidden, H, got, ref);
-  const double err = maxRelativeError(got, ref);
-  const std::vector<double> pooled(rf.pooled.begin(), rf.pooled.end());
-  const double pooledErr = maxRelativeError(pooled, flat(c["pooled"]));
+  const auto [err, pooledErr] = errorsVsRecord(c, b, rf, H);
   std::printf("[ measured ] base 22x768, lengths 517/130/64: hidden %.2e, pooled %.2e\n", err, pooledErr);
   EXPECT_LE(err, kTolerance);
   EXPECT_LE(pooledErr, kTolerance);
@@ -281,11 +286,7 @@ TEST(ModernBertBase, Sequence8192MatchesTransformers) {
   encrt::Model m(fp32);
   const int64_t H = m.info().hidden_size;
   encrt::RunResult r = encrt::Session(m).run(b.ids, b.lengths, b.seq);
-  std::vector<double> got, ref;
-  recordedRows(c, b, r.hidden, H, got, ref);
-  const double err = maxRelativeError(got, ref);
-  const std::vector<double> pooled(r.pooled.begin(), r.pooled.end());
-  const double pooledErr = maxRelativeError(pooled, flat(c["pooled"]));
+  const auto [err, pooledErr] = errorsVsRecord(c, b, r, H);
   std::printf("[ measured ] base 22x768, 8192 tokens: hidden (%zu rows) %.2e, pooled %.2e\n", c["rows"][0].size(),
               err, pooledErr);
   EXPECT_LE(err, kTolerance);

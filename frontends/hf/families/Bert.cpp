@@ -11,13 +11,7 @@ llvm::ArrayRef<llvm::StringRef> BertFamily::modelTypes() const {
 }
 
 llvm::Error BertFamily::readConfig(const ConfigFields &f, ModelConfig &c) const {
-  if (auto e = f.getInt("hidden_size", c.hidden))
-    return e;
-  if (auto e = f.getInt("num_hidden_layers", c.layers))
-    return e;
-  if (auto e = f.getInt("num_attention_heads", c.heads))
-    return e;
-  if (auto e = f.getInt("intermediate_size", c.intermediate))
+  if (auto e = readEncoderDims(f, c))
     return e;
   if (auto e = f.getInt("type_vocab_size", c.typeVocab, 2))
     return e;

@@ -25,21 +25,6 @@ namespace {
 
 constexpr const char *kGlobal = "full_attention", *kLocal = "sliding_attention";
 
-/// The activation an ACT2FN name selects, as far as encc implements them.
-llvm::Error readActivation(const ConfigFields &f, const char *key, Activation &out) {
-  std::string act;
-  if (auto e = f.getString(key, act, "gelu"))
-    return e;
-  if (act == "gelu")
-    out = Activation::Gelu;
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
-    out = Activation::GeluTanh;
-  else
-    return hfError(f.path() + ": " + key + " '" + act +
-                   "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
-  return llvm::Error::success();
-}
-
 /// rope_parameters[layerType].rope_theta, else the legacy key, else `fallback`.
 llvm::Error readTheta(const ConfigFields &f, const char *layerType, const char *legacyKey, double fallback,
                       double &theta) {
@@ -75,13 +60,7 @@ public:
   const char *activationKey() const override { return "hidden_activation"; }
 
   llvm::Error readConfig(const ConfigFields &f, ModelConfig &c) const override {
-    if (auto e = f.getInt("hidden_size", c.hidden))
-      return e;
-    if (auto e = f.getInt("num_hidden_layers", c.layers))
-      return e;
-    if (auto e = f.getInt("num_attention_heads", c.heads))
-      return e;
-    if (auto e = f.getInt("intermediate_size", c.intermediate))
+    if (auto e = readEncoderDims(f, c))
       return e;
     // transformers reads norm_eps only (layer_norm_eps in some configs is ignored).
     if (auto e = f.getDouble("norm_eps", c.layerNormEps, 1e-5))
