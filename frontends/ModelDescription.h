@@ -43,15 +43,17 @@ inline std::optional<Pooling> parsePooling(std::string_view name) {
   return std::nullopt;
 }
 
-/// The feed-forward activation: GELU in its erf form (HF "gelu") or its tanh
-/// approximation ("gelu_new", "gelu_pytorch_tanh", "gelu_fast").
-enum class Activation { Gelu, GeluTanh };
+/// The feed-forward activation: GELU in its erf form (HF "gelu"), its tanh
+/// approximation ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"), or SiLU
+/// ("silu": gated feed-forwards only, SwiGLU).
+enum class Activation { Gelu, GeluTanh, Silu };
 
-/// As the artifact's Metadata.hidden_act records it ("gelu" | "gelu_new").
+/// As the artifact's Metadata.hidden_act records it ("gelu" | "gelu_new" | "silu").
 inline const char *activationName(Activation a) {
   switch (a) {
   case Activation::Gelu: return "gelu";
   case Activation::GeluTanh: return "gelu_new";
+  case Activation::Silu: return "silu";
   }
   return "?"; // unreachable (-Werror=switch)
 }

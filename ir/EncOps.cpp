@@ -429,6 +429,11 @@ LogicalResult AttentionOp::verify() {
   }
   if (IntegerAttr w = getWindowAttr(); w && w.getInt() < 0)
     return emitOpError() << "expects window >= 0 (keys |i - j| <= window) but got " << w.getInt();
+  const int64_t kvHeads = this->kvHeads();
+  if (kvHeads <= 0 || heads % kvHeads != 0)
+    return emitOpError() << "expects num_kv_heads to divide num_heads (" << heads << ") but got " << kvHeads;
+  if (kvHeads != heads && n != 3)
+    return emitOpError() << "expects q, k and v (not one packed qkv) with num_kv_heads";
   auto first = rtt(getInputs()[0]);
   StringRef firstWhat = n == 1 ? "qkv" : "q";
   if (failed(checkRank(op, firstWhat, first, 3)))
@@ -436,14 +441,20 @@ LogicalResult AttentionOp::verify() {
   // Hidden size H: from the result, else from the inputs.
   int64_t h = res.getDimSize(2);
   if (n == 3) {
-    static const char *names[] = {"q", "k", "v"};
-    for (size_t i = 1; i < 3; ++i)
-      if (failed(checkSameShape(op, names[i], rtt(getInputs()[i]), "q", first)))
-        return failure();
     if (failed(checkDim(op, "result dim 2", h, "q dim 2", first.getDimSize(2))))
       return failure();
     if (ShapedType::isDynamic(h))
       h = first.getDimSize(2);
+    // k and v: q's shape with kvHeads heads of q's head dim.
+    SmallVector<int64_t> kvShape(first.getShape());
+    if (!ShapedType::isDynamic(h) && h % heads == 0)
+      kvShape[2] = h / heads * kvHeads;
+    auto kvType = RankedTensorType::get(kvShape, first.getElementType());
+    const char *kvWhat = kvHeads == heads ? "q" : "q with num_kv_heads heads";
+    static const char *names[] = {"q", "k", "v"};
+    for (size_t i = 1; i < 3; ++i)
+      if (failed(checkSameShape(op, names[i], rtt(getInputs()[i]), kvWhat, kvType)))
+        return failure();
   } else {
     int64_t h3 = first.getDimSize(2);
     if (!ShapedType::isDynamic(h3) && h3 % 3 != 0)
@@ -579,6 +590,22 @@ LogicalResult LayerNormOp::verify() {
   Operation *op = getOperation();
   return checkLayerNormParams(op, rtt(getX()), rtt(getGamma()), rtt(getBeta()),
                               rtt(getResult()), getEpsilon().convertToFloat());
+}
+
+LogicalResult RmsNormOp::verify() {
+  Operation *op = getOperation();
+  auto x = rtt(getX()), gamma = rtt(getGamma());
+  if (failed(checkMinRank(op, "x", x, 1)) || failed(checkRank(op, "gamma", gamma, 1)))
+    return failure();
+  const int64_t last = x.getDimSize(x.getRank() - 1), g = gamma.getDimSize(0);
+  if (ShapedType::isDynamic(last) || ShapedType::isDynamic(g) || g < 1 || last % g != 0)
+    return emitOpError("expects a static gamma size that divides x's static last dim, got gamma [")
+           << (ShapedType::isDynamic(g) ? std::string("?") : std::to_string(g)) << "] for x's "
+           << (ShapedType::isDynamic(last) ? std::string("?") : std::to_string(last));
+  const float eps = getEpsilon().convertToFloat();
+  if (!(eps >= 0.0f) || std::isinf(eps))
+    return emitOpError("expects a finite epsilon >= 0 but got ") << eps;
+  return success();
 }
 
 LogicalResult L2NormOp::verify() {

@@ -439,6 +439,13 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     table `[num_buckets, heads]` whose bias is added to the scaled scores
     before the softmax, `softmax_j(scale * <q_s, k_j> + table[bucket(j - s), h])`.
 
+    `num_kv_heads = g` (grouped-query attention, Qwen3 / Llama-style; absent:
+    `num_heads`): k and v hold `g` heads of the same head dim `D = H / heads`,
+    `[B, S, g * D]`, and query head `h` attends with key/value head
+    `h / (heads / g)`; `g` divides `num_heads`; three inputs only. `H` is the
+    query width, independent of the model's hidden size (Qwen3's
+    `head_dim * heads`).
+
     `window = w` (a local layer, ModernBERT's sliding window of `2w` keys):
     query `s` sees only the valid keys `j` with `|s - j| <= w`; `causal`
     (decoder-style embedders): only the keys `j <= s`; both: `s - w <= j <= s`.
@@ -469,7 +476,8 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    Optional<Enc_F32Tensor>:$position_bias,
                    I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
                    UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance,
-                   OptionalAttr<I64Attr>:$window, UnitAttr:$causal);
+                   OptionalAttr<I64Attr>:$window, UnitAttr:$causal,
+                   OptionalAttr<I64Attr>:$num_kv_heads);
   let results = (outs Enc_LinearOperand:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{
@@ -480,6 +488,10 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let extraClassDeclaration = [{
     /// True for the single-input `qkv` form.
     bool isPacked() { return getInputs().size() == 1; }
+    /// The key/value heads: num_kv_heads, else num_heads.
+    int64_t kvHeads() {
+      return getNumKvHeadsAttr() ? getNumKvHeadsAttr().getInt() : static_cast<int64_t>(getNumHeads());
+    }
   }];
 }
 
@@ -545,6 +557,33 @@ def Enc_LayerNormOp : Enc_Op<"layernorm", [Pure]> {
   let results = (outs Enc_F32Tensor:$result);
   let assemblyFormat = [{
     $x `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Enc_RmsNormOp : Enc_Op<"rms_norm", [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "RMS normalisation of each group of the last axis";
+  let description = [{
+    `gamma` is `[G]` and `G` divides the last dim of `x`: each contiguous
+    group of `G` elements of the last axis is normalised on its own,
+    `result = x / sqrt(mean(x^2) + epsilon) * gamma` (no mean subtracted, no
+    beta; T5 / Llama / Qwen3's RMSNorm). `G` equal to the last dim is the
+    usual norm over the hidden state; `G = head_dim` on `[B, S, heads * D]`
+    is Qwen3's per-head q/k norm. Statistics in f32.
+
+    Example:
+
+    ```mlir
+    %y = enc.rms_norm %x, %g {epsilon = 9.99999997E-7 : f32}
+        : (tensor<?x?x1024xf32>, tensor<1024xf32>) -> tensor<?x?x1024xf32>
+    %q = enc.rms_norm %qp, %qg {epsilon = 9.99999997E-7 : f32}
+        : (tensor<?x?x2048xf32>, tensor<128xf32>) -> tensor<?x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Enc_F32Tensor:$x, Enc_F32Tensor:$gamma, F32Attr:$epsilon);
+  let results = (outs Enc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $gamma attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -136,7 +136,7 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
         merge, merge.getType(), inputs, probs->lengths, probs->positionBias,
         rewriter.getI64IntegerAttr(static_cast<int64_t>(heads)),
         probs->scale, probs->padding, /*bf16_pv=*/nullptr, probs->maxDistance, /*window=*/nullptr,
-        /*causal=*/nullptr);
+        /*causal=*/nullptr, /*num_kv_heads=*/nullptr);
     ++fused;
     if (isPacked)
       ++packed;

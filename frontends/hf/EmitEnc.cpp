@@ -63,7 +63,7 @@ encc::buildEncModule(MLIRContext &ctx, const ModelConfig &config, const std::str
   if (!config.family)
     return hfError(sourceName + ": model_type '" + config.modelType + "' is not supported (supported: " +
                    supportedModelTypes() + ")");
-  if (config.hidden <= 0 || config.heads <= 0 || config.hidden % config.heads != 0)
+  if (config.hidden <= 0 || config.heads <= 0 || (config.headDim == 0 && config.hidden % config.heads != 0))
     return hfError(sourceName + ": hidden size " + llvm::Twine(config.hidden) +
                    " is not a positive multiple of the head count " + llvm::Twine(config.heads));
   if (config.classifies())

@@ -42,11 +42,17 @@ Value EncoderEmitter::layernorm(Value x, const std::string &mod) {
                                     b.getF32FloatAttr(float(c.layerNormEps)));
 }
 
+Value EncoderEmitter::rmsNorm(Value x, const std::string &mod) {
+  return b.create<enc::RmsNormOp>(loc(mod), x.getType(), x, weight(mod + ".weight"),
+                                  b.getF32FloatAttr(float(c.layerNormEps)));
+}
+
 Value EncoderEmitter::activation(Value x, Activation act, const std::string &mod) {
   enc::GeluApproximation approx = enc::GeluApproximation::none;
   switch (act) {
   case Activation::Gelu: approx = enc::GeluApproximation::none; break;
   case Activation::GeluTanh: approx = enc::GeluApproximation::tanh; break;
+  case Activation::Silu: llvm_unreachable("readActivation admits SiLU for gated feed-forwards only");
   }
   return b.create<enc::GeluOp>(loc(mod), x.getType(), x, approx);
 }
@@ -68,9 +74,9 @@ SmallVector<Value> EncoderEmitter::split(Value x, int64_t parts, const std::stri
   return SmallVector<Value>(op.getOutputs());
 }
 
-Value EncoderEmitter::rotary(Value x, double theta, const std::string &mod) {
-  const int64_t headDim = c.hidden / c.heads;
-  return b.create<enc::RotaryOp>(loc(mod), x.getType(), x, b.getI64IntegerAttr(c.heads),
+Value EncoderEmitter::rotary(Value x, int64_t heads, double theta, const std::string &mod) {
+  const int64_t headDim = c.headDimension();
+  return b.create<enc::RotaryOp>(loc(mod), x.getType(), x, b.getI64IntegerAttr(heads),
                                  b.getI64IntegerAttr(headDim), b.getF32FloatAttr(float(theta)),
                                  enc::RotaryLayoutAttr::get(b.getContext(), enc::RotaryLayout::half));
 }
@@ -80,6 +86,7 @@ Value EncoderEmitter::gatedActivation(Value x, const std::string &mod) {
   switch (c.hiddenAct) {
   case Activation::Gelu: kind = enc::GluKind::geglu; break;
   case Activation::GeluTanh: kind = enc::GluKind::geglu_tanh; break;
+  case Activation::Silu: kind = enc::GluKind::swiglu; break;
   }
   auto xt = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape(xt.getShape());
@@ -88,13 +95,15 @@ Value EncoderEmitter::gatedActivation(Value x, const std::string &mod) {
                               enc::GluKindAttr::get(b.getContext(), kind));
 }
 
-Value EncoderEmitter::attention(Value q, Value k, Value v, int64_t window, const std::string &mod) {
-  const int64_t headDim = c.hidden / c.heads;
+Value EncoderEmitter::attention(Value q, Value k, Value v, const ModelConfig::LayerAttention &kind,
+                                const std::string &mod) {
+  const int64_t headDim = c.headDimension(), kvHeads = c.keyValueHeads();
   return b.create<enc::AttentionOp>(
       loc(mod), q.getType(), ValueRange{q, k, v}, lengths, /*position_bias=*/Value(),
       b.getI64IntegerAttr(c.heads), b.getF32FloatAttr(float(1.0 / std::sqrt(double(headDim)))),
       enc::PaddingAttr::get(b.getContext(), enc::Padding::right), /*bf16_pv=*/nullptr, /*max_distance=*/nullptr,
-      window >= 0 ? b.getI64IntegerAttr(window) : nullptr, /*causal=*/nullptr);
+      kind.window >= 0 ? b.getI64IntegerAttr(kind.window) : nullptr, kind.causal ? b.getUnitAttr() : nullptr,
+      kvHeads != c.heads ? b.getI64IntegerAttr(kvHeads) : nullptr);
 }
 
 Value EncoderEmitter::pool(Value hidden, Pooling pooling, const std::string &mod) {
@@ -104,11 +113,10 @@ Value EncoderEmitter::pool(Value hidden, Pooling pooling, const std::string &mod
   return b.create<enc::PoolOp>(loc(mod), pooledTy, hidden, lengths, *mode);
 }
 
-Value EncoderEmitter::embeddings(const ModelWeightNames &n) {
-  Value x = b.create<enc::EmbeddingOp>(loc("embeddings"), bsn(c.hidden), ids, weight(n.word + ".weight"),
-                                       weight(n.position + ".weight"), weight(n.tokenType + ".weight"),
-                                       uint64_t(c.positionOffset), typeIds, c.positionPadId);
-  return layernorm(x, n.embNorm);
+Value EncoderEmitter::tokenEmbeddings(const ModelWeightNames &n) {
+  return b.create<enc::EmbeddingOp>(loc("embeddings"), bsn(c.hidden), ids, weight(n.word + ".weight"),
+                                    weight(n.position + ".weight"), weight(n.tokenType + ".weight"),
+                                    uint64_t(c.positionOffset), typeIds, c.positionPadId);
 }
 
 Value EncoderEmitter::selfAttention(Value x, const LayerWeightNames &l) {

@@ -46,30 +46,39 @@ public:
   mlir::Value linear(mlir::Value x, const std::string &mod, int64_t n);
   /// LayerNorm with `mod`.weight / `mod`.bias and the config's epsilon.
   mlir::Value layernorm(mlir::Value x, const std::string &mod);
+  /// RMSNorm with `mod`.weight and the config's epsilon, over each group of
+  /// the weight's size (the last dim, or a head: Qwen3's q/k norms).
+  mlir::Value rmsNorm(mlir::Value x, const std::string &mod);
   /// The config's activation (erf or tanh GELU).
   mlir::Value gelu(mlir::Value x, const std::string &mod) { return activation(x, c.hiddenAct, mod); }
-  /// `act` (erf or tanh GELU) of x.
+  /// `act` (erf or tanh GELU; readActivation admits SiLU for gated
+  /// feed-forwards only) of x.
   mlir::Value activation(mlir::Value x, Activation act, const std::string &mod);
   mlir::Value tanh(mlir::Value x, const std::string &mod);
   mlir::Value add(mlir::Value x, mlir::Value y, const std::string &mod);
   /// `parts` equal slices of x's last dim.
   llvm::SmallVector<mlir::Value> split(mlir::Value x, int64_t parts, const std::string &mod);
-  /// Rotary positions on every head of x [B, S, heads * D] (rotate_half, the
-  /// whole head), f32 angles with `theta`.
-  mlir::Value rotary(mlir::Value x, double theta, const std::string &mod);
+  /// Rotary positions on each of the `heads` heads of x [B, S, heads * D]
+  /// (rotate_half, the whole head of the config's head dim), f32 angles with
+  /// `theta`.
+  mlir::Value rotary(mlir::Value x, int64_t heads, double theta, const std::string &mod);
   /// The gated unit of x [..., 2I]: act(x[..., :I]) * x[..., I:] with the
-  /// config's activation (GeGLU).
+  /// config's activation (GeGLU, SwiGLU).
   mlir::Value gatedActivation(mlir::Value x, const std::string &mod);
-  /// enc.attention on merged-head q, k, v [B, S, H] with the key-padding
-  /// mask and 1/sqrt(head dim): `window` >= 0 limits query s to the keys
-  /// |s - j| <= window.
-  mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v, int64_t window, const std::string &mod);
+  /// enc.attention on merged-head q [B, S, heads * D], k and v [B, S,
+  /// kvHeads * D] (the config's heads, key/value heads and head dim) with the
+  /// key-padding mask and 1/sqrt(D), limited as `kind` says (a window,
+  /// causal).
+  mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v, const ModelConfig::LayerAttention &kind,
+                        const std::string &mod);
   /// hidden [B, S, H] pooled to [B, H].
   mlir::Value pool(mlir::Value hidden, Pooling pooling, const std::string &mod);
 
   /// word[ids] + position[s + offset] + type[type_ids] (type[0] without type
   /// ids), then the embedding LayerNorm.
-  mlir::Value embeddings(const ModelWeightNames &n);
+  mlir::Value embeddings(const ModelWeightNames &n) { return layernorm(tokenEmbeddings(n), n.embNorm); }
+  /// The sum before the embedding LayerNorm (decoder-style models have none).
+  mlir::Value tokenEmbeddings(const ModelWeightNames &n);
   /// Every later selfAttention adds a bucketed relative position bias (the
   /// [buckets, heads] `table`, shared by the layers; MPNet) to the scaled
   /// scores before the mask.

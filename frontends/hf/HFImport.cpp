@@ -46,6 +46,37 @@ static int64_t firstNonFinite(const mlir::enc::WeightTensor &t) {
   return -1;
 }
 
+/// The checkpoint tensor `fileName` as f32, which must have `shape`.
+static llvm::Expected<mlir::enc::WeightTensor> readTensor(const SafeTensorsFile &file, const std::string &path,
+                                                          const std::string &fileName,
+                                                          const std::vector<int64_t> &shape) {
+  const SafeTensorInfo *info = file.find(fileName);
+  if (!info)
+    return hfError(path + ": tensor '" + fileName + "' is missing");
+  if (info->shape != shape)
+    return hfError(path + ": tensor '" + fileName + "' has shape " + shapeStr(info->shape) + ", expected " +
+                   shapeStr(shape));
+  return file.readF32(fileName);
+}
+
+/// spec.concatOf's tensors (under `base`), each spec.shape with dim 0 divided
+/// by their count, concatenated along dim 0.
+static llvm::Expected<mlir::enc::WeightTensor> readConcatenated(const SafeTensorsFile &file,
+                                                                const std::string &path, const std::string &base,
+                                                                const WeightSpec &spec) {
+  std::vector<int64_t> partShape = spec.shape;
+  partShape[0] /= static_cast<int64_t>(spec.concatOf.size());
+  mlir::enc::WeightTensor out;
+  out.shape = spec.shape;
+  for (const std::string &part : spec.concatOf) {
+    auto t = readTensor(file, path, base + part, partShape);
+    if (!t)
+      return t.takeError();
+    out.bytes.insert(out.bytes.end(), t->bytes.begin(), t->bytes.end());
+  }
+  return out;
+}
+
 /// Loads every expected tensor (accepting a "bert."-style prefix) into `store`.
 static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, const ImportOptions &opts,
                                mlir::enc::WeightStore &store) {
@@ -78,16 +109,14 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
       store.set(spec.name, std::move(zeros));
       continue;
     }
-    std::string fileName = spec.unprefixed ? spec.name : prefix + spec.name;
-    const SafeTensorInfo *info = file->find(fileName);
-    if (!info)
-      return hfError(path + ": tensor '" + fileName + "' is missing");
-    if (info->shape != spec.shape)
-      return hfError(path + ": tensor '" + fileName + "' has shape " + shapeStr(info->shape) +
-                     ", expected " + shapeStr(spec.shape));
-    auto t = file->readF32(fileName);
+    const std::string base = spec.unprefixed ? "" : prefix;
+    std::string fileName = base + spec.name;
+    auto t = spec.concatOf.empty() ? readTensor(*file, path, fileName, spec.shape)
+                                   : readConcatenated(*file, path, base, spec);
     if (!t)
       return t.takeError();
+    if (!spec.concatOf.empty())
+      fileName = base + spec.concatOf.front() + " (with " + Twine(spec.concatOf.size() - 1).str() + " more)";
     if (int64_t bad = opts.allowNonFinite ? -1 : firstNonFinite(*t); bad >= 0)
       return hfError(path + ": tensor '" + fileName + "' has a non-finite value (" +
                      (std::isnan(t->f32()[bad]) ? "NaN" : "infinity") + ") at index " + Twine(bad) +

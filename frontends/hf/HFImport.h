@@ -35,6 +35,12 @@ struct ModelConfig {
   int64_t hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0;
   int64_t maxPositions = 0;
   int64_t typeVocab = 0; ///< 0 for distilbert (no token types)
+  /// Grouped-query attention's key/value heads and a head dim independent of
+  /// hidden / heads (Qwen3's num_key_value_heads, head_dim); 0: heads and
+  /// hidden / heads.
+  int64_t kvHeads = 0, headDim = 0;
+  int64_t keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
+  int64_t headDimension() const { return headDim > 0 ? headDim : hidden / heads; }
   /// The model distinguishes token types (BERT's two segments of a text
   /// pair): @forward takes type ids as a third argument.
   bool hasTypeIds() const { return typeVocab > 1; }
@@ -62,8 +68,9 @@ struct ModelConfig {
   /// One layer's attention beyond BERT's (every valid key, positions from the
   /// embedding table): ModernBERT's global and local layers.
   struct LayerAttention {
-    int64_t window = -1;  ///< query s sees keys |s - j| <= window; -1: every valid key
+    int64_t window = -1;  ///< query s sees keys |s - j| <= window (causal: s - window <= j); -1: every valid key
     double ropeTheta = 0; ///< rotary positions (rotate_half, the whole head) with this theta; 0: none
+    bool causal = false;  ///< query s sees only keys j <= s (decoder-style embedders)
   };
   /// Per layer; empty for the BERT-shaped families.
   std::vector<LayerAttention> layerAttention;
@@ -128,6 +135,10 @@ struct WeightSpec {
   /// part the model does not have (DistilBERT's token types, a bias-free
   /// norm's beta, ModernBERT's absolute positions).
   bool zeros = false;
+  /// Stored as these checkpoint tensors (names like `name`'s, under the same
+  /// prefix), equal parts concatenated along dim 0: Qwen3's gate_proj and
+  /// up_proj as one gated Linear. Empty: stored as `name`.
+  std::vector<std::string> concatOf;
 };
 
 /// The two dense layers of a sequence-classification head: scores =

@@ -69,20 +69,22 @@ llvm::Error encc::readEncoderDims(const ConfigFields &f, ModelConfig &c) {
   return f.getInt("intermediate_size", c.intermediate);
 }
 
-llvm::Error encc::readActivation(const ConfigFields &f, const char *key, Activation &out) {
+llvm::Error encc::readActivation(const ConfigFields &f, const char *key, Activation &out, bool gated) {
+  const std::string supported =
+      std::string("gelu, gelu_new, gelu_pytorch_tanh, gelu_fast") + (gated ? ", silu" : "");
   std::string act;
   if (f.isNull(key)) // absent means gelu; an explicit null is a broken config
-    return hfError(f.path() + ": field '" + key +
-                   "' is null, expected a string (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
+    return hfError(f.path() + ": field '" + key + "' is null, expected a string (" + supported + ")");
   if (auto e = f.getString(key, act, "gelu"))
     return e;
   if (act == "gelu")
     out = Activation::Gelu;
   else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
     out = Activation::GeluTanh; // the same tanh approximation, written three ways
+  else if (gated && (act == "silu" || act == "swish"))
+    out = Activation::Silu;
   else
-    return hfError(f.path() + ": " + key + " '" + act +
-                   "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast)");
+    return hfError(f.path() + ": " + key + " '" + act + "' is not supported (supported: " + supported + ")");
   return llvm::Error::success();
 }
 
@@ -118,7 +120,7 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (auto e = f.getInt("max_position_embeddings", c.maxPositions))
     return std::move(e);
 
-  if (auto e = readActivation(f, c.family->activationKey(), c.hiddenAct))
+  if (auto e = readActivation(f, c.family->activationKey(), c.hiddenAct, c.family->gatedFeedForward()))
     return std::move(e);
 
   if (auto e = readClassifierHead(j, f, c))
@@ -130,9 +132,12 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (c.layers > kMaxLayers)
     return hfError(path + ": " + Twine(c.layers) + " layers, over the limit of " +
                    Twine(kMaxLayers));
-  if (c.hidden % c.heads != 0)
+  if (c.headDim == 0 && c.hidden % c.heads != 0)
     return hfError(path + ": hidden size " + Twine(c.hidden) +
                    " is not divisible by the number of attention heads " + Twine(c.heads));
+  if (c.kvHeads != 0 && (c.kvHeads < 1 || c.heads % c.kvHeads != 0))
+    return hfError(path + ": num_key_value_heads " + Twine(c.kvHeads) +
+                   " does not divide the number of attention heads " + Twine(c.heads));
   if (c.maxPositions <= c.positionOffset)
     return hfError(path + ": max_position_embeddings " + Twine(c.maxPositions) +
                    " leaves no positions after the position offset " + Twine(c.positionOffset));

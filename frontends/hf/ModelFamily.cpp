@@ -15,6 +15,7 @@ const ModelFamily &robertaFamily();
 const ModelFamily &distilBertFamily();
 const ModelFamily &mpnetFamily();
 const ModelFamily &modernBertFamily();
+const ModelFamily &qwen3Family();
 } // namespace encc
 
 using namespace encc;
@@ -26,6 +27,7 @@ static llvm::ArrayRef<const ModelFamily *> allFamilies() {
       &distilBertFamily(),
       &mpnetFamily(),
       &modernBertFamily(),
+      &qwen3Family(),
   };
   return families;
 }

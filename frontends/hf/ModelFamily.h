@@ -44,6 +44,9 @@ public:
 
   /// The config.json key that names the activation.
   virtual const char *activationKey() const { return "hidden_act"; }
+  /// Whether the feed-forward is gated (act(gate) * up: GeGLU, SwiGLU), which
+  /// admits SiLU; BERT's is act(x) with a GELU epilogue.
+  virtual bool gatedFeedForward() const { return false; }
 
   /// The canonical tensor names (no checkpoint prefix).
   virtual ModelWeightNames weightNames(const ModelConfig &config) const = 0;
@@ -97,8 +100,9 @@ public:
 llvm::Error readEncoderDims(const ConfigFields &fields, ModelConfig &config);
 
 /// The activation config.json's `key` names: absent is gelu (erf), the tanh
-/// spellings are GeluTanh, null or anything else is an error naming the key.
-llvm::Error readActivation(const ConfigFields &fields, const char *key, Activation &out);
+/// spellings are GeluTanh, silu / swish (`gated` feed-forwards only: SwiGLU)
+/// Silu, null or anything else is an error naming the key.
+llvm::Error readActivation(const ConfigFields &fields, const char *key, Activation &out, bool gated = false);
 
 /// The family that reads `modelType`, or null.
 const ModelFamily *findModelFamily(llvm::StringRef modelType);

@@ -106,7 +106,7 @@ TEST(ModelConfig, TanhGeluSpellings) {
 TEST(ModelConfig, ErrorUnknownModelType) {
   EXPECT_EQ(error(bertWith("model_type", "\"gpt2\"")),
             "M/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, "
-            "xlm-roberta, camembert, distilbert, mpnet, modernbert)");
+            "xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3)");
   EXPECT_EQ(error(bertWith("model_type", "")),
             "M/config.json: field 'model_type' is missing (expected a string)");
 }
@@ -162,7 +162,7 @@ TEST(ModelConfig, ErrorUnsupportedActivationAndPositions) {
 namespace {
 
 TEST(ModelFamily, RegistryReadsEveryListedModelType) {
-  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "modernbert"}) {
+  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "modernbert", "qwen3"}) {
     const ModelFamily *f = findModelFamily(type);
     ASSERT_NE(f, nullptr) << type;
     EXPECT_TRUE(llvm::is_contained(f->modelTypes(), llvm::StringRef(type))) << type;
@@ -172,7 +172,7 @@ TEST(ModelFamily, RegistryReadsEveryListedModelType) {
   EXPECT_EQ(findModelFamily(""), nullptr);
   EXPECT_EQ(findModelFamily("roberta"), findModelFamily("camembert"));
   EXPECT_NE(findModelFamily("bert"), findModelFamily("roberta"));
-  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert");
+  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3");
 }
 
 TEST(ModelFamily, FamiliesDifferWhereTheirCheckpointsDo) {
@@ -298,14 +298,112 @@ TEST(ModelConfig, ModernBertErrorsNameTheField) {
             "in (1, 1e+12)");
   EXPECT_EQ(error(modernBertWith(R"("classifier_pooling":"max")")),
             "M/config.json: classifier_pooling 'max' is not supported (supported: cls, mean)");
-  EXPECT_EQ(error(modernBertWith(R"("hidden_activation":"silu")")),
-            "M/config.json: hidden_activation 'silu' is not supported (supported: gelu, gelu_new, "
+  EXPECT_EQ(error(modernBertWith(R"("hidden_activation":"relu")")),
+            "M/config.json: hidden_activation 'relu' is not supported (supported: gelu, gelu_new, "
+            "gelu_pytorch_tanh, gelu_fast, silu)");
+  // SiLU: the gated feed-forward's only (ModernBERT's act(input) * gate is then SwiGLU), not a classifier
+  // head's, nor BERT's ungated GELU epilogue.
+  auto silu = parseModelConfig(modernBertWith(R"("hidden_activation":"silu")"), "M/config.json");
+  ASSERT_TRUE(bool(silu)) << llvm::toString(silu.takeError());
+  EXPECT_EQ(silu->hiddenAct, Activation::Silu);
+  EXPECT_EQ(error(modernBertWith(R"("classifier_activation":"silu")")),
+            "M/config.json: classifier_activation 'silu' is not supported (supported: gelu, gelu_new, "
             "gelu_pytorch_tanh, gelu_fast)");
+  EXPECT_EQ(error(bertWith("hidden_act", R"("silu")")),
+            "M/config.json: hidden_act 'silu' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, "
+            "gelu_fast)");
   EXPECT_EQ(error(modernBertWith(R"("head_dim":32)")),
             "M/config.json: head_dim 32 differs from hidden_size / num_attention_heads 16 (ModernBERT's attention "
             "uses the latter)");
   EXPECT_EQ(error(modernBertWith(R"("local_attention":0)")),
             "M/config.json: field 'local_attention' is 0, expected an integer in [1, 2^31]");
+}
+
+// Qwen3-Embedding-0.6B's config.json as the hub has it (transformers 4.51 keys).
+const char *kQwen3 = R"({"model_type":"qwen3","architectures":["Qwen3ForCausalLM"],"hidden_size":1024,
+  "num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":3072,
+  "vocab_size":151669,"max_position_embeddings":32768,"rms_norm_eps":1e-06,"rope_theta":1000000,"rope_scaling":null,
+  "use_sliding_window":false,"sliding_window":null,"max_window_layers":28,"hidden_act":"silu",
+  "attention_bias":false,"tie_word_embeddings":true})";
+
+std::string qwen3With(const std::string &members) {
+  std::string s = kQwen3;
+  return s.insert(s.size() - 1, "," + members);
+}
+
+TEST(ModelConfig, ParsesQwen3EmbeddingConfig) {
+  auto c = parseModelConfig(kQwen3, "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->heads, 16);
+  EXPECT_EQ(c->keyValueHeads(), 8);
+  EXPECT_EQ(c->headDimension(), 128); // not hidden / heads = 64
+  EXPECT_DOUBLE_EQ(c->layerNormEps, 1e-6);
+  EXPECT_EQ(c->hiddenAct, Activation::Silu);
+  EXPECT_EQ(c->typeVocab, 0);
+  EXPECT_FALSE(c->attentionBias);
+  ASSERT_EQ(c->layerAttention.size(), 28u);
+  for (const ModelConfig::LayerAttention &l : c->layerAttention) {
+    EXPECT_TRUE(l.causal);
+    EXPECT_EQ(l.window, -1);
+    EXPECT_DOUBLE_EQ(l.ropeTheta, 1e6);
+  }
+  // Every tensor of the checkpoint, with gate_proj and up_proj read as one gated Linear.
+  const std::vector<WeightSpec> w = expectedWeights(*c);
+  auto find = [&](const std::string &name) -> const WeightSpec * {
+    for (const WeightSpec &s : w)
+      if (s.name == name)
+        return &s;
+    return nullptr;
+  };
+  ASSERT_NE(find("layers.27.self_attn.q_proj.weight"), nullptr);
+  EXPECT_EQ(find("layers.0.self_attn.q_proj.weight")->shape, (std::vector<int64_t>{2048, 1024}));
+  EXPECT_EQ(find("layers.0.self_attn.k_proj.weight")->shape, (std::vector<int64_t>{1024, 1024}));
+  EXPECT_EQ(find("layers.0.self_attn.o_proj.weight")->shape, (std::vector<int64_t>{1024, 2048}));
+  EXPECT_EQ(find("layers.0.self_attn.k_norm.weight")->shape, (std::vector<int64_t>{128}));
+  EXPECT_EQ(find("layers.0.self_attn.q_proj.bias"), nullptr);
+  const WeightSpec *gateUp = find("layers.3.mlp.gate_up_proj.weight");
+  ASSERT_NE(gateUp, nullptr);
+  EXPECT_EQ(gateUp->shape, (std::vector<int64_t>{6144, 1024}));
+  EXPECT_EQ(gateUp->concatOf,
+            (std::vector<std::string>{"layers.3.mlp.gate_proj.weight", "layers.3.mlp.up_proj.weight"}));
+}
+
+TEST(ModelConfig, Qwen3LayerTypesAndSlidingWindows) {
+  // 5.x keys: rope_parameters, layer_types (which win over use_sliding_window).
+  auto c = parseModelConfig(qwen3With(R"("num_hidden_layers":3,"layer_types":["full_attention","sliding_attention",
+      "full_attention"],"sliding_window":7,"rope_parameters":{"rope_type":"default","rope_theta":5000.0})"),
+                            "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  ASSERT_EQ(c->layerAttention.size(), 3u);
+  EXPECT_EQ(c->layerAttention[0].window, -1);
+  EXPECT_EQ(c->layerAttention[1].window, 6); // the 7 most recent keys, the query's own included
+  EXPECT_DOUBLE_EQ(c->layerAttention[1].ropeTheta, 5000.0);
+  // The legacy keys: sliding layers from max_window_layers on.
+  auto legacy = parseModelConfig(
+      qwen3With(R"("num_hidden_layers":4,"use_sliding_window":true,"sliding_window":16,"max_window_layers":2)"),
+      "M/config.json");
+  ASSERT_TRUE(bool(legacy)) << llvm::toString(legacy.takeError());
+  const int64_t windows[] = {-1, -1, 15, 15};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(legacy->layerAttention[i].window, windows[i]) << i;
+}
+
+TEST(ModelConfig, Qwen3ErrorsNameTheField) {
+  EXPECT_EQ(error(qwen3With(R"("num_key_value_heads":5)")),
+            "M/config.json: num_key_value_heads 5 does not divide the number of attention heads 16");
+  EXPECT_EQ(error(qwen3With(R"("head_dim":127)")), "M/config.json: head_dim 127 must be even and in [2, 1024]");
+  EXPECT_EQ(error(qwen3With(R"("rope_scaling":{"rope_type":"yarn","factor":4.0})")),
+            "M/config.json: rope_scaling is set; scaled rotary positions (yarn, linear, dynamic) are not supported "
+            "(only rope_scaling null)");
+  EXPECT_EQ(error(qwen3With(R"("rope_parameters":{"rope_type":"linear","factor":2.0})")),
+            "M/config.json: rope_parameters: rope_type 'linear' is not supported (supported: default)");
+  EXPECT_EQ(error(qwen3With(R"("hidden_act":"relu")")),
+            "M/config.json: hidden_act 'relu' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, "
+            "gelu_fast, silu)");
+  EXPECT_EQ(error(qwen3With(R"("layer_types":["full_attention"])")),
+            "M/config.json: layer_types lists 1 layers, num_hidden_layers is 28");
+  EXPECT_EQ(error(qwen3With(R"("sliding_window":0)")),
+            "M/config.json: field 'sliding_window' is 0, expected an integer in [1, 2^31]");
 }
 
 } // namespace

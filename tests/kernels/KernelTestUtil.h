@@ -102,19 +102,24 @@ inline std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lengths) {
 /// softmax over keys j < keys of scale <q_i, k_j> times v_j; q/k/v rows `ld`
 /// floats apart starting at row row0, out rows NH*D doubles apart. `bias`,
 /// when given, is added to the scaled score of head h, query i, key j.
+/// Grouped key/value heads: k and v rows `ldkv` apart (0: ld), head h reads
+/// key/value head h / group.
 inline void refAttendSequence(const float *q, const float *k, const float *v,
                               int64_t ld, int64_t row0, int64_t queries,
                               int64_t keys, int NH, int D, float scale,
                               double *out,
-                              const std::function<double(int, int64_t, int64_t)> &bias = {}) {
+                              const std::function<double(int, int64_t, int64_t)> &bias = {},
+                              int64_t ldkv = 0, int group = 1) {
   const int64_t H = int64_t(NH) * D;
+  if (ldkv == 0)
+    ldkv = ld;
   std::vector<double> s(keys);
   for (int h = 0; h < NH; ++h)
     for (int64_t i = 0; i < queries; ++i) {
       const float *qi = q + (row0 + i) * ld + h * D;
       double mx = -INFINITY, sum = 0;
       for (int64_t j = 0; j < keys; ++j) {
-        const float *kj = k + (row0 + j) * ld + h * D;
+        const float *kj = k + (row0 + j) * ldkv + h / group * D;
         double dot = 0;
         for (int d = 0; d < D; ++d)
           dot += double(qi[d]) * kj[d];
@@ -127,7 +132,7 @@ inline void refAttendSequence(const float *q, const float *k, const float *v,
       }
       double *o = out + i * H + h * D;
       for (int64_t j = 0; j < keys; ++j) {
-        const float *vj = v + (row0 + j) * ld + h * D;
+        const float *vj = v + (row0 + j) * ldkv + h / group * D;
         for (int d = 0; d < D; ++d)
           o[d] += s[j] / sum * vj[d];
       }

@@ -188,6 +188,39 @@ TEST(KernelElementwise, GatedLinearUnits) {
   }
 }
 
+/// enc.rms_norm: each group of G floats of a row normalised on its own with
+/// gamma [G], vs float64; groups of a whole row (G = the last dim) and of a
+/// head (G = 24 in rows of 96: Qwen3's q/k norms), odd G, one element.
+template <int G> void checkRmsNorm(int64_t rows, int64_t width, float eps) {
+  SCOPED_TRACE("G " + std::to_string(G) + " width " + std::to_string(width) + " rows " + std::to_string(rows));
+  const int64_t groups = rows * (width / G);
+  auto x = randomVec(groups * G, 31, -3, 3);
+  auto gamma = randomVec(G, 32, 0.5f, 1.5f);
+  std::vector<double> ref(groups * G);
+  for (int64_t g = 0; g < groups; ++g) {
+    double ss = 0;
+    for (int i = 0; i < G; ++i)
+      ss += double(x[g * G + i]) * x[g * G + i];
+    const double inv = 1.0 / std::sqrt(ss / G + eps);
+    for (int i = 0; i < G; ++i)
+      ref[g * G + i] = x[g * G + i] * inv * gamma[i];
+  }
+  checkKernel(ref, [&](float *y, int32_t t, int32_t k) { rmsNorm<G>(x.data(), gamma.data(), y, groups, eps, t, k); },
+              1e-6, 1e-6);
+}
+
+TEST(KernelNorm, RmsNormOverRowsAndHeads) {
+  checkRmsNorm<64>(9, 64, 1e-6f);
+  checkRmsNorm<24>(7, 96, 1e-6f);
+  checkRmsNorm<37>(5, 37, 1e-5f);
+  checkRmsNorm<1>(3, 8, 1e-6f);
+  // A zero row: x / sqrt(eps), zeros.
+  std::vector<float> zero(16, 0.0f), gamma(16, 1.0f), y(16, NAN);
+  rmsNorm<16>(zero.data(), gamma.data(), y.data(), 1, 1e-6f, 0, 1);
+  for (float v : y)
+    EXPECT_EQ(v, 0.0f);
+}
+
 /// enc.rotary in float64 with exact angles: x [rows, N*D], row r at pos[r].
 template <int N, int D, int R>
 std::vector<double> rotaryRef(const std::vector<float> &x, const std::vector<int64_t> &pos, double theta,

@@ -154,6 +154,59 @@ TEST(KernelPacked, BandedAttention) {
   }
 }
 
+/// enc.attention {num_kv_heads}: query head h attends with key/value head
+/// h / group, k and v in their own [tokens, KVH * D] buffers (Qwen3's GQA,
+/// multi-query for one head), with and without the causal band, packed and
+/// padded, 1 and 3 tasks, vs the double loop; head dim 24 (not a multiple of
+/// the 16-lane vectors).
+template <int NH, int KVH, int D> void checkGroupedKvAttention(const AttnBand &band) {
+  constexpr int H = NH * D, HKV = KVH * D;
+  SCOPED_TRACE("heads " + std::to_string(NH) + " over " + std::to_string(KVH) + ", band " +
+               std::to_string(band.left) + " " + std::to_string(band.right));
+  const std::vector<int32_t> lengths = {70, 1, 0, 33};
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  const int64_t B = lengths.size(), T = off[B], S = 70;
+  const auto q = randomVec(T * H, 5, -1.5f, 1.5f), k = randomVec(T * HKV, 6, -1.5f, 1.5f),
+             v = randomVec(T * HKV, 7, -1.5f, 1.5f);
+  const AttnKv kv{HKV, NH / KVH};
+  auto visible = [band](int, int64_t i, int64_t j) {
+    const bool ok = (band.left < 0 || i - j <= band.left) && (band.right < 0 || j - i <= band.right);
+    return ok ? 0.0 : -INFINITY;
+  };
+  std::vector<double> ref(T * H, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    refAttendSequence(q.data(), k.data(), v.data(), H, off[b], lengths[b], lengths[b], NH, D, 0.2f,
+                      ref.data() + off[b] * H, visible, HKV, NH / KVH);
+  checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
+    attentionPacked<NH, D>(q.data(), k.data(), v.data(), H, off.data(), y, B, 0.2f, t, n, RelativeBias{}, band, kv);
+  }, 1e-5, 1e-5);
+  // Padded: each sequence's rows at b * S, padding rows 0.5.
+  std::vector<float> qp(B * S * H, 0.5f), kp(B * S * HKV, 0.5f), vp(B * S * HKV, 0.5f);
+  for (int64_t b = 0; b < B; ++b) {
+    std::memcpy(qp.data() + b * S * H, q.data() + off[b] * H, sizeof(float) * lengths[b] * H);
+    std::memcpy(kp.data() + b * S * HKV, k.data() + off[b] * HKV, sizeof(float) * lengths[b] * HKV);
+    std::memcpy(vp.data() + b * S * HKV, v.data() + off[b] * HKV, sizeof(float) * lengths[b] * HKV);
+  }
+  for (int32_t tasks : {1, 3}) {
+    std::vector<float> y(B * S * H, NAN);
+    for (int32_t t = 0; t < tasks; ++t)
+      attention<NH, D>(qp.data(), kp.data(), vp.data(), H, lengths.data(), y.data(), B, S, 0.2f, t, tasks,
+                       RelativeBias{}, band, kv);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < lengths[b] * H; ++i)
+        ASSERT_NEAR(y[b * S * H + i], ref[off[b] * H + i], 1e-5 + 1e-5 * std::fabs(ref[off[b] * H + i]))
+            << "tasks " << tasks << " b " << b << " element " << i;
+  }
+}
+
+TEST(KernelPacked, GroupedKeyValueHeads) {
+  for (const AttnBand &band : {AttnBand{}, AttnBand{-1, 0}, AttnBand{6, 0}}) {
+    checkGroupedKvAttention<4, 2, 24>(band);
+    checkGroupedKvAttention<6, 1, 24>(band);
+    checkGroupedKvAttention<3, 3, 24>(band); // one key/value head per query head, k and v apart from q
+  }
+}
+
 /// The packed kernel equals the padded one on every valid row (bitwise: the
 /// same tile code runs on the same numbers).
 TEST(KernelPacked, AttentionEqualsPaddedOnValidRows) {

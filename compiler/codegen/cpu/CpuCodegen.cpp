@@ -130,7 +130,7 @@ bool canRunPacked(mlir::func::FuncOp func) {
     if (isa<WeightOp, FusionOp, YieldOp, mlir::func::FuncOp, mlir::func::ReturnOp>(op))
       return true; // no step of their own (a group's ops are checked one by one)
     if (!isa<EmbeddingOp, LinearOp, QLinearOp, QuantizeOp, ToBf16Op, AttentionOp,
-             SplitOp, AddOp, AddLayerNormOp, LayerNormOp, GeluOp, GluOp, ScaleOp,
+             SplitOp, AddOp, AddLayerNormOp, LayerNormOp, RmsNormOp, GeluOp, GluOp, ScaleOp,
              DivOp, PoolOp, L2NormOp, TanhOp, RotaryOp>(op))
       return false;
     for (Value r : op->getResults()) {
@@ -250,6 +250,7 @@ private:
   llvm::Expected<Kernel> lowerRelativePositionBias(mlir::enc::RelativePositionBiasOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerSoftmax(mlir::enc::SoftmaxOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerLayerNorm(mlir::enc::LayerNormOp op, const StepArgs &a);
+  llvm::Expected<Kernel> lowerRmsNorm(mlir::enc::RmsNormOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerGelu(mlir::enc::GeluOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerTanh(mlir::enc::TanhOp op, const StepArgs &a);
   llvm::Expected<Kernel> lowerGlu(mlir::enc::GluOp op, const StepArgs &a);
@@ -460,6 +461,7 @@ const Generator::LoweringTable &Generator::lowerings() {
         .add(&Generator::lowerRelativePositionBias)
         .add(&Generator::lowerSoftmax)
         .add(&Generator::lowerLayerNorm)
+        .add(&Generator::lowerRmsNorm)
         .add(&Generator::lowerGelu)
         .add(&Generator::lowerTanh)
         .add(&Generator::lowerGlu)
@@ -753,6 +755,22 @@ llvm::Expected<Kernel> Generator::lowerLayerNorm(LayerNormOp ln, const StepArgs 
   return k;
 }
 
+llvm::Expected<Kernel> Generator::lowerRmsNorm(RmsNormOp rn, const StepArgs &a) {
+  const Shape &x = a.x;
+  Kernel k;
+  if (auto err = a.needStatic(x.back(), "last dim"))
+    return std::move(err);
+  const int64_t G = a.in[1][0];
+  if (G < 1 || x.back() % G != 0)
+    return opError(a.op, "expects a gamma size that divides the last dim");
+  const std::string groups = a.rows(x) + " * " + std::to_string(x.back() / G);
+  k.symbol = "enc_rms_norm_g" + std::to_string(G) + "_f32_" + shapeTag(x);
+  k.call = "enc_kernels::rmsNorm<" + std::to_string(G) + ">(IN_F(0), IN_F(1), " + a.res + ", " + groups +
+           ", fattr(c, 0, 1e-6f), t, n);";
+  k.fattrs = {rn.getEpsilon().convertToFloat()};
+  return k;
+}
+
 llvm::Expected<Kernel> Generator::lowerGelu(GeluOp g, const StepArgs &a) {
   const Shape &x = a.x;
   const std::string &res = a.res;
@@ -928,14 +946,16 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
   const size_t rank = packed_ ? 2 : 3;
   if (auto err = a.needRank(out, rank, "a result"))
     return std::move(err);
-  const int64_t H = out.back(), NH = static_cast<int64_t>(att.getNumHeads());
-  if (H < 0 || NH <= 0 || H % NH != 0)
-    return opError(op, "expects a static hidden size divisible by num_heads");
-  for (size_t i = 0; i < numIn; ++i)
-    if (in[i].size() != rank || in[i].back() != (packed ? 3 * H : H))
-      return opError(op, std::string("expects inputs [") +
-                             (packed_ ? "T, " : "B, S, ") +
-                             std::to_string(packed ? 3 * H : H) + "]");
+  const int64_t H = out.back(), NH = static_cast<int64_t>(att.getNumHeads()), KVH = att.kvHeads();
+  if (H < 0 || NH <= 0 || H % NH != 0 || KVH <= 0 || NH % KVH != 0)
+    return opError(op, "expects a static hidden size divisible by num_heads, divisible by num_kv_heads");
+  const int64_t HKV = H / NH * KVH; // k's and v's width
+  for (size_t i = 0; i < numIn; ++i) {
+    const int64_t width = packed ? 3 * H : i == 0 ? H : HKV;
+    if (in[i].size() != rank || in[i].back() != width)
+      return opError(op, std::string("expects input ") + std::to_string(i) + " [" + (packed_ ? "T, " : "B, S, ") +
+                             std::to_string(width) + "]");
+  }
   const std::string Hs = std::to_string(H), lengths = "IN_I(" +
                                                      std::to_string(numIn) + ")";
   const std::string qkv =
@@ -943,23 +963,36 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
              : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
   const bool bf16Out = hasBf16Result(op), bf16PV = att.getBf16Pv();
   const std::string y = bf16Out ? a.resultBf16(0) : res;
-  // position_bias: the table operand after lengths, buckets and distance
-  // as constants of the call.
-  std::string bias, biasTag;
+  // The optional trailing arguments, in the kernel's order: position_bias
+  // (the table operand after lengths, buckets and distance as constants),
+  // the band of keys each query sees (window / causal: enc_kernels::AttnBand
+  // {left, right}, -1 open), the grouped key/value heads (rows HKV apart,
+  // query head h reads head h / group). Written up to the last one set.
+  std::string trailing[3] = {"enc_kernels::RelativeBias{}", "enc_kernels::AttnBand{}", "enc_kernels::AttnKv{}"};
+  int numTrailing = 0;
+  std::string biasTag;
   if (att.getPositionBias()) {
     const std::string buckets = std::to_string(in[numIn + 1][0]), dist = std::to_string(*att.getMaxDistance());
-    bias = ", enc_kernels::RelativeBias{IN_F(" + std::to_string(numIn + 1) + "), " + buckets + ", " + dist + "}";
+    trailing[0] = "enc_kernels::RelativeBias{IN_F(" + std::to_string(numIn + 1) + "), " + buckets + ", " + dist + "}";
+    numTrailing = 1;
     biasTag = "_rpb" + buckets + "_" + dist;
   }
-  // window / causal: the band of keys each query sees (enc_kernels::AttnBand
-  // {left, right}, -1 open), after the (possibly empty) bias.
   const int64_t left = att.getWindowAttr() ? att.getWindowAttr().getInt() : -1;
   const int64_t right = att.getCausal() ? 0 : left;
   if (left >= 0 || right >= 0) {
-    bias = (bias.empty() ? ", enc_kernels::RelativeBias{}" : bias) + ", enc_kernels::AttnBand{" +
-           std::to_string(left) + ", " + std::to_string(right) + "}";
-    biasTag += "_band" + std::to_string(left) + "_" + std::to_string(right);
+    trailing[1] = "enc_kernels::AttnBand{" + std::to_string(left) + ", " + std::to_string(right) + "}";
+    numTrailing = 2;
+    auto side = [](int64_t w) { return w < 0 ? std::string("all") : std::to_string(w); }; // a C identifier
+    biasTag += "_band" + side(left) + "_" + side(right);
   }
+  if (KVH != NH) {
+    trailing[2] = "enc_kernels::AttnKv{" + std::to_string(HKV) + ", " + std::to_string(NH / KVH) + "}";
+    numTrailing = 3;
+    biasTag += "_kv" + std::to_string(KVH);
+  }
+  std::string bias;
+  for (int i = 0; i < numTrailing; ++i)
+    bias += ", " + trailing[i];
   k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") + "_f32_" + shapeTag(out) + "_h" +
              std::to_string(NH) + biasTag + (bf16PV ? "_bf16pv" : "") + (bf16Out ? "_tobf16" : "");
   const std::string head = std::to_string(NH) + ", " + std::to_string(H / NH) + (bf16PV ? ", true" : "") +

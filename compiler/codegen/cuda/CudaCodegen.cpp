@@ -692,6 +692,8 @@ std::string whyNotAttention(enc::AttentionOp op) {
            "model for the CPU";
   if (op.getWindow() || op.getCausal())
     return "a sliding window or causal mask has no CUDA kernel yet; compile this model for the CPU";
+  if (op.kvHeads() != static_cast<int64_t>(op.getNumHeads()))
+    return "grouped key/value heads (num_kv_heads) have no CUDA kernel yet; compile this model for the CPU";
   switch (op.getPadding()) {
   case enc::Padding::right: return "";
   case enc::Padding::left: return "padding left is not implemented (only right)";

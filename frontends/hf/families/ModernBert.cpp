@@ -58,6 +58,7 @@ public:
     return types;
   }
   const char *activationKey() const override { return "hidden_activation"; }
+  bool gatedFeedForward() const override { return true; }
 
   llvm::Error readConfig(const ConfigFields &f, ModelConfig &c) const override {
     if (auto e = readEncoderDims(f, c))
@@ -178,9 +179,9 @@ public:
       const std::string attn = l.query.substr(0, l.query.rfind('.'));
       mlir::Value h = l.attnNorm.empty() ? x : e.layernorm(x, l.attnNorm);
       llvm::SmallVector<mlir::Value> qkv = e.split(e.linear(h, l.query, 3 * c.hidden), 3, l.query);
-      mlir::Value q = e.rotary(qkv[0], kind.ropeTheta, attn + ".rotary_emb");
-      mlir::Value k = e.rotary(qkv[1], kind.ropeTheta, attn + ".rotary_emb");
-      mlir::Value o = e.linear(e.attention(q, k, qkv[2], kind.window, attn), l.attnOut, c.hidden);
+      mlir::Value q = e.rotary(qkv[0], c.heads, kind.ropeTheta, attn + ".rotary_emb");
+      mlir::Value k = e.rotary(qkv[1], c.heads, kind.ropeTheta, attn + ".rotary_emb");
+      mlir::Value o = e.linear(e.attention(q, k, qkv[2], kind, attn), l.attnOut, c.hidden);
       x = e.add(o, x, l.attnOut);
       mlir::Value g = e.gatedActivation(e.linear(e.layernorm(x, l.outNorm), l.inter, 2 * c.intermediate), l.inter);
       x = e.add(e.linear(g, l.out, c.hidden), x, l.out);

@@ -998,3 +998,43 @@ func.func @fusion_weight(%x: tensor<?x?x8xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @attention_kv_heads(%q: tensor<?x?x768xf32>, %k: tensor<?x?x256xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.attention' op expects num_kv_heads to divide num_heads (12) but got 5}}
+  %a = enc.attention %q, %k, %k, %l {num_heads = 12 : i64, num_kv_heads = 5 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x768xf32>, tensor<?x?x256xf32>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_width(%q: tensor<?x?x768xf32>, %k: tensor<?x?x256xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.attention' op expects k dim 2 to equal q with num_kv_heads heads dim 2 (192) but got 256}}
+  %a = enc.attention %q, %k, %k, %l {num_heads = 12 : i64, num_kv_heads = 3 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x768xf32>, tensor<?x?x256xf32>, tensor<?x?x256xf32>, tensor<?xi32>) -> tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_packed(%qkv: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.attention' op expects q, k and v (not one packed qkv) with num_kv_heads}}
+  %a = enc.attention %qkv, %l {num_heads = 12 : i64, num_kv_heads = 4 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_group(%x: tensor<?x?x768xf32>, %g: tensor<100xf32>) {
+  // expected-error @+1 {{'enc.rms_norm' op expects a static gamma size that divides x's static last dim, got gamma [100] for x's 768}}
+  %y = enc.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<?x?x768xf32>, tensor<100xf32>) -> tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_eps(%x: tensor<?x?x768xf32>, %g: tensor<768xf32>) {
+  // expected-error @+1 {{'enc.rms_norm' op expects a finite epsilon >= 0 but got -1.000000e+00}}
+  %y = enc.rms_norm %x, %g {epsilon = -1.0 : f32} : (tensor<?x?x768xf32>, tensor<768xf32>) -> tensor<?x?x768xf32>
+  return
+}

@@ -263,3 +263,24 @@ func.func @import_level(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x
   %y = enc.binary %g, %e {kind = #enc.binary<mul>} : (tensor<8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }
+
+// Qwen3's pieces: grouped key/value heads (16 query heads of 128, 2048 wide,
+// not the hidden size, over 8 key/value heads, 1024 wide), causal; RMSNorm
+// over the hidden state and per head (the q/k norms).
+// CHECK-LABEL: func.func @grouped_attention_rms_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x1024xf32>, %[[Q:.*]]: tensor<?x?x2048xf32>, %[[K:.*]]: tensor<?x?x1024xf32>, %[[L:.*]]: tensor<?xi32>)
+func.func @grouped_attention_rms_norm(%x: tensor<?x?x1024xf32>, %q: tensor<?x?x2048xf32>, %k: tensor<?x?x1024xf32>,
+                                      %lengths: tensor<?xi32>)
+    -> (tensor<?x?x2048xf32>, tensor<?x?x1024xf32>, tensor<?x?x2048xf32>) {
+  // CHECK: enc.attention %[[Q]], %[[K]], %[[K]], %[[L]] {causal, num_heads = 16 : i64, num_kv_heads = 8 : i64, padding = #enc.padding<right>, scale = 0.0883883461 : f32}
+  // CHECK-SAME: : (tensor<?x?x2048xf32>, tensor<?x?x1024xf32>, tensor<?x?x1024xf32>, tensor<?xi32>) -> tensor<?x?x2048xf32>
+  %a = enc.attention %q, %k, %k, %lengths {causal, num_heads = 16 : i64, num_kv_heads = 8 : i64, padding = #enc.padding<right>, scale = 0.0883883461 : f32}
+      : (tensor<?x?x2048xf32>, tensor<?x?x1024xf32>, tensor<?x?x1024xf32>, tensor<?xi32>) -> tensor<?x?x2048xf32>
+  %g = enc.weight "norm.weight" : tensor<1024xf32>
+  %hg = enc.weight "q_norm.weight" : tensor<128xf32>
+  // CHECK: enc.rms_norm %[[X]], %{{.*}} {epsilon = 9.99999997E-7 : f32} : (tensor<?x?x1024xf32>, tensor<1024xf32>) -> tensor<?x?x1024xf32>
+  %n = enc.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<?x?x1024xf32>, tensor<1024xf32>) -> tensor<?x?x1024xf32>
+  // CHECK: enc.rms_norm %[[Q]], %{{.*}} {epsilon = 9.99999997E-7 : f32} : (tensor<?x?x2048xf32>, tensor<128xf32>) -> tensor<?x?x2048xf32>
+  %qn = enc.rms_norm %q, %hg {epsilon = 1.0e-6 : f32} : (tensor<?x?x2048xf32>, tensor<128xf32>) -> tensor<?x?x2048xf32>
+  return %a, %n, %qn : tensor<?x?x2048xf32>, tensor<?x?x1024xf32>, tensor<?x?x2048xf32>
+}

@@ -158,6 +158,14 @@ struct AttnBand {
   bool any() const { return left >= 0 || right >= 0; }
 };
 
+/// Grouped key/value heads (enc.attention {num_kv_heads}): query head h reads
+/// key/value head h / group, whose rows are `ld` apart (0: the queries' ld).
+/// {}: one key/value head per query head.
+struct AttnKv {
+  int64_t ld = 0;
+  int group = 1;
+};
+
 namespace detail {
 
 // The attention vectors: 16 lanes (zmm) where AVX-512 is enabled, else the
@@ -605,14 +613,14 @@ ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const P *p, const float *alp
 /// apart (fp32, or rounded to bf16 for uint16_t). Query row r is lane r % L
 /// of score vector r / L. PVBf16: p·v over bf16 probabilities and values.
 template <int D, bool PVBf16, typename Y>
-void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
+void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int64_t i0,
                    const float *k, const float *v, int64_t ld, Y *y,
                    int64_t ldy, int nq, int64_t len, float scale,
                    const AttnHeadBias &bias, const AttnBand &band) {
-  const float *qHead = q - i0 * ld; // the head's first query row
+  const float *qHead = q - i0 * ldq; // the head's first query row
   constexpr int QT = kAttnRows, KT = kAttnKeyTile, L = kAttnLanes;
   constexpr int QV = QT / L;
-  attnTransposeQ<D, QT>(q, ld, nq, scale * kLog2e, ws.qT);
+  attnTransposeQ<D, QT>(q, ldq, nq, scale * kLog2e, ws.qT);
   for (int r = 0; r < nq; ++r)
     for (int d = 0; d < D; ++d)
       ws.acc[r][d] = 0.0f;
@@ -642,7 +650,7 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
         // units' work; prefetches never fault, so rows past the end are
         // harmless).
         for (int c = 0; c < D; c += 16) {
-          __builtin_prefetch(qHead + row + D + c);
+          __builtin_prefetch(qHead + (j0 + jj) * ldq + D + c);
           __builtin_prefetch(k + row + D + c);
           __builtin_prefetch(v + row + D + c);
         }
@@ -717,11 +725,12 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t i0,
 /// PVBf16 (enc.attention {bf16_pv}): p·v over probabilities and values
 /// rounded to bf16, fp32 sums. band: query s sees only the keys
 /// s - left <= j <= s + right (a local layer, causal attention; default: all).
+/// kv: grouped key/value heads (k and v rows kv.ld apart, head h / kv.group).
 template <int NH, int D, bool PVBf16 = false, typename Y>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
                const int32_t *lengths, Y *y, int64_t B, int64_t S,
                float scale, int32_t task, int32_t numTasks,
-               const RelativeBias &rb = {}, const AttnBand &band = {}) {
+               const RelativeBias &rb = {}, const AttnBand &band = {}, const AttnKv &kv = {}) {
   constexpr int QT = detail::kAttnRows;
   const int64_t tiles = (S + QT - 1) / QT;
   const int64_t ldy = int64_t(NH) * D;
@@ -736,10 +745,10 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
     const int64_t i0 = (u % tiles) * QT;
     const int nq = static_cast<int>(std::min<int64_t>(QT, S - i0));
     const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
-    const int64_t col = h * D;
+    const int64_t col = h * D, kvCol = h / kv.group * D, ldkv = kv.ld > 0 ? kv.ld : ld;
     bias.selectHead(h);
-    detail::attentionTile<D, PVBf16>(ws, q + (b * S + i0) * ld + col, i0,
-                             k + b * S * ld + col, v + b * S * ld + col, ld,
+    detail::attentionTile<D, PVBf16>(ws, q + (b * S + i0) * ld + col, ld, i0,
+                             k + b * S * ldkv + kvCol, v + b * S * ldkv + kvCol, ldkv,
                              y + (b * S + i0) * ldy + col, ldy, nq, len,
                              scale, bias, band);
   }
@@ -754,7 +763,7 @@ template <int NH, int D, bool PVBf16 = false, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
                      int64_t ld, const int32_t *offsets, Y *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks,
-                     const RelativeBias &rb = {}, const AttnBand &band = {}) {
+                     const RelativeBias &rb = {}, const AttnBand &band = {}, const AttnKv &kv = {}) {
   constexpr int QT = detail::kAttnRows;
   const int64_t ldy = int64_t(NH) * D;
   auto tilesOf = [&](int64_t b) {
@@ -787,10 +796,10 @@ void attentionPacked(const float *q, const float *k, const float *v,
     const int64_t i0 = (local % tiles) * QT;
     const int64_t row0 = offsets[b], len = int64_t(offsets[b + 1]) - row0;
     const int nq = static_cast<int>(std::min<int64_t>(QT, len - i0));
-    const int64_t col = h * D;
+    const int64_t col = h * D, kvCol = h / kv.group * D, ldkv = kv.ld > 0 ? kv.ld : ld;
     bias.selectHead(h);
-    detail::attentionTile<D, PVBf16>(ws, q + (row0 + i0) * ld + col, i0,
-                             k + row0 * ld + col, v + row0 * ld + col, ld,
+    detail::attentionTile<D, PVBf16>(ws, q + (row0 + i0) * ld + col, ld, i0,
+                             k + row0 * ldkv + kvCol, v + row0 * ldkv + kvCol, ldkv,
                              y + (row0 + i0) * ldy + col, ldy, nq, len,
                              scale, bias, band);
   }

@@ -231,6 +231,32 @@ void layerNorm(const float *x, const float *gamma, const float *beta, float *y,
     layerNormRow<H>(x + r * H, gamma, beta, y + r * H, eps);
 }
 
+/// enc.rms_norm: each group of G contiguous floats (`groups` of them: the
+/// rows times the groups per row) y = x / sqrt(mean(x^2) + eps) * gamma[G].
+/// Sums of squares in eight f32 partial sums, then pairwise.
+template <int G>
+void rmsNorm(const float *x, const float *gamma, float *y, int64_t groups, float eps, int32_t task,
+             int32_t numTasks) {
+  static_assert(G > 0, "enc.rms_norm has a static group size");
+  int64_t g0, g1;
+  taskShare(groups, task, numTasks, g0, g1);
+  for (int64_t g = g0; g < g1; ++g) {
+    const float *xr = x + g * G;
+    float *yr = y + g * G;
+    float part[8] = {};
+    int i = 0;
+    for (; i + 8 <= G; i += 8)
+      for (int l = 0; l < 8; ++l)
+        part[l] += xr[i + l] * xr[i + l];
+    for (; i < G; ++i)
+      part[i % 8] += xr[i] * xr[i];
+    const float sum = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+    const float inv = 1.0f / std::sqrt(sum / float(G) + eps);
+    for (int j = 0; j < G; ++j)
+      yr[j] = xr[j] * inv * gamma[j];
+  }
+}
+
 /// enc.add_layernorm: y = layernorm(x + residual) over rows of width H; the
 /// sum is written to y first and normalised in place.
 template <int H>

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Record transformers' Qwen3 outputs for encc's tests (issue 37: Qwen3-Embedding).
+
+Run with a venv holding torch 2.x and transformers 5.x (tests/reference/modernbert/versions.txt):
+
+    PYTHON tests/reference/qwen3/record_qwen3.py
+
+Writes, beside this script:
+  models/<case>/  tiny random Qwen3 folders (config.json, model.safetensors in float32 as Qwen3Model saves
+                  it, the sentence-transformers files), O(1) random weights (randomize_ below)
+  qwen3.json      per case: the ids, lengths, and transformers' Qwen3Model outputs in float64 on the
+                  float32 weights (sdpa, causal masks as shipped, RoPE's cos/sin in float32): hidden (the
+                  valid rows of a right-padded batch) and pooled (sentence-transformers' Pooling of the
+                  case: lasttoken = the row at lengths[b] - 1, or mean; then Normalize where the case has it)
+"""
+import json
+import math
+import os
+import shutil
+import warnings
+
+import numpy as np
+import torch
+import transformers
+from transformers import Qwen3Config, Qwen3Model
+
+warnings.filterwarnings("ignore")
+transformers.logging.set_verbosity_error()
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "models")
+LENGTHS = [37, 5, 20, 1, 30]
+
+
+def randomize_(model, seed):
+    """Every parameter O(1)-ish random so that every term matters (norm gammas around 1)."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
+            elif name.endswith("bias"):
+                p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * (1.5 / math.sqrt(p.shape[-1])))
+
+
+def write_sentence_transformers(d, pooling, normalize):
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    if normalize:
+        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
+        os.makedirs(os.path.join(d, "2_Normalize"), exist_ok=True)
+    with open(os.path.join(d, "modules.json"), "w") as f:
+        json.dump(modules, f, indent=2)
+    os.makedirs(os.path.join(d, "1_Pooling"), exist_ok=True)
+    with open(os.path.join(d, "1_Pooling", "config.json"), "w") as f:
+        json.dump({"word_embedding_dimension": 0, "pooling_mode_cls_token": False,
+                   "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": False,
+                   "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_lasttoken": pooling == "last"}, f,
+                  indent=2)
+    with open(os.path.join(d, "sentence_bert_config.json"), "w") as f:
+        json.dump({"max_seq_length": 64, "do_lower_case": False}, f, indent=2)
+
+
+def to_legacy_keys(path):
+    """The hub's Qwen3-Embedding config style (transformers 4.51): rope_theta, rope_scaling null,
+    use_sliding_window / max_window_layers, no layer_types / rope_parameters."""
+    with open(path) as f:
+        cfg = json.load(f)
+    theta = cfg.pop("rope_parameters")["rope_theta"]
+    cfg.pop("layer_types", None)
+    cfg["rope_theta"], cfg["rope_scaling"] = theta, None
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
+def tiny_config(**kw):
+    d = dict(vocab_size=300, hidden_size=64, intermediate_size=80, num_hidden_layers=3, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=24, max_position_embeddings=128, rms_norm_eps=1e-6,
+             rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}, hidden_act="silu",
+             tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    d.update(kw)
+    return Qwen3Config(**d)
+
+
+CASES = [
+    # Qwen3-Embedding's structure at a small odd shape: 4 query heads over 2 key/value heads of head_dim 24
+    # (heads x head_dim = 96 != hidden 64), 5.x config keys, last-token pooling + Normalize.
+    dict(name="gqa_last", seed=21, pooling="last", normalize=True, config=tiny_config()),
+    # The hub's legacy keys, q/k/v/o biases (attention_bias), one key/value head per query head with
+    # head_dim hidden / heads (48 / 3), another theta and eps; mean pooling without Normalize.
+    dict(name="legacy_bias_mean", seed=22, pooling="mean", normalize=False, legacy=True, config=tiny_config(
+        hidden_size=48, num_attention_heads=3, num_key_value_heads=3, head_dim=16, intermediate_size=56,
+        num_hidden_layers=2, attention_bias=True, rms_norm_eps=1e-5,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
+    # Sliding-window layers (use_sliding_window, sliding_window 7, from layer 1 on: layers 1 and 2) with one
+    # key/value head for six query heads of head_dim 8 (multi-query); 5.x writes layer_types.
+    dict(name="sliding_mqa", seed=23, pooling="last", normalize=True, config=tiny_config(
+        hidden_size=40, num_attention_heads=6, num_key_value_heads=1, head_dim=8, intermediate_size=36,
+        use_sliding_window=True, sliding_window=7, max_window_layers=1)),
+]
+
+
+def batch(vocab, seed):
+    rng = np.random.default_rng(seed)
+    ids = np.zeros((len(LENGTHS), max(LENGTHS)), dtype=np.int64)
+    for b, n in enumerate(LENGTHS):
+        ids[b, :n] = rng.integers(3, vocab, size=n)
+        ids[b, n - 1] = 2  # the eos the tokenizer's post-processor appends
+    return ids
+
+
+def record(case):
+    d = os.path.join(MODELS, case["name"])
+    shutil.rmtree(d, ignore_errors=True)
+    torch.manual_seed(case["seed"])
+    model = Qwen3Model(case["config"]).double()
+    randomize_(model, case["seed"])
+    model.float().save_pretrained(d)
+    if case.get("legacy"):
+        to_legacy_keys(os.path.join(d, "config.json"))
+    write_sentence_transformers(d, case["pooling"], case["normalize"])
+    m = Qwen3Model.from_pretrained(d, attn_implementation="sdpa", dtype=torch.float64).eval()
+    ids = batch(case["config"].vocab_size, case["seed"] + 100)
+    am = (np.arange(ids.shape[1])[None, :] < np.asarray(LENGTHS)[:, None]).astype(np.int64)
+    with torch.no_grad():
+        h = m(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(am)).last_hidden_state.numpy()
+    pooled = []
+    for b, n in enumerate(LENGTHS):
+        v = h[b, n - 1] if case["pooling"] == "last" else h[b, :n].mean(0)
+        pooled.append(v / np.linalg.norm(v) if case["normalize"] else v)
+    return dict(name=case["name"], dir="models/" + case["name"], ids=ids.tolist(), lengths=LENGTHS,
+                hidden=[h[b, :n].tolist() for b, n in enumerate(LENGTHS)], pooled=np.stack(pooled).tolist())
+
+
+def main():
+    cases = [record(c) for c in CASES]
+    out = dict(versions=dict(torch=torch.__version__, transformers=transformers.__version__, numpy=np.__version__),
+               notes="transformers Qwen3Model float64 (sdpa, causal, RoPE cos/sin in float32 as shipped) on float32 "
+                     "weights, right padding; hidden: valid rows [b][s < lengths[b]][H]; pooled: the case's "
+                     "sentence-transformers pooling (lasttoken: row lengths[b] - 1) and Normalize",
+               cases=cases)
+    with open(os.path.join(HERE, "qwen3.json"), "w") as f:
+        json.dump(out, f)
+    for c in cases:
+        print(c["name"], "recorded")
+
+
+if __name__ == "__main__":
+    main()
