@@ -78,4 +78,23 @@ double maxRelativeError(const std::vector<double> &actual, const std::vector<dou
   return maxRef > 0 ? maxDiff / maxRef : maxDiff;
 }
 
+TokenCosines tokenCosines(const std::vector<float> &a, const std::vector<float> &b,
+                          const std::vector<int32_t> &lengths, int64_t seq, int64_t H) {
+  TokenCosines c;
+  double sum = 0;
+  int64_t n = 0;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    for (int32_t s = 0; s < lengths[i]; ++s, ++n) {
+      const size_t at = (i * seq + s) * H;
+      double ab = 0, aa = 0, bb = 0;
+      for (int64_t d = 0; d < H; ++d)
+        ab += double(a[at + d]) * b[at + d], aa += double(a[at + d]) * a[at + d], bb += double(b[at + d]) * b[at + d];
+      const double cs = ab / std::sqrt(aa * bb);
+      c.min = std::min(c.min, cs);
+      sum += cs;
+    }
+  c.mean = n ? sum / n : 1;
+  return c;
+}
+
 } // namespace encc::testing

@@ -43,6 +43,14 @@ std::string compile(CompileOptions options);
 /// max |a - b| / max |b| over the given values.
 double maxRelativeError(const std::vector<double> &actual, const std::vector<double> &expected);
 
+/// The cosines between the valid token rows of two runs' hidden states
+/// ([B, seq, H] each, sequence b's rows s < lengths[b]): their mean and min.
+struct TokenCosines {
+  double mean = 0, min = 1;
+};
+TokenCosines tokenCosines(const std::vector<float> &a, const std::vector<float> &b,
+                          const std::vector<int32_t> &lengths, int64_t seq, int64_t H);
+
 } // namespace encc::testing
 
 #endif

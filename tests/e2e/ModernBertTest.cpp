@@ -20,15 +20,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/hf/HFImport.h"
 #include "tests/e2e/E2ETest.h"
+#include "tests/e2e/RandomWeightsFolder.h"
 #include "tests/support/RecordedReference.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 using namespace encc::testing;
@@ -90,13 +89,6 @@ std::vector<double> flat(const json &rows) {
   return out;
 }
 
-double cosine(const float *a, const float *b, int64_t n) {
-  double ab = 0, aa = 0, bb = 0;
-  for (int64_t i = 0; i < n; ++i)
-    ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
-  return ab / std::sqrt(aa * bb);
-}
-
 class ModernBertTiny : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(ModernBertTiny, MatchesTransformers) {
@@ -156,33 +148,6 @@ TEST(ModernBertText, TokenizerAndTextEmbeddingsMatchTheLibraries) {
 INSTANTIATE_TEST_SUITE_P(Recorded, ModernBertTiny,
                          ::testing::Values("legacy_mean", "biases_cls", "reranker_mean", "classifier_cls3"));
 
-/// Writes `store`'s tensors named by `specs` (not the synthesized zeros) as
-/// an F32 safetensors file.
-void writeF32Safetensors(const std::string &path, const mlir::enc::WeightStore &store,
-                         const std::vector<encc::WeightSpec> &specs) {
-  json header = json::object();
-  uint64_t offset = 0;
-  std::vector<const mlir::enc::WeightTensor *> order;
-  for (const encc::WeightSpec &spec : specs) {
-    if (spec.zeros)
-      continue;
-    const mlir::enc::WeightTensor *t = store.find(spec.name);
-    ASSERT_NE(t, nullptr) << spec.name;
-    header[spec.name] = {{"dtype", "F32"}, {"shape", t->shape}, {"data_offsets", {offset, offset + t->bytes.size()}}};
-    offset += t->bytes.size();
-    order.push_back(t);
-  }
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');
-  std::ofstream out(path, std::ios::binary);
-  const uint64_t n = text.size();
-  out.write(reinterpret_cast<const char *>(&n), 8);
-  out << text;
-  for (const mlir::enc::WeightTensor *t : order)
-    out.write(reinterpret_cast<const char *>(t->bytes.data()), static_cast<std::streamsize>(t->bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
-
 /// The ModernBERT-base-shaped folder: tests/reference/modernbert/base's
 /// config.json with encc::randomWeights(config, the recorded seed) as its
 /// model.safetensors (the weights the recorder gave transformers), written
@@ -191,16 +156,8 @@ const std::string &baseModelDir() {
   static TempDir tmp;
   static const std::string dir = [] {
     const std::string d = tmp.path() + "/modernbert-base";
-    std::filesystem::create_directories(d);
-    const std::string config = referenceDataDir() + "/modernbert/base/config.json";
-    std::filesystem::copy_file(config, d + "/config.json");
-    std::ifstream in(config);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    llvm::Expected<encc::ModelConfig> c = encc::parseModelConfig(text, config);
-    if (!c)
-      throw std::runtime_error(llvm::toString(c.takeError()));
-    const mlir::enc::WeightStore store = encc::randomWeights(*c, findCase("base_mixed")["seed"].get<uint64_t>());
-    writeF32Safetensors(d + "/model.safetensors", store, encc::expectedWeights(*c));
+    writeRandomWeightsFolder(referenceDataDir() + "/modernbert/base/config.json",
+                             findCase("base_mixed")["seed"].get<uint64_t>(), d);
     return d;
   }();
   return dir;
@@ -256,22 +213,14 @@ TEST(ModernBertBase, MixedBatchMatchesTransformersAndQuantizedBuildsMeetTheGates
     ASSERT_EQ(path.rfind("error: ", 0), std::string::npos) << path;
     encrt::Model mq(path);
     encrt::RunResult rq = encrt::Session(mq).run(b.ids, b.lengths, b.seq);
-    double worst = 1, sum = 0;
-    int64_t n = 0;
-    for (size_t i = 0; i < b.lengths.size(); ++i)
-      for (int32_t s = 0; s < b.lengths[i]; ++s, ++n) {
-        const size_t at = (i * b.seq + s) * H;
-        const double cs = cosine(rq.hidden.data() + at, rf.hidden.data() + at, H);
-        worst = std::min(worst, cs);
-        sum += cs;
-      }
+    const TokenCosines cs = tokenCosines(rq.hidden, rf.hidden, b.lengths, b.seq, H);
     std::printf("[ measured ] %s (%s) vs fp32: mean token cosine %.6f, min %.6f\n", quantize, mq.info().cpu_target,
-                sum / n, worst);
+                cs.mean, cs.min);
     if (std::string(quantize) == "int8") {
-      EXPECT_GE(sum / n, 0.99);
-      EXPECT_GE(worst, 0.98);
+      EXPECT_GE(cs.mean, 0.99);
+      EXPECT_GE(cs.min, 0.98);
     } else {
-      EXPECT_GE(worst, 0.9999);
+      EXPECT_GE(cs.min, 0.9999);
     }
   }
 }

@@ -8,6 +8,11 @@ Run with a venv holding torch 2.x and transformers 5.x (tests/reference/modernbe
 Writes, beside this script:
   models/<case>/  tiny random Qwen3 folders (config.json, model.safetensors in float32 as Qwen3Model saves
                   it, the sentence-transformers files), O(1) random weights (randomize_ below)
+  base/config.json  Qwen3-Embedding-0.6B's dims (hidden 1024, 16 query heads over 8 key/value heads of 128,
+                  intermediate 3072) with 4 layers and a 4096-token vocabulary, the hub's legacy keys; its weights
+                  are encc::randomWeights(config, BASE_SEED) (RandomWeights.cpp, ported in
+                  ../modernbert/record_modernbert.py; gate_up_proj generated whole and split), which the test
+                  writes as model.safetensors
   qwen3.json      per case: the ids, lengths, and transformers' Qwen3Model outputs in float64 on the
                   float32 weights (sdpa, causal masks as shipped, RoPE's cos/sin in float32): hidden (the
                   valid rows of a right-padded batch) and pooled (sentence-transformers' Pooling of the
@@ -16,7 +21,9 @@ Writes, beside this script:
 import json
 import math
 import os
+import re
 import shutil
+import sys
 import warnings
 
 import numpy as np
@@ -133,12 +140,62 @@ def record(case):
                 hidden=[h[b, :n].tolist() for b, n in enumerate(LENGTHS)], pooled=np.stack(pooled).tolist())
 
 
+BASE_SEED = 9
+
+
+def base_config():
+    return dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", vocab_size=4096, hidden_size=1024,
+                intermediate_size=3072, num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=8,
+                head_dim=128, hidden_act="silu", max_position_embeddings=32768, rms_norm_eps=1e-6,
+                rope_theta=1000000, rope_scaling=None, use_sliding_window=False, sliding_window=None,
+                max_window_layers=28, attention_bias=False, tie_word_embeddings=True, bos_token_id=1,
+                eos_token_id=2, torch_dtype="float32")
+
+
+def record_base():
+    sys.path.insert(0, os.path.join(HERE, "..", "modernbert"))
+    from record_modernbert import random_tensor  # noqa: E402  (encc's RandomWeights.cpp)
+    d = os.path.join(HERE, "base")
+    os.makedirs(d, exist_ok=True)
+    cfg = base_config()
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    model = Qwen3Model(Qwen3Config(**cfg)).double().eval()
+    state, I = {}, cfg["intermediate_size"]
+    for name, p in model.state_dict().items():
+        if ".mlp.gate_proj." in name or ".mlp.up_proj." in name:
+            whole = re.sub(r"\.(gate|up)_proj\.", ".gate_up_proj.", name)
+            t = random_tensor(whole, (2 * I, p.shape[1]), BASE_SEED)
+            t = t[:I] if ".gate_proj." in name else t[I:]
+        else:
+            t = random_tensor(name, tuple(p.shape), BASE_SEED)
+        state[name] = torch.from_numpy(t.astype(np.float64))
+    model.load_state_dict(state)
+    model.config._attn_implementation = "sdpa"
+    lengths = [300, 77, 12]
+    rows = [[0, 1, 2, 31, 32, 33, 150, 298, 299], [0, 1, 40, 75, 76], [0, 5, 11]]
+    rng = np.random.default_rng(BASE_SEED)
+    ids = np.zeros((len(lengths), max(lengths)), dtype=np.int64)
+    for b, n in enumerate(lengths):
+        ids[b, :n] = rng.integers(3, cfg["vocab_size"], size=n)
+        ids[b, n - 1] = 2
+    am = (np.arange(ids.shape[1])[None, :] < np.asarray(lengths)[:, None]).astype(np.int64)
+    with torch.no_grad():
+        h = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(am)).last_hidden_state.numpy()
+    last = np.stack([h[b, n - 1] for b, n in enumerate(lengths)])
+    return dict(name="base_mixed", dir="base", seed=BASE_SEED, ids=ids.tolist(), lengths=lengths, rows=rows,
+                hidden_rows=[[h[b, r].tolist() for r in rs] for b, rs in enumerate(rows)],
+                pooled=(last / np.linalg.norm(last, axis=1, keepdims=True)).tolist())
+
+
 def main():
     cases = [record(c) for c in CASES]
+    cases.append(record_base())
     out = dict(versions=dict(torch=torch.__version__, transformers=transformers.__version__, numpy=np.__version__),
                notes="transformers Qwen3Model float64 (sdpa, causal, RoPE cos/sin in float32 as shipped) on float32 "
-                     "weights, right padding; hidden: valid rows [b][s < lengths[b]][H]; pooled: the case's "
-                     "sentence-transformers pooling (lasttoken: row lengths[b] - 1) and Normalize",
+                     "weights, right padding; hidden: valid rows [b][s < lengths[b]][H] (base: hidden_rows[b] at "
+                     "rows[b]); pooled: the case's sentence-transformers pooling (lasttoken: row lengths[b] - 1) "
+                     "and Normalize (base: last token, normalised)",
                cases=cases)
     with open(os.path.join(HERE, "qwen3.json"), "w") as f:
         json.dump(out, f)
