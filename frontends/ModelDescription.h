@@ -106,6 +106,9 @@ struct TokenizerData {
   std::vector<std::pair<int32_t, int32_t>> merges; ///< vocab ids, in rank order
   std::vector<AddedTokenData> addedTokens;
   bool addPrefixSpace = false, ignoreMerges = false, fuseUnk = false;
+  /// The pre-tokenizer's regex: the ByteLevel one (GPT-2), or a Split's before
+  /// a ByteLevel without its own (Qwen2; Cl100k: GPT-4 / Llama 3).
+  enum class BpeSplit { Gpt2, Qwen2, Cl100k } bpeSplit = BpeSplit::Gpt2;
   std::vector<int32_t> templateIds; ///< one sequence's post-processing; -1 = the text
   /// A text pair's post-processing: ids with -1 / -2 for the two texts, and
   /// each entry's token type (BPE, Unigram; empty: none; WordPiece's is built in).

@@ -144,6 +144,15 @@ encm::PrependScheme schemaPrepend(TokenizerData::Prepend prepend) {
   llvm_unreachable("TokenizerData::Prepend");
 }
 
+encm::BpeSplit schemaBpeSplit(TokenizerData::BpeSplit split) {
+  switch (split) {
+  case TokenizerData::BpeSplit::Gpt2: return encm::BpeSplit::Gpt2;
+  case TokenizerData::BpeSplit::Qwen2: return encm::BpeSplit::Qwen2;
+  case TokenizerData::BpeSplit::Cl100k: return encm::BpeSplit::Cl100k;
+  }
+  llvm_unreachable("TokenizerData::BpeSplit");
+}
+
 encm::Pooling schemaPooling(Pooling pooling) {
   switch (pooling) {
   case Pooling::None: return encm::Pooling::None;
@@ -211,6 +220,7 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
   if (bpe) {
     t.add_merges(merges);
     t.add_add_prefix_space(tk.addPrefixSpace);
+    t.add_bpe_split(schemaBpeSplit(tk.bpeSplit));
     t.add_ignore_merges(tk.ignoreMerges);
     t.add_fuse_unk(tk.fuseUnk);
     t.add_normalizers(normalizers);
@@ -291,9 +301,15 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
       static_cast<int32_t>(cfg.typeVocab), static_cast<int32_t>(cfg.numLabels),
       cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0);
 
+  // The features a reader needs (encrt/schema_version.h): listed only where
+  // the artifact uses them, so that it loads in every runtime that can run it.
+  std::vector<std::string> features;
+  if (tk.kind == TokenizerKind::ByteLevelBPE && tk.bpeSplit != TokenizerData::BpeSplit::Gpt2)
+    features.push_back(ENCM_FEATURE_BPE_SPLIT);
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
-                                 tokenizerTable, fill, cuda);
+                                 tokenizerTable, fill, cuda, ENCM_SCHEMA_MINOR,
+                                 features.empty() ? 0 : fbb.CreateVectorOfStrings(features));
   encm::FinishModelBuffer(fbb, model);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

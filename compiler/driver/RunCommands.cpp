@@ -613,6 +613,16 @@ const char *tokenizerKindText(encm::TokenizerKind kind) {
   return nullptr;
 }
 
+/// ", Qwen2 split" for a BPE tokenizer's pre-tokenizer regex (nothing for
+/// GPT-2's, the default).
+std::string bpeSplitText(encm::BpeSplit split) {
+  switch (split) {
+  case encm::BpeSplit::Gpt2: return "";
+  case encm::BpeSplit::Qwen2: return ", Qwen2 split regex";
+  case encm::BpeSplit::Cl100k: return ", cl100k split regex";
+  }
+  return ", unknown split " + std::to_string(static_cast<int>(split));
+}
 
 const char *dtypeName(encm::DType t) { return encm::EnumNameDType(t); }
 
@@ -645,6 +655,8 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   j["file"] = path;
   j["file_bytes"] = static_cast<int64_t>(size);
   j["schema_version"] = static_cast<int64_t>(m->schema_version());
+  j["schema_minor"] = static_cast<int64_t>(m->schema_minor());
+  j["required_features"] = strings(m->required_features());
   Json &meta = j["metadata"];
   meta["architecture"] = str(md->architecture());
   meta["hidden_size"] = md->hidden_size();
@@ -760,8 +772,13 @@ int encc::inspectCommand(const Args &args) {
   }
 
   auto &os = llvm::outs();
-  os << path << ": " << num(size / 1e6, 1) << " MB, schema v" << m->schema_version() << ", compiled by encc "
-     << str(md->compiler_version()) << " from " << str(md->source()) << "\n";
+  std::string features;
+  if (m->required_features())
+    for (const flatbuffers::String *f : *m->required_features())
+      features += (features.empty() ? " (requires " : ", ") + (f ? f->str() : std::string());
+  os << path << ": " << num(size / 1e6, 1) << " MB, schema " << m->schema_version() << "." << m->schema_minor()
+     << (features.empty() ? "" : features + ")") << ", compiled by encc " << str(md->compiler_version()) << " from "
+     << str(md->source()) << "\n";
   os << "model:   " << str(md->architecture()) << ", " << md->num_layers() << " layers, hidden " << md->hidden_size()
      << ", " << md->num_heads() << " heads, intermediate " << md->intermediate_size() << ", vocab "
      << md->vocab_size() << ", " << str(md->hidden_act()) << "\n";
@@ -801,7 +818,8 @@ int encc::inspectCommand(const Args &args) {
     switch (tk->kind()) {
     case encm::TokenizerKind::ByteLevelBPE:
       os << "tokenizer: byte-level BPE, " << vocabTokens << " tokens, " << (tk->merges() ? tk->merges()->size() : 0)
-         << " merges, " << added << " added tokens" << (tk->add_prefix_space() ? ", prefix space" : "") << "\n";
+         << " merges, " << added << " added tokens" << (tk->add_prefix_space() ? ", prefix space" : "")
+         << bpeSplitText(tk->bpe_split()) << "\n";
       break;
     case encm::TokenizerKind::Unigram:
       os << "tokenizer: Unigram (SentencePiece), " << vocabTokens << " pieces, " << added << " added tokens, "

@@ -127,23 +127,64 @@ private:
     return llvm::Error::success();
   }
 
-  /// ByteLevel alone, or inside a Sequence of one.
+  /// ByteLevel with its regex, alone or inside a Sequence of one (GPT-2,
+  /// RoBERTa, GPT-NeoX); or a Sequence of a Split on Qwen2's or cl100k's
+  /// regex and a ByteLevel without its regex or prefix space (Qwen2 / Qwen3,
+  /// Llama 3).
   llvm::Error readPreTokenizer(Unsupported &unsupported) {
     const json *pre = field(j_, "pre_tokenizer");
+    const json *split = nullptr;
     if (pre && pre->is_object() && typeOf(*pre) == "Sequence") {
       const json *list = field(*pre, "pretokenizers");
-      pre = list && list->is_array() && list->size() == 1 ? &(*list)[0] : nullptr;
+      const size_t n = list && list->is_array() ? list->size() : 0;
+      if (n == 2 && (*list)[0].is_object() && typeOf((*list)[0]) == "Split")
+        split = &(*list)[0];
+      pre = n == 1 || split ? &(*list)[n - 1] : nullptr;
     }
     if (!pre || !pre->is_object() || typeOf(*pre) != "ByteLevel")
       return unsupported.why = "pre_tokenizer " + (pre ? quotedType(*pre) : std::string("missing")) +
-                               " (only ByteLevel is implemented)",
+                               " (implemented: ByteLevel, and a Split on Qwen2's or cl100k's regex before it)",
              llvm::Error::success();
     bool useRegex = true;
     if (auto e = readBool(*pre, "use_regex", "pre_tokenizer.", useRegex))
       return e;
-    if (!useRegex)
-      return unsupported.why = "ByteLevel pre_tokenizer without use_regex", llvm::Error::success();
-    return readBool(*pre, "add_prefix_space", "pre_tokenizer.", tok_.addPrefixSpace);
+    if (auto e = readBool(*pre, "add_prefix_space", "pre_tokenizer.", tok_.addPrefixSpace))
+      return e;
+    if (!split)
+      return useRegex ? llvm::Error::success()
+                      : (unsupported.why = "ByteLevel pre_tokenizer without use_regex", llvm::Error::success());
+    if (useRegex || tok_.addPrefixSpace)
+      return unsupported.why = "a Split pre_tokenizer before a ByteLevel one with use_regex or add_prefix_space",
+             llvm::Error::success();
+    return readSplit(*split, unsupported);
+  }
+
+  /// Split {pattern: {Regex: P}, behavior: Isolated, invert: false} with P
+  /// Qwen2's or cl100k's regex (bpe_tokenizer.h, BpeSplit).
+  llvm::Error readSplit(const json &split, Unsupported &unsupported) {
+    static const char *const kQwen2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+                                      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    static const char *const kCl100k = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+                                       "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    const json *pattern = field(split, "pattern");
+    const json *regex = pattern && pattern->is_object() ? field(*pattern, "Regex") : nullptr;
+    const json *behavior = field(split, "behavior");
+    bool invert = false;
+    if (auto e = readBool(split, "invert", "pre_tokenizer.pretokenizers[0].", invert))
+      return e;
+    if (!behavior || !behavior->is_string() || behavior->get<std::string>() != "Isolated" || invert)
+      return unsupported.why = "a Split pre_tokenizer other than Isolated and not inverted", llvm::Error::success();
+    const std::string p = regex && regex->is_string() ? regex->get<std::string>() : std::string();
+    if (p == kQwen2)
+      tok_.bpeSplit = TokenizerData::BpeSplit::Qwen2;
+    else if (p == kCl100k)
+      tok_.bpeSplit = TokenizerData::BpeSplit::Cl100k;
+    else
+      return unsupported.why = "a Split pre_tokenizer on " +
+                               (regex ? "the regex '" + p + "'" : std::string("a string pattern")) +
+                               " (implemented: Qwen2's and cl100k's regex)",
+             llvm::Error::success();
+    return llvm::Error::success();
   }
 
   std::unordered_map<std::string, int32_t> ids_;

@@ -184,7 +184,8 @@ llvm::Error TokenizerJsonReader::templateOf(const json &post, Unsupported &unsup
 /// members only trim offsets and whose last other member decides.
 llvm::Error TokenizerJsonReader::readPostProcessor(Unsupported &unsupported) {
   const json *post = field(j_, "post_processor");
-  if (!post || post->is_null()) {
+  // ByteLevel's post-processing trims offsets only (Qwen2's tokenizer.json).
+  if (!post || post->is_null() || (post->is_object() && typeOf(*post) == "ByteLevel")) {
     tok_.templateIds = {-1};
     tok_.pairTemplateIds = {-1, -2}, tok_.pairTypeIds = {0, 0};
     return llvm::Error::success();

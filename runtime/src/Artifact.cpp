@@ -353,12 +353,45 @@ void Artifact::verify() {
   if (encm_checksum64(data_, body) != stored)
     fail(ENCRT_INVALID_ARTIFACT, p,
          ": checksum mismatch (file damaged or truncated)");
-  if (model_->schema_version() != ENCM_SCHEMA_VERSION)
-    fail(ENCRT_INVALID_ARTIFACT, p, ": schema version ",
-         model_->schema_version(), ", this runtime reads version ",
-         ENCM_SCHEMA_VERSION, " (recompile with a matching encc)");
+  checkSchemaVersion();
   verifySemantics();
   verifyCudaPlan(*model_, path_, size_);
+}
+
+void Artifact::checkSchemaVersion() {
+  const std::string &p = path_;
+  const encm::Model &m = *model_;
+  const uint32_t major = m.schema_version(), minor = m.schema_minor();
+  if (major < ENCM_OLDEST_SCHEMA_VERSION || major > ENCM_SCHEMA_VERSION)
+    fail(ENCRT_INVALID_ARTIFACT, p, ": schema version ", major, ", this runtime reads versions ",
+         ENCM_OLDEST_SCHEMA_VERSION, " to ", ENCM_SCHEMA_VERSION,
+         major > ENCM_SCHEMA_VERSION ? " (written by a newer encc: update the runtime)"
+                                     : " (recompile with a current encc)");
+  if (major == 8 && (minor != 0 || m.required_features()))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
+  static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT};
+  auto listed = [&](const char *feature) {
+    if (m.required_features())
+      for (const flatbuffers::String *f : *m.required_features())
+        if (f && f->str() == feature)
+          return true;
+    return false;
+  };
+  if (m.required_features())
+    for (const flatbuffers::String *f : *m.required_features()) {
+      const std::string name = f ? f->str() : std::string();
+      if (std::find_if(std::begin(known), std::end(known), [&](const char *k) { return name == k; }) ==
+          std::end(known))
+        fail(ENCRT_INVALID_ARTIFACT, p, ": requires feature '", name, "' (schema ", major, ".", minor,
+             "), which this runtime (schema ", ENCM_SCHEMA_VERSION, ".", ENCM_SCHEMA_MINOR,
+             ") does not implement; update the runtime");
+    }
+  // A field that changes the result must come with its feature, or a runtime
+  // that does not know it would ignore it and give other ids.
+  if (const encm::Tokenizer *t = m.tokenizer(); t && t->bpe_split() != encm::BpeSplit::Gpt2 &&
+                                                 !listed(ENCM_FEATURE_BPE_SPLIT))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": the tokenizer's bpe_split needs feature '" ENCM_FEATURE_BPE_SPLIT
+                                    "', which the artifact does not require");
 }
 
 void Artifact::verifySemantics() {

@@ -82,6 +82,9 @@ private:
   Artifact(std::string path, const uint8_t *data, uint64_t size)
       : path_(std::move(path)), data_(data), size_(size) {}
   void verify();
+  /// The major version in range, every required feature known, and the
+  /// features the fields in use need listed.
+  void checkSchemaVersion();
   void verifySemantics();
   void verifyCodeAndTokenizer();
   void generateWeights();

@@ -85,6 +85,12 @@ std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vecto
       merges.emplace_back(m->left(), m->right());
   }
   BpeOptions o;
+  switch (t.bpe_split()) {
+  case encm::BpeSplit::Gpt2: o.split = BpeSplit::Gpt2; break;
+  case encm::BpeSplit::Qwen2: o.split = BpeSplit::Qwen2; break;
+  case encm::BpeSplit::Cl100k: o.split = BpeSplit::Cl100k; break;
+  default: throw std::invalid_argument("unknown BPE split " + std::to_string(int(t.bpe_split())));
+  }
   o.addPrefixSpace = t.add_prefix_space();
   o.ignoreMerges = t.ignore_merges();
   o.fuseUnk = t.fuse_unk();

@@ -2,7 +2,8 @@
 //
 // Follows the `tokenizers` library (0.23): pre_tokenizers/byte_level.rs (the
 // GPT-2 regex, written out below as a scanner over code points; the classes
-// come from unicode_gpt2_tables.cpp, generated from the library itself),
+// come from unicode_gpt2_tables.cpp, generated from the library itself), the
+// Split pre-tokenizer on Qwen2's and cl100k's regexes (another scanner),
 // models/bpe/model.rs merge_word and word.rs merge_all (a min-heap on (rank,
 // position), stale entries skipped), processors (a template of ids).
 //
@@ -36,11 +37,8 @@ char32_t byteChar(unsigned b) {
   return 0x100 + n;
 }
 
-/// Calls emit(beginByte, endByte) for each piece of the GPT-2 regex
-///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-/// over `s` (valid UTF-8), until emit returns false.
-template <typename Emit> void splitGpt2(std::string_view s, std::vector<char32_t> &cps,
-                                        std::vector<size_t> &offsets, Emit emit) {
+/// `s` (valid UTF-8) as code points, with the byte offset of each and of the end.
+void decodeAll(std::string_view s, std::vector<char32_t> &cps, std::vector<size_t> &offsets) {
   cps.clear();
   offsets.clear();
   for (size_t pos = 0; pos < s.size();) {
@@ -50,6 +48,14 @@ template <typename Emit> void splitGpt2(std::string_view s, std::vector<char32_t
     cps.push_back(cp);
   }
   offsets.push_back(s.size());
+}
+
+/// Calls emit(beginByte, endByte) for each piece of the GPT-2 regex
+///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+/// over `s` (valid UTF-8), until emit returns false.
+template <typename Emit> void splitGpt2(std::string_view s, std::vector<char32_t> &cps,
+                                        std::vector<size_t> &offsets, Emit emit) {
+  decodeAll(s, cps, offsets);
   const size_t n = cps.size();
   auto cls = [&](size_t i) { return unicode::gpt2Class(cps[i]); };
   for (size_t i = 0; i < n;) {
@@ -77,6 +83,78 @@ template <typename Emit> void splitGpt2(std::string_view s, std::vector<char32_t
         // \s+(?!\S) leaves the last space for a following " ?X+"; a single
         // space before a non-space is \s+ alone.
         j = k == n ? n : k - i >= 2 ? k - 1 : k;
+      }
+    }
+    if (!emit(offsets[i], offsets[j]))
+      return;
+    i = j;
+  }
+}
+
+/// Calls emit(beginByte, endByte) for each piece of the Split regex
+///   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,maxDigits}|
+///    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+/// (Qwen2's with maxDigits 1, cl100k's with 3) over `s`, as Oniguruma matches
+/// it (the first alternative that matches at each position, each greedy with
+/// backtracking), until emit returns false. Every code point is in some
+/// piece (letters, numbers, spaces and the rest each have an alternative),
+/// so the Split's Isolated behaviour leaves no gaps.
+template <typename Emit> void splitCl100k(std::string_view s, std::vector<char32_t> &cps,
+                                          std::vector<size_t> &offsets, size_t maxDigits, Emit emit) {
+  decodeAll(s, cps, offsets);
+  const size_t n = cps.size();
+  auto cls = [&](size_t i) { return unicode::gpt2Class(cps[i]); };
+  auto newline = [&](size_t i) { return cps[i] == '\r' || cps[i] == '\n'; };
+  // (?i:...) folds case: 's' also matches 'S' and U+017F LONG S.
+  auto is = [&](size_t i, char c) {
+    if (i >= n)
+      return false;
+    const char32_t cp = cps[i];
+    return cp == char32_t(c) || cp == char32_t(c - 'a' + 'A') || (c == 's' && cp == 0x17F);
+  };
+  for (size_t i = 0; i < n;) {
+    size_t j = 0;
+    const Gpt2Class here = cls(i);
+    if (cps[i] == '\'') { // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+      if (is(i + 1, 's') || is(i + 1, 't') || is(i + 1, 'm') || is(i + 1, 'd'))
+        j = i + 2;
+      else if ((is(i + 1, 'r') && is(i + 2, 'e')) || (is(i + 1, 'v') && is(i + 2, 'e')) ||
+               (is(i + 1, 'l') && is(i + 2, 'l')))
+        j = i + 3;
+    }
+    if (j == 0) {
+      size_t letters = n; // where [^\r\n\p{L}\p{N}]?\p{L}+'s letters start, n: no match
+      if (here == Gpt2Class::Letter)
+        letters = i;
+      else if (here != Gpt2Class::Number && !newline(i) && i + 1 < n && cls(i + 1) == Gpt2Class::Letter)
+        letters = i + 1;
+      if (letters < n) {
+        j = letters + 1;
+        while (j < n && cls(j) == Gpt2Class::Letter)
+          ++j;
+      } else if (here == Gpt2Class::Number) { // \p{N}{1,maxDigits}
+        j = i + 1;
+        while (j < n && j - i < maxDigits && cls(j) == Gpt2Class::Number)
+          ++j;
+      } else {
+        // " ?[^\s\p{L}\p{N}]+[\r\n]*": the optional space, a run of the rest, newlines.
+        const size_t other = cps[i] == ' ' && i + 1 < n && cls(i + 1) == Gpt2Class::Other ? i + 1 : i;
+        if (cls(other) == Gpt2Class::Other) {
+          j = other + 1;
+          while (j < n && cls(j) == Gpt2Class::Other)
+            ++j;
+          while (j < n && newline(j))
+            ++j;
+        } else {
+          // Whitespace from i to k: "\s*[\r\n]+" ends after its last newline;
+          // else "\s+(?!\S)" leaves the last space before a non-space, and
+          // "\s+" takes a lone one.
+          size_t k = i, lastNewline = n;
+          for (; k < n && cls(k) == Gpt2Class::Space; ++k)
+            if (newline(k))
+              lastNewline = k;
+          j = lastNewline < n ? lastNewline + 1 : k == n ? n : k - i >= 2 ? k - 1 : k;
+        }
       }
     }
     if (!emit(offsets[i], offsets[j]))
@@ -264,15 +342,36 @@ void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, st
     if (options_.addPrefixSpace && p.text.front() != ' ')
       segment = " ";
     segment.append(p.text);
-    splitGpt2(segment, cps, offsets, [&](size_t from, size_t to) {
+    auto piece = [&](size_t from, size_t to) {
       wordIds.clear();
       mergeWord(std::string_view(segment).substr(from, to - from), scratch, wordIds);
       for (int32_t id : wordIds)
         if (!full())
           ids.push_back(id);
       return !full();
-    });
+    };
+    switch (options_.split) {
+    case BpeSplit::Gpt2: splitGpt2(segment, cps, offsets, piece); break;
+    case BpeSplit::Qwen2: splitCl100k(segment, cps, offsets, 1, piece); break;
+    case BpeSplit::Cl100k: splitCl100k(segment, cps, offsets, 3, piece); break;
+    }
   }
+}
+
+std::vector<std::string> BytePairTokenizer::preTokenize(BpeSplit split, std::string_view text) {
+  std::vector<std::string> pieces;
+  std::vector<char32_t> cps;
+  std::vector<size_t> offsets;
+  auto emit = [&](size_t from, size_t to) {
+    pieces.emplace_back(text.substr(from, to - from));
+    return true;
+  };
+  switch (split) {
+  case BpeSplit::Gpt2: splitGpt2(text, cps, offsets, emit); break;
+  case BpeSplit::Qwen2: splitCl100k(text, cps, offsets, 1, emit); break;
+  case BpeSplit::Cl100k: splitCl100k(text, cps, offsets, 3, emit); break;
+  }
+  return pieces;
 }
 
 std::vector<std::string> BytePairTokenizer::tokenize(std::string_view text) const {

@@ -3,7 +3,8 @@
 // The `tokenizers` library's byte-level BPE, id for id: added tokens split
 // off first (added_tokens.h: the raw ones, then, after the normalizer if there
 // is one, the normalized ones); each remaining segment optionally gets a leading
-// space (add_prefix_space), is cut by the GPT-2 pre-tokenizer regex, mapped
+// space (add_prefix_space), is cut by the GPT-2 pre-tokenizer regex (or a
+// Split pre-tokenizer's: Qwen2's, cl100k's; BpeSplit), mapped
 // byte by byte to the GPT-2 byte alphabet, and merged by rank (lowest first,
 // then leftmost); a template (RobertaProcessing, TemplateProcessing) puts the
 // special tokens around the pieces. Immutable after construction; thread-safe.
@@ -24,7 +25,21 @@
 
 namespace encrt {
 
+/// The regex that cuts a segment into pre-tokens.
+enum class BpeSplit {
+  /// The ByteLevel pre-tokenizer's (GPT-2, RoBERTa, GPT-NeoX):
+  /// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  Gpt2,
+  /// A Split pre-tokenizer's (Qwen2 / Qwen3; Cl100k: GPT-4, Llama 3, digits
+  /// in runs of up to three instead of one) before a ByteLevel one without
+  /// its regex: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|
+  ///  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  Qwen2,
+  Cl100k,
+};
+
 struct BpeOptions {
+  BpeSplit split = BpeSplit::Gpt2;
   bool addPrefixSpace = false; ///< ByteLevel pre-tokenizer: " " before each segment
   bool ignoreMerges = false;   ///< a pre-token that is a vocabulary entry is taken whole
   bool fuseUnk = false;        ///< consecutive unknown symbols become one unk
@@ -55,6 +70,10 @@ public:
 
   /// The largest id this tokenizer can produce.
   int32_t maxId() const { return maxId_; }
+
+  /// The pre-tokens `split` cuts valid UTF-8 `text` into (before the bytes
+  /// are mapped): what the `tokenizers` library's pre_tokenize_str gives.
+  static std::vector<std::string> preTokenize(BpeSplit split, std::string_view text);
 
 protected:
   /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.

@@ -6,7 +6,8 @@
 // (4 over 2 heads of 24 on hidden 64), the hub's legacy config keys with
 // q/k/v/o biases and one key/value head per query head, sliding-window
 // layers (window 7, causal) with one key/value head for six query heads;
-// last-token pooling + Normalize and mean pooling. Every layer is causal with
+// last-token pooling + Normalize and mean pooling; a fourth with a Qwen2-style
+// tokenizer.json. Every layer is causal with
 // per-head q/k RMSNorms, rotary positions and a SwiGLU feed-forward. The
 // padded and the packed plan's valid hidden rows and pooled outputs: max
 // |err| / max |ref| <= 1e-5 on a batch of lengths 37, 5, 20, 1, 30 (the
@@ -91,7 +92,34 @@ TEST_P(Qwen3Tiny, MatchesTransformersPaddedAndPacked) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded, Qwen3Tiny, ::testing::Values("gqa_last", "legacy_bias_mean", "sliding_mqa"));
+INSTANTIATE_TEST_SUITE_P(Recorded, Qwen3Tiny,
+                         ::testing::Values("gqa_last", "legacy_bias_mean", "sliding_mqa", "text_last"));
+
+// text_last carries a Qwen2-style tokenizer.json (NFC, the Split regex before
+// a ByteLevel without its own, $A <|endoftext|>): the runtime's ids are the
+// `tokenizers` library's, and the last-token embeddings of texts (the
+// appended <|endoftext|>'s state) transformers'.
+TEST(Qwen3Text, TokenizerAndTextEmbeddingsMatchTheLibraries) {
+  const json &c = findCase("text_last");
+  const json &t = c["texts"];
+  TempDir tmp;
+  const std::string artifact = tmp.path() + "/m.encm";
+  ASSERT_EQ(compile(referenceDataDir() + "/qwen3/" + c["dir"].get<std::string>(), artifact), "");
+  encrt::Model m(artifact);
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < t["texts"].size(); ++i) {
+    texts.push_back(t["texts"][i].get<std::string>());
+    EXPECT_EQ(m.tokenize(texts.back()), t["ids"][i].get<std::vector<int32_t>>()) << texts.back();
+  }
+  const std::vector<float> emb = encrt::Session(m).embed(texts);
+  std::vector<double> want;
+  for (const json &row : t["pooled"])
+    for (const json &v : row)
+      want.push_back(v.get<double>());
+  const double err = maxRelativeError(std::vector<double>(emb.begin(), emb.end()), want);
+  std::printf("[ measured ] text_last, %zu texts: embeddings %.2e (max |err| / max |ref|)\n", texts.size(), err);
+  EXPECT_LE(err, kTolerance);
+}
 
 /// The cosine of two vectors of n floats.
 double cosine(const float *a, const float *b, int64_t n) {

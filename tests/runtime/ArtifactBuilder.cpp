@@ -101,7 +101,7 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
         t.bpe ? &merges : nullptr, table ? &added : nullptr, false, false, false,
         table ? &t.templateIds : nullptr, t.unigram ? &t.scores : nullptr, false,
         t.unigram ? &normalizers : nullptr, false, nullptr, encm::PrependScheme::Always, true,
-        table ? &t.pairTemplateIds : nullptr, table ? &t.pairTypeIds : nullptr);
+        table ? &t.pairTemplateIds : nullptr, table ? &t.pairTypeIds : nullptr, t.bpeSplit);
   }
   std::vector<std::string> passesStr = {"canonicalize"};
   std::vector<flatbuffers::Offset<flatbuffers::String>> passes;
@@ -112,10 +112,14 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
       4 * s.hiddenSize, s.vocabSize, s.maxSeq, "gelu", 1e-12f,
       s.pooling, s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
       s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str());
+  std::vector<flatbuffers::Offset<flatbuffers::String>> features;
+  for (const std::string &f : s.requiredFeatures)
+    features.push_back(b.CreateString(f));
   auto model = encm::CreateModelDirect(
       b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
       s.weightsOffset.value_or(layout.weightsOffset),
-      s.weightsSize.value_or(s.weights.size()), &codes, tokenizer, fill, cuda);
+      s.weightsSize.value_or(s.weights.size()), &codes, tokenizer, fill, cuda, s.schemaMinor,
+      s.requiredFeatures.empty() ? nullptr : &features);
   encm::FinishModelBuffer(b, model);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }
@@ -181,6 +185,7 @@ ArtifactSpec TestModel::spec(const std::vector<uint8_t> &kernels, bool pooled) {
   using D = encm::DType;
   ArtifactSpec s;
   s.schemaVersion = ENCM_SCHEMA_VERSION;
+  s.schemaMinor = ENCM_SCHEMA_MINOR;
   s.hiddenSize = kHidden;
   s.vocabSize = kVocab;
   s.maxSeq = kMaxSeq;

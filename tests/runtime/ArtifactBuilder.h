@@ -53,6 +53,7 @@ struct SpecTokenizer {
   std::vector<std::pair<std::string, int32_t>> added; ///< special, not normalized
   std::vector<int32_t> templateIds;
   std::vector<int32_t> pairTemplateIds, pairTypeIds; ///< BPE / Unigram text pairs
+  encm::BpeSplit bpeSplit = encm::BpeSplit::Gpt2;      ///< BPE's pre-tokenizer regex
   /// Unigram instead: these scores (one per piece), added, templateIds,
   /// unkId, and one precompiled charsmap normalizer when not empty.
   bool unigram = false;
@@ -69,7 +70,8 @@ struct SpecCudaPlan {
 };
 
 struct ArtifactSpec {
-  uint32_t schemaVersion;
+  uint32_t schemaVersion, schemaMinor = 0;
+  std::vector<std::string> requiredFeatures; ///< Model.required_features (empty: none written)
   std::string architecture = "bert";
   encm::Pooling pooling = encm::Pooling::Mean;
   int32_t hiddenSize = 0, numLayers = 1, numHeads = 1, vocabSize = 0,

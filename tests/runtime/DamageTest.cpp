@@ -200,12 +200,59 @@ TEST_F(RuntimeTest, WrongIdentifierAndVersion) {
   resealChecksum(file);
   expectLoadError(file, kBad, "not an .encm artifact (no \"ENCM\" file identifier)");
 
+  const std::string range = ", this runtime reads versions " + std::to_string(ENCM_OLDEST_SCHEMA_VERSION) + " to " +
+                            std::to_string(ENCM_SCHEMA_VERSION);
   auto spec = TestModel::spec(kernels());
   spec.schemaVersion = ENCM_SCHEMA_VERSION + 1;
   expectLoadError(writeArtifact(spec), kBad,
-                  "schema version " + std::to_string(ENCM_SCHEMA_VERSION + 1) + ", this runtime reads version " +
-                      std::to_string(ENCM_SCHEMA_VERSION) +
-                      " (recompile with a matching encc)");
+                  "schema version " + std::to_string(ENCM_SCHEMA_VERSION + 1) + range +
+                      " (written by a newer encc: update the runtime)");
+  spec.schemaVersion = ENCM_OLDEST_SCHEMA_VERSION - 1;
+  expectLoadError(writeArtifact(spec), kBad,
+                  "schema version " + std::to_string(ENCM_OLDEST_SCHEMA_VERSION - 1) + range +
+                      " (recompile with a current encc)");
+}
+
+// Versions within a major (encrt/schema_version.h): schema 8 (no minor, no
+// features) still loads; an artifact that requires a feature this runtime
+// does not know is refused naming it; a field in use must come with its
+// feature (an older runtime would ignore it).
+TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
+  auto expectLoads = [&](const std::vector<uint8_t> &bytes) {
+    encrt_model *m = load(bytes);
+    EXPECT_NE(m, nullptr);
+    encrt_model_release(m);
+  };
+  auto spec = TestModel::spec(kernels());
+  spec.schemaVersion = 8;
+  spec.schemaMinor = 0;
+  expectLoads(writeArtifact(spec));
+  spec.schemaMinor = 1;
+  expectLoadError(writeArtifact(spec), kBad, "schema version 8 has no minor version or required features");
+
+  spec = TestModel::spec(kernels());
+  spec.requiredFeatures = {ENCM_FEATURE_BPE_SPLIT};
+  expectLoads(writeArtifact(spec));
+  spec.requiredFeatures = {ENCM_FEATURE_BPE_SPLIT, "sparse-output"};
+  expectLoadError(writeArtifact(spec), kBad,
+                  "requires feature 'sparse-output' (schema " + std::to_string(ENCM_SCHEMA_VERSION) + "." +
+                      std::to_string(ENCM_SCHEMA_MINOR) + "), which this runtime (schema " +
+                      std::to_string(ENCM_SCHEMA_VERSION) + "." + std::to_string(ENCM_SCHEMA_MINOR) +
+                      ") does not implement; update the runtime");
+
+  spec = TestModel::spec(kernels());
+  SpecTokenizer t;
+  t.vocab = {"a", "b", "ab"};
+  t.bpe = true;
+  t.unkId = -1;
+  t.merges = {{0, 1}};
+  t.templateIds = {-1};
+  t.bpeSplit = encm::BpeSplit::Qwen2;
+  spec.tokenizer = t;
+  expectLoadError(writeArtifact(spec), kBad,
+                  "the tokenizer's bpe_split needs feature 'bpe-split', which the artifact does not require");
+  spec.requiredFeatures = {ENCM_FEATURE_BPE_SPLIT};
+  expectLoads(writeArtifact(spec));
 }
 
 TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {

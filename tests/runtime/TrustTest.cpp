@@ -127,9 +127,10 @@ TEST_F(TrustTest, Signatures) {
   o.trusted_public_key = key.c_str();
 
   // The artifact changed after signing (checksum resealed, so it is
-  // otherwise valid): refused before it is read.
+  // otherwise valid: the last byte before the trailer, in the data the
+  // table points at, not the table itself): refused before it is read.
   auto changed = file;
-  changed[100] ^= 1;
+  changed[changed.size() - ENCM_TRAILER_SIZE - 1] ^= 1;
   resealChecksum(changed);
   write(changed);
   expectError(loadWith(path, o), kBad, "does not match the artifact (modified after signing");

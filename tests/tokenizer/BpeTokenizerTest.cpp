@@ -60,7 +60,15 @@ std::unique_ptr<BytePairTokenizer> load(const std::string &file) {
     added.push_back({a.at("content"), a.at("id"), a.at("special"), a.at("lstrip"), a.at("rstrip"),
                      a.at("normalized")});
   BpeOptions o;
-  o.addPrefixSpace = j.at("pre_tokenizer").at("add_prefix_space");
+  // ByteLevel, or Sequence [Split (the regex), ByteLevel].
+  const json *byteLevel = &j.at("pre_tokenizer");
+  if (byteLevel->at("type") == "Sequence") {
+    const json &split = byteLevel->at("pretokenizers").at(0);
+    const std::string regex = split.at("pattern").at("Regex");
+    o.split = regex.find("\\p{N}{1,3}") != std::string::npos ? encrt::BpeSplit::Cl100k : encrt::BpeSplit::Qwen2;
+    byteLevel = &byteLevel->at("pretokenizers").at(1);
+  }
+  o.addPrefixSpace = byteLevel->at("add_prefix_space");
   o.ignoreMerges = model.value("ignore_merges", false);
   o.fuseUnk = model.value("fuse_unk", false);
   if (model.at("unk_token").is_string())
@@ -74,7 +82,9 @@ std::unique_ptr<BytePairTokenizer> load(const std::string &file) {
   }
   const json &post = j.at("post_processor");
   o.pairTemplate = encc::testing::pairTemplateOf(post);
-  if (post.at("type") == "RobertaProcessing") {
+  if (post.at("type") == "ByteLevel") {
+    o.templateIds = {BpeOptions::kSequence};
+  } else if (post.at("type") == "RobertaProcessing") {
     o.templateIds = {post.at("cls").at(1), BpeOptions::kSequence, post.at("sep").at(1)};
   } else {
     for (const json &piece : post.at("single")) {
@@ -90,7 +100,7 @@ std::unique_ptr<BytePairTokenizer> load(const std::string &file) {
 }
 
 struct Fixture {
-  std::unique_ptr<BytePairTokenizer> base, variant, neox;
+  std::unique_ptr<BytePairTokenizer> base, variant, neox, qwen2, cl100k;
   json expected;
   std::string error;
 };
@@ -102,6 +112,8 @@ const Fixture &fixture() {
       f.base = load("tokenizer.json");
       f.variant = load("tokenizer-variant.json");
       f.neox = load("tokenizer-neox.json");
+      f.qwen2 = load("tokenizer-qwen2.json");
+      f.cl100k = load("tokenizer-cl100k.json");
       f.expected = readJson(std::string(ENCC_BPE_DIR) + "/expected.json");
     } catch (const std::exception &e) {
       f.error = e.what();
@@ -125,9 +137,11 @@ using encc::testing::escape;
 TEST_F(BpeTokenizer, IdsMatchTheTokenizersLibrary) {
   const json &texts = fixture().expected.at("texts");
   const json &files = fixture().expected.at("tokenizers_files");
-  ASSERT_EQ(files.size(), 3u);
-  for (size_t f = 0; f < 3; ++f) {
-    const BytePairTokenizer &tok = f == 0 ? *fixture().base : f == 1 ? *fixture().variant : *fixture().neox;
+  const BytePairTokenizer *const tokenizers[] = {fixture().base.get(), fixture().variant.get(), fixture().neox.get(),
+                                                 fixture().qwen2.get(), fixture().cl100k.get()};
+  ASSERT_EQ(files.size(), std::size(tokenizers));
+  for (size_t f = 0; f < std::size(tokenizers); ++f) {
+    const BytePairTokenizer &tok = *tokenizers[f];
     const json &ids = files[f].at("ids");
     ASSERT_EQ(ids.size(), texts.size());
     size_t mismatches = 0, total = 0;
@@ -201,6 +215,27 @@ TEST_F(BpeTokenizer, InvalidUtf8IsDroppedAndRandomBytesAreSafe) {
     ASSERT_EQ(ids.back(), 2);
     for (int32_t id : ids)
       ASSERT_TRUE(id >= 0 && id <= tok.maxId());
+  }
+}
+
+// The Split pre-tokenizers cut each recorded text where the library does
+// (its pre_tokenize_str on the texts whose UTF-8 is valid; the library reads
+// others after a lossy conversion).
+TEST_F(BpeTokenizer, SplitPiecesMatchTheTokenizersLibrary) {
+  const json &texts = fixture().expected.at("texts");
+  for (const auto &[name, split] : {std::pair{"qwen2", encrt::BpeSplit::Qwen2}, {"cl100k", encrt::BpeSplit::Cl100k}}) {
+    const json &want = fixture().expected.at("split_pieces").at(name);
+    ASSERT_EQ(want.size(), texts.size());
+    size_t mismatches = 0, pieces = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const std::vector<std::string> got = BytePairTokenizer::preTokenize(split, texts[i].get<std::string>());
+      const std::vector<std::string> expected = want[i];
+      pieces += expected.size();
+      if (got != expected && ++mismatches <= 10)
+        ADD_FAILURE() << name << " text " << i << " \"" << escape(texts[i]) << "\"";
+    }
+    EXPECT_EQ(mismatches, 0u) << name;
+    std::printf("[ measured ] %s split: %zu texts, %zu pieces, %zu differ\n", name, texts.size(), pieces, mismatches);
   }
 }
 

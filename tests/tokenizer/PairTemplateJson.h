@@ -43,6 +43,9 @@ inline encrt::PairTemplate pairTemplateOf(const nlohmann::json &post) {
         }
       }
     }
+  } else if (type == "ByteLevel") { // offsets only: the texts one after the other
+    t.ids = {PairTemplate::kFirst, PairTemplate::kSecond};
+    t.typeIds = {0, 0};
   } else {
     throw std::runtime_error("unexpected post_processor " + type);
   }

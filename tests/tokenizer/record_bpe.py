@@ -18,6 +18,12 @@ Writes tests/tokenizer/bpe/:
                           ByteLevel pre-tokenizer without prefix space, [UNK] [CLS]
                           [SEP] [PAD] [MASK] added after the vocabulary ([MASK] with
                           lstrip), TemplateProcessing [CLS] $A [SEP].
+  tokenizer-qwen2.json    the same vocabulary and merges as Qwen2 / Qwen3(-Embedding) tokenizer.json
+                          files have them: NFC, a Split pre-tokenizer on Qwen2's regex (Isolated)
+                          before a ByteLevel one without its regex, <|endoftext|> <|im_start|>
+                          <|im_end|> added, TemplateProcessing $A <|endoftext|>.
+  tokenizer-cl100k.json   the same with cl100k's regex (GPT-4, Llama 3: digits in runs of up to 3),
+                          no normalizer, a ByteLevel post-processor only.
   expected.json           ids from Tokenizer.encode(text).ids (post-processor
                           applied, no truncation) for both files, on the sentence
                           pairs, hand-written edge cases and 600 seeded random
@@ -35,7 +41,7 @@ import os
 import random
 
 import tokenizers
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "bpe")
@@ -100,6 +106,45 @@ def neox():
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", c), ("[SEP]", e)])
     tok.save(os.path.join(OUT, "tokenizer-neox.json"))
+
+
+QWEN2_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
+               r"""\s*[\r\n]+|\s+(?!\S)|\s+""")
+CL100K_REGEX = QWEN2_REGEX.replace(r"\p{N}|", r"\p{N}{1,3}|")
+
+
+def split_variant(name, regex, nfc, template):
+    with open(os.path.join(OUT, "tokenizer.json"), encoding="utf-8") as f:
+        j = json.load(f)
+    j["added_tokens"] = []
+    j["normalizer"] = {"type": "NFC"} if nfc else None
+    j["post_processor"] = None
+    tok = Tokenizer.from_str(json.dumps(j))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    tok.add_special_tokens([AddedToken(t, normalized=False, special=True)
+                            for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>")])
+    if template:
+        e = tok.token_to_id("<|endoftext|>")
+        tok.post_processor = processors.TemplateProcessing(
+            single="$A <|endoftext|>", pair="$A <|endoftext|> $B:1 <|endoftext|>:1",
+            special_tokens=[("<|endoftext|>", e)])
+    else:
+        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    tok.save(os.path.join(OUT, name))
+
+
+# What the Split regexes tell apart: case-insensitive contractions (and U+017F, which folds to s), a
+# non-letter before letters, digit runs, newline runs with spaces and tabs around them, punctuation with
+# trailing newlines, lone spaces before digits and symbols.
+SPLIT_CASES = [
+    "it's IT'S It'Ll she'D we'VE they'Re I'M it'ſ 'ſ 'x a'b ''s", "'Sam 'ſam 'LLama 'Dog 'Reed 'VEry 'tea 'mom x'sake X'SAKE a'\u017fam b'Sam c'LLama", "  hello\n\n  world  ",
+    "a 123 4567 89012 3.14159 1,000,000", "(hello) .\n\nx [tag]: {value}", "x \t\n y", "\t\tab \t 1",
+    "ab  \n", " \r\n\r\n  z", "\u00a0word \u3000\u4e2d\u6587", "a'x b\n'y", "line1\nline2\r\nline3\r\rend",
+    "x!!!\n\ny ...\r\n", "  \n", "\n", " ", "end  ", "$$$ 100%%% #1", "\u0661\u0662\u0663\u0664 \u00bd\u00bd",
+    "<|endoftext|>x<|im_start|> <|im_end|>\n", "def f(x):\n    return x ** 2\n\n\n", "\u0300abc \u0301 \u0302",
+]
 
 
 # Texts whose NFC differs from themselves: decomposed accents and Hangul, marks out of
@@ -187,10 +232,15 @@ def main():
         train()
     variant()
     neox()
-    texts = sentences() + EDGE_CASES + random_strings(600, 20261201) + NFC_CASES + nfc_strings(300, 20261204)
+    split_variant("tokenizer-qwen2.json", QWEN2_REGEX, nfc=True, template=True)
+    split_variant("tokenizer-cl100k.json", CL100K_REGEX, nfc=False, template=False)
+    texts = (sentences() + EDGE_CASES + random_strings(600, 20261201) + NFC_CASES + nfc_strings(300, 20261204) +
+             SPLIT_CASES)
     base = Tokenizer.from_file(os.path.join(OUT, "tokenizer.json"))
     var = Tokenizer.from_file(os.path.join(OUT, "tokenizer-variant.json"))
     neo = Tokenizer.from_file(os.path.join(OUT, "tokenizer-neox.json"))
+    qwen = Tokenizer.from_file(os.path.join(OUT, "tokenizer-qwen2.json"))
+    cl100k = Tokenizer.from_file(os.path.join(OUT, "tokenizer-cl100k.json"))
     truncated = []
     for max_len in (2, 3, 8):
         base.enable_truncation(max_len)
@@ -205,8 +255,14 @@ def main():
         "tokenizers": tokenizers.__version__,
         "texts": texts,
         "tokenizers_files": [record("tokenizer.json", base, texts), record("tokenizer-variant.json", var, texts),
-                             record("tokenizer-neox.json", neo, texts)],
+                             record("tokenizer-neox.json", neo, texts), record("tokenizer-qwen2.json", qwen, texts),
+                             record("tokenizer-cl100k.json", cl100k, texts)],
         "truncated": truncated,
+        # The Split pre-tokenizers' pieces (pre_tokenize_str) of each text, where the ids could hide a
+        # different cut (no merge across it).
+        "split_pieces": {name: [[p for p, _ in sp.pre_tokenize_str(t)] for t in texts]
+                         for name, sp in (("qwen2", pre_tokenizers.Split(Regex(QWEN2_REGEX), "isolated")),
+                                          ("cl100k", pre_tokenizers.Split(Regex(CL100K_REGEX), "isolated")))},
     }
     with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
         json.dump(data, f, ensure_ascii=True, separators=(",", ":"))

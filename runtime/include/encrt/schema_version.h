@@ -1,13 +1,28 @@
 /*===- schema_version.h - The .encm schema version ------------------------===*
  *
- * Model.schema_version of runtime/schema/artifact.fbs. encc writes it; the
- * runtime refuses any other version. Bump it on any incompatible change to
- * the schema or to the meaning of its fields.
+ * Model.schema_version (major) and Model.schema_minor of
+ * runtime/schema/artifact.fbs. encc writes ENCM_SCHEMA_VERSION and
+ * ENCM_SCHEMA_MINOR; the runtime reads the majors from
+ * ENCM_OLDEST_SCHEMA_VERSION to ENCM_SCHEMA_VERSION and refuses an artifact
+ * that requires a feature it does not know. Bump the major on an
+ * incompatible change to the layout or the meaning of a field (a runtime of
+ * the old major then refuses the artifact); add a field instead where the
+ * old meaning stays: bump the minor, name a feature below, and have encc list
+ * it in Model.required_features only in artifacts that use it, so those
+ * artifacts are refused by runtimes that would ignore the field while others
+ * still load everywhere.
  *===----------------------------------------------------------------------===*/
 #ifndef ENCRT_SCHEMA_VERSION_H
 #define ENCRT_SCHEMA_VERSION_H
 
-#define ENCM_SCHEMA_VERSION 8
+#define ENCM_SCHEMA_VERSION 9
+#define ENCM_SCHEMA_MINOR 1
+/* Schema 8 artifacts (the release before versions had minors) are 9.0. */
+#define ENCM_OLDEST_SCHEMA_VERSION 8
+
+/* The features an artifact may require (Model.required_features), with the
+   minor that added them. */
+#define ENCM_FEATURE_BPE_SPLIT "bpe-split" /* 9.1: Tokenizer.bpe_split other than Gpt2 */
 
 /* The longest added token (Tokenizer.added_tokens content, bytes) the runtime
    accepts; encc refuses a tokenizer.json with a longer one. */

@@ -36,6 +36,9 @@ transformers.logging.set_verbosity_error()
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
 LENGTHS = [37, 5, 20, 1, 30]
+QWEN2_TOKENIZER = os.path.join(HERE, "..", "..", "tokenizer", "bpe", "tokenizer-qwen2.json")
+TEXTS = ["What is the capital of France?", "The capital of France is Paris.", "it's 2026-12-04\n\n  x'Sam",
+         "cafe\u0301 \u4e2d\u6587 <|im_start|>", "a", ""]
 
 
 def randomize_(model, seed):
@@ -105,6 +108,10 @@ CASES = [
     dict(name="sliding_mqa", seed=23, pooling="last", normalize=True, config=tiny_config(
         hidden_size=40, num_attention_heads=6, num_key_value_heads=1, head_dim=8, intermediate_size=36,
         use_sliding_window=True, sliding_window=7, max_window_layers=1)),
+    # Text in: a Qwen2-style tokenizer.json (NFC, the Split regex, $A <|endoftext|>:
+    # tests/tokenizer/bpe/tokenizer-qwen2.json) on a 2048-token vocabulary.
+    dict(name="text_last", seed=24, pooling="last", normalize=True, tokenizer=QWEN2_TOKENIZER,
+         config=tiny_config(vocab_size=2048)),
 ]
 
 
@@ -129,15 +136,35 @@ def record(case):
     write_sentence_transformers(d, case["pooling"], case["normalize"])
     m = Qwen3Model.from_pretrained(d, attn_implementation="sdpa", dtype=torch.float64).eval()
     ids = batch(case["config"].vocab_size, case["seed"] + 100)
-    am = (np.arange(ids.shape[1])[None, :] < np.asarray(LENGTHS)[:, None]).astype(np.int64)
+    h = hidden_states(m, ids, LENGTHS)
+    rec = dict(name=case["name"], dir="models/" + case["name"], ids=ids.tolist(), lengths=LENGTHS,
+               hidden=[h[b, :n].tolist() for b, n in enumerate(LENGTHS)],
+               pooled=pool(h, LENGTHS, case["pooling"], case["normalize"]).tolist())
+    if "tokenizer" in case:
+        from tokenizers import Tokenizer
+        shutil.copy(case["tokenizer"], os.path.join(d, "tokenizer.json"))
+        enc = [Tokenizer.from_file(case["tokenizer"]).encode(t).ids for t in TEXTS]
+        lens = [len(e) for e in enc]
+        ids_t = np.zeros((len(enc), max(lens)), dtype=np.int64)
+        for b, e in enumerate(enc):
+            ids_t[b, :len(e)] = e
+        ht = hidden_states(m, ids_t, lens)
+        rec["texts"] = dict(texts=TEXTS, ids=enc, pooled=pool(ht, lens, case["pooling"], case["normalize"]).tolist())
+    return rec
+
+
+def hidden_states(m, ids, lengths):
+    am = (np.arange(ids.shape[1])[None, :] < np.asarray(lengths)[:, None]).astype(np.int64)
     with torch.no_grad():
-        h = m(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(am)).last_hidden_state.numpy()
-    pooled = []
-    for b, n in enumerate(LENGTHS):
-        v = h[b, n - 1] if case["pooling"] == "last" else h[b, :n].mean(0)
-        pooled.append(v / np.linalg.norm(v) if case["normalize"] else v)
-    return dict(name=case["name"], dir="models/" + case["name"], ids=ids.tolist(), lengths=LENGTHS,
-                hidden=[h[b, :n].tolist() for b, n in enumerate(LENGTHS)], pooled=np.stack(pooled).tolist())
+        return m(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(am)).last_hidden_state.numpy()
+
+
+def pool(h, lengths, pooling, normalize):
+    out = []
+    for b, n in enumerate(lengths):
+        v = h[b, n - 1] if pooling == "last" else h[b, :n].mean(0)
+        out.append(v / np.linalg.norm(v) if normalize else v)
+    return np.stack(out)
 
 
 BASE_SEED = 9
