@@ -7,7 +7,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <map>
 #include <unistd.h>
 
 using namespace encc;
@@ -46,30 +49,103 @@ static int64_t firstNonFinite(const mlir::enc::WeightTensor &t) {
   return -1;
 }
 
+namespace {
+
+/// The checkpoint: model.safetensors, or the shards a
+/// model.safetensors.index.json maps each tensor to.
+class Checkpoint {
+public:
+  static llvm::Expected<Checkpoint> open(const std::string &dir);
+
+  /// Where tensor `name` is: its file and header entry (null: nowhere).
+  std::pair<const SafeTensorsFile *, const SafeTensorInfo *> find(const std::string &name) const {
+    if (files_.size() == 1 && shardOf_.empty())
+      return {&files_[0], files_[0].find(name)};
+    auto it = shardOf_.find(name);
+    if (it == shardOf_.end())
+      return {nullptr, nullptr};
+    return {&files_[it->second], files_[it->second].find(name)};
+  }
+  /// What errors name: model.safetensors, or the index.
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+  std::vector<SafeTensorsFile> files_;
+  std::map<std::string, size_t> shardOf_; ///< tensor -> index into files_ (sharded)
+};
+
+llvm::Expected<Checkpoint> Checkpoint::open(const std::string &dir) {
+  Checkpoint c;
+  c.path_ = dir + "/model.safetensors";
+  if (fileExists(c.path_)) {
+    auto file = SafeTensorsFile::open(c.path_);
+    if (!file)
+      return file.takeError();
+    c.files_.push_back(std::move(*file));
+    return std::move(c);
+  }
+  const std::string index = dir + "/model.safetensors.index.json";
+  if (!fileExists(index)) {
+    if (fileExists(dir + "/pytorch_model.bin"))
+      return hfError(dir + ": only model.safetensors is supported for now, found pytorch_model.bin "
+                           "(convert it with safetensors.torch.save_file)");
+    return hfError(c.path_ + ": missing");
+  }
+  c.path_ = index;
+  auto text = readTextFile(index);
+  if (!text)
+    return text.takeError();
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const auto map = j.is_object() ? j.find("weight_map") : j.end();
+  if (map == j.end() || !map->is_object() || map->empty())
+    return hfError(index + ": expected a JSON object with a non-empty 'weight_map' (tensor name -> shard file)");
+  std::map<std::string, size_t> shards; // file name -> index into files_
+  for (auto it = map->begin(); it != map->end(); ++it) {
+    if (!it.value().is_string())
+      return hfError(index + ": weight_map['" + it.key() + "'] is not a file name");
+    const std::string shard = it.value().get<std::string>();
+    // A file of this folder, by name: nothing outside it.
+    if (shard.empty() || shard.find('/') != std::string::npos || shard == "." || shard == ".." ||
+        shard.find('\0') != std::string::npos)
+      return hfError(index + ": weight_map['" + it.key() + "'] is '" + shard +
+                     "', expected the name of a file in the model's folder");
+    auto [at, added] = shards.emplace(shard, c.files_.size());
+    if (added) {
+      if (c.files_.size() >= 4096)
+        return hfError(index + ": over 4096 shard files");
+      auto file = SafeTensorsFile::open(dir + "/" + shard);
+      if (!file)
+        return file.takeError();
+      c.files_.push_back(std::move(*file));
+    }
+    c.shardOf_[it.key()] = at->second;
+  }
+  return std::move(c);
+}
+
 /// The checkpoint tensor `fileName` as f32, which must have `shape`.
-static llvm::Expected<mlir::enc::WeightTensor> readTensor(const SafeTensorsFile &file, const std::string &path,
-                                                          const std::string &fileName,
-                                                          const std::vector<int64_t> &shape) {
-  const SafeTensorInfo *info = file.find(fileName);
+llvm::Expected<mlir::enc::WeightTensor> readTensor(const Checkpoint &ckpt, const std::string &fileName,
+                                                   const std::vector<int64_t> &shape) {
+  auto [file, info] = ckpt.find(fileName);
   if (!info)
-    return hfError(path + ": tensor '" + fileName + "' is missing");
+    return hfError((file ? file->path() : ckpt.path()) + ": tensor '" + fileName + "' is missing");
   if (info->shape != shape)
-    return hfError(path + ": tensor '" + fileName + "' has shape " + shapeStr(info->shape) + ", expected " +
-                   shapeStr(shape));
-  return file.readF32(fileName);
+    return hfError(file->path() + ": tensor '" + fileName + "' has shape " + shapeStr(info->shape) +
+                   ", expected " + shapeStr(shape));
+  return file->readF32(fileName);
 }
 
 /// spec.concatOf's tensors (under `base`), each spec.shape with dim 0 divided
 /// by their count, concatenated along dim 0.
-static llvm::Expected<mlir::enc::WeightTensor> readConcatenated(const SafeTensorsFile &file,
-                                                                const std::string &path, const std::string &base,
-                                                                const WeightSpec &spec) {
+llvm::Expected<mlir::enc::WeightTensor> readConcatenated(const Checkpoint &ckpt, const std::string &base,
+                                                         const WeightSpec &spec) {
   std::vector<int64_t> partShape = spec.shape;
   partShape[0] /= static_cast<int64_t>(spec.concatOf.size());
   mlir::enc::WeightTensor out;
   out.shape = spec.shape;
   for (const std::string &part : spec.concatOf) {
-    auto t = readTensor(file, path, base + part, partShape);
+    auto t = readTensor(ckpt, base + part, partShape);
     if (!t)
       return t.takeError();
     out.bytes.insert(out.bytes.end(), t->bytes.begin(), t->bytes.end());
@@ -77,26 +153,19 @@ static llvm::Expected<mlir::enc::WeightTensor> readConcatenated(const SafeTensor
   return out;
 }
 
+} // namespace
+
 /// Loads every expected tensor (accepting a "bert."-style prefix) into `store`.
 static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, const ImportOptions &opts,
                                mlir::enc::WeightStore &store) {
-  std::string path = dir + "/model.safetensors";
-  if (!fileExists(path)) {
-    if (fileExists(dir + "/model.safetensors.index.json"))
-      return hfError(path + ": missing; sharded safetensors checkpoints are not supported yet");
-    if (fileExists(dir + "/pytorch_model.bin"))
-      return hfError(dir + ": only model.safetensors is supported for now, found pytorch_model.bin "
-                           "(convert it with safetensors.torch.save_file)");
-    return hfError(path + ": missing");
-  }
-  auto file = SafeTensorsFile::open(path);
-  if (!file)
-    return file.takeError();
+  auto ckpt = Checkpoint::open(dir);
+  if (!ckpt)
+    return ckpt.takeError();
 
   const ModelWeightNames names = modelWeightNames(c);
   std::string prefix;
   for (const std::string &p : c.family->checkpointPrefixes(c))
-    if (file->find(p + names.word + ".weight")) {
+    if (ckpt->find(p + names.word + ".weight").second) {
       prefix = p;
       break;
     }
@@ -111,16 +180,20 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
     }
     const std::string base = spec.unprefixed ? "" : prefix;
     std::string fileName = base + spec.name;
-    auto t = spec.concatOf.empty() ? readTensor(*file, path, fileName, spec.shape)
-                                   : readConcatenated(*file, path, base, spec);
+    auto t = spec.concatOf.empty() ? readTensor(*ckpt, fileName, spec.shape) : readConcatenated(*ckpt, base, spec);
     if (!t)
       return t.takeError();
-    if (!spec.concatOf.empty())
-      fileName = base + spec.concatOf.front() + " (with " + Twine(spec.concatOf.size() - 1).str() + " more)";
-    if (int64_t bad = opts.allowNonFinite ? -1 : firstNonFinite(*t); bad >= 0)
-      return hfError(path + ": tensor '" + fileName + "' has a non-finite value (" +
-                     (std::isnan(t->f32()[bad]) ? "NaN" : "infinity") + ") at index " + Twine(bad) +
+    if (int64_t bad = opts.allowNonFinite ? -1 : firstNonFinite(*t); bad >= 0) {
+      const bool isNan = std::isnan(t->f32()[bad]);
+      if (!spec.concatOf.empty()) { // the part that holds it, and the index in that part
+        const int64_t partElements = t->numElements() / static_cast<int64_t>(spec.concatOf.size());
+        fileName = base + spec.concatOf[bad / partElements];
+        bad %= partElements;
+      }
+      return hfError(ckpt->find(fileName).first->path() + ": tensor '" + fileName + "' has a non-finite value (" +
+                     (isNan ? "NaN" : "infinity") + ") at index " + Twine(bad) +
                      "; every output would be NaN (--allow-nonfinite compiles it anyway)");
+    }
     store.set(spec.name, std::move(*t));
   }
   // A checkpoint with more layers than config.json names would silently lose
@@ -128,8 +201,8 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
   ModelConfig more = c;
   more.layers = c.layers + 1;
   const std::string extra = prefix + modelWeightNames(more).layers.back().query + ".weight";
-  if (file->find(extra))
-    return hfError(path + ": holds tensor '" + extra + "' of layer " + Twine(c.layers) +
+  if (auto [file, info] = ckpt->find(extra); info)
+    return hfError(file->path() + ": holds tensor '" + extra + "' of layer " + Twine(c.layers) +
                    ", but config.json says the model has " + Twine(c.layers) +
                    " layers (the checkpoint and the config disagree)");
   return llvm::Error::success();

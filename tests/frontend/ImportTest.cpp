@@ -192,6 +192,62 @@ TEST(Import, TinyBertBF16AndNoModulesJsonDefaults) {
   EXPECT_FALSE(m2->description.normalize);
 }
 
+// A sharded checkpoint (model.safetensors.index.json: tensor -> shard file)
+// reads as the single file would; its errors name the index or the shard.
+TEST(Import, ShardedCheckpoint) {
+  TinyModelSpec spec;
+  spec.layers = 2;
+  auto tiny = encc::testing::writeTinyModel(freshDir("sharded"), spec);
+  const std::string dir = tiny.dir;
+  fs::remove(dir + "/model.safetensors");
+  encc::testing::WeightMap first, second;
+  nlohmann::json index;
+  index["metadata"] = {{"total_size", 0}};
+  for (const auto &[name, values] : tiny.weights) {
+    const bool inFirst = name.find("layer.1.") == std::string::npos;
+    (inFirst ? first : second)[name] = values;
+    index["weight_map"][name] = inFirst ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  encc::testing::writeSafetensors(dir + "/model-00001-of-00002.safetensors", first, tiny.shapes, "F32");
+  encc::testing::writeSafetensors(dir + "/model-00002-of-00002.safetensors", second, tiny.shapes, "BF16");
+  std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  const mlir::enc::WeightTensor *q0 = m->weights.find("encoder.layer.0.attention.self.query.weight");
+  const mlir::enc::WeightTensor *q1 = m->weights.find("encoder.layer.1.attention.self.query.weight");
+  ASSERT_TRUE(q0 && q1);
+  const std::vector<double> &want0 = tiny.weights.at("encoder.layer.0.attention.self.query.weight");
+  const std::vector<double> &want1 = tiny.weights.at("encoder.layer.1.attention.self.query.weight");
+  for (size_t i = 0; i < want0.size(); ++i) {
+    ASSERT_EQ(q0->f32()[i], float(want0[i])) << i;
+    ASSERT_EQ(q1->f32()[i], float(encc::testing::roundToDtype(want1[i], "BF16"))) << i;
+  }
+
+  // A tensor the index maps to a shard that lacks it; one it does not map.
+  index["weight_map"]["encoder.layer.0.output.dense.bias"] = "model-00002-of-00002.safetensors";
+  std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+  EXPECT_EQ(importError(dir), dir + "/model-00002-of-00002.safetensors: tensor 'encoder.layer.0.output.dense.bias' "
+                                    "is missing");
+  index["weight_map"].erase("encoder.layer.0.output.dense.bias");
+  std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+  EXPECT_EQ(importError(dir), dir + "/model.safetensors.index.json: tensor 'encoder.layer.0.output.dense.bias' is "
+                                    "missing");
+  // Shards are files of the folder, named; the index is an object with a map.
+  for (const char *shard : {"../model-00001-of-00002.safetensors", "/etc/passwd", "", ".."}) {
+    index["weight_map"]["encoder.layer.0.output.dense.bias"] = shard;
+    std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+    EXPECT_EQ(importError(dir), dir + "/model.safetensors.index.json: weight_map['encoder.layer.0.output.dense.bias'] "
+                                      "is '" + shard + "', expected the name of a file in the model's folder");
+  }
+  index["weight_map"]["encoder.layer.0.output.dense.bias"] = "absent.safetensors";
+  std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+  EXPECT_NE(importError(dir).find(dir + "/absent.safetensors"), std::string::npos) << importError(dir);
+  std::ofstream(dir + "/model.safetensors.index.json") << "[1, 2]";
+  EXPECT_EQ(importError(dir), dir + "/model.safetensors.index.json: expected a JSON object with a non-empty "
+                                    "'weight_map' (tensor name -> shard file)");
+}
+
 TEST(Import, ErrorsNameFileAndTensor) {
   TinyModelSpec spec;
   auto tiny = encc::testing::writeTinyModel(freshDir("errors"), spec);
@@ -353,8 +409,44 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   b = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_TRUE(b->tokenizer.vocab.empty());
-  EXPECT_NE(b->tokenizer.note.find("pre_tokenizer 'Metaspace' (only ByteLevel is implemented)"), std::string::npos)
+  EXPECT_NE(b->tokenizer.note.find("pre_tokenizer 'Metaspace' (implemented: ByteLevel, and a Split on Qwen2's or "
+                                   "cl100k's regex before it)"),
+            std::string::npos)
       << b->tokenizer.note;
+
+  // A Split on Qwen2's / cl100k's regex before a ByteLevel without its own
+  // (Qwen2 / Qwen3, Llama 3); any other Split, or a ByteLevel that would cut
+  // or prefix the pieces again, leaves the model on ids with a note.
+  const std::string qwen2 = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  auto splitThenByteLevel = [&](const std::string &regex, const std::string &behavior, bool useRegex) {
+    bpe["pre_tokenizer"] = {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", behavior}, {"invert", false}},
+          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", useRegex}}}}};
+    bpe["post_processor"] = {{"type", "ByteLevel"}, {"trim_offsets", false}};
+    std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+    auto r = importHFModel(ctx, tiny.dir, {});
+    EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    return r ? std::move(r->tokenizer) : encc::TokenizerData{};
+  };
+  encc::TokenizerData split = splitThenByteLevel(qwen2, "Isolated", false);
+  EXPECT_EQ(split.vocab.size(), 7u) << split.note;
+  EXPECT_EQ(split.bpeSplit, encc::TokenizerData::BpeSplit::Qwen2);
+  EXPECT_EQ(split.templateIds, (std::vector<int32_t>{-1})); // ByteLevel post-processing: the text alone
+  std::string cl100k = qwen2;
+  cl100k.replace(cl100k.find("\\p{N}|"), 6, "\\p{N}{1,3}|");
+  EXPECT_EQ(splitThenByteLevel(cl100k, "Isolated", false).bpeSplit, encc::TokenizerData::BpeSplit::Cl100k);
+  split = splitThenByteLevel("\\s+", "Isolated", false);
+  EXPECT_TRUE(split.vocab.empty());
+  EXPECT_NE(split.note.find("a Split pre_tokenizer on the regex '\\s+' (implemented: Qwen2's and cl100k's regex)"),
+            std::string::npos)
+      << split.note;
+  EXPECT_NE(splitThenByteLevel(qwen2, "Removed", false).note.find("a Split pre_tokenizer other than Isolated"),
+            std::string::npos);
+  EXPECT_NE(splitThenByteLevel(qwen2, "Isolated", true).note.find("before a ByteLevel one with use_regex"),
+            std::string::npos);
+  bpe["post_processor"] = {{"type", "RobertaProcessing"}, {"cls", {"<s>", 0}}, {"sep", {"</s>", 2}}};
 
   // An added token longer than the runtime takes is refused here, not at load.
   bpe["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"use_regex", true}};
