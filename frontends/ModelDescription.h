@@ -67,6 +67,10 @@ struct ModelDescription {
   double layerNormEps = 1e-12;
   Pooling pooling = Pooling::None;
   bool normalize = false;       ///< L2-normalise the pooled output
+  /// Prompts a text may be given before tokenisation (sentence-transformers'
+  /// `prompts`: name, text), and the default one's name ("" none).
+  std::vector<std::pair<std::string, std::string>> prompts;
+  std::string defaultPrompt;
   /// > 0: a sequence-classification head; the second output is [B, numLabels]
   /// logits instead of a pooled embedding (pooling is then "none").
   int64_t numLabels = 0;

@@ -250,8 +250,12 @@ def prepare_onnx(model_dir, name, cache, log, optimizer="bert"):
         from onnxruntime.quantization import QuantType, quantize_dynamic
         log(f"ORT quantize_dynamic (per_channel=True, QInt8, reduce_range={reduce_range})")
         # The fused com.microsoft ops defeat ONNX shape inference: name the float type.
+        # Models over ONNX's 2 GB protobuf limit keep their weights in external data.
+        external = any(t.data_location == onnx.TensorProto.EXTERNAL
+                       for t in onnx.load(opt_path, load_external_data=False).graph.initializer)
         quantize_dynamic(opt_path, q_path + ".partial.onnx", per_channel=True,
                          weight_type=QuantType.QInt8, reduce_range=reduce_range,
+                         use_external_data_format=external,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         os.replace(q_path + ".partial.onnx", q_path)
     settings = {"onnxruntime": ort.__version__, "optimizer": optimizer, "fused_operators": fused,

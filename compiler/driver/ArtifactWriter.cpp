@@ -294,18 +294,25 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
 
   const ModelDescription &cfg = *c.model;
   auto passes = fbb.CreateVectorOfStrings(c.passes);
+  std::vector<flatbuffers::Offset<encm::Prompt>> prompts;
+  for (const auto &[name, text] : cfg.prompts)
+    prompts.push_back(encm::CreatePrompt(fbb, fbb.CreateString(name), fbb.CreateString(text)));
   auto metadata = encm::CreateMetadata(
       fbb, fbb.CreateString(cfg.architecture), cfg.hidden, cfg.layers, cfg.heads, cfg.intermediate, cfg.vocab,
       cfg.maxSeq, fbb.CreateString(activationName(cfg.activation)), static_cast<float>(cfg.layerNormEps),
       schemaPooling(cfg.pooling), cfg.normalize, passes, fbb.CreateString(ENCC_VERSION), fbb.CreateString(c.source),
       static_cast<int32_t>(cfg.typeVocab), static_cast<int32_t>(cfg.numLabels),
-      cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0);
+      cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0,
+      prompts.empty() ? 0 : fbb.CreateVector(prompts),
+      cfg.defaultPrompt.empty() ? 0 : fbb.CreateString(cfg.defaultPrompt));
 
   // The features a reader needs (encrt/schema_version.h): listed only where
   // the artifact uses them, so that it loads in every runtime that can run it.
   std::vector<std::string> features;
   if (tk.kind == TokenizerKind::ByteLevelBPE && tk.bpeSplit != TokenizerData::BpeSplit::Gpt2)
     features.push_back(ENCM_FEATURE_BPE_SPLIT);
+  if (!cfg.defaultPrompt.empty())
+    features.push_back(ENCM_FEATURE_DEFAULT_PROMPT);
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
                                  tokenizerTable, fill, cuda, ENCM_SCHEMA_MINOR,

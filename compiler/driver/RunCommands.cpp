@@ -476,7 +476,10 @@ int encc::embedCommand(const Args &args) {
   std::vector<encrt_text> views = textViews(texts);
   std::vector<float> emb(n * h);
   auto t0 = std::chrono::steady_clock::now();
-  if (failed(encrt_session_embed_texts(session.get(), views.data(), n, emb.data())))
+  const std::optional<std::string> prompt =
+      args.has("prompt-name") ? std::optional<std::string>(args.get("prompt-name")) : std::nullopt;
+  if (failed(encrt_session_embed_prompted(session.get(), prompt ? prompt->c_str() : nullptr, views.data(), n,
+                                          emb.data())))
     return 1;
   double ms = msSince(t0);
   std::vector<double> cosine(n * n);
@@ -668,6 +671,11 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   meta["hidden_act"] = str(md->hidden_act());
   meta["pooling"] = poolingText(md->pooling());
   meta["normalize"] = md->normalize();
+  meta["prompts"] = Json::array();
+  if (md->prompts())
+    for (const encm::Prompt *p : *md->prompts())
+      meta["prompts"].push_back(Json{{"name", str(p->name())}, {"text", str(p->text())},
+                                     {"default", md->default_prompt() && md->default_prompt()->str() == str(p->name())}});
   meta["type_vocab_size"] = md->type_vocab_size();
   meta["num_labels"] = md->num_labels();
   meta["score_activation"] = str(md->score_activation());
@@ -790,6 +798,15 @@ int encc::inspectCommand(const Args &args) {
          : pooled ? ", pooled (" + std::string(poolingText(md->pooling())) + (md->normalize() ? ", L2-normalised)" : ")")
                   : std::string())
      << "\n";
+  if (md->prompts() && md->prompts()->size() > 0) {
+    os << "prompts: ";
+    for (flatbuffers::uoffset_t i = 0; i < md->prompts()->size(); ++i) {
+      const encm::Prompt *p = md->prompts()->Get(i);
+      const bool isDefault = md->default_prompt() && md->default_prompt()->str() == str(p->name());
+      os << (i ? ", " : "") << str(p->name()) << (isDefault ? " (default)" : "");
+    }
+    os << " (encc embed --prompt-name)\n";
+  }
   os << "passes:  ";
   if (md->passes())
     for (flatbuffers::uoffset_t i = 0; i < md->passes()->size(); ++i)

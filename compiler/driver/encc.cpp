@@ -193,6 +193,9 @@ truncated to the compiled maximum sequence length).
 const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
 
   --file FILE           also embed each non-empty line of FILE (repeatable)
+  --prompt-name NAME    put the model's prompt NAME before each text (sentence-transformers'
+                        prompt_name: e.g. query for Qwen3-Embedding; encc inspect lists them);
+                        "" none. Default: the model's default prompt, if it has one
   --format FMT          text (default) | json (embeddings and the cosine matrix)
   --threads N           worker threads (default 0: all cores)
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
@@ -419,7 +422,8 @@ int main(int argc, char **argv) {
         "signature"},
        {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage,
-       {"file", "format", "threads", "cpu-target", "device", "require-sha256", "trusted-key", "signature"},
+       {"file", "format", "prompt-name", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
+        "signature"},
        {"profile", "help"}, embedCommand, /*texts=*/true},
       {"rerank", kRerankUsage,
        {"file", "format", "truncation", "threads", "cpu-target", "device", "require-sha256", "trusted-key",

@@ -55,6 +55,12 @@ struct ModelConfig {
   int64_t maxSeq = 0;
   Pooling pooling = Pooling::None;
   bool normalize = false;       ///< L2-normalise the pooled output
+  /// config_sentence_transformers.json: (name, text) prompts, in file order,
+  /// and the name of the one applied by default ("" none).
+  std::vector<std::pair<std::string, std::string>> prompts;
+  std::string defaultPrompt;
+  /// The Pooling config that sets include_prompt false ("" when it is true).
+  std::string poolingSkipsPrompt;
   /// A sequence-classification head (architectures: *ForSequenceClassification,
   /// a cross-encoder / reranker): numLabels > 0 scores per sequence instead of
   /// a pooled embedding.

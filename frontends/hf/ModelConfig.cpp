@@ -161,6 +161,8 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.layerNormEps = c.layerNormEps;
   d.pooling = c.pooling;
   d.normalize = c.normalize;
+  d.prompts = c.prompts;
+  d.defaultPrompt = c.defaultPrompt;
   d.int8KeepFloat = c.family->int8KeepFloat();
   return d;
 }

@@ -2,14 +2,19 @@
 //
 // sentence-transformers folders list their modules in modules.json; the
 // Pooling module's config.json picks the pooling mode, a Normalize module
-// L2-normalises the result, and sentence_bert_config.json caps the length.
+// L2-normalises the result, sentence_bert_config.json caps the length, and
+// config_sentence_transformers.json names the prompts (query / document
+// instructions) and the one encode() uses by default.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
 
+#include "encrt/schema_version.h"
 #include "llvm/ADT/StringRef.h"
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 using namespace encc;
 using llvm::Twine;
@@ -63,6 +68,56 @@ static llvm::Error readPoolingConfig(const std::string &path, ModelConfig &confi
                    "pooling_mode_cls_token, pooling_mode_mean_tokens, pooling_mode_lasttoken)");
   }
   config.pooling = *mode;
+  // include_prompt false (INSTRUCTOR-style): the pooling skips the prompt's
+  // tokens, which encrt does not do; refused below if the model has prompts.
+  if (auto it = j->find("include_prompt"); it != j->end() && !it->is_null()) {
+    if (!it->is_boolean())
+      return hfError(path + ": field 'include_prompt' must be a boolean");
+    if (!it->get<bool>())
+      config.poolingSkipsPrompt = path;
+  }
+  return llvm::Error::success();
+}
+
+constexpr size_t kMaxPrompts = ENCM_MAX_PROMPTS, kMaxPromptNameBytes = ENCM_MAX_PROMPT_NAME_BYTES,
+                 kMaxPromptBytes = ENCM_MAX_PROMPT_BYTES;
+
+/// config_sentence_transformers.json's prompts and default_prompt_name.
+static llvm::Error readPrompts(const std::string &path, ModelConfig &config) {
+  auto text = readTextFile(path);
+  if (!text)
+    return text.takeError();
+  // Ordered: the prompts keep the file's order (sentence-transformers' dict).
+  const auto j = std::make_optional(nlohmann::ordered_json::parse(*text, nullptr, /*allow_exceptions=*/false));
+  if (j->is_discarded())
+    return hfError(path + ": not valid JSON");
+  if (!j->is_object())
+    return hfError(path + ": expected a JSON object");
+  if (auto it = j->find("prompts"); it != j->end() && !it->is_null()) {
+    if (!it->is_object())
+      return hfError(path + ": field 'prompts' must be an object of prompt names to texts");
+    if (it->size() > kMaxPrompts)
+      return hfError(path + ": " + Twine(it->size()) + " prompts, over the limit of " + Twine(kMaxPrompts));
+    for (auto p = it->begin(); p != it->end(); ++p) {
+      if (!p->is_string())
+        return hfError(path + ": prompts['" + p.key() + "'] must be a string");
+      const std::string text = p->get<std::string>();
+      if (p.key().empty() || p.key().size() > kMaxPromptNameBytes)
+        return hfError(path + ": a prompt name must have 1 to " + Twine(kMaxPromptNameBytes) + " bytes");
+      if (text.size() > kMaxPromptBytes)
+        return hfError(path + ": prompts['" + p.key() + "'] has " + Twine(text.size()) + " bytes (at most " +
+                       Twine(kMaxPromptBytes) + ")");
+      config.prompts.emplace_back(p.key(), text);
+    }
+  }
+  if (auto it = j->find("default_prompt_name"); it != j->end() && !it->is_null()) {
+    if (!it->is_string())
+      return hfError(path + ": field 'default_prompt_name' must be a string or null");
+    config.defaultPrompt = it->get<std::string>();
+    if (std::none_of(config.prompts.begin(), config.prompts.end(),
+                     [&](const auto &p) { return p.first == config.defaultPrompt; }))
+      return hfError(path + ": default_prompt_name '" + config.defaultPrompt + "' is not one of the prompts");
+  }
   return llvm::Error::success();
 }
 
@@ -122,5 +177,13 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
       config.maxSeq = std::min(v.get<int64_t>(), config.maxPositions - config.positionOffset);
     }
   }
+
+  const std::string promptsPath = dir + "/config_sentence_transformers.json";
+  if (fileExists(promptsPath))
+    if (auto e = readPrompts(promptsPath, config))
+      return e;
+  if (!config.prompts.empty() && !config.poolingSkipsPrompt.empty())
+    return hfError(config.poolingSkipsPrompt + ": include_prompt is false (the pooling leaves out the prompt's "
+                                               "tokens), which encc does not implement for a model with prompts");
   return llvm::Error::success();
 }

@@ -15,6 +15,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
@@ -208,7 +209,21 @@ public:
     return nb::make_tuple(hiddenOut, pooledOut);
   }
 
-  /// Pooled (and, when the model normalises, L2-normalised) embeddings [N, H].
+  /// The model's prompts: (name, text, is the default), in the artifact's order.
+  std::vector<std::tuple<std::string, std::string, bool>> prompts() const {
+    live();
+    std::vector<std::tuple<std::string, std::string, bool>> out;
+    for (int64_t i = 0, n = encrt_model_prompt_count(model_); i < n; ++i) {
+      const char *name = nullptr, *text = nullptr;
+      int32_t isDefault = 0;
+      check(encrt_model_get_prompt(model_, i, &name, &text, &isDefault));
+      out.emplace_back(name, text, isDefault != 0);
+    }
+    return out;
+  }
+
+  /// Pooled (and, when the model normalises, L2-normalised) embeddings [N, H]
+  /// of the texts as they are (the package puts prompts before them itself).
   FloatArray embed(const std::vector<nb::bytes> &texts) {
     live();
     std::vector<encrt_text> t = textsOf(texts);
@@ -218,7 +233,7 @@ public:
     encrt_status *status = nullptr;
     if (!t.empty()) {
       nb::gil_scoped_release unlocked;
-      status = encrt_session_embed_texts(s, t.data(), int64_t(t.size()), data);
+      status = encrt_session_embed_prompted(s, "", t.data(), int64_t(t.size()), data);
     }
     check(status);
     return out;
@@ -295,5 +310,6 @@ NB_MODULE(_encc, m) {
       .def("run", &Model::run, nb::arg("ids"), nb::arg("type_ids").none(), nb::arg("lengths"), nb::arg("hidden"),
            nb::arg("pooled"))
       .def("score_pairs", &Model::scorePairs)
+      .def("prompts", &Model::prompts)
       .def("embed", &Model::embed);
 }

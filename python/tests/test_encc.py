@@ -245,3 +245,35 @@ def test_cross_encoder_predict_matches_sentence_transformers(tmp_path, model):
                 ce.run(ids, lengths, type_ids=types[:, :1])
     with pytest.raises(encc.UnsupportedError, match="not a sequence-classification model"):
         model.predict([("a", "b")])
+
+
+def test_prompts_match_sentence_transformers(tmp_path):
+    """encode(prompt_name=...) / encode(prompt=...) as SentenceTransformer.encode resolves them, on the
+    tiny Qwen3 with Qwen3-Embedding's prompts (tests/reference/qwen3: sentence-transformers' own
+    encode() with each prompt); the CLI's --prompt-name gives the same."""
+    with open(os.path.join(ROOT, "tests", "reference", "qwen3", "qwen3.json"), encoding="utf-8") as f:
+        case = next(c for c in json.load(f)["cases"] if c["name"] == "text_last")
+    texts, recorded = case["texts"]["texts"], case["prompts"]
+    folder = os.path.join(ROOT, "tests", "reference", "qwen3", case["dir"])
+    artifact = encc.compile(folder, tmp_path / "qwen3.encm", encc=ENCC)
+    with encc.Model(artifact) as m:
+        assert m.prompts == recorded["prompts"]
+        assert list(m.prompts) == ["query", "document"]  # the file's order
+        assert m.default_prompt_name is None
+        for name, want in recorded["encode"].items():
+            got = m.encode(texts, prompt_name=name or None)
+            err = np.abs(got - np.array(want)).max() / np.abs(np.array(want)).max()
+            print(f"[ measured ] prompt {name!r}: {err:.2e} vs sentence-transformers")
+            assert err < 1e-5
+        query = recorded["prompts"]["query"]
+        assert np.abs(m.encode(texts, prompt=query) - m.encode(texts, prompt_name="query")).max() == 0
+        assert np.abs(m.encode(texts, prompt=query, prompt_name="document") -
+                      m.encode(texts, prompt_name="query")).max() == 0  # prompt wins, as in sentence-transformers
+        with pytest.raises(ValueError, match="Prompt name 'passage' not found"):
+            m.encode(texts, prompt_name="passage")
+        with pytest.raises(TypeError, match="prompt must be a str"):
+            m.encode(texts, prompt=3)
+    out = subprocess.run([ENCC, "embed", os.fspath(artifact), *texts[:3], "--prompt-name", "query", "--format=json"],
+                         check=True, capture_output=True, text=True).stdout
+    cli = np.array(json.loads(out)["embeddings"], dtype=np.float32)
+    assert np.abs(cli - np.array(recorded["encode"]["query"][:3])).max() < 1e-5

@@ -369,7 +369,7 @@ void Artifact::checkSchemaVersion() {
                                      : " (recompile with a current encc)");
   if (major == 8 && (minor != 0 || m.required_features()))
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
-  static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT};
+  static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT};
   auto listed = [&](const char *feature) {
     if (m.required_features())
       for (const flatbuffers::String *f : *m.required_features())
@@ -392,6 +392,35 @@ void Artifact::checkSchemaVersion() {
                                                  !listed(ENCM_FEATURE_BPE_SPLIT))
     fail(ENCRT_INVALID_ARTIFACT, p, ": the tokenizer's bpe_split needs feature '" ENCM_FEATURE_BPE_SPLIT
                                     "', which the artifact does not require");
+  if (m.metadata() && m.metadata()->default_prompt() && !listed(ENCM_FEATURE_DEFAULT_PROMPT))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": the default prompt needs feature '" ENCM_FEATURE_DEFAULT_PROMPT
+                                    "', which the artifact does not require");
+}
+
+void Artifact::verifyPrompts() {
+  const std::string &p = path_;
+  const encm::Metadata &md = *model_->metadata();
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  const auto *prompts = md.prompts();
+  const size_t n = prompts ? prompts->size() : 0;
+  if (n > ENCM_MAX_PROMPTS)
+    fail(bad, p, ": ", n, " prompts, over the limit of ", ENCM_MAX_PROMPTS);
+  std::vector<std::string_view> names;
+  for (size_t i = 0; i < n; ++i) {
+    const encm::Prompt *prompt = prompts->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (!prompt || !prompt->name() || !prompt->text())
+      fail(bad, p, ": prompt ", i, " has no name or text");
+    const std::string_view name = prompt->name()->string_view();
+    if (name.empty() || name.size() > ENCM_MAX_PROMPT_NAME_BYTES || prompt->text()->size() > ENCM_MAX_PROMPT_BYTES)
+      fail(bad, p, ": prompt ", i, " has a name of ", name.size(), " bytes (1 to ", ENCM_MAX_PROMPT_NAME_BYTES,
+           ") or a text of ", prompt->text()->size(), " bytes (at most ", ENCM_MAX_PROMPT_BYTES, ")");
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      fail(bad, p, ": prompt ", i, "'s name is also an earlier prompt's");
+    names.push_back(name);
+  }
+  if (const flatbuffers::String *d = md.default_prompt();
+      d && std::find(names.begin(), names.end(), d->string_view()) == names.end())
+    fail(bad, p, ": the default prompt is not one of the prompts");
 }
 
 void Artifact::verifySemantics() {
@@ -411,6 +440,7 @@ void Artifact::verifySemantics() {
          md->vocab_size(), ", num_layers ", md->num_layers(), ", num_heads ",
          md->num_heads(), ", type_vocab_size ", md->type_vocab_size(), ", num_labels ",
          md->num_labels(), ")");
+  verifyPrompts();
   if (md->num_labels() > 0) {
     const std::string act = md->score_activation() ? md->score_activation()->str() : "";
     if (md->num_labels() > 4096 || (act != "sigmoid" && act != "identity"))

@@ -85,6 +85,8 @@ private:
   /// The major version in range, every required feature known, and the
   /// features the fields in use need listed.
   void checkSchemaVersion();
+  /// Metadata.prompts within the limits, names unique, the default one of them.
+  void verifyPrompts();
   void verifySemantics();
   void verifyCodeAndTokenizer();
   void generateWeights();

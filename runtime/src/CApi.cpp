@@ -180,8 +180,9 @@ private:
   bool held_;
 };
 
+/// `prompt`: a prompt name, NULL for the model's default prompt, "" none.
 template <typename Texts>
-encrt_status *embed(const char *where, encrt_session *session, Texts texts, int64_t count,
+encrt_status *embed(const char *where, encrt_session *session, const char *prompt, Texts texts, int64_t count,
                     float *out_embeddings) {
   if (!session)
     return nullArgument(where, "session");
@@ -189,8 +190,9 @@ encrt_status *embed(const char *where, encrt_session *session, Texts texts, int6
   if (encrt_status *busy = use.refusal(where))
     return busy;
   return guard(where, true, [&] {
+    const std::string_view promptText = session->impl->model().promptText(prompt);
     std::vector<std::string_view> views = viewTexts(texts, count);
-    session->impl->embed(texts ? views.data() : nullptr, count, out_embeddings);
+    session->impl->embed(texts ? views.data() : nullptr, count, promptText, out_embeddings);
   });
 }
 
@@ -313,6 +315,32 @@ encrt_status *encrt_model_tokenize_text(const encrt_model *model, encrt_text tex
                                         int32_t *out_ids, int64_t capacity,
                                         int64_t *out_count) {
   return tokenize("encrt_model_tokenize_text", model, &text, out_ids, capacity, out_count);
+}
+
+int64_t encrt_model_prompt_count(const encrt_model *model) {
+  return model ? static_cast<int64_t>(model->impl->prompts().size()) : 0;
+}
+
+encrt_status *encrt_model_get_prompt(const encrt_model *model, int64_t index, const char **out_name,
+                                     const char **out_text, int32_t *out_is_default) {
+  const char *where = "encrt_model_get_prompt";
+  if (!model)
+    return nullArgument(where, "model");
+  const auto &prompts = model->impl->prompts();
+  if (index < 0 || index >= static_cast<int64_t>(prompts.size()))
+    return guard(where, false, [&] {
+      fail(ENCRT_INVALID_ARGUMENT, "prompt index ", index, " is out of range (the model has ", prompts.size(),
+           " prompts)");
+    });
+  const auto &[name, text] = prompts[static_cast<size_t>(index)];
+  if (out_name)
+    *out_name = name.c_str();
+  if (out_text)
+    *out_text = text.c_str();
+  if (out_is_default)
+    *out_is_default = model->impl->metadata().default_prompt() &&
+                      model->impl->metadata().default_prompt()->string_view() == name;
+  return nullptr;
 }
 
 encrt_status *encrt_model_count_tokens(const encrt_model *model, encrt_text text, int64_t *out_count) {
@@ -442,13 +470,19 @@ encrt_status *encrt_session_score_pairs(encrt_session *session,
 encrt_status *encrt_session_embed(encrt_session *session,
                                   const char *const *texts, int64_t count,
                                   float *out_embeddings) {
-  return embed("encrt_session_embed", session, texts, count, out_embeddings);
+  return embed("encrt_session_embed", session, nullptr, texts, count, out_embeddings);
 }
 
 encrt_status *encrt_session_embed_texts(encrt_session *session,
                                         const encrt_text *texts, int64_t count,
                                         float *out_embeddings) {
-  return embed("encrt_session_embed_texts", session, texts, count, out_embeddings);
+  return embed("encrt_session_embed_texts", session, nullptr, texts, count, out_embeddings);
+}
+
+encrt_status *encrt_session_embed_prompted(encrt_session *session, const char *prompt_name,
+                                           const encrt_text *texts, int64_t count, float *out_embeddings) {
+  return embed("encrt_session_embed_prompted", session, prompt_name, texts, count,
+               out_embeddings);
 }
 
 int64_t encrt_session_profile_count(const encrt_session *session) {

@@ -7,8 +7,9 @@
 
 namespace encrt::rt {
 
-void DeviceSession::embed(const std::string_view *texts, int64_t count, float *outEmbeddings) {
-  embedInChunks(model(), texts, count, outEmbeddings,
+void DeviceSession::embed(const std::string_view *texts, int64_t count, std::string_view prompt,
+                          float *outEmbeddings) {
+  embedInChunks(model(), texts, count, prompt, outEmbeddings,
                 [this](const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq,
                        float *outPooled) { run(ids, nullptr, lengths, n, seq, nullptr, outPooled); });
 }

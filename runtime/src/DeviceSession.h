@@ -38,7 +38,8 @@ public:
 
   /// Tokenises `texts`, runs them in chunks padded to their longest and writes
   /// count x hidden pooled floats. Throws Failure. See encrt_session_embed.
-  void embed(const std::string_view *texts, int64_t count, float *outEmbeddings);
+  /// Embeddings of `texts`, each tokenised after `prompt` ("" none).
+  void embed(const std::string_view *texts, int64_t count, std::string_view prompt, float *outEmbeddings);
 
   /// Tokenises `count` text pairs, runs them with their token types and
   /// writes count x num_labels activated scores. Throws Failure. See

@@ -109,8 +109,8 @@ void inPaddedChunks(int64_t count, bool typed, const Encode &encode, const Run &
 
 } // namespace
 
-void embedInChunks(const LoadedModel &model, const std::string_view *texts,
-                   int64_t count, float *outEmbeddings, const PooledRunFn &run) {
+void embedInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
+                   std::string_view prompt, float *outEmbeddings, const PooledRunFn &run) {
   if (count < 0)
     fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
   if (count == 0)
@@ -128,7 +128,7 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts,
          "\"); embed needs one (use encrt_session_run for hidden states)");
   const int64_t hidden = model.metadata().hidden_size();
   inPaddedChunks(
-      count, /*typed=*/false, [&](int64_t i) { return PairEncoding{model.encode(texts[i], i), {}}; },
+      count, /*typed=*/false, [&](int64_t i) { return PairEncoding{model.encode(texts[i], i, prompt), {}}; },
       [&](const int32_t *ids, const int32_t *, const int32_t *lengths, int64_t n, int64_t seq, int64_t first) {
         run(ids, lengths, n, seq, outEmbeddings + first * hidden);
       });

@@ -45,10 +45,11 @@ void copyPadded(const int32_t *src, const int32_t *lengths, int64_t batch,
 using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *lengths,
                                        int64_t n, int64_t seq, float *outPooled)>;
 
-/// encrt_session_embed: checks the arguments, then tokenises `texts` in chunks
-/// and calls `run` for each (writing count x hidden floats to outEmbeddings).
-void embedInChunks(const LoadedModel &model, const std::string_view *texts,
-                   int64_t count, float *outEmbeddings, const PooledRunFn &run);
+/// encrt_session_embed: checks the arguments, then tokenises `texts` (each
+/// after `prompt`) in chunks and calls `run` for each (writing count x hidden
+/// floats to outEmbeddings).
+void embedInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
+                   std::string_view prompt, float *outEmbeddings, const PooledRunFn &run);
 
 /// The logits run of one padded chunk of pairs: ids [n, seq], typeIds [n, seq]
 /// or null (a one-type model: all 0),

@@ -75,6 +75,12 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
   m->architecture_ = md.architecture() ? md.architecture()->str() : "";
   m->pooling_ = poolingName(md.pooling()); // checked by Artifact::verifySemantics
   m->scoreActivation_ = md.score_activation() ? md.score_activation()->str() : "";
+  if (md.prompts()) // checked by Artifact::verifyPrompts
+    for (const encm::Prompt *p : *md.prompts()) {
+      m->prompts_.emplace_back(p->name()->str(), p->text()->str());
+      if (md.default_prompt() && md.default_prompt()->string_view() == p->name()->string_view())
+        m->defaultPromptText_ = p->text()->str();
+    }
   if (md.passes())
     for (const flatbuffers::String *pass : *md.passes()) {
       if (pass->string_view() == "quantize-linear-int8")
@@ -111,9 +117,30 @@ void LoadedModel::checkText(std::string_view text, const std::string &name) cons
          maxTextBytes_, "; raise it in encrt_model_options)");
 }
 
-std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index) const {
+std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index, std::string_view prompt) const {
   checkText(text, index < 0 ? std::string("text") : "texts[" + std::to_string(index) + "]");
-  return tokenizer_->encode(text, metadata().max_seq() < 2 ? 2 : metadata().max_seq());
+  const int32_t maxLen = metadata().max_seq() < 2 ? 2 : metadata().max_seq();
+  if (prompt.empty())
+    return tokenizer_->encode(text, maxLen);
+  std::string prompted; // bounded: the prompt by the artifact's limit, the text by checkText
+  prompted.reserve(prompt.size() + text.size());
+  prompted.append(prompt).append(text);
+  return tokenizer_->encode(prompted, maxLen);
+}
+
+std::string_view LoadedModel::promptText(const char *name) const {
+  if (!name)
+    return defaultPromptText_;
+  if (!*name)
+    return {};
+  std::string names;
+  for (const auto &[n, text] : prompts_) {
+    if (n == name)
+      return text;
+    names += (names.empty() ? "" : ", ") + n;
+  }
+  fail(ENCRT_INVALID_ARGUMENT, artifact_->path(), ": no prompt named '", std::string(name).substr(0, 200), "' (",
+       names.empty() ? std::string("the model has no prompts") : "the model's prompts: " + names, ")");
 }
 
 int64_t LoadedModel::countTokens(std::string_view text) const {

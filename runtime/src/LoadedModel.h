@@ -81,8 +81,17 @@ public:
 
   /// [CLS] ids [SEP] truncated to max_seq; throws Failure without a
   /// tokenizer or for a text over the byte limit (named "texts[index]" when
-  /// index >= 0, else "text").
-  std::vector<int32_t> encode(std::string_view text, int64_t index = -1) const;
+  /// index >= 0, else "text"). `prompt` goes before the text (as
+  /// sentence-transformers prepends it: one string, then tokenised).
+  std::vector<int32_t> encode(std::string_view text, int64_t index = -1, std::string_view prompt = {}) const;
+
+  /// The prompts (name, text) in the artifact's order.
+  const std::vector<std::pair<std::string, std::string>> &prompts() const { return prompts_; }
+  /// The text of the default prompt ("" when there is none).
+  const std::string &defaultPromptText() const { return defaultPromptText_; }
+  /// The text of prompt `name`: null picks the default prompt, "" none;
+  /// throws Failure (ENCRT_INVALID_ARGUMENT) for a name the model lacks.
+  std::string_view promptText(const char *name) const;
   /// The number of ids `text` gives untruncated (special tokens included).
   int64_t countTokens(std::string_view text) const;
   /// A text pair in the tokenizer's pair template, truncated to max_seq by
@@ -105,6 +114,8 @@ private:
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<cuda::CudaModel> cuda_;
   std::string architecture_, pooling_, device_, scoreActivation_, precision_ = "fp32";
+  std::vector<std::pair<std::string, std::string>> prompts_;
+  std::string defaultPromptText_;
   int64_t maxTextBytes_ = kDefaultMaxTextBytes;
 };
 

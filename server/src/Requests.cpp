@@ -2,6 +2,7 @@
 #include "Requests.h"
 
 #include "JsonText.h"
+#include "encrt/schema_version.h"
 
 #include <nlohmann/json.hpp>
 
@@ -95,6 +96,19 @@ std::string EmbedRequest::field(size_t i) const {
   return list ? name + "[" + std::to_string(i) + "]" : name;
 }
 
+/// TEI's prompt_name: a string (checked against the model's prompts when the
+/// texts are tokenised), or absent / null.
+static std::optional<std::string> promptName(const json &j) {
+  auto it = j.find("prompt_name");
+  if (it == j.end() || it->is_null())
+    return std::nullopt;
+  if (!it->is_string())
+    throw invalidField(Api::Tei, "prompt_name", "must be a string or null");
+  if (it->get_ref<const std::string &>().size() > ENCM_MAX_PROMPT_NAME_BYTES)
+    throw invalidField(Api::Tei, "prompt_name", "is longer than any prompt name");
+  return it->get<std::string>();
+}
+
 EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits) {
   const json j = parseObject(body, Api::Tei);
   EmbedRequest r;
@@ -103,8 +117,7 @@ EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits)
   if (auto it = j.find("truncation_direction");
       it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>() == "Right"))
     throw invalidField(Api::Tei, "truncation_direction", "only \"Right\" is supported");
-  if (auto it = j.find("prompt_name"); it != j.end() && !it->is_null())
-    throw invalidField(Api::Tei, "prompt_name", "prompts are not supported");
+  r.promptName = promptName(j);
   teiTexts(j, limits, r);
   return r;
 }
@@ -115,6 +128,7 @@ EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limi
   if (!boolField(Api::Tei, j, "add_special_tokens", true))
     throw invalidField(Api::Tei, "add_special_tokens", "only true is supported (the ids the model runs on)");
   r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
+  r.promptName = promptName(j);
   teiTexts(j, limits, r);
   return r;
 }

@@ -10,6 +10,7 @@
 #define ENCC_SERVER_REQUESTS_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,14 +44,17 @@ struct EmbedRequest {
   bool normalize = true;
   bool truncate = false;
   bool base64 = false;
+  /// TEI's prompt_name: the model prompt put before each text; unset: the
+  /// model's default prompt (if it has one).
+  std::optional<std::string> promptName;
   /// The name of input i in error messages: "inputs", "input[3]".
   std::string field(size_t i) const;
 };
 
 /// TEI's POST /embed: {"inputs": str | [str], "normalize", "truncate",
-/// "truncation_direction": "Right", "prompt_name": null}.
+/// "truncation_direction": "Right", "prompt_name": str | null}.
 EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits);
-/// TEI's POST /tokenize: {"inputs", "add_special_tokens": true, "truncate"}.
+/// TEI's POST /tokenize: {"inputs", "add_special_tokens": true, "truncate", "prompt_name"}.
 EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits);
 /// OpenAI's POST /v1/embeddings: {"input": str | [str] | [int] | [[int]],
 /// "model": str, "encoding_format": "float" | "base64", "dimensions": hidden,

@@ -129,6 +129,27 @@ std::vector<int32_t> Routes::tokenize(std::string_view text, bool truncate, cons
   return ids;
 }
 
+std::string Routes::promptText(const std::optional<std::string> &name) const {
+  std::string names;
+  for (int64_t i = 0, n = encrt_model_prompt_count(model_); i < n; ++i) {
+    const char *promptName = nullptr, *text = nullptr;
+    int32_t isDefault = 0;
+    if (encrt_status *st = encrt_model_get_prompt(model_, i, &promptName, &text, &isDefault)) {
+      encrt_status_free(st);
+      continue;
+    }
+    if (name ? *name == promptName : isDefault != 0)
+      return text;
+    names += (names.empty() ? "" : ", ") + std::string(promptName);
+  }
+  if (!name || name->empty())
+    return "";
+  throw ApiError{422,
+                 "'" + *name + "' is not one of the model's prompts (" +
+                     (names.empty() ? std::string("it has none") : names) + ")",
+                 "prompt_name", "validation"};
+}
+
 void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) const {
   switch (batcher_.submit(job)) {
   case Batcher::Submit::Queued: break;
@@ -195,8 +216,9 @@ void Routes::install(httplib::Server &server) {
       return job;
     }
     job->ids.reserve(r.texts.size());
+    const std::string prompt = promptText(r.promptName);
     for (size_t i = 0; i < r.texts.size(); ++i)
-      job->ids.push_back(tokenize(r.texts[i], r.truncate, r.field(i)));
+      job->ids.push_back(tokenize(prompt.empty() ? r.texts[i] : prompt + r.texts[i], r.truncate, r.field(i)));
     return job;
   };
 

@@ -34,6 +34,9 @@ private:
   /// Token ids of `text` (called `field` in errors): cut to max_seq when
   /// `truncate`, else 413 when longer.
   std::vector<int32_t> tokenize(std::string_view text, bool truncate, const std::string &field) const;
+  /// The text of the model prompt `name` (unset: the default prompt, "" if
+  /// none); 422 naming the model's prompts for a name it lacks.
+  std::string promptText(const std::optional<std::string> &name) const;
   /// Queues `job`, waits for it; throws ApiError on overload, timeout,
   /// shutdown or a failed pass.
   void run(const std::shared_ptr<Job> &job, std::chrono::steady_clock::time_point deadline) const;

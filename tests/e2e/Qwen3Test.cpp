@@ -119,6 +119,35 @@ TEST(Qwen3Text, TokenizerAndTextEmbeddingsMatchTheLibraries) {
   const double err = maxRelativeError(std::vector<double>(emb.begin(), emb.end()), want);
   std::printf("[ measured ] text_last, %zu texts: embeddings %.2e (max |err| / max |ref|)\n", texts.size(), err);
   EXPECT_LE(err, kTolerance);
+
+  // Prompts (config_sentence_transformers.json: Qwen3-Embedding's query
+  // instruction, an empty document prompt, no default): the artifact lists
+  // them, and embedding with each equals sentence-transformers' own
+  // encode(prompt_name=...) (none: the texts as they are).
+  const std::vector<encrt::Model::Prompt> prompts = m.prompts();
+  ASSERT_EQ(prompts.size(), 2u);
+  EXPECT_EQ(prompts[0].name, "query");
+  EXPECT_EQ(prompts[0].text, c["prompts"]["prompts"]["query"].get<std::string>());
+  EXPECT_FALSE(prompts[0].isDefault || prompts[1].isDefault);
+  encrt::Session session(m);
+  for (const char *name : {"", "query", "document"}) {
+    const std::vector<float> got = session.embed(texts, name);
+    std::vector<double> ref;
+    for (const json &row : c["prompts"]["encode"][name])
+      for (const json &v : row)
+        ref.push_back(v.get<double>());
+    const double e = maxRelativeError(std::vector<double>(got.begin(), got.end()), ref);
+    std::printf("[ measured ] text_last, prompt '%s': embeddings %.2e vs sentence-transformers\n", name, e);
+    EXPECT_LE(e, kTolerance) << name;
+  }
+  try {
+    session.embed(texts, "passage");
+    ADD_FAILURE() << "an unknown prompt name was accepted";
+  } catch (const encrt::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("no prompt named 'passage' (the model's prompts: query, document)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 /// The cosine of two vectors of n floats.

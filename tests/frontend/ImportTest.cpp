@@ -248,6 +248,38 @@ TEST(Import, ShardedCheckpoint) {
                                     "'weight_map' (tensor name -> shard file)");
 }
 
+// config_sentence_transformers.json: prompts in the file's order, the
+// default one of them; what sentence-transformers would do differently
+// (a Pooling that leaves the prompt out) is refused.
+TEST(Import, SentenceTransformersPrompts) {
+  TinyModelSpec spec;
+  auto tiny = encc::testing::writeTinyModel(freshDir("prompts"), spec);
+  const std::string dir = tiny.dir, path = dir + "/config_sentence_transformers.json";
+  std::ofstream(path) << R"({"prompts": {"query": "query: ", "passage": "passage: ", "a": ""},
+                            "default_prompt_name": "passage", "similarity_fn_name": "cosine"})";
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  using Prompts = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(m->description.prompts, (Prompts{{"query", "query: "}, {"passage", "passage: "}, {"a", ""}}));
+  EXPECT_EQ(m->description.defaultPrompt, "passage");
+
+  std::ofstream(path) << R"({"prompts": {"query": "q"}, "default_prompt_name": "doc"})";
+  EXPECT_EQ(importError(dir), path + ": default_prompt_name 'doc' is not one of the prompts");
+  std::ofstream(path) << R"({"prompts": {"query": 7}})";
+  EXPECT_EQ(importError(dir), path + ": prompts['query'] must be a string");
+  std::ofstream(path) << R"({"prompts": ["query"]})";
+  EXPECT_EQ(importError(dir), path + ": field 'prompts' must be an object of prompt names to texts");
+  std::ofstream(path) << R"({"prompts": {"query": ")" + std::string(20000, 'x') + R"("}})";
+  EXPECT_EQ(importError(dir), path + ": prompts['query'] has 20000 bytes (at most 16384)");
+  std::ofstream(path) << R"({"prompts": {"query": "q: "}})";
+  editJson(dir + "/1_Pooling/config.json", [](nlohmann::json &j) { j["include_prompt"] = false; });
+  EXPECT_EQ(importError(dir), dir + "/1_Pooling/config.json: include_prompt is false (the pooling leaves out the "
+                                    "prompt's tokens), which encc does not implement for a model with prompts");
+  fs::remove(path); // without prompts, include_prompt does not matter
+  EXPECT_EQ(importError(dir), "<no error>");
+}
+
 TEST(Import, ErrorsNameFileAndTensor) {
   TinyModelSpec spec;
   auto tiny = encc::testing::writeTinyModel(freshDir("errors"), spec);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
+#include "encrt/schema_version.h"
 #include "encrt/encrt.hpp"
 
 #include <atomic>
@@ -401,6 +402,60 @@ TEST_F(RuntimeTest, NullArguments) {
               "count is -1");
   encrt_session_release(s);
   encrt_model_release(real);
+}
+
+// Prompts: listed in the artifact's order; embedding with one is embedding
+// the prompt + text; the default applies when none is named (NULL), "" is
+// none; an unknown name or index is an error naming the prompts.
+TEST_F(RuntimeTest, Prompts) {
+  ArtifactSpec spec = TestModel::spec(kernels());
+  spec.prompts = {{"query", "hello "}, {"none", ""}};
+  spec.defaultPrompt = "query";
+  spec.requiredFeatures = {ENCM_FEATURE_DEFAULT_PROMPT};
+  const std::string path = write(writeArtifact(spec));
+  encrt::Model model(path, {2, ""});
+  const std::vector<encrt::Model::Prompt> prompts = model.prompts();
+  ASSERT_EQ(prompts.size(), 2u);
+  EXPECT_EQ(prompts[0].name, "query");
+  EXPECT_EQ(prompts[0].text, "hello ");
+  EXPECT_TRUE(prompts[0].isDefault);
+  EXPECT_FALSE(prompts[1].isDefault);
+  encrt::Session session(model);
+  const std::vector<float> prompted = session.embed({"hello world"}, "");
+  EXPECT_EQ(session.embed({"world"}, "query"), prompted);
+  EXPECT_EQ(session.embed({"world"}), prompted); // the default prompt
+  EXPECT_EQ(session.embed({"hello world"}, "none"), prompted);
+  EXPECT_NE(session.embed({"world"}, ""), prompted);
+
+  const char *name = nullptr, *text = nullptr;
+  int32_t isDefault = -1;
+  ASSERT_EQ(encrt_model_get_prompt(model.get(), 1, &name, &text, &isDefault), nullptr);
+  EXPECT_STREQ(name, "none");
+  EXPECT_EQ(isDefault, 0);
+  expectError(encrt_model_get_prompt(model.get(), 2, &name, &text, &isDefault), ENCRT_INVALID_ARGUMENT,
+              "prompt index 2 is out of range (the model has 2 prompts)");
+  EXPECT_EQ(encrt_model_prompt_count(nullptr), 0);
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(model.get(), nullptr, &s), nullptr);
+  std::vector<float> out(H);
+  const encrt_text world{"world", 5};
+  expectError(encrt_session_embed_prompted(s, "passage", &world, 1, out.data()), ENCRT_INVALID_ARGUMENT,
+              "encrt_session_embed_prompted: " + path + ": no prompt named 'passage' (the model's prompts: query, "
+              "none)");
+  encrt_session_release(s);
+
+  // A model without prompts: NULL and "" are the text alone, a name is an error.
+  encrt::Model plain(write(writeArtifact(TestModel::spec(kernels())), "plain.encm"), {2, ""});
+  encrt::Session plainSession(plain);
+  EXPECT_TRUE(plain.prompts().empty());
+  EXPECT_EQ(plainSession.embed({"world"}), plainSession.embed({"world"}, ""));
+  try {
+    plainSession.embed({"world"}, "query");
+    ADD_FAILURE() << "a prompt name was accepted by a model without prompts";
+  } catch (const encrt::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("no prompt named 'query' (the model has no prompts)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(RuntimeTest, CppWrapper) {

@@ -107,11 +107,15 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> passes;
   for (const auto &p : passesStr)
     passes.push_back(b.CreateString(p));
+  std::vector<flatbuffers::Offset<encm::Prompt>> prompts;
+  for (const auto &[name, text] : s.prompts)
+    prompts.push_back(encm::CreatePromptDirect(b, name.c_str(), text.c_str()));
   auto metadata = encm::CreateMetadataDirect(
       b, s.architecture.c_str(), s.hiddenSize, s.numLayers, s.numHeads,
       4 * s.hiddenSize, s.vocabSize, s.maxSeq, "gelu", 1e-12f,
       s.pooling, s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
-      s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str());
+      s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str(),
+      s.prompts.empty() ? nullptr : &prompts, s.defaultPrompt ? s.defaultPrompt->c_str() : nullptr);
   std::vector<flatbuffers::Offset<flatbuffers::String>> features;
   for (const std::string &f : s.requiredFeatures)
     features.push_back(b.CreateString(f));

@@ -91,6 +91,9 @@ struct ArtifactSpec {
   /// (weights_size still defaults to their size).
   std::optional<uint64_t> weightsFillSeed;
   std::optional<SpecCudaPlan> cuda;
+  /// Metadata.prompts (name, text) and default_prompt (null: none written).
+  std::vector<std::pair<std::string, std::string>> prompts;
+  std::optional<std::string> defaultPrompt;
 };
 
 /// The complete file, trailer included.

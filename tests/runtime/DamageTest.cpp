@@ -253,6 +253,37 @@ TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
                   "the tokenizer's bpe_split needs feature 'bpe-split', which the artifact does not require");
   spec.requiredFeatures = {ENCM_FEATURE_BPE_SPLIT};
   expectLoads(writeArtifact(spec));
+
+  spec = TestModel::spec(kernels());
+  spec.prompts = {{"query", "q: "}};
+  spec.defaultPrompt = "query";
+  expectLoadError(writeArtifact(spec), kBad,
+                  "the default prompt needs feature 'default-prompt', which the artifact does not require");
+  spec.requiredFeatures = {ENCM_FEATURE_DEFAULT_PROMPT};
+  expectLoads(writeArtifact(spec));
+}
+
+// Prompts within the schema's limits, names unique, the default one of them.
+TEST_F(RuntimeTest, PromptsAreChecked) {
+  auto spec = TestModel::spec(kernels());
+  spec.requiredFeatures = {ENCM_FEATURE_DEFAULT_PROMPT};
+  spec.prompts = {{"query", "q: "}, {"query", "again"}};
+  expectLoadError(writeArtifact(spec), kBad, "prompt 1's name is also an earlier prompt's");
+  spec.prompts = {{"", "q: "}};
+  expectLoadError(writeArtifact(spec), kBad, "prompt 0 has a name of 0 bytes");
+  spec.prompts = {{"query", std::string(ENCM_MAX_PROMPT_BYTES + 1, 'x')}};
+  expectLoadError(writeArtifact(spec), kBad,
+                  "a text of " + std::to_string(ENCM_MAX_PROMPT_BYTES + 1) + " bytes (at most " +
+                      std::to_string(ENCM_MAX_PROMPT_BYTES) + ")");
+  spec.prompts.clear();
+  for (int i = 0; i <= ENCM_MAX_PROMPTS; ++i)
+    spec.prompts.emplace_back("p" + std::to_string(i), "");
+  expectLoadError(writeArtifact(spec), kBad,
+                  std::to_string(ENCM_MAX_PROMPTS + 1) + " prompts, over the limit of " +
+                      std::to_string(ENCM_MAX_PROMPTS));
+  spec.prompts = {{"query", "q: "}};
+  spec.defaultPrompt = "passage";
+  expectLoadError(writeArtifact(spec), kBad, "the default prompt is not one of the prompts");
 }
 
 TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {

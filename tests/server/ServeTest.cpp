@@ -25,6 +25,7 @@
 #include "tests/runtime/TestUtil.h"
 
 #include "encrt/encrt.hpp"
+#include "encrt/schema_version.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -332,6 +333,44 @@ TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
   r = post(c, "/embed", {{"inputs", "hello"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+// TEI's prompt_name: the model's prompt before each text, as the C API puts
+// it (bit for bit); absent or null: the default prompt; an unknown name or
+// a wrong type is 422 naming the field.
+TEST_F(Serve, PromptNamesPutTheModelsPromptBeforeEachText) {
+  auto spec = encrt::test::TestModel::spec(kernels());
+  spec.prompts = {{"query", "hello "}, {"document", ""}};
+  spec.defaultPrompt = "query";
+  spec.requiredFeatures = {ENCM_FEATURE_DEFAULT_PROMPT};
+  const std::string artifact = write(encrt::test::writeArtifact(spec), "prompts.encm");
+  encrt::Model model(artifact);
+  encrt::Session session(model);
+  ServerProcess server({artifact, "--threads", "1"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  const std::vector<std::string> texts = {"world", "a world"};
+  for (const json &name : {json("query"), json("document"), json(nullptr)}) {
+    auto r = post(c, "/embed", {{"inputs", texts}, {"normalize", false}, {"prompt_name", name}});
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    const json j = json::parse(r->body);
+    const std::vector<float> want = session.embed(texts, name.is_null() ? "query" : name.get<std::string>());
+    for (size_t i = 0; i < texts.size(); ++i)
+      expectSameBits(floatsOf(j[i]), want.data() + i * H, H, "prompt " + name.dump() + " text " + std::to_string(i));
+  }
+  auto r = post(c, "/tokenize", {{"inputs", "world"}, {"prompt_name", "query"}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  EXPECT_EQ(json::parse(r->body)[0].get<std::vector<int32_t>>(), model.tokenize("hello world"));
+  r = post(c, "/embed", {{"inputs", "world"}, {"prompt_name", "passage"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+  EXPECT_NE(r->body.find("'passage' is not one of the model's prompts (query, document)"), std::string::npos)
+      << r->body;
+  r = post(c, "/embed", {{"inputs", "world"}, {"prompt_name", 3}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+  EXPECT_NE(r->body.find("must be a string or null"), std::string::npos) << r->body;
   EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 

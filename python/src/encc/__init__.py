@@ -135,6 +135,17 @@ class Model:
     def max_seq_length(self):
         return self._info["max_seq"]
 
+    @property
+    def prompts(self):
+        """dict: the model's prompts (name -> text), as SentenceTransformer.prompts: the
+        config_sentence_transformers.json the model was compiled from."""
+        return {name: text for name, text, _ in self._model.prompts()}
+
+    @property
+    def default_prompt_name(self):
+        """The prompt encode() uses when given none (SentenceTransformer.default_prompt_name), or None."""
+        return next((name for name, _, default in self._model.prompts() if default), None)
+
     def get_sentence_embedding_dimension(self):
         return self._info["hidden_size"]
 
@@ -212,11 +223,14 @@ class Model:
             types[i, :len(t)] = t
         return ids, types, lengths
 
-    def encode(self, sentences, *, batch_size=32, normalize_embeddings=None, show_progress_bar=None,
-               convert_to_numpy=True, output_value="sentence_embedding"):
+    def encode(self, sentences, *, prompt_name=None, prompt=None, batch_size=32, normalize_embeddings=None,
+               show_progress_bar=None, convert_to_numpy=True, output_value="sentence_embedding"):
         """Embeddings of `sentences`, as SentenceTransformer.encode gives them.
 
         sentences: a str (result 1-D) or a list of str (result 2-D float32 [N, hidden]).
+        prompt_name: one of self.prompts (e.g. "query"), whose text goes before each sentence;
+            None: the model's default prompt, if it has one.
+        prompt: a text to put before each sentence instead (it wins over prompt_name).
         batch_size: texts per runtime call; texts are sorted by length so batches pack well, and
             results come back in input order.
         normalize_embeddings: True L2-normalises; None/False keep the model's own setting (a
@@ -228,6 +242,9 @@ class Model:
         """
         single = isinstance(sentences, str)
         texts = _texts(sentences)
+        prefix = self._prompt_text(prompt_name, prompt)
+        if prefix:
+            texts = [prefix.encode() + t for t in texts]
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
         if output_value not in ("sentence_embedding", "token_embeddings"):
@@ -263,6 +280,21 @@ class Model:
         if not results:
             return np.zeros((0, self._info["hidden_size"]), dtype=np.float32)
         return np.stack(results).astype(np.float32, copy=False)
+
+    def _prompt_text(self, prompt_name, prompt):
+        """What encode() puts before each text, as SentenceTransformer.encode resolves it."""
+        if prompt is not None:
+            if not isinstance(prompt, str):
+                raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+            return prompt
+        prompts = self.prompts
+        if prompt_name is None:
+            default = self.default_prompt_name
+            return prompts[default] if default is not None else ""
+        if prompt_name not in prompts:
+            raise ValueError(f"Prompt name '{prompt_name}' not found in the configured prompts dictionary with keys "
+                             f"{list(prompts)!r}.")
+        return prompts[prompt_name]
 
     def _token_embeddings(self, batch):
         rows = self._model.tokenize(batch)

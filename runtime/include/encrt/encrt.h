@@ -52,8 +52,10 @@ extern "C" {
 #endif
 
 /* Version 0: libencrt.so.0 (no struct sizes, NUL-terminated texts only).
-   Version 1: struct_size / size arguments, encrt_text, encrt_api_version. */
-#define ENCRT_API_VERSION 4
+   Version 1: struct_size / size arguments, encrt_text, encrt_api_version.
+   Version 5: prompts (encrt_model_prompt_count, encrt_model_get_prompt,
+   encrt_session_embed_prompted). */
+#define ENCRT_API_VERSION 5
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -173,6 +175,20 @@ ENCRT_API encrt_status *encrt_model_tokenize_text(const encrt_model *model,
                                                   int64_t capacity,
                                                   int64_t *out_count);
 
+/* API version 5: the model's prompts (sentence-transformers'
+   config_sentence_transformers.json: a name such as "query" and the text put
+   before a text when it is chosen), in the artifact's order; 0 for NULL. */
+ENCRT_API int64_t encrt_model_prompt_count(const encrt_model *model);
+/* Prompt `index` (< encrt_model_prompt_count): its name and text, NUL-
+   terminated and valid while the model is alive; *out_is_default is 1 for
+   the prompt embedding applies unless told otherwise. Out pointers may be
+   NULL; an index out of range is ENCRT_INVALID_ARGUMENT. */
+ENCRT_API encrt_status *encrt_model_get_prompt(const encrt_model *model,
+                                               int64_t index,
+                                               const char **out_name,
+                                               const char **out_text,
+                                               int32_t *out_is_default);
+
 /* API version 4: the number of ids `text` gives before truncation (special
    tokens included): more than max_seq means encrt_model_tokenize_text cuts
    it (a server answering "input too long" needs to know; the cost is one
@@ -264,7 +280,10 @@ ENCRT_API encrt_status *encrt_session_run_typed(encrt_session *session,
                                                 float *out_pooled);
 
 /* Tokenizes `count` UTF-8 texts, runs them and writes the pooled (and, if the
-   model normalises, L2-normalised) embeddings: count*hidden floats. */
+   model normalises, L2-normalised) embeddings: count*hidden floats. A model
+   with a default prompt (config_sentence_transformers.json's
+   default_prompt_name) tokenises each text after it, as
+   sentence-transformers' encode() does. */
 ENCRT_API encrt_status *encrt_session_embed(encrt_session *session,
                                             const char *const *texts,
                                             int64_t count,
@@ -274,6 +293,16 @@ ENCRT_API encrt_status *encrt_session_embed_texts(encrt_session *session,
                                                   const encrt_text *texts,
                                                   int64_t count,
                                                   float *out_embeddings);
+
+/* API version 5: encrt_session_embed_texts with prompt `prompt_name`'s text
+   before each text (sentence-transformers' encode(prompt_name=...)): NULL is
+   the model's default prompt (none if it has none), "" no prompt; a name the
+   model lacks is ENCRT_INVALID_ARGUMENT (the message lists its prompts). */
+ENCRT_API encrt_status *encrt_session_embed_prompted(encrt_session *session,
+                                                     const char *prompt_name,
+                                                     const encrt_text *texts,
+                                                     int64_t count,
+                                                     float *out_embeddings);
 
 typedef struct encrt_step_profile {
   const char *kernel; /* valid while the session is alive */

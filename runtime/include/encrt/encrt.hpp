@@ -101,6 +101,23 @@ public:
     return count;
   }
 
+  /// A sentence-transformers prompt: its name, the text put before a text,
+  /// and whether embed() applies it by default.
+  struct Prompt {
+    std::string name, text;
+    bool isDefault = false;
+  };
+  std::vector<Prompt> prompts() const {
+    std::vector<Prompt> out;
+    for (int64_t i = 0, n = encrt_model_prompt_count(model_); i < n; ++i) {
+      const char *name = nullptr, *text = nullptr;
+      int32_t isDefault = 0;
+      check(encrt_model_get_prompt(model_, i, &name, &text, &isDefault));
+      out.push_back({name, text, isDefault != 0});
+    }
+    return out;
+  }
+
   encrt_model *get() const { return model_; }
 
 private:
@@ -170,18 +187,27 @@ public:
   }
 
   /// texts.size() x hidden_size pooled embeddings, row-major. Every byte of
-  /// each text counts (an embedded NUL does not end it).
-  std::vector<float> embed(const std::vector<std::string> &texts) {
+  /// each text counts (an embedded NUL does not end it). The model's default
+  /// prompt, if it has one, goes before each text.
+  std::vector<float> embed(const std::vector<std::string> &texts) { return embedWith(nullptr, texts); }
+  /// The same with prompt `promptName` before each text ("" none).
+  std::vector<float> embed(const std::vector<std::string> &texts, const std::string &promptName) {
+    return embedWith(promptName.c_str(), texts);
+  }
+
+private:
+  std::vector<float> embedWith(const char *promptName, const std::vector<std::string> &texts) {
     std::vector<encrt_text> views;
     views.reserve(texts.size());
     for (const auto &t : texts)
       views.push_back({t.data(), static_cast<int64_t>(t.size())});
     std::vector<float> out(texts.size() * static_cast<size_t>(info_.hidden_size));
-    check(encrt_session_embed_texts(session_, views.data(),
-                                    static_cast<int64_t>(views.size()), out.data()));
+    check(encrt_session_embed_prompted(session_, promptName, views.data(), static_cast<int64_t>(views.size()),
+                                       out.data()));
     return out;
   }
 
+public:
   std::vector<encrt_step_profile> profile() const {
     std::vector<encrt_step_profile> steps(
         static_cast<size_t>(encrt_session_profile_count(session_)));

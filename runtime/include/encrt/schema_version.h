@@ -23,6 +23,14 @@
 /* The features an artifact may require (Model.required_features), with the
    minor that added them. */
 #define ENCM_FEATURE_BPE_SPLIT "bpe-split" /* 9.1: Tokenizer.bpe_split other than Gpt2 */
+#define ENCM_FEATURE_DEFAULT_PROMPT "default-prompt" /* 9.1: Metadata.default_prompt set */
+
+/* Metadata.prompts (9.1): at most ENCM_MAX_PROMPTS, names of 1 to
+   ENCM_MAX_PROMPT_NAME_BYTES bytes (unique), texts of at most
+   ENCM_MAX_PROMPT_BYTES. */
+#define ENCM_MAX_PROMPTS 64
+#define ENCM_MAX_PROMPT_NAME_BYTES 128
+#define ENCM_MAX_PROMPT_BYTES 16384
 
 /* The longest added token (Tokenizer.added_tokens content, bytes) the runtime
    accepts; encc refuses a tokenizer.json with a longer one. */

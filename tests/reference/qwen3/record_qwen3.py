@@ -150,7 +150,30 @@ def record(case):
             ids_t[b, :len(e)] = e
         ht = hidden_states(m, ids_t, lens)
         rec["texts"] = dict(texts=TEXTS, ids=enc, pooled=pool(ht, lens, case["pooling"], case["normalize"]).tolist())
+        rec["prompts"] = record_prompts(d, case)
     return rec
+
+
+# Qwen3-Embedding's config_sentence_transformers.json (its query instruction; documents as they are).
+PROMPTS = {"query": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:",
+           "document": ""}
+
+
+def record_prompts(d, case):
+    """sentence-transformers' own encode() of TEXTS with each prompt and with none: the folder gets
+    config_sentence_transformers.json (PROMPTS) and a tokenizer_config.json naming the fast tokenizer."""
+    with open(os.path.join(d, "config_sentence_transformers.json"), "w") as f:
+        json.dump({"prompts": PROMPTS, "default_prompt_name": None, "similarity_fn_name": "cosine"}, f, indent=2)
+    with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|endoftext|>",
+                   "pad_token": "<|endoftext|>", "model_max_length": 64}, f, indent=2)
+    from sentence_transformers import SentenceTransformer
+    st = SentenceTransformer(d, device="cpu", model_kwargs={"dtype": torch.float64, "attn_implementation": "sdpa"})
+    out = {}
+    for name in [None] + list(PROMPTS):
+        emb = st.encode(TEXTS, prompt_name=name, batch_size=len(TEXTS), convert_to_numpy=True)
+        out[name or ""] = np.asarray(emb, dtype=np.float64).tolist()
+    return dict(prompts=PROMPTS, encode=out)
 
 
 def hidden_states(m, ids, lengths):
