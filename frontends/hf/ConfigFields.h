@@ -32,6 +32,8 @@ public:
   /// The JSON object under `key`, or null when absent or null; an error when
   /// it is something else. Read it with a ConfigFields of its own.
   llvm::Expected<const nlohmann::json *> getObject(const char *key) const;
+  /// True when the field is present (null included).
+  bool has(const char *key) const { return obj_.find(key) != obj_.end(); }
   /// True when the field is present and JSON null.
   bool isNull(const char *key) const {
     auto it = obj_.find(key);

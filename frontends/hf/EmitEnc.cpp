@@ -48,7 +48,17 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   EncoderEmitter e(b, c, fileLoc, entry->getArgument(0), lengths, typeIds);
   e.declareWeights(expectedWeights(c));
   SmallVector<Value> outs{c.family->emitEncoder(e)};
-  if (Value p = emitPooling(b, fileLoc, c.pooling, c.normalize, outs[0], lengths)) {
+  // sentence-transformers' Dense modules go between the pooling and the
+  // normalisation.
+  if (Value p = emitPooling(b, fileLoc, c.pooling, c.normalize && c.dense.empty(), outs[0], lengths)) {
+    for (size_t i = 0; i < c.dense.size(); ++i) {
+      const std::string mod = denseModuleName(i);
+      p = e.linear(p, mod, c.dense[i].out);
+      if (c.dense[i].tanh)
+        p = e.tanh(p, mod);
+    }
+    if (c.normalize && !c.dense.empty())
+      p = b.create<enc::L2NormOp>(at("normalize"), p.getType(), p);
     outs.push_back(p);
   } else if (c.classifies()) {
     outs.push_back(c.family->emitClassifier(e, outs[0]));

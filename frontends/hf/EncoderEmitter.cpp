@@ -61,6 +61,20 @@ Value EncoderEmitter::tanh(Value x, const std::string &mod) {
   return b.create<enc::TanhOp>(loc(mod), x.getType(), x);
 }
 
+Value EncoderEmitter::scale(Value x, double factor, const std::string &mod) {
+  return b.create<enc::ScaleOp>(loc(mod), x.getType(), x, b.getF32FloatAttr(float(factor)));
+}
+
+Value EncoderEmitter::decoderAttention(Value h, const LayerWeightNames &l, const std::string &qNorm,
+                                       const std::string &kNorm, const ModelConfig::LayerAttention &kind) {
+  const int64_t D = c.headDimension(), kvHeads = c.keyValueHeads();
+  const std::string attn = l.query.substr(0, l.query.rfind('.')), rope = attn + ".rotary_emb";
+  Value q = rotary(rmsNorm(linear(h, l.query, c.heads * D), qNorm), c.heads, kind.ropeTheta, rope);
+  Value k = rotary(rmsNorm(linear(h, l.key, kvHeads * D), kNorm), kvHeads, kind.ropeTheta, rope);
+  Value v = linear(h, l.value, kvHeads * D);
+  return linear(attention(q, k, v, kind, attn), l.attnOut, c.hidden);
+}
+
 Value EncoderEmitter::add(Value x, Value y, const std::string &mod) {
   return b.create<enc::AddOp>(loc(mod), x.getType(), x, y);
 }
@@ -100,7 +114,8 @@ Value EncoderEmitter::attention(Value q, Value k, Value v, const ModelConfig::La
   const int64_t headDim = c.headDimension(), kvHeads = c.keyValueHeads();
   return b.create<enc::AttentionOp>(
       loc(mod), q.getType(), ValueRange{q, k, v}, lengths, /*position_bias=*/Value(),
-      b.getI64IntegerAttr(c.heads), b.getF32FloatAttr(float(1.0 / std::sqrt(double(headDim)))),
+      b.getI64IntegerAttr(c.heads),
+      b.getF32FloatAttr(float(c.attentionScale > 0 ? c.attentionScale : 1.0 / std::sqrt(double(headDim)))),
       enc::PaddingAttr::get(b.getContext(), enc::Padding::right), /*bf16_pv=*/nullptr, /*max_distance=*/nullptr,
       kind.window >= 0 ? b.getI64IntegerAttr(kind.window) : nullptr, kind.causal ? b.getUnitAttr() : nullptr,
       kvHeads != c.heads ? b.getI64IntegerAttr(kvHeads) : nullptr);

@@ -55,6 +55,8 @@ public:
   /// feed-forwards only) of x.
   mlir::Value activation(mlir::Value x, Activation act, const std::string &mod);
   mlir::Value tanh(mlir::Value x, const std::string &mod);
+  /// x * factor (as an f32 constant).
+  mlir::Value scale(mlir::Value x, double factor, const std::string &mod);
   mlir::Value add(mlir::Value x, mlir::Value y, const std::string &mod);
   /// `parts` equal slices of x's last dim.
   llvm::SmallVector<mlir::Value> split(mlir::Value x, int64_t parts, const std::string &mod);
@@ -71,6 +73,13 @@ public:
   /// causal).
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v, const ModelConfig::LayerAttention &kind,
                         const std::string &mod);
+  /// A decoder-style attention block on the normed hidden state h (Qwen3,
+  /// Gemma 3): the q, k and v projections (l.query / l.key / l.value), the
+  /// per-head RMSNorms `qNorm` and `kNorm` of q and k, rotary positions with
+  /// the layer's theta, enc.attention as `kind` says, and the output
+  /// projection l.attnOut: [B, S, hidden].
+  mlir::Value decoderAttention(mlir::Value h, const LayerWeightNames &l, const std::string &qNorm,
+                               const std::string &kNorm, const ModelConfig::LayerAttention &kind);
   /// hidden [B, S, H] pooled to [B, H].
   mlir::Value pool(mlir::Value hidden, Pooling pooling, const std::string &mod);
 

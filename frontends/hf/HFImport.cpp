@@ -20,6 +20,18 @@ ModelWeightNames encc::modelWeightNames(const ModelConfig &c) { return c.family-
 
 std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
   std::vector<WeightSpec> w = c.family->expectedWeights(c);
+  for (size_t i = 0; i < c.dense.size(); ++i) {
+    const ModelConfig::DenseModule &d = c.dense[i];
+    const std::string mod = denseModuleName(i), file = d.dir + "/model.safetensors";
+    WeightSpec weight{mod + ".weight", {d.out, d.in}, true};
+    weight.file = file, weight.stored = "linear.weight";
+    w.push_back(std::move(weight));
+    if (d.bias) {
+      WeightSpec bias{mod + ".bias", {d.out}, true};
+      bias.file = file, bias.stored = "linear.bias";
+      w.push_back(std::move(bias));
+    }
+  }
   if (!c.classifies())
     return w;
   // parseModelConfig accepted the head only when the family names it.
@@ -68,10 +80,23 @@ public:
   }
   /// What errors name: model.safetensors, or the index.
   const std::string &path() const { return path_; }
+  /// The safetensors file `relPath` of the model's folder `dir` (a
+  /// sentence-transformers module's weights), opened once.
+  llvm::Expected<const SafeTensorsFile *> moduleFile(const std::string &dir, const std::string &relPath) {
+    auto it = modules_.find(relPath);
+    if (it == modules_.end()) {
+      auto file = SafeTensorsFile::open(dir + "/" + relPath);
+      if (!file)
+        return file.takeError();
+      it = modules_.emplace(relPath, std::move(*file)).first;
+    }
+    return &it->second;
+  }
 
 private:
   std::string path_;
   std::vector<SafeTensorsFile> files_;
+  std::map<std::string, SafeTensorsFile> modules_;
   std::map<std::string, size_t> shardOf_; ///< tensor -> index into files_ (sharded)
 };
 
@@ -124,16 +149,24 @@ llvm::Expected<Checkpoint> Checkpoint::open(const std::string &dir) {
   return std::move(c);
 }
 
-/// The checkpoint tensor `fileName` as f32, which must have `shape`.
-llvm::Expected<mlir::enc::WeightTensor> readTensor(const Checkpoint &ckpt, const std::string &fileName,
-                                                   const std::vector<int64_t> &shape) {
-  auto [file, info] = ckpt.find(fileName);
+/// Tensor `fileName` of `file` (its header entry `info`, null when absent;
+/// `where` names the file when there is none) as f32, which must have `shape`.
+llvm::Expected<mlir::enc::WeightTensor> readChecked(const SafeTensorsFile *file, const SafeTensorInfo *info,
+                                                    const std::string &where, const std::string &fileName,
+                                                    const std::vector<int64_t> &shape) {
   if (!info)
-    return hfError((file ? file->path() : ckpt.path()) + ": tensor '" + fileName + "' is missing");
+    return hfError((file ? file->path() : where) + ": tensor '" + fileName + "' is missing");
   if (info->shape != shape)
     return hfError(file->path() + ": tensor '" + fileName + "' has shape " + shapeStr(info->shape) +
                    ", expected " + shapeStr(shape));
   return file->readF32(fileName);
+}
+
+/// The checkpoint tensor `fileName` as f32, which must have `shape`.
+llvm::Expected<mlir::enc::WeightTensor> readTensor(const Checkpoint &ckpt, const std::string &fileName,
+                                                   const std::vector<int64_t> &shape) {
+  auto [file, info] = ckpt.find(fileName);
+  return readChecked(file, info, ckpt.path(), fileName, shape);
 }
 
 /// spec.concatOf's tensors (under `base`), each spec.shape with dim 0 divided
@@ -180,9 +213,23 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
     }
     const std::string base = spec.unprefixed ? "" : prefix;
     std::string fileName = base + spec.name;
-    auto t = spec.concatOf.empty() ? readTensor(*ckpt, fileName, spec.shape) : readConcatenated(*ckpt, base, spec);
+    const SafeTensorsFile *module = nullptr; // spec.file's, when it has one
+    llvm::Expected<mlir::enc::WeightTensor> t = mlir::enc::WeightTensor();
+    if (!spec.file.empty()) {
+      auto file = ckpt->moduleFile(dir, spec.file);
+      if (!file)
+        return file.takeError();
+      module = *file;
+      fileName = spec.stored;
+      t = readChecked(module, module->find(fileName), module->path(), fileName, spec.shape);
+    } else {
+      t = spec.concatOf.empty() ? readTensor(*ckpt, fileName, spec.shape) : readConcatenated(*ckpt, base, spec);
+    }
     if (!t)
       return t.takeError();
+    if (spec.addOne)
+      for (float *f = t->f32(), *end = f + t->numElements(); f != end; ++f)
+        *f += 1.0f; // in f32, as Gemma3RMSNorm computes 1.0 + weight.float()
     if (int64_t bad = opts.allowNonFinite ? -1 : firstNonFinite(*t); bad >= 0) {
       const bool isNan = std::isnan(t->f32()[bad]);
       if (!spec.concatOf.empty()) { // the part that holds it, and the index in that part
@@ -190,7 +237,8 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
         fileName = base + spec.concatOf[bad / partElements];
         bad %= partElements;
       }
-      return hfError(ckpt->find(fileName).first->path() + ": tensor '" + fileName + "' has a non-finite value (" +
+      return hfError((module ? module : ckpt->find(fileName).first)->path() + ": tensor '" + fileName +
+                     "' has a non-finite value (" +
                      (isNan ? "NaN" : "infinity") + ") at index " + Twine(bad) +
                      "; every output would be NaN (--allow-nonfinite compiles it anyway)");
     }

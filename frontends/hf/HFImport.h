@@ -41,6 +41,9 @@ struct ModelConfig {
   int64_t kvHeads = 0, headDim = 0;
   int64_t keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
   int64_t headDimension() const { return headDim > 0 ? headDim : hidden / heads; }
+  /// The attention scores' scale; 0: 1 / sqrt(head dim) (Gemma 3's is
+  /// query_pre_attn_scalar^-0.5).
+  double attentionScale = 0;
   /// The model distinguishes token types (BERT's two segments of a text
   /// pair): @forward takes type ids as a third argument.
   bool hasTypeIds() const { return typeVocab > 1; }
@@ -61,6 +64,15 @@ struct ModelConfig {
   std::string defaultPrompt;
   /// The Pooling config that sets include_prompt false ("" when it is true).
   std::string poolingSkipsPrompt;
+  /// sentence-transformers Dense modules after the pooling, in order:
+  /// pooled = act(pooled · Wᵀ + b) (EmbeddingGemma's two projections, LaBSE's
+  /// tanh layer); their weights are the module folder's model.safetensors.
+  struct DenseModule {
+    std::string dir; ///< the module's folder, relative to the model's
+    int64_t in = 0, out = 0;
+    bool bias = true, tanh = false; ///< tanh: Tanh, else Identity
+  };
+  std::vector<DenseModule> dense;
   /// A sequence-classification head (architectures: *ForSequenceClassification,
   /// a cross-encoder / reranker): numLabels > 0 scores per sequence instead of
   /// a pooled embedding.
@@ -145,6 +157,12 @@ struct WeightSpec {
   /// prefix), equal parts concatenated along dim 0: Qwen3's gate_proj and
   /// up_proj as one gated Linear. Empty: stored as `name`.
   std::vector<std::string> concatOf;
+  /// The graph reads 1 + the stored tensor (Gemma's RMSNorm scales by
+  /// 1 + weight).
+  bool addOne = false;
+  /// Stored in this safetensors file of the model's folder (a
+  /// sentence-transformers module's) as `stored`, instead of the checkpoint.
+  std::string file, stored;
 };
 
 /// The two dense layers of a sequence-classification head: scores =
@@ -168,6 +186,10 @@ struct ModelWeightNames {
 };
 /// config.family's names for the model's tensors.
 ModelWeightNames modelWeightNames(const ModelConfig &config);
+
+/// The enc weights' module name of sentence-transformers Dense module i after
+/// the pooling ("dense.0.linear").
+inline std::string denseModuleName(size_t i) { return "dense." + std::to_string(i) + ".linear"; }
 
 /// Every tensor `enc.weight` will name, with the shape the config implies.
 std::vector<WeightSpec> expectedWeights(const ModelConfig &config);

@@ -88,6 +88,31 @@ llvm::Error encc::readActivation(const ConfigFields &f, const char *key, Activat
   return llvm::Error::success();
 }
 
+llvm::Error encc::readLayerRopeTheta(const ConfigFields &f, const char *layerType, const char *legacyKey,
+                                     double fallback, double &theta) {
+  if (auto e = f.getDouble(legacyKey, theta, fallback, 1, 1e12))
+    return e;
+  llvm::Expected<const nlohmann::json *> params = f.getObject("rope_parameters");
+  if (!params)
+    return params.takeError();
+  if (!*params)
+    return llvm::Error::success();
+  const std::string path = f.path() + ": rope_parameters";
+  llvm::Expected<const nlohmann::json *> kind = ConfigFields(**params, path).getObject(layerType);
+  if (!kind)
+    return kind.takeError();
+  if (!*kind)
+    return llvm::Error::success();
+  const std::string kindPath = path + "." + layerType;
+  ConfigFields k(**kind, kindPath);
+  std::string type;
+  if (auto e = k.getString("rope_type", type, "default"))
+    return e;
+  if (type != "default")
+    return hfError(kindPath + ": rope_type '" + type + "' is not supported (supported: default)");
+  return k.getDouble("rope_theta", theta, theta, 1, 1e12);
+}
+
 llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, const std::string &path) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())

@@ -16,6 +16,7 @@ const ModelFamily &distilBertFamily();
 const ModelFamily &mpnetFamily();
 const ModelFamily &modernBertFamily();
 const ModelFamily &qwen3Family();
+const ModelFamily &gemma3Family();
 } // namespace encc
 
 using namespace encc;
@@ -28,6 +29,7 @@ static llvm::ArrayRef<const ModelFamily *> allFamilies() {
       &mpnetFamily(),
       &modernBertFamily(),
       &qwen3Family(),
+      &gemma3Family(),
   };
   return families;
 }

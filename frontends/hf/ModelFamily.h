@@ -104,6 +104,12 @@ llvm::Error readEncoderDims(const ConfigFields &fields, ModelConfig &config);
 /// Silu, null or anything else is an error naming the key.
 llvm::Error readActivation(const ConfigFields &fields, const char *key, Activation &out, bool gated = false);
 
+/// rope_parameters[layerType].rope_theta (transformers 5.x's per-layer-type
+/// rotary, rope_type default only), else config.json's `legacyKey`, else
+/// `fallback`: ModernBERT's and Gemma 3's global and local thetas.
+llvm::Error readLayerRopeTheta(const ConfigFields &fields, const char *layerType, const char *legacyKey,
+                               double fallback, double &theta);
+
 /// The family that reads `modelType`, or null.
 const ModelFamily *findModelFamily(llvm::StringRef modelType);
 

@@ -82,6 +82,51 @@ static llvm::Error readPoolingConfig(const std::string &path, ModelConfig &confi
 constexpr size_t kMaxPrompts = ENCM_MAX_PROMPTS, kMaxPromptNameBytes = ENCM_MAX_PROMPT_NAME_BYTES,
                  kMaxPromptBytes = ENCM_MAX_PROMPT_BYTES;
 
+/// A Dense module's config.json: the widths (chained from the hidden size),
+/// the bias, Identity or Tanh, applied to the sentence embedding.
+static llvm::Error readDenseConfig(const std::string &dir, const std::string &sub, ModelConfig &config) {
+  const std::string path = dir + "/" + sub + "/config.json";
+  auto j = readJsonObject(path);
+  if (!j)
+    return j.takeError();
+  if (!j->is_object())
+    return hfError(path + ": expected a JSON object");
+  ModelConfig::DenseModule d;
+  d.dir = sub;
+  for (auto [key, out] : {std::pair{"in_features", &d.in}, std::pair{"out_features", &d.out}}) {
+    auto it = j->find(key);
+    if (it == j->end() || !it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > 65536)
+      return hfError(path + ": field '" + key + "' must be an integer in [1, 65536]");
+    *out = it->get<int64_t>();
+  }
+  if (auto it = j->find("bias"); it != j->end() && !it->is_null()) {
+    if (!it->is_boolean())
+      return hfError(path + ": field 'bias' must be a boolean");
+    d.bias = it->get<bool>();
+  }
+  std::string act = "torch.nn.modules.linear.Identity";
+  if (auto it = j->find("activation_function"); it != j->end() && !it->is_null()) {
+    if (!it->is_string())
+      return hfError(path + ": field 'activation_function' must be a string");
+    act = it->get<std::string>();
+  }
+  if (act == "torch.nn.modules.activation.Tanh" || act == "torch.nn.Tanh")
+    d.tanh = true;
+  else if (act != "torch.nn.modules.linear.Identity" && act != "torch.nn.Identity")
+    return hfError(path + ": activation_function '" + act +
+                   "' is not supported (supported: torch.nn.modules.linear.Identity, "
+                   "torch.nn.modules.activation.Tanh)");
+  for (const char *key : {"module_input_name", "module_output_name"})
+    if (auto it = j->find(key); it != j->end() && !it->is_null() &&
+                                !(it->is_string() && it->get<std::string>() == "sentence_embedding"))
+      return hfError(path + ": " + key + " other than sentence_embedding is not supported");
+  const int64_t width = config.dense.empty() ? config.hidden : config.dense.back().out;
+  if (d.in != width)
+    return hfError(path + ": in_features " + Twine(d.in) + " does not match the embedding's width " + Twine(width));
+  config.dense.push_back(std::move(d));
+  return llvm::Error::success();
+}
+
 /// config_sentence_transformers.json's prompts and default_prompt_name.
 static llvm::Error readPrompts(const std::string &path, ModelConfig &config) {
   auto text = readTextFile(path);
@@ -153,6 +198,16 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
         config.normalize = true;
         continue;
       }
+      if (kind == "Dense") {
+        if (config.pooling == Pooling::None || config.normalize)
+          return hfError(modulesPath + ": a Dense module before the Pooling or after the Normalize module is not "
+                                       "supported (supported: Pooling, then Dense modules, then Normalize)");
+        if (sub.empty() || sub.find("..") != std::string::npos || sub.front() == '/')
+          return hfError(modulesPath + ": a Dense module needs a 'path' inside the model's folder");
+        if (auto e = readDenseConfig(dir, sub, config))
+          return e;
+        continue;
+      }
       if (kind == "Pooling") {
         std::string poolDir = sub.empty() ? dir : dir + "/" + sub;
         if (auto e = readPoolingConfig(poolDir + "/config.json", config))
@@ -160,7 +215,7 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
         continue;
       }
       return hfError(modulesPath + ": module type '" + type +
-                     "' is not supported (supported: Transformer, Pooling, Normalize)");
+                     "' is not supported (supported: Transformer, Pooling, Dense, Normalize)");
     }
   }
 
@@ -178,6 +233,10 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
     }
   }
 
+  if (!config.dense.empty() && config.dense.back().out != config.hidden)
+    return hfError(dir + "/" + config.dense.back().dir + "/config.json: the Dense modules end at width " +
+                   Twine(config.dense.back().out) + ", not the hidden size " + Twine(config.hidden) +
+                   "; embeddings of another width are not supported yet");
   const std::string promptsPath = dir + "/config_sentence_transformers.json";
   if (fileExists(promptsPath))
     if (auto e = readPrompts(promptsPath, config))

@@ -22,6 +22,7 @@
 
 #include "tests/e2e/E2ETest.h"
 #include "tests/e2e/RandomWeightsFolder.h"
+#include "tests/e2e/RecordedBatch.h"
 #include "tests/support/RecordedReference.h"
 
 #include <nlohmann/json.hpp>
@@ -37,20 +38,7 @@ namespace {
 
 constexpr double kTolerance = 1e-5;
 
-const json &recorded() {
-  static const json j = [] {
-    std::ifstream in(referenceDataDir() + "/modernbert/modernbert.json");
-    return json::parse(in);
-  }();
-  return j;
-}
-
-const json &findCase(const std::string &name) {
-  for (const json &c : recorded()["cases"])
-    if (c["name"] == name)
-      return c;
-  throw std::runtime_error("modernbert.json has no case " + name);
-}
+const json &findCase(const std::string &name) { return recordedCase("modernbert/modernbert.json", name); }
 
 struct Batch {
   std::vector<int32_t> ids, lengths;

@@ -25,6 +25,7 @@
 
 #include "tests/e2e/E2ETest.h"
 #include "tests/e2e/RandomWeightsFolder.h"
+#include "tests/e2e/RecordedBatch.h"
 #include "tests/support/RecordedReference.h"
 
 #include <nlohmann/json.hpp>
@@ -40,56 +41,13 @@ namespace {
 
 constexpr double kTolerance = 1e-5;
 
-const json &findCase(const std::string &name) {
-  static const json j = [] {
-    std::ifstream in(referenceDataDir() + "/qwen3/qwen3.json");
-    return json::parse(in);
-  }();
-  for (const json &c : j["cases"])
-    if (c["name"] == name)
-      return c;
-  throw std::runtime_error("qwen3.json has no case " + name);
-}
+const json &findCase(const std::string &name) { return recordedCase("qwen3/qwen3.json", name); }
 
 class Qwen3Tiny : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(Qwen3Tiny, MatchesTransformersPaddedAndPacked) {
   const json &c = findCase(GetParam());
-  std::vector<int32_t> ids, lengths = c["lengths"].get<std::vector<int32_t>>();
-  int64_t seq = 0;
-  for (const json &row : c["ids"]) {
-    seq = static_cast<int64_t>(row.size());
-    for (const json &v : row)
-      ids.push_back(v.get<int32_t>());
-  }
-  std::vector<double> wantHidden, wantPooled;
-  for (size_t b = 0; b < lengths.size(); ++b)
-    for (int32_t s = 0; s < lengths[b]; ++s)
-      for (const json &v : c["hidden"][b][s])
-        wantHidden.push_back(v.get<double>());
-  for (const json &row : c["pooled"])
-    for (const json &v : row)
-      wantPooled.push_back(v.get<double>());
-  TempDir dir;
-  for (bool packed : {true, false}) {
-    encc::CompileOptions o;
-    o.modelDir = referenceDataDir() + "/qwen3/" + c["dir"].get<std::string>();
-    o.output = dir.path() + (packed ? "/packed.encm" : "/padded.encm");
-    o.allowPackedPlan = packed;
-    ASSERT_EQ(compile(o), "");
-    encrt::Model m(o.output);
-    const int64_t H = m.info().hidden_size;
-    const encrt::RunResult r = encrt::Session(m).run(ids, lengths, seq);
-    std::vector<double> hidden;
-    for (size_t b = 0; b < lengths.size(); ++b)
-      hidden.insert(hidden.end(), r.hidden.begin() + b * seq * H, r.hidden.begin() + (b * seq + lengths[b]) * H);
-    const double hiddenErr = maxRelativeError(hidden, wantHidden);
-    const double pooledErr = maxRelativeError(std::vector<double>(r.pooled.begin(), r.pooled.end()), wantPooled);
-    std::printf("[ measured ] %s (%s plan): hidden %.2e, pooled %.2e (max |err| / max |ref|)\n", GetParam(),
-                packed ? "packed" : "padded", hiddenErr, pooledErr);
-    EXPECT_LE(hiddenErr, kTolerance);
-    EXPECT_LE(pooledErr, kTolerance);
-  }
+  expectMatchesRecordedBatch(c, referenceDataDir() + "/qwen3/" + c["dir"].get<std::string>(), kTolerance, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Recorded, Qwen3Tiny,

@@ -106,7 +106,7 @@ TEST(ModelConfig, TanhGeluSpellings) {
 TEST(ModelConfig, ErrorUnknownModelType) {
   EXPECT_EQ(error(bertWith("model_type", "\"gpt2\"")),
             "M/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, "
-            "xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3)");
+            "xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text)");
   EXPECT_EQ(error(bertWith("model_type", "")),
             "M/config.json: field 'model_type' is missing (expected a string)");
 }
@@ -162,7 +162,8 @@ TEST(ModelConfig, ErrorUnsupportedActivationAndPositions) {
 namespace {
 
 TEST(ModelFamily, RegistryReadsEveryListedModelType) {
-  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "modernbert", "qwen3"}) {
+  for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "modernbert", "qwen3",
+                           "gemma3_text"}) {
     const ModelFamily *f = findModelFamily(type);
     ASSERT_NE(f, nullptr) << type;
     EXPECT_TRUE(llvm::is_contained(f->modelTypes(), llvm::StringRef(type))) << type;
@@ -172,7 +173,8 @@ TEST(ModelFamily, RegistryReadsEveryListedModelType) {
   EXPECT_EQ(findModelFamily(""), nullptr);
   EXPECT_EQ(findModelFamily("roberta"), findModelFamily("camembert"));
   EXPECT_NE(findModelFamily("bert"), findModelFamily("roberta"));
-  EXPECT_EQ(supportedModelTypes(), "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3");
+  EXPECT_EQ(supportedModelTypes(),
+            "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text");
 }
 
 TEST(ModelFamily, FamiliesDifferWhereTheirCheckpointsDo) {
@@ -404,6 +406,62 @@ TEST(ModelConfig, Qwen3ErrorsNameTheField) {
             "M/config.json: layer_types lists 1 layers, num_hidden_layers is 28");
   EXPECT_EQ(error(qwen3With(R"("sliding_window":0)")),
             "M/config.json: field 'sliding_window' is 0, expected an integer in [1, 2^31]");
+}
+
+// EmbeddingGemma-300m's config.json as the hub has it (transformers 4.56 keys).
+const char *kEmbeddingGemma = R"({"model_type":"gemma3_text","architectures":["Gemma3TextModel"],"hidden_size":768,
+  "num_hidden_layers":6,"num_attention_heads":3,"num_key_value_heads":1,"head_dim":256,"intermediate_size":1152,
+  "vocab_size":262144,"max_position_embeddings":2048,"rms_norm_eps":1e-06,"rope_theta":1000000.0,
+  "rope_local_base_freq":10000.0,"rope_scaling":null,"sliding_window":512,"use_bidirectional_attention":true,
+  "query_pre_attn_scalar":256,"hidden_activation":"gelu_pytorch_tanh","attn_logit_softcapping":null,
+  "final_logit_softcapping":null,"attention_bias":false,
+  "layer_types":["sliding_attention","sliding_attention","sliding_attention","sliding_attention",
+                 "sliding_attention","full_attention"]})";
+
+std::string gemmaWith(const std::string &members) {
+  std::string s = kEmbeddingGemma;
+  return s.insert(s.size() - 1, "," + members);
+}
+
+TEST(ModelConfig, ParsesEmbeddingGemmaConfig) {
+  auto c = parseModelConfig(kEmbeddingGemma, "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->keyValueHeads(), 1);
+  EXPECT_EQ(c->headDimension(), 256);
+  EXPECT_DOUBLE_EQ(c->attentionScale, 1.0 / 16.0); // query_pre_attn_scalar^-0.5
+  EXPECT_EQ(c->hiddenAct, Activation::GeluTanh);
+  ASSERT_EQ(c->layerAttention.size(), 6u);
+  // Bidirectional: sliding layers see sliding_window // 2 keys either side.
+  EXPECT_EQ(c->layerAttention[0].window, 256);
+  EXPECT_FALSE(c->layerAttention[0].causal);
+  EXPECT_DOUBLE_EQ(c->layerAttention[0].ropeTheta, 1e4);
+  EXPECT_EQ(c->layerAttention[5].window, -1);
+  EXPECT_DOUBLE_EQ(c->layerAttention[5].ropeTheta, 1e6);
+  // Every RMSNorm weight is read as 1 + weight.
+  for (const WeightSpec &w : expectedWeights(*c))
+    if (w.name.find("norm") != std::string::npos)
+      EXPECT_TRUE(w.addOne) << w.name;
+  // A causal Gemma 3: the sliding_window most recent keys.
+  auto causal = parseModelConfig(gemmaWith(R"("use_bidirectional_attention":false)"), "M/config.json");
+  ASSERT_TRUE(bool(causal)) << llvm::toString(causal.takeError());
+  EXPECT_TRUE(causal->layerAttention[0].causal);
+  EXPECT_EQ(causal->layerAttention[0].window, 511);
+}
+
+TEST(ModelConfig, Gemma3ErrorsNameTheField) {
+  EXPECT_EQ(error(gemmaWith(R"("attn_logit_softcapping":50.0)")),
+            "M/config.json: attn_logit_softcapping is set; soft-capped attention scores are not supported");
+  EXPECT_EQ(error(gemmaWith(R"("rope_scaling":{"rope_type":"linear","factor":8.0})")),
+            "M/config.json: rope_scaling is set; scaled rotary positions are not supported (only null)");
+  EXPECT_EQ(error(gemmaWith(R"("rope_parameters":{"full_attention":{"rope_type":"linear","factor":8.0}})")),
+            "M/config.json: rope_parameters.full_attention: rope_type 'linear' is not supported (supported: "
+            "default)");
+  EXPECT_EQ(error(gemmaWith(R"("layer_types":["chunked_attention","full_attention","full_attention",
+      "full_attention","full_attention","full_attention"])")),
+            "M/config.json: layer_types[0] 'chunked_attention' is not supported (supported: full_attention, "
+            "sliding_attention)");
+  EXPECT_EQ(error(gemmaWith(R"("query_pre_attn_scalar":0)")),
+            "M/config.json: field 'query_pre_attn_scalar' is 0.000000, expected a number in (0, 1e+09)");
 }
 
 } // namespace

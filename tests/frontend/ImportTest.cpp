@@ -280,6 +280,69 @@ TEST(Import, SentenceTransformersPrompts) {
   EXPECT_EQ(importError(dir), "<no error>");
 }
 
+// sentence-transformers Dense modules after the pooling: their weights from
+// the module's folder, a linear (+ tanh) per module between the pooling and
+// the normalisation; what they cannot be is one error naming the file.
+TEST(Import, SentenceTransformersDenseModules) {
+  TinyModelSpec spec; // hidden 64
+  auto tiny = encc::testing::writeTinyModel(freshDir("dense"), spec);
+  const std::string dir = tiny.dir;
+  nlohmann::json modules = nlohmann::json::parse(std::ifstream(dir + "/modules.json"));
+  auto writeDense = [&](const std::string &sub, int in, int out, bool bias, const std::string &act) {
+    fs::create_directories(dir + "/" + sub);
+    std::ofstream(dir + "/" + sub + "/config.json")
+        << nlohmann::json{{"in_features", in}, {"out_features", out}, {"bias", bias}, {"activation_function", act}};
+    encc::testing::WeightMap w{{"linear.weight", std::vector<double>(size_t(in * out), 0.5)}};
+    encc::testing::ShapeMap shapes{{"linear.weight", {out, in}}, {"linear.bias", {out}}};
+    if (bias)
+      w["linear.bias"] = std::vector<double>(size_t(out), 0.25);
+    encc::testing::writeSafetensors(dir + "/" + sub + "/model.safetensors", w, shapes, "F32");
+  };
+  // Transformer, Pooling, Dense 64 -> 96 (bias, tanh), Dense 96 -> 64, Normalize.
+  nlohmann::json withDense = nlohmann::json::array();
+  for (const nlohmann::json &m : modules) {
+    if (m["type"].get<std::string>().find("Normalize") != std::string::npos)
+      for (const char *sub : {"2_Dense", "3_Dense"})
+        withDense.push_back({{"idx", withDense.size()}, {"name", sub}, {"path", sub},
+                             {"type", "sentence_transformers.models.Dense"}});
+    withDense.push_back(m);
+  }
+  std::ofstream(dir + "/modules.json") << withDense.dump();
+  writeDense("2_Dense", 64, 96, true, "torch.nn.modules.activation.Tanh");
+  writeDense("3_Dense", 96, 64, false, "torch.nn.modules.linear.Identity");
+  mlir::MLIRContext ctx;
+  auto m = importHFModel(ctx, dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  const mlir::enc::WeightTensor *w0 = m->weights.find("dense.0.linear.weight");
+  const mlir::enc::WeightTensor *b0 = m->weights.find("dense.0.linear.bias");
+  ASSERT_TRUE(w0 && b0 && m->weights.find("dense.1.linear.weight"));
+  EXPECT_EQ(w0->shape, (std::vector<int64_t>{96, 64}));
+  EXPECT_EQ(b0->f32()[0], 0.25f);
+  EXPECT_EQ(m->weights.find("dense.1.linear.bias"), nullptr);
+  auto ops = countOps(*m->module);
+  EXPECT_EQ(ops["enc.tanh"], 1);
+  EXPECT_EQ(ops["enc.l2norm"], 1);
+
+  writeDense("3_Dense", 96, 32, false, "torch.nn.modules.linear.Identity");
+  EXPECT_EQ(importError(dir), dir + "/3_Dense/config.json: the Dense modules end at width 32, not the hidden size "
+                                    "64; embeddings of another width are not supported yet");
+  writeDense("3_Dense", 90, 64, false, "torch.nn.modules.linear.Identity");
+  EXPECT_EQ(importError(dir), dir + "/3_Dense/config.json: in_features 90 does not match the embedding's width 96");
+  writeDense("3_Dense", 96, 64, false, "torch.nn.modules.activation.ReLU");
+  EXPECT_EQ(importError(dir), dir + "/3_Dense/config.json: activation_function 'torch.nn.modules.activation.ReLU' "
+                                    "is not supported (supported: torch.nn.modules.linear.Identity, "
+                                    "torch.nn.modules.activation.Tanh)");
+  writeDense("3_Dense", 96, 64, false, "torch.nn.modules.linear.Identity");
+  fs::remove(dir + "/3_Dense/model.safetensors");
+  EXPECT_NE(importError(dir).find(dir + "/3_Dense/model.safetensors"), std::string::npos) << importError(dir);
+  // A Dense module before the Pooling.
+  std::swap(withDense[1], withDense[2]);
+  std::ofstream(dir + "/modules.json") << withDense.dump();
+  EXPECT_EQ(importError(dir), dir + "/modules.json: a Dense module before the Pooling or after the Normalize "
+                                    "module is not supported (supported: Pooling, then Dense modules, then "
+                                    "Normalize)");
+}
+
 TEST(Import, ErrorsNameFileAndTensor) {
   TinyModelSpec spec;
   auto tiny = encc::testing::writeTinyModel(freshDir("errors"), spec);

@@ -25,32 +25,6 @@ namespace {
 
 constexpr const char *kGlobal = "full_attention", *kLocal = "sliding_attention";
 
-/// rope_parameters[layerType].rope_theta, else the legacy key, else `fallback`.
-llvm::Error readTheta(const ConfigFields &f, const char *layerType, const char *legacyKey, double fallback,
-                      double &theta) {
-  if (auto e = f.getDouble(legacyKey, theta, fallback, 1, 1e12))
-    return e;
-  llvm::Expected<const nlohmann::json *> params = f.getObject("rope_parameters");
-  if (!params)
-    return params.takeError();
-  if (!*params)
-    return llvm::Error::success();
-  const std::string path = f.path() + ": rope_parameters";
-  llvm::Expected<const nlohmann::json *> kind = ConfigFields(**params, path).getObject(layerType);
-  if (!kind)
-    return kind.takeError();
-  if (!*kind)
-    return llvm::Error::success();
-  const std::string kindPath = path + "." + layerType;
-  ConfigFields k(**kind, kindPath);
-  std::string type;
-  if (auto e = k.getString("rope_type", type, "default"))
-    return e;
-  if (type != "default")
-    return hfError(kindPath + ": rope_type '" + type + "' is not supported (supported: default)");
-  return k.getDouble("rope_theta", theta, theta, 1, 1e12);
-}
-
 class ModernBertFamily : public ModelFamily {
 public:
   llvm::ArrayRef<llvm::StringRef> modelTypes() const override {
@@ -207,9 +181,9 @@ private:
     if (auto e = f.getInt("local_attention", window, 128))
       return e;
     double globalTheta = 160000.0, localTheta = 10000.0;
-    if (auto e = readTheta(f, kGlobal, "global_rope_theta", 160000.0, globalTheta))
+    if (auto e = readLayerRopeTheta(f, kGlobal, "global_rope_theta", 160000.0, globalTheta))
       return e;
-    if (auto e = readTheta(f, kLocal, "local_rope_theta", 10000.0, localTheta))
+    if (auto e = readLayerRopeTheta(f, kLocal, "local_rope_theta", 10000.0, localTheta))
       return e;
     std::vector<std::string> types;
     bool listed = false;

@@ -144,18 +144,13 @@ public:
   mlir::Value emitEncoder(EncoderEmitter &e) const override {
     const ModelConfig &c = e.config();
     const ModelWeightNames n = weightNames(c);
-    const int64_t D = c.headDimension(), KVH = c.keyValueHeads();
     mlir::Value x = e.tokenEmbeddings(n);
     for (size_t i = 0; i < n.layers.size(); ++i) {
       const LayerWeightNames &l = n.layers[i];
-      const ModelConfig::LayerAttention &kind = c.layerAttention[i];
-      const std::string attn = attention(l), rope = attn + ".rotary_emb";
-      mlir::Value h = e.rmsNorm(x, l.attnNorm);
-      mlir::Value q = e.rotary(e.rmsNorm(e.linear(h, l.query, c.heads * D), attn + ".q_norm"), c.heads,
-                               kind.ropeTheta, rope);
-      mlir::Value k = e.rotary(e.rmsNorm(e.linear(h, l.key, KVH * D), attn + ".k_norm"), KVH, kind.ropeTheta, rope);
-      mlir::Value v = e.linear(h, l.value, KVH * D);
-      x = e.add(e.linear(e.attention(q, k, v, kind, attn), l.attnOut, c.hidden), x, l.attnOut);
+      const std::string attn = attention(l);
+      mlir::Value a =
+          e.decoderAttention(e.rmsNorm(x, l.attnNorm), l, attn + ".q_norm", attn + ".k_norm", c.layerAttention[i]);
+      x = e.add(a, x, l.attnOut);
       mlir::Value g = e.gatedActivation(e.linear(e.rmsNorm(x, l.outNorm), l.inter, 2 * c.intermediate), l.inter);
       x = e.add(e.linear(g, l.out, c.hidden), x, l.out);
     }

@@ -1,0 +1,66 @@
+//===- RecordedBatch.cpp - A model folder against a recorded batch --------===//
+#include "tests/e2e/RecordedBatch.h"
+
+#include "tests/e2e/E2ETest.h"
+
+#include "tests/support/RecordedReference.h"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+const nlohmann::json &encc::testing::recordedCase(const std::string &file, const std::string &name) {
+  static std::mutex mu;
+  static std::map<std::string, nlohmann::json> files;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = files.find(file);
+  if (it == files.end()) {
+    std::ifstream in(referenceDataDir() + "/" + file);
+    it = files.emplace(file, nlohmann::json::parse(in)).first;
+  }
+  for (const nlohmann::json &c : it->second["cases"])
+    if (c["name"] == name)
+      return c;
+  throw std::runtime_error(file + " has no case " + name);
+}
+
+void encc::testing::expectMatchesRecordedBatch(const nlohmann::json &c, const std::string &modelDir,
+                                               double tolerance, const std::string &name) {
+  std::vector<int32_t> ids, lengths = c["lengths"].get<std::vector<int32_t>>();
+  int64_t seq = 0;
+  for (const nlohmann::json &row : c["ids"]) {
+    seq = static_cast<int64_t>(row.size());
+    for (const nlohmann::json &v : row)
+      ids.push_back(v.get<int32_t>());
+  }
+  std::vector<double> wantHidden, wantPooled;
+  for (size_t b = 0; b < lengths.size(); ++b)
+    for (int32_t s = 0; s < lengths[b]; ++s)
+      for (const nlohmann::json &v : c["hidden"][b][s])
+        wantHidden.push_back(v.get<double>());
+  for (const nlohmann::json &row : c["pooled"])
+    for (const nlohmann::json &v : row)
+      wantPooled.push_back(v.get<double>());
+  TempDir dir;
+  for (bool packed : {true, false}) {
+    CompileOptions o;
+    o.modelDir = modelDir;
+    o.output = dir.path() + (packed ? "/packed.encm" : "/padded.encm");
+    o.allowPackedPlan = packed;
+    ASSERT_EQ(compile(o), "");
+    encrt::Model m(o.output);
+    const int64_t H = m.info().hidden_size;
+    const encrt::RunResult r = encrt::Session(m).run(ids, lengths, seq);
+    std::vector<double> hidden;
+    for (size_t b = 0; b < lengths.size(); ++b)
+      hidden.insert(hidden.end(), r.hidden.begin() + b * seq * H, r.hidden.begin() + (b * seq + lengths[b]) * H);
+    const double hiddenErr = maxRelativeError(hidden, wantHidden);
+    const double pooledErr = maxRelativeError(std::vector<double>(r.pooled.begin(), r.pooled.end()), wantPooled);
+    std::printf("[ measured ] %s (%s plan): hidden %.2e, pooled %.2e (max |err| / max |ref|)\n", name.c_str(),
+                packed ? "packed" : "padded", hiddenErr, pooledErr);
+    EXPECT_LE(hiddenErr, tolerance) << name;
+    EXPECT_LE(pooledErr, tolerance) << name;
+  }
+}
