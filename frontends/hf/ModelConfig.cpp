@@ -98,12 +98,13 @@ llvm::Error encc::readLayerRopeTheta(const ConfigFields &f, const char *layerTyp
   if (!*params)
     return llvm::Error::success();
   const std::string path = f.path() + ": rope_parameters";
-  llvm::Expected<const nlohmann::json *> kind = ConfigFields(**params, path).getObject(layerType);
+  llvm::Expected<const nlohmann::json *> kind = layerType ? ConfigFields(**params, path).getObject(layerType)
+                                                          : llvm::Expected<const nlohmann::json *>(*params);
   if (!kind)
     return kind.takeError();
   if (!*kind)
     return llvm::Error::success();
-  const std::string kindPath = path + "." + layerType;
+  const std::string kindPath = layerType ? path + "." + layerType : path;
   ConfigFields k(**kind, kindPath);
   std::string type;
   if (auto e = k.getString("rope_type", type, "default"))
@@ -111,6 +112,31 @@ llvm::Error encc::readLayerRopeTheta(const ConfigFields &f, const char *layerTyp
   if (type != "default")
     return hfError(kindPath + ": rope_type '" + type + "' is not supported (supported: default)");
   return k.getDouble("rope_theta", theta, theta, 1, 1e12);
+}
+
+llvm::Expected<std::vector<bool>> encc::readSlidingLayers(const ConfigFields &f, int64_t layers,
+                                                          llvm::function_ref<bool(int64_t)> fallback) {
+  static const char *const kFull = "full_attention", *const kSliding = "sliding_attention";
+  std::vector<std::string> types;
+  bool listed = false;
+  if (auto e = f.getStringList("layer_types", types, listed))
+    return std::move(e);
+  if (listed && static_cast<int64_t>(types.size()) != layers)
+    return hfError(f.path() + ": layer_types lists " + Twine(types.size()) + " layers, num_hidden_layers is " +
+                   Twine(layers));
+  std::vector<bool> sliding;
+  if (layers > 1024)
+    return sliding;
+  for (int64_t i = 0; i < layers; ++i) {
+    if (!listed)
+      sliding.push_back(fallback(i));
+    else if (types[i] == kFull || types[i] == kSliding)
+      sliding.push_back(types[i] == kSliding);
+    else
+      return hfError(f.path() + ": layer_types[" + Twine(i) + "] '" + types[i] + "' is not supported (supported: " +
+                     kFull + ", " + kSliding + ")");
+  }
+  return sliding;
 }
 
 llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, const std::string &path) {

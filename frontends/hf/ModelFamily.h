@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -105,10 +106,19 @@ llvm::Error readEncoderDims(const ConfigFields &fields, ModelConfig &config);
 llvm::Error readActivation(const ConfigFields &fields, const char *key, Activation &out, bool gated = false);
 
 /// rope_parameters[layerType].rope_theta (transformers 5.x's per-layer-type
-/// rotary, rope_type default only), else config.json's `legacyKey`, else
-/// `fallback`: ModernBERT's and Gemma 3's global and local thetas.
+/// rotary; a null layerType: rope_parameters.rope_theta, one for every layer;
+/// rope_type default only), else config.json's `legacyKey`, else `fallback`:
+/// ModernBERT's and Gemma 3's global and local thetas, Qwen3's.
 llvm::Error readLayerRopeTheta(const ConfigFields &fields, const char *layerType, const char *legacyKey,
                                double fallback, double &theta);
+
+/// Which of the `layers` layers are sliding-window ones: layer_types
+/// (transformers 5.x: full_attention / sliding_attention, one per layer) when
+/// the config lists it, else fallback(i). Errors name the field. Empty for
+/// over 1024 layers (parseModelConfig refuses those before anything is built
+/// per layer).
+llvm::Expected<std::vector<bool>> readSlidingLayers(const ConfigFields &fields, int64_t layers,
+                                                    llvm::function_ref<bool(int64_t)> fallback);
 
 /// The family that reads `modelType`, or null.
 const ModelFamily *findModelFamily(llvm::StringRef modelType);

@@ -452,7 +452,8 @@ TEST(ModelConfig, Gemma3ErrorsNameTheField) {
   EXPECT_EQ(error(gemmaWith(R"("attn_logit_softcapping":50.0)")),
             "M/config.json: attn_logit_softcapping is set; soft-capped attention scores are not supported");
   EXPECT_EQ(error(gemmaWith(R"("rope_scaling":{"rope_type":"linear","factor":8.0})")),
-            "M/config.json: rope_scaling is set; scaled rotary positions are not supported (only null)");
+            "M/config.json: rope_scaling is set; scaled rotary positions (yarn, linear, dynamic) are not supported "
+            "(only rope_scaling null)");
   EXPECT_EQ(error(gemmaWith(R"("rope_parameters":{"full_attention":{"rope_type":"linear","factor":8.0}})")),
             "M/config.json: rope_parameters.full_attention: rope_type 'linear' is not supported (supported: "
             "default)");

@@ -185,26 +185,13 @@ private:
       return e;
     if (auto e = readLayerRopeTheta(f, kLocal, "local_rope_theta", 10000.0, localTheta))
       return e;
-    std::vector<std::string> types;
-    bool listed = false;
-    if (auto e = f.getStringList("layer_types", types, listed))
-      return e;
-    if (listed && static_cast<int64_t>(types.size()) != c.layers)
-      return hfError(f.path() + ": layer_types lists " + Twine(types.size()) + " layers, num_hidden_layers is " +
-                     Twine(c.layers));
+    auto sliding = readSlidingLayers(f, c.layers, [&](int64_t i) { return i % every != 0; });
+    if (!sliding)
+      return sliding.takeError();
     c.layerAttention.clear();
-    if (c.layers > 1024)
-      return llvm::Error::success(); // parseModelConfig refuses it before anything is built per layer
-    for (int64_t i = 0; i < c.layers; ++i) {
-      const std::string type = listed ? types[i] : (i % every == 0 ? kGlobal : kLocal);
-      if (type == kGlobal)
-        c.layerAttention.push_back({-1, globalTheta});
-      else if (type == kLocal)
-        c.layerAttention.push_back({window / 2, localTheta});
-      else
-        return hfError(f.path() + ": layer_types[" + Twine(i) + "] '" + type + "' is not supported (supported: " +
-                       kGlobal + ", " + kLocal + ")");
-    }
+    for (bool local : *sliding)
+      c.layerAttention.push_back(local ? ModelConfig::LayerAttention{window / 2, localTheta}
+                                       : ModelConfig::LayerAttention{-1, globalTheta});
     c.typeVocab = 0; // no token types
     c.positionOffset = 0;
     return llvm::Error::success();

@@ -1,0 +1,98 @@
+//===- DecoderLayout.cpp - What Llama-style decoder checkpoints share -----===//
+#include "frontends/hf/families/DecoderLayout.h"
+
+#include "frontends/hf/ConfigFields.h"
+#include "frontends/hf/HFUtil.h"
+#include "frontends/hf/ModelFamily.h"
+
+using namespace encc;
+using llvm::Twine;
+
+llvm::Error decoder::readConfig(const ConfigFields &f, ModelConfig &c, int64_t headDimFallback) {
+  if (auto e = readEncoderDims(f, c))
+    return e;
+  if (auto e = f.getDouble("rms_norm_eps", c.layerNormEps, 1e-6))
+    return e;
+  if (auto e = f.getBool("attention_bias", c.attentionBias, false))
+    return e;
+  c.mlpBias = c.normBias = false;
+  if (auto e = f.getInt("num_key_value_heads", c.kvHeads, c.heads > 0 ? c.heads : 1))
+    return e;
+  if (headDimFallback == 0)
+    headDimFallback = c.heads > 0 && c.hidden % c.heads == 0 ? c.hidden / c.heads : 0;
+  if (auto e = f.getInt("head_dim", c.headDim, headDimFallback))
+    return e;
+  if (c.headDim < 2 || c.headDim % 2 != 0 || c.headDim > 1024)
+    return hfError(f.path() + ": head_dim " + Twine(c.headDim) + " must be even and in [2, 1024]");
+  c.typeVocab = 0; // no token types
+  c.positionOffset = 0;
+  return llvm::Error::success();
+}
+
+llvm::Error decoder::refuseRopeScaling(const ConfigFields &f) {
+  if (f.has("rope_scaling") && !f.isNull("rope_scaling"))
+    return hfError(f.path() + ": rope_scaling is set; scaled rotary positions (yarn, linear, dynamic) are not "
+                              "supported (only rope_scaling null)");
+  return llvm::Error::success();
+}
+
+ModelWeightNames decoder::weightNames(const ModelConfig &c, const char *ffnNorm) {
+  ModelWeightNames n;
+  n.word = "embed_tokens";
+  n.position = "no_positions"; // zeros: positions are rotary
+  n.tokenType = "no_token_types";
+  n.tokenTypeSynthetic = true;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    LayerWeightNames l;
+    l.query = p + "self_attn.q_proj";
+    l.key = p + "self_attn.k_proj";
+    l.value = p + "self_attn.v_proj";
+    l.attnOut = p + "self_attn.o_proj";
+    l.attnNorm = p + "input_layernorm";
+    l.inter = p + "mlp.gate_up_proj"; // gate_proj and up_proj, concatenated
+    l.out = p + "mlp.down_proj";
+    l.outNorm = p + ffnNorm;
+    n.layers.push_back(l);
+  }
+  return n;
+}
+
+std::string decoder::layerPrefix(const LayerWeightNames &l) { return l.attnNorm.substr(0, l.attnNorm.rfind('.') + 1); }
+
+std::vector<WeightSpec> decoder::expectedWeights(const ModelConfig &c, const ModelWeightNames &n,
+                                                 const std::vector<std::string> &layerNorms, bool onePlusNorms) {
+  const int64_t H = c.hidden, I = c.intermediate, D = c.headDimension();
+  const int64_t Q = c.heads * D, KV = c.keyValueHeads() * D;
+  std::vector<WeightSpec> w;
+  auto linear = [&](const std::string &mod, int64_t out, int64_t in, bool bias) {
+    w.push_back({mod + ".weight", {out, in}});
+    if (bias)
+      w.push_back({mod + ".bias", {out}});
+  };
+  auto norm = [&](const std::string &mod, int64_t size) {
+    WeightSpec s{mod + ".weight", {size}};
+    s.addOne = onePlusNorms;
+    w.push_back(std::move(s));
+  };
+  w.push_back({n.word + ".weight", {c.vocab, H}});
+  w.push_back({n.position + ".weight", {1, H}, false, /*zeros=*/true});
+  w.push_back({n.tokenType + ".weight", {1, H}, false, /*zeros=*/true});
+  for (const LayerWeightNames &l : n.layers) {
+    const std::string p = layerPrefix(l);
+    for (const std::string &name : layerNorms)
+      norm(p + name, H);
+    linear(l.query, Q, H, c.attentionBias);
+    linear(l.key, KV, H, c.attentionBias);
+    linear(l.value, KV, H, c.attentionBias);
+    norm(p + "self_attn.q_norm", D);
+    norm(p + "self_attn.k_norm", D);
+    linear(l.attnOut, H, Q, c.attentionBias);
+    WeightSpec gateUp{l.inter + ".weight", {2 * I, H}};
+    gateUp.concatOf = {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"};
+    w.push_back(std::move(gateUp));
+    linear(l.out, H, I, false);
+  }
+  norm("norm", H);
+  return w;
+}
