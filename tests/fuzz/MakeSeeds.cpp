@@ -25,6 +25,24 @@ int main(int argc, char **argv) {
   t.vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world", "a", "##s", "the", "x"};
   tok.tokenizer = t;
   writeFile(dir + "/tokenizer.encm", writeArtifact(tok));
+  // Schema 9.1's fields: prompts with a default (and its feature), a BPE
+  // tokenizer on Qwen2's split (and its feature).
+  ArtifactSpec prompted = tok;
+  prompted.prompts = {{"query", "hello "}, {"document", ""}};
+  prompted.defaultPrompt = "query";
+  prompted.requiredFeatures = {"default-prompt"};
+  writeFile(dir + "/prompts.encm", writeArtifact(prompted));
+  ArtifactSpec split = pooled;
+  SpecTokenizer bpe;
+  bpe.vocab = {"a", "b", "ab", "c"};
+  bpe.bpe = true;
+  bpe.unkId = -1;
+  bpe.merges = {{0, 1}};
+  bpe.templateIds = {-1};
+  bpe.bpeSplit = encm::BpeSplit::Qwen2;
+  split.tokenizer = bpe;
+  split.requiredFeatures = {"bpe-split"};
+  writeFile(dir + "/bpe-split.encm", writeArtifact(split));
   ArtifactSpec fill = pooled;
   fill.weightsFillSeed = 7;
   writeFile(dir + "/weights-fill.encm", writeArtifact(fill));

@@ -146,11 +146,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   static const encc::testing::ByteLevelVocab bpe = encc::testing::byteLevelVocab(
       {" the", "the", " hello", "hello", " world", "ing", " a", "café", "'s", "  ", "123"});
-  // Twice: without a normalizer, and with NFC (GPT-NeoX's, ModernBERT's).
+  // Without a normalizer, with NFC (GPT-NeoX's, ModernBERT's), and with the
+  // Split regexes (Qwen2's with NFC, cl100k's without).
   static const std::vector<encrt::BytePairTokenizer> bpeToks = [] {
     std::vector<encrt::BytePairTokenizer> toks;
-    for (bool nfc : {false, true}) {
+    for (auto [nfc, split] : {std::pair{false, encrt::BpeSplit::Gpt2}, {true, encrt::BpeSplit::Gpt2},
+                              {true, encrt::BpeSplit::Qwen2}, {false, encrt::BpeSplit::Cl100k}}) {
       encrt::BpeOptions bo;
+      bo.split = split;
       bo.templateIds = {0, encrt::BpeOptions::kSequence, 1};
       bo.pairTemplate = {{0, encrt::PairTemplate::kFirst, 1, 1, encrt::PairTemplate::kSecond, 1}, {0, 0, 0, 0, 0, 0}};
       if (nfc) {
@@ -179,6 +182,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         violated("BPE id outside what it can produce");
       if (!added && bpe.vocab[id] != pieces[i - 1])
         violated("BPE encode's id is not tokenize's piece");
+    }
+  }
+
+  // The Split pre-tokenizers cut valid UTF-8 into non-empty pieces that
+  // spell it exactly.
+  {
+    std::string buffer;
+    const std::string_view valid = encrt::unicode::validUtf8(text, buffer, "");
+    for (encrt::BpeSplit split : {encrt::BpeSplit::Gpt2, encrt::BpeSplit::Qwen2, encrt::BpeSplit::Cl100k}) {
+      std::string joined;
+      for (const std::string &piece : encrt::BytePairTokenizer::preTokenize(split, valid)) {
+        if (piece.empty())
+          violated("a pre-tokenizer piece is empty");
+        joined += piece;
+      }
+      if (joined != valid)
+        violated("the pre-tokenizer pieces do not spell the text");
     }
   }
 
