@@ -11,6 +11,8 @@
 #include "frontends/hf/HFUtil.h"
 
 #include "encrt/schema_version.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include <nlohmann/json.hpp>
 
@@ -191,6 +193,10 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
         if (!m["path"].is_string())
           return hfError(modulesPath + ": field 'path' of module '" + type + "' must be a string");
         sub = m["path"].get<std::string>();
+        // A folder of the model's, by a relative path: nothing outside it.
+        if (!sub.empty() && (sub.front() == '/' || llvm::is_contained(llvm::split(sub, '/'), "..")))
+          return hfError(modulesPath + ": module '" + type + "' has path '" + sub +
+                         "', expected a folder inside the model's folder");
       }
       if (kind == "Transformer")
         continue;
@@ -202,8 +208,8 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
         if (config.pooling == Pooling::None || config.normalize)
           return hfError(modulesPath + ": a Dense module before the Pooling or after the Normalize module is not "
                                        "supported (supported: Pooling, then Dense modules, then Normalize)");
-        if (sub.empty() || sub.find("..") != std::string::npos || sub.front() == '/')
-          return hfError(modulesPath + ": a Dense module needs a 'path' inside the model's folder");
+        if (sub.empty())
+          return hfError(modulesPath + ": a Dense module needs a 'path' (its folder)");
         if (auto e = readDenseConfig(dir, sub, config))
           return e;
         continue;

@@ -335,6 +335,14 @@ TEST(Import, SentenceTransformersDenseModules) {
   writeDense("3_Dense", 96, 64, false, "torch.nn.modules.linear.Identity");
   fs::remove(dir + "/3_Dense/model.safetensors");
   EXPECT_NE(importError(dir).find(dir + "/3_Dense/model.safetensors"), std::string::npos) << importError(dir);
+  // Module folders stay inside the model's folder.
+  for (const char *escape : {"../2_Dense", "/etc", "2_Dense/../../x"}) {
+    nlohmann::json outside = withDense;
+    outside[2]["path"] = escape;
+    std::ofstream(dir + "/modules.json") << outside.dump();
+    EXPECT_EQ(importError(dir), dir + "/modules.json: module 'sentence_transformers.models.Dense' has path '" +
+                                    escape + "', expected a folder inside the model's folder");
+  }
   // A Dense module before the Pooling.
   std::swap(withDense[1], withDense[2]);
   std::ofstream(dir + "/modules.json") << withDense.dump();
