@@ -1,0 +1,55 @@
+// A/B of the CPU attention kernel across two versions of its header: build this
+// file twice, once with -I on each kernels directory, and run the binaries in
+// turns. Times enc_kernels::attentionPacked (the packed plans' kernel) on the
+// shapes the peer tables use: MiniLM (12 heads of 32) 8 x 128 and BERT-base
+// (12 of 64) 8 x 128 and 1 x 512, packed qkv, 2 tasks on 2 threads; prints the
+// median ms of 31 runs of 20 calls each.
+//
+//   c++ -O3 -std=c++17 -march=native -pthread -I OLD/kernels attention_ab.cpp -o old
+//   c++ -O3 -std=c++17 -march=native -pthread -I NEW/kernels attention_ab.cpp -o new
+#include "enc_kernels.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <vector>
+
+template <int NH, int D> double timeShape(int64_t batch, int64_t seq) {
+  constexpr int64_t H = int64_t(NH) * D;
+  std::vector<int32_t> offsets(batch + 1);
+  for (int64_t b = 0; b <= batch; ++b)
+    offsets[b] = static_cast<int32_t>(b * seq);
+  std::vector<float> qkv(batch * seq * 3 * H), y(batch * seq * H);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float &v : qkv)
+    v = u(rng);
+  auto call = [&] {
+    std::thread other([&] {
+      enc_kernels::attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
+                                          y.data(), batch, 0.125f, 1, 2);
+    });
+    enc_kernels::attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
+                                        y.data(), batch, 0.125f, 0, 2);
+    other.join();
+  };
+  for (int i = 0; i < 5; ++i)
+    call();
+  std::vector<double> ms;
+  for (int r = 0; r < 31; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i)
+      call();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 20);
+  }
+  std::nth_element(ms.begin(), ms.begin() + 15, ms.end());
+  return ms[15];
+}
+
+int main() {
+  std::printf("minilm_8x128 %.3f\n", timeShape<12, 32>(8, 128));
+  std::printf("bertbase_8x128 %.3f\n", timeShape<12, 64>(8, 128));
+  std::printf("bertbase_1x512 %.3f\n", timeShape<12, 64>(1, 512));
+}
