@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tests/e2e/E2ETest.h"
+#include "tests/e2e/RecordedBatch.h"
 #include "tests/support/RecordedReference.h"
 
 #include "encrt/schema_version.h"
@@ -36,19 +37,7 @@ TEST(ArtifactVersions, ASchema8ArtifactStillLoadsAndAnswers) {
       texts = &c["texts"];
   ASSERT_NE(texts, nullptr);
   encrt::Model m(referenceDataDir() + "/artifacts/schema8_modernbert_tiny.encm");
-  std::vector<std::string> list;
-  for (size_t i = 0; i < (*texts)["texts"].size(); ++i) {
-    list.push_back((*texts)["texts"][i].get<std::string>());
-    EXPECT_EQ(m.tokenize(list.back()), (*texts)["ids"][i].get<std::vector<int32_t>>()) << list.back();
-  }
-  const std::vector<float> emb = encrt::Session(m).embed(list);
-  std::vector<double> want;
-  for (const json &row : (*texts)["pooled"])
-    for (const json &v : row)
-      want.push_back(v.get<double>());
-  const double err = maxRelativeError(std::vector<double>(emb.begin(), emb.end()), want);
-  std::printf("[ measured ] schema 8 artifact, %zu texts: embeddings %.2e (max |err| / max |ref|)\n", list.size(), err);
-  EXPECT_LE(err, 1e-5);
+  expectRecordedTexts(m, *texts, 1e-5, "schema 8 artifact");
 }
 
 std::vector<std::string> requiredFeatures(const std::string &artifact) {

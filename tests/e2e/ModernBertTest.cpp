@@ -121,16 +121,7 @@ TEST(ModernBertText, TokenizerAndTextEmbeddingsMatchTheLibraries) {
   const std::string artifact = tmp.path() + "/m.encm";
   ASSERT_EQ(compile(referenceDataDir() + "/modernbert/" + c["dir"].get<std::string>(), artifact), "");
   encrt::Model m(artifact);
-  std::vector<std::string> texts;
-  for (size_t i = 0; i < t["texts"].size(); ++i) {
-    texts.push_back(t["texts"][i].get<std::string>());
-    EXPECT_EQ(m.tokenize(texts.back()), t["ids"][i].get<std::vector<int32_t>>()) << texts.back();
-  }
-  encrt::Session session(m);
-  const std::vector<float> emb = session.embed(texts);
-  const double err = maxRelativeError(std::vector<double>(emb.begin(), emb.end()), flat(t["pooled"]));
-  std::printf("[ measured ] legacy_mean, %zu texts: embeddings %.2e (max |err| / max |ref|)\n", texts.size(), err);
-  EXPECT_LE(err, kTolerance);
+  expectRecordedTexts(m, t, kTolerance, "legacy_mean");
 }
 
 INSTANTIATE_TEST_SUITE_P(Recorded, ModernBertTiny,

@@ -64,19 +64,7 @@ TEST(Qwen3Text, TokenizerAndTextEmbeddingsMatchTheLibraries) {
   const std::string artifact = tmp.path() + "/m.encm";
   ASSERT_EQ(compile(referenceDataDir() + "/qwen3/" + c["dir"].get<std::string>(), artifact), "");
   encrt::Model m(artifact);
-  std::vector<std::string> texts;
-  for (size_t i = 0; i < t["texts"].size(); ++i) {
-    texts.push_back(t["texts"][i].get<std::string>());
-    EXPECT_EQ(m.tokenize(texts.back()), t["ids"][i].get<std::vector<int32_t>>()) << texts.back();
-  }
-  const std::vector<float> emb = encrt::Session(m).embed(texts);
-  std::vector<double> want;
-  for (const json &row : t["pooled"])
-    for (const json &v : row)
-      want.push_back(v.get<double>());
-  const double err = maxRelativeError(std::vector<double>(emb.begin(), emb.end()), want);
-  std::printf("[ measured ] text_last, %zu texts: embeddings %.2e (max |err| / max |ref|)\n", texts.size(), err);
-  EXPECT_LE(err, kTolerance);
+  const std::vector<std::string> texts = expectRecordedTexts(m, t, kTolerance, "text_last");
 
   // Prompts (config_sentence_transformers.json: Qwen3-Embedding's query
   // instruction, an empty document prompt, no default): the artifact lists

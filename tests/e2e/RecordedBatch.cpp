@@ -26,6 +26,24 @@ const nlohmann::json &encc::testing::recordedCase(const std::string &file, const
   throw std::runtime_error(file + " has no case " + name);
 }
 
+std::vector<std::string> encc::testing::expectRecordedTexts(encrt::Model &model, const nlohmann::json &t,
+                                                           double tolerance, const std::string &name) {
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < t["texts"].size(); ++i) {
+    texts.push_back(t["texts"][i].get<std::string>());
+    EXPECT_EQ(model.tokenize(texts.back()), t["ids"][i].get<std::vector<int32_t>>()) << name << ": " << texts.back();
+  }
+  const std::vector<float> emb = encrt::Session(model).embed(texts);
+  std::vector<double> want;
+  for (const nlohmann::json &row : t["pooled"])
+    for (const nlohmann::json &v : row)
+      want.push_back(v.get<double>());
+  const double err = maxRelativeError(std::vector<double>(emb.begin(), emb.end()), want);
+  std::printf("[ measured ] %s, %zu texts: embeddings %.2e (max |err| / max |ref|)\n", name.c_str(), texts.size(), err);
+  EXPECT_LE(err, tolerance) << name;
+  return texts;
+}
+
 void encc::testing::expectMatchesRecordedBatch(const nlohmann::json &c, const std::string &modelDir,
                                                double tolerance, const std::string &name) {
   std::vector<int32_t> ids, lengths = c["lengths"].get<std::vector<int32_t>>();

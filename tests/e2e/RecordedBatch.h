@@ -2,9 +2,12 @@
 #ifndef ENCC_TESTS_E2E_RECORDEDBATCH_H
 #define ENCC_TESTS_E2E_RECORDEDBATCH_H
 
+#include "encrt/encrt.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace encc::testing {
 
@@ -19,6 +22,14 @@ const nlohmann::json &recordedCase(const std::string &file, const std::string &n
 /// Prints the measured errors under `name`.
 void expectMatchesRecordedBatch(const nlohmann::json &c, const std::string &modelDir, double tolerance,
                                 const std::string &name);
+
+/// The recorded texts `t` (t["texts"], the `tokenizers` library's t["ids"],
+/// the reference embeddings t["pooled"]) through `model`: each text's ids
+/// must equal the recorded ones, and the embeddings (Session::embed, the
+/// model's default prompt, if any) be within `tolerance` (max |err| / max
+/// |ref|). Returns the texts; prints the error under `name`.
+std::vector<std::string> expectRecordedTexts(encrt::Model &model, const nlohmann::json &t, double tolerance,
+                                             const std::string &name);
 
 } // namespace encc::testing
 

@@ -27,7 +27,6 @@
 #include <cmath>
 
 using namespace encc;
-using llvm::Twine;
 
 namespace {
 

@@ -17,12 +17,10 @@
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/ConfigFields.h"
 #include "frontends/hf/EncoderEmitter.h"
-#include "frontends/hf/HFUtil.h"
 #include "frontends/hf/ModelFamily.h"
 #include "frontends/hf/families/DecoderLayout.h"
 
 using namespace encc;
-using llvm::Twine;
 
 namespace {
 
