@@ -34,17 +34,29 @@ bool isSpaceAt(std::string_view text, size_t pos, size_t &next) {
 
 } // namespace
 
-AddedTokenSplitter::AddedTokenSplitter(const std::vector<AddedToken> &tokens) : tokens_(tokens) {
+AddedTokenSplitter::AddedTokenSplitter(const std::vector<AddedToken> &tokens, const Normalizer &normalize)
+    : tokens_(tokens) {
+  std::string normalized;
   for (size_t t = 0; t < tokens_.size(); ++t) {
     const AddedToken &tok = tokens_[t];
     if (tok.content.empty() || tok.content.size() > kMaxContentBytes || tok.id < 0)
       throw std::invalid_argument("added token " + std::to_string(t) + ": content of " +
                                   std::to_string(tok.content.size()) + " bytes (1.." +
                                   std::to_string(kMaxContentBytes) + ") with id " + std::to_string(tok.id));
+    if (unicode::validUtf8(tok.content, normalized, "").size() != tok.content.size())
+      throw std::invalid_argument("added token " + std::to_string(t) + " (id " + std::to_string(tok.id) +
+                                  "): its content is not valid UTF-8");
+    std::string_view key = tok.content;
+    if (tok.normalized && normalize) {
+      normalize(key, normalized);
+      key = normalized;
+      if (key.empty()) // erased by the normalizer: the library's matcher never finds it
+        continue;
+    }
     Trie &trie = tries_[tok.normalized];
-    trie.firstByte[static_cast<unsigned char>(tok.content[0])] = true;
+    trie.firstByte[static_cast<unsigned char>(key[0])] = true;
     uint32_t node = 0;
-    for (unsigned char b : tok.content) {
+    for (unsigned char b : key) {
       auto [it, inserted] = trie.edges.try_emplace((uint64_t(node) << 8) | b, uint32_t(trie.terminal.size()));
       if (inserted)
         trie.terminal.push_back(-1);

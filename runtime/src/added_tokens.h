@@ -5,7 +5,10 @@
 // words), found leftmost-longest, in two passes: first the tokens matched on
 // the raw text (normalized: false), then, in the plain segments left over and
 // after the normalizer, the tokens matched on normalised text (normalized:
-// true). lstrip / rstrip make a token swallow the whitespace (Unicode
+// true). A normalized token is matched as the normalizer leaves its content
+// (the library normalises it when it builds its matcher: "COVID19" under a
+// lowercasing normalizer is found as "covid19"; one the normalizer erases is
+// never found). lstrip / rstrip make a token swallow the whitespace (Unicode
 // White_Space) on its left / right. single_word tokens are not supported (the
 // frontend refuses them).
 //
@@ -14,6 +17,7 @@
 #define ENCRT_ADDED_TOKENS_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,9 +42,14 @@ struct TextPiece {
 
 class AddedTokenSplitter {
 public:
-  /// Throws std::invalid_argument for an empty or over-long (> 256 bytes)
-  /// content or a negative id.
-  explicit AddedTokenSplitter(const std::vector<AddedToken> &tokens);
+  /// The tokenizer's normalizer: `text` (valid UTF-8) normalised into `out`
+  /// (replaced). Empty for a tokenizer without one.
+  using Normalizer = std::function<void(std::string_view text, std::string &out)>;
+
+  /// The normalized tokens are matched as `normalize` leaves their content.
+  /// Throws std::invalid_argument for an empty, over-long (> 256 bytes) or
+  /// invalid UTF-8 content or a negative id.
+  AddedTokenSplitter(const std::vector<AddedToken> &tokens, const Normalizer &normalize);
 
   /// Cuts `text` (valid UTF-8) at the tokens of one pass (normalized: false
   /// or true) and appends the pieces, which cover `text` in order; empty plain

@@ -190,7 +190,8 @@ struct BytePairTokenizer::Scratch {
 BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
                                      const std::vector<std::pair<int32_t, int32_t>> &merges,
                                      std::vector<AddedToken> added, BpeOptions options)
-    : vocab_(std::move(vocab)), added_(added), options_(std::move(options)), normalizer_(options_.normalizers) {
+    : vocab_(std::move(vocab)), options_(std::move(options)), normalizer_(options_.normalizers),
+      added_(added, [this](std::string_view text, std::string &out) { normalizer_.apply(text, out); }) {
   if (vocab_.empty())
     invalid("empty vocabulary");
   const int32_t n = static_cast<int32_t>(vocab_.size());

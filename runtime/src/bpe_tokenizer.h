@@ -91,10 +91,10 @@ private:
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
   int32_t byteIds_[256];          ///< id of each byte's alphabet symbol, -1 if none
   std::string byteChars_[256];    ///< UTF-8 of each byte's alphabet symbol
-  AddedTokenSplitter added_;
-  std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
   BpeOptions options_;
   TextNormalizer normalizer_;
+  AddedTokenSplitter added_; ///< after normalizer_: it normalises the normalized tokens
+  std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
   int32_t maxId_ = 0;
 };
 

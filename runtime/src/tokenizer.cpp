@@ -39,6 +39,41 @@ std::vector<AddedToken> specialTokens(const std::vector<std::string> &vocab, con
   return specials;
 }
 
+/// `text` (valid UTF-8) as the library's BertNormalizer leaves it, one code
+/// point at a time into `sink`: control characters dropped, whitespace as
+/// ' ', CJK ideographs between spaces (splitChinese), then lowercased /
+/// accents stripped. Stops early once `full()`.
+template <typename Sink, typename Full>
+void bertNormalize(const WordPieceOptions &opt, std::string_view text, Sink &&sink, Full &&full) {
+  char32_t norm[unicode::kMaxBertExpansion];
+  for (size_t pos = 0; pos < text.size() && !full();) {
+    char32_t cp;
+    unicode::decodeUtf8(text, pos, cp);
+    const BertClass cls = unicode::bertClass(cp);
+    if (cls == BertClass::Removed)
+      continue;
+    if (cls == BertClass::Space) {
+      sink(U' ');
+      continue;
+    }
+    const bool isolate = cls == BertClass::Chinese && opt.splitChinese;
+    if (isolate)
+      sink(U' ');
+    const int n = unicode::bertNormalize(cp, opt.stripAccents, opt.lowercase, norm);
+    for (int i = 0; i < n; ++i)
+      sink(norm[i]);
+    if (isolate)
+      sink(U' ');
+  }
+}
+
+/// The normalised text as UTF-8 (the added tokens matched on it, and their
+/// own content).
+void bertNormalizeUtf8(const WordPieceOptions &opt, std::string_view text, std::string &out) {
+  out.clear();
+  bertNormalize(opt, text, [&](char32_t c) { unicode::appendUtf8(out, c); }, [] { return false; });
+}
+
 const WordPieceOptions &checked(const std::vector<std::string> &vocab, const WordPieceOptions &o) {
   const auto check = [&](int32_t id, const char *field) {
     if (id < 0 || static_cast<size_t>(id) >= vocab.size())
@@ -59,7 +94,8 @@ const WordPieceOptions &checked(const std::vector<std::string> &vocab, const Wor
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options,
                                        WordPieceSpecials specials)
     : vocab_(std::move(vocab)), options_(checked(vocab_, options)),
-      specials_(specials.addedTokens.empty() ? specialTokens(vocab_, options_) : specials.addedTokens) {
+      specials_(specials.addedTokens.empty() ? specialTokens(vocab_, options_) : specials.addedTokens,
+                [this](std::string_view text, std::string &out) { bertNormalizeUtf8(options_, text, out); }) {
   pair_ = specials.pairTemplate.ids.empty()
               ? PairTemplate{{options_.clsId, PairTemplate::kFirst, options_.sepId, PairTemplate::kSecond,
                               options_.sepId},
@@ -175,38 +211,6 @@ struct Run {
     }
   }
 
-  /// `text` (valid UTF-8) as the library's BertNormalizer leaves it, one
-  /// code point at a time into `sink`: control characters dropped,
-  /// whitespace as ' ', CJK ideographs between spaces (splitChinese), then
-  /// lowercased / accents stripped. Stops early once the output is full.
-  template <typename Sink> void normalizeInto(std::string_view text, Sink &&sink) {
-    char32_t norm[unicode::kMaxBertExpansion];
-    for (size_t pos = 0; pos < text.size() && !full();) {
-      char32_t cp;
-      unicode::decodeUtf8(text, pos, cp);
-      const BertClass cls = unicode::bertClass(cp);
-      if (cls == BertClass::Removed)
-        continue;
-      if (cls == BertClass::Space) {
-        sink(U' ');
-        continue;
-      }
-      const bool isolate = cls == BertClass::Chinese && opt.splitChinese;
-      if (isolate)
-        sink(U' ');
-      const int n = unicode::bertNormalize(cp, opt.stripAccents, opt.lowercase, norm);
-      for (int i = 0; i < n; ++i)
-        sink(norm[i]);
-      if (isolate)
-        sink(U' ');
-    }
-  }
-
-  /// The normalised text as UTF-8 (for the added tokens matched on it).
-  void normalize(std::string_view text, std::string &out) {
-    out.clear();
-    normalizeInto(text, [&](char32_t c) { unicode::appendUtf8(out, c); });
-  }
 
   /// A segment of normalize()'s output through the pre-tokenizer.
   void segmentNormalized(std::string_view text) {
@@ -221,7 +225,7 @@ struct Run {
   /// A plain segment (no special tokens) of valid UTF-8, normalised and
   /// pre-tokenised in one pass.
   void segment(std::string_view text) {
-    normalizeInto(text, [&](char32_t c) { preTokenize(c); });
+    bertNormalize(opt, text, [&](char32_t c) { preTokenize(c); }, [&] { return full(); });
     endWord();
   }
 };
@@ -248,7 +252,7 @@ void WordPieceTokenizer::run(std::string_view text, size_t maxPieces,
     } else if (!normalizedSpecials_) {
       r.segment(p.text);
     } else { // the library's second pass: added tokens in the normalised text
-      r.normalize(p.text, normalized);
+      bertNormalizeUtf8(options_, p.text, normalized);
       normalizedParts.clear();
       specials_.split(normalized, /*normalizedPass=*/true, normalizedParts);
       for (const TextPiece &q : normalizedParts) {

@@ -52,7 +52,8 @@ struct UnigramTokenizer::Scratch {
 
 UnigramTokenizer::UnigramTokenizer(std::vector<std::string> vocab, std::vector<double> scores,
                                    std::vector<AddedToken> added, UnigramOptions options)
-    : vocab_(std::move(vocab)), scores_(std::move(scores)), added_(added), normalizer_(options.normalizers),
+    : vocab_(std::move(vocab)), scores_(std::move(scores)), normalizer_(options.normalizers),
+      added_(added, [this](std::string_view text, std::string &out) { normalizer_.apply(text, out); }),
       options_(std::move(options)) {
   const size_t n = vocab_.size();
   if (n == 0)

@@ -92,9 +92,9 @@ private:
   int32_t rootChild_[256]; ///< the root's children by byte (most lookups start there), -1 if none
   double unkScore_ = 0;
   int32_t byteIds_[256]; ///< ids of <0x00>..<0xFF>, -1 where missing
-  AddedTokenSplitter added_;
-  std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
   TextNormalizer normalizer_;
+  AddedTokenSplitter added_; ///< after normalizer_: it normalises the normalized tokens
+  std::unordered_map<int32_t, std::string> addedText_; ///< id -> content, for tokenize()
   UnigramOptions options_;
   int32_t maxId_ = 0;
 };
