@@ -149,6 +149,14 @@ forward, arena bytes and artifact bytes.
   --weights SRC         file (default) | random:SEED (see 'encc compile --help')
 )";
 
+// What every command that loads an artifact says about trust (issue 41, item 6).
+#define ENCC_TRUST_NOTE                                                                              \
+  "\nAn artifact is code: loading it runs the native kernels its author compiled into it, with your\n" \
+  "rights. Without --trusted-key or --require-sha256 any artifact runs, unless the environment sets\n"  \
+  "ENCRT_TRUSTED_KEYS (public keys, comma-separated: 64 hex digits or NAME.pub files): then every\n"   \
+  "load that names no key of its own, in encc, encc-serve, Python or any program using libencrt,\n"   \
+  "must be signed by one of them. See docs/security.md.\n"
+
 const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [--ids "..."]... [options]
 
   --ids IDS             token ids of one sequence (space or comma separated, with [CLS]/[SEP]);
@@ -169,7 +177,7 @@ const char *kRunUsage = R"(usage: encc run ARTIFACT --ids "101 7592 2088 102" [-
   --trusted-key FILE    refuse the artifact unless signed by this public key (encc keygen's
                         NAME.pub; the signature is read from ARTIFACT.sig, see encc sign)
   --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
-)";
+)" ENCC_TRUST_NOTE;
 
 const char *kTokenizeUsage = R"(usage: encc tokenize ARTIFACT TEXT... [options]
 
@@ -188,7 +196,7 @@ truncated to the compiled maximum sequence length).
   --trusted-key FILE    refuse the artifact unless signed by this public key (the artifact is
                         loaded whole, code included, to tokenize)
   --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
-)";
+)" ENCC_TRUST_NOTE;
 
 const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
 
@@ -206,7 +214,7 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
   --trusted-key FILE    refuse the artifact unless signed by this public key (encc keygen's
                         NAME.pub; the signature is read from ARTIFACT.sig, see encc sign)
   --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
-)";
+)" ENCC_TRUST_NOTE;
 
 const char *kRerankUsage = R"(usage: encc rerank ARTIFACT QUERY DOC... [options]
 
@@ -226,7 +234,7 @@ prints the documents best first.
   --require-sha256 HEX  refuse the artifact unless its SHA-256 (sha256sum) is HEX
   --trusted-key FILE    refuse the artifact unless signed by this public key
   --signature FILE      the signature file for --trusted-key (default: ARTIFACT.sig)
-)";
+)" ENCC_TRUST_NOTE;
 
 const char *kKeygenUsage = R"(usage: encc keygen NAME
 

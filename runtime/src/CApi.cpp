@@ -263,8 +263,10 @@ encrt_status *encrt_model_load(const char *path,
     if (opts.max_text_bytes > 0)
       o.maxTextBytes = opts.max_text_bytes;
     o.trust.sha256 = opts.require_sha256 ? opts.require_sha256 : "";
-    o.trust.publicKey = opts.trusted_public_key ? opts.trusted_public_key : "";
+    if (opts.trusted_public_key)
+      o.trust.publicKeys = {opts.trusted_public_key};
     o.trust.signaturePath = opts.signature_path ? opts.signature_path : "";
+    applyEnvironmentTrust(o.trust); // only where the caller required nothing
     auto impl = LoadedModel::load(path, o);
     *out_model = new encrt_model{std::move(impl)};
   });

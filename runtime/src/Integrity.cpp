@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <mutex>
@@ -51,7 +52,59 @@ std::array<uint8_t, ENCM_SIGNATURE_SIZE> readSignature(const std::string &sigPat
   return sig;
 }
 
+/// A key of ENCRT_TRUSTED_KEYS: 64 hex digits, or a small regular file
+/// holding them (surrounding whitespace ignored); empty if it is neither.
+std::string environmentKey(std::string_view entry) {
+  uint8_t scratch[ENCM_PUBLIC_KEY_SIZE];
+  if (parseHex(entry, scratch, sizeof scratch))
+    return std::string(entry);
+  const std::string path(entry);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return "";
+  struct stat st;
+  char buf[256];
+  ssize_t n = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < static_cast<off_t>(sizeof buf))
+    n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0)
+    return "";
+  std::string_view text(buf, static_cast<size_t>(n));
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
+    return "";
+  text = text.substr(first, text.find_last_not_of(" \t\r\n") + 1 - first);
+  return parseHex(text, scratch, sizeof scratch) ? std::string(text) : "";
+}
+
 } // namespace
+
+void applyEnvironmentTrust(TrustPolicy &policy) {
+  const char *value = std::getenv(kTrustedKeysVariable);
+  if (policy.any() || !value)
+    return;
+  std::string_view rest = value;
+  std::vector<std::string> keys;
+  for (size_t index = 1;; ++index) {
+    const size_t comma = rest.find(',');
+    std::string_view entry = rest.substr(0, comma);
+    const size_t first = entry.find_first_not_of(" \t");
+    entry = first == std::string_view::npos ? std::string_view()
+                                            : entry.substr(first, entry.find_last_not_of(" \t") + 1 - first);
+    std::string key = environmentKey(entry);
+    if (key.empty())
+      fail(ENCRT_INVALID_ARGUMENT, kTrustedKeysVariable, ": entry ", index, " ('", entry,
+           "') is neither 64 hex digits nor a readable file holding them (encc keygen's NAME.pub); "
+           "unset the variable to load unsigned artifacts");
+    keys.push_back(std::move(key));
+    if (comma == std::string_view::npos)
+      break;
+    rest.remove_prefix(comma + 1);
+  }
+  policy.publicKeys = std::move(keys);
+  policy.keySource = kTrustedKeysVariable;
+}
 
 Sha256 sha256(const uint8_t *data, uint64_t size) {
   initSodium();
@@ -86,11 +139,13 @@ void checkTrustPolicy(const TrustPolicy &policy) {
   uint8_t scratch[ENCM_SHA256_SIZE];
   if (!policy.sha256.empty() && !parseHex(policy.sha256, scratch, ENCM_SHA256_SIZE))
     fail(ENCRT_INVALID_ARGUMENT, "require_sha256 must be 64 hex digits (what sha256sum prints)");
-  if (!policy.publicKey.empty() && !parseHex(policy.publicKey, scratch, ENCM_PUBLIC_KEY_SIZE))
-    fail(ENCRT_INVALID_ARGUMENT,
-         "trusted_public_key must be 64 hex digits (the contents of encc keygen's NAME.pub)");
-  if (!policy.signaturePath.empty() && policy.publicKey.empty())
-    fail(ENCRT_INVALID_ARGUMENT, "signature_path is set but no trusted_public_key to check it with");
+  for (const std::string &key : policy.publicKeys)
+    if (!parseHex(key, scratch, ENCM_PUBLIC_KEY_SIZE))
+      fail(ENCRT_INVALID_ARGUMENT, policy.keySource,
+           " must be 64 hex digits (the contents of encc keygen's NAME.pub)");
+  if (!policy.signaturePath.empty() && policy.publicKeys.empty())
+    fail(ENCRT_INVALID_ARGUMENT, "signature_path is set but no trusted_public_key (or ",
+         kTrustedKeysVariable, ") to check it with");
 }
 
 void verifyTrust(const uint8_t *data, uint64_t size, const std::string &path,
@@ -106,16 +161,25 @@ void verifyTrust(const uint8_t *data, uint64_t size, const std::string &path,
       fail(ENCRT_INVALID_ARTIFACT, path, ": SHA-256 is ", toHex(digest.data(), digest.size()),
            ", the required one is ", policy.sha256, " (not the pinned artifact)");
   }
-  if (policy.publicKey.empty())
+  if (policy.publicKeys.empty())
     return;
-  uint8_t key[ENCM_PUBLIC_KEY_SIZE];
-  parseHex(policy.publicKey, key, sizeof key);
   const std::string sigPath = policy.signaturePath.empty() ? path + ".sig" : policy.signaturePath;
   const auto sig = readSignature(sigPath, path);
-  if (std::memcmp(sig.data() + 8, key, sizeof key) != 0)
+  // The signature names its key: it must be one of the trusted ones.
+  uint8_t key[ENCM_PUBLIC_KEY_SIZE];
+  bool trusted = false;
+  for (const std::string &hex : policy.publicKeys)
+    if (parseHex(hex, key, sizeof key) && std::memcmp(sig.data() + 8, key, sizeof key) == 0) {
+      trusted = true;
+      break;
+    }
+  if (!trusted)
     fail(ENCRT_INVALID_ARTIFACT, path, ": ", sigPath, " is signed by key ",
-         toHex(sig.data() + 8, ENCM_PUBLIC_KEY_SIZE), ", not by the trusted key ",
-         policy.publicKey);
+         toHex(sig.data() + 8, ENCM_PUBLIC_KEY_SIZE),
+         policy.publicKeys.size() == 1 ? ", not by the trusted key " + policy.publicKeys[0]
+                                       : ", not by one of the " + std::to_string(policy.publicKeys.size()) +
+                                             " trusted keys",
+         policy.keySource == kTrustedKeysVariable ? std::string(" (") + kTrustedKeysVariable + ")" : "");
   uint8_t message[ENCM_SIGNATURE_CONTEXT_SIZE + ENCM_SHA256_SIZE];
   std::memcpy(message, ENCM_SIGNATURE_CONTEXT, ENCM_SIGNATURE_CONTEXT_SIZE);
   std::memcpy(message + ENCM_SIGNATURE_CONTEXT_SIZE, digest.data(), digest.size());

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace encrt::rt {
 
@@ -27,11 +28,23 @@ std::string toHex(const uint8_t *data, size_t size);
 bool parseHex(std::string_view hex, uint8_t *out, size_t size);
 
 struct TrustPolicy {
-  std::string sha256;         ///< 64 hex digits, or empty
-  std::string publicKey;      ///< 64 hex digits, or empty
-  std::string signaturePath;  ///< empty: the artifact's path + ".sig"
-  bool any() const { return !sha256.empty() || !publicKey.empty(); }
+  std::string sha256;                  ///< 64 hex digits, or empty
+  std::vector<std::string> publicKeys; ///< 64 hex digits each: a signature by any one of them
+  std::string keySource = "trusted_public_key"; ///< where publicKeys came from (messages)
+  std::string signaturePath;           ///< empty: the artifact's path + ".sig"
+  bool any() const { return !sha256.empty() || !publicKeys.empty(); }
 };
+
+/// The environment variable holding the deployment's trusted keys.
+inline constexpr const char *kTrustedKeysVariable = "ENCRT_TRUSTED_KEYS";
+
+/// A load whose caller required nothing (no SHA-256, no key) takes the
+/// environment's policy: with ENCRT_TRUSTED_KEYS set, a signature by one of
+/// its keys (comma-separated; each 64 hex digits or the path of a file that
+/// holds them, as encc keygen's NAME.pub). Set but empty, or an entry that is
+/// neither, is ENCRT_INVALID_ARGUMENT: the policy fails closed. A caller's
+/// own option is kept as it is.
+void applyEnvironmentTrust(TrustPolicy &policy);
 
 /// Checks the policy's hex fields (ENCRT_INVALID_ARGUMENT) before any I/O.
 void checkTrustPolicy(const TrustPolicy &policy);

@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/inotify.h>
@@ -228,6 +229,72 @@ TEST_F(TrustTest, BadOptionsBeforeAnyIo) {
   o.signature_path = "/tmp/x.sig";
   expectError(loadWith("/nonexistent.encm", o), ENCRT_INVALID_ARGUMENT,
               "signature_path is set but no trusted_public_key");
+}
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const std::string &value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+private:
+  const char *name_;
+};
+
+TEST_F(TrustTest, EnvironmentWidePolicy) {
+  // Issue 41, item 6: a deployment requires signatures for every load of the
+  // process, so a program that forgets the option cannot run unsigned code:
+  // ENCRT_TRUSTED_KEYS lists the trusted keys (hex, or NAME.pub files).
+  // Before it, these loads with no option ran any artifact.
+  KeyPair signer, stranger, third;
+  const auto file = writeArtifact(TestModel::spec(kernels()));
+  const std::string path = write(file);
+  const encrt_model_options none = options();
+  {
+    ScopedEnv env("ENCRT_TRUSTED_KEYS", signer.publicHex());
+    expectError(loadWith(path, none), kBad, "a signature is required and " + path + ".sig cannot be opened");
+    // With no options struct at all, too.
+    encrt_model *m = nullptr;
+    expectError(encrt_model_load(path.c_str(), nullptr, &m), kBad, "a signature is required");
+
+    write(stranger.sign(file), "model.encm.sig");
+    expectError(loadWith(path, none), kBad,
+                "is signed by key " + stranger.publicHex() + ", not by the trusted key " + signer.publicHex() +
+                    " (ENCRT_TRUSTED_KEYS)");
+    write(signer.sign(file), "model.encm.sig");
+    EXPECT_EQ(loadWith(path, none), nullptr);
+  }
+  {
+    // A list, with a NAME.pub file (newline-terminated, as encc keygen writes it) and spaces.
+    const std::string thirdHex = third.publicHex() + "\n";
+    const std::string pub = write(std::vector<uint8_t>(thirdHex.begin(), thirdHex.end()), "third.pub");
+    write(third.sign(file), "model.encm.sig");
+    ScopedEnv env("ENCRT_TRUSTED_KEYS", stranger.publicHex() + " , " + pub);
+    EXPECT_EQ(loadWith(path, none), nullptr);
+    write(signer.sign(file), "model.encm.sig");
+    expectError(loadWith(path, none), kBad, "not by one of the 2 trusted keys (ENCRT_TRUSTED_KEYS)");
+    // signature_path works with the environment's keys.
+    const std::string elsewhere = write(third.sign(file), "elsewhere.sig");
+    encrt_model_options o = options();
+    o.signature_path = elsewhere.c_str();
+    EXPECT_EQ(loadWith(path, o), nullptr);
+    // A caller's own requirement is kept as it is (a pinned hash).
+    uint8_t digest[32];
+    crypto_hash_sha256(digest, file.data(), file.size());
+    const std::string pin = hex(digest, 32);
+    o = options();
+    o.require_sha256 = pin.c_str();
+    EXPECT_EQ(loadWith(path, o), nullptr);
+  }
+  // The policy fails closed: set but empty, or an entry that is no key.
+  for (const std::string &bad : {std::string(""), std::string(" "), signer.publicHex() + ",",
+                                 std::string("/nonexistent.pub"), std::string("/dev/zero"), std::string("abc")}) {
+    SCOPED_TRACE(bad);
+    ScopedEnv env("ENCRT_TRUSTED_KEYS", bad);
+    expectError(loadWith(path, none), ENCRT_INVALID_ARGUMENT, "ENCRT_TRUSTED_KEYS: entry ");
+  }
+  // Unset: nothing is required (the default stays permissive).
+  EXPECT_EQ(loadWith(path, none), nullptr);
 }
 
 TEST_F(TrustTest, OlderCallersStructHasNoTrustFields) {

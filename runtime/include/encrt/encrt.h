@@ -111,7 +111,11 @@ typedef struct encrt_model_options {
      prints) must equal it. trusted_public_key: 64 hex digits (the contents of
      `encc keygen`'s NAME.pub); the artifact must carry a valid signature by
      that key (`encc sign`) in signature_path (NULL: the artifact's path +
-     ".sig"). NULL: not required; "" is an ENCRT_INVALID_ARGUMENT error. */
+     ".sig"). NULL: not required; "" is an ENCRT_INVALID_ARGUMENT error.
+     With neither require_sha256 nor trusted_public_key, the environment's
+     ENCRT_TRUSTED_KEYS (comma-separated keys: 64 hex digits or NAME.pub
+     files), when set, requires a signature by one of its keys
+     (docs/security.md); set but malformed is ENCRT_INVALID_ARGUMENT. */
   const char *require_sha256;
   const char *trusted_public_key;
   const char *signature_path;
