@@ -17,8 +17,9 @@ const nlohmann::json &recordedCase(const std::string &file, const std::string &n
 
 /// Compiles `modelDir` with the packed and with the padded plan and runs the
 /// recorded batch `c` (ids [B][S] right-padded, lengths [B]) through both:
-/// the valid hidden rows (c["hidden"][b][s < lengths[b]]) and the pooled
-/// outputs (c["pooled"]) must be within `tolerance` (max |err| / max |ref|).
+/// the valid hidden rows (c["hidden"][b][s < lengths[b]]) and, where the
+/// case has them, the pooled outputs (c["pooled"]) must be within
+/// `tolerance` (max |err| / max |ref|).
 /// Prints the measured errors under `name`.
 void expectMatchesRecordedBatch(const nlohmann::json &c, const std::string &modelDir, double tolerance,
                                 const std::string &name);

@@ -3,8 +3,8 @@
 
 For each tokenizer type (WordPiece uncased: the real all-MiniLM-L6-v2 file; WordPiece cased: the
 same vocabulary with lowercasing and accent stripping off; with --mpnet DIR, all-mpnet-base-v2's
-WordPiece file with its own added tokens; byte-level BPE: tests/tokenizer/bpe; Unigram: the three
-files of tests/tokenizer/unigram) this compiles a model whose artifact carries
+WordPiece file with its own added tokens; byte-level BPE: tests/tokenizer/bpe's GPT-2-style, NFC
+(GPT-NeoX-style) and Qwen2-style files; Unigram: the three files of tests/tokenizer/unigram) this compiles a model whose artifact carries
 that tokenizer, then tokenises every string of a seeded corpus twice: with the library
 (Tokenizer.encode, truncated to the artifact's maximum) and with encrt through its C API
 (encrt_model_tokenize_text over ctypes, so NUL and newlines are data). Any difference is printed
@@ -78,8 +78,10 @@ SCRIPTS = ["\u1100\u1161\u11a8", "\u0915\u094d\u0937", "\u0915\u093c\u0940", "\u
            "\uff21\uff42\uff43\uff11", "\uff76\uff9e", "\ufb01", "\u2460", "\u337f", "\u2122", "\u00bd",
            "\u0627\u0644\u0633\u0651\u064e\u0644\u0627\u0645", "\u4e2d\u6587", "\u65e5\u672c\u8a9e",
            "\u00e9", "e\u0301", "\u1e9e", "\u0130", "\u03a3\u03c3\u03c2", "\u00df"]
+# Literal special tokens of every tokenizer here, in other cases too (matched exactly unless normalized).
 SPECIALS = ["[CLS]", "[SEP]", "[MASK]", "[UNK]", "[PAD]", "<s>", "</s>", "<mask>", "<unk>", "<pad>",
-            " <mask>", "<0x41>", "##ing"]
+            " <mask>", " [MASK]", "<0x41>", "##ing", "[cls]", "[Mask]", "<S>", "<PAD>", "<|endoftext|>",
+            "<|im_start|>", "<|im_end|>", "<|ENDOFTEXT|>", "<|im_start|>user\n", "[CLS][SEP]", "</s></s>"]
 SPACES = [" ", "  ", "   ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "\u2003", " \n "]
 PUNCT = [".", ",", "!", "?", "'", "\"", "-", "(", ")", ":", ";", "'s", "'ll", "...", "\u2014", "\u00bf"]
 
@@ -202,6 +204,8 @@ def build_artifacts(build, minilm, tmp, mpnet=None):
     compile_dir("wordpiece-cased", cased, os.path.join(cased, "tokenizer.json"), "replace")
     for name, model_type, vocab, src in (
             ("bpe", "roberta", "2001", "bpe/tokenizer.json"),
+            ("bpe-nfc", "roberta", "2005", "bpe/tokenizer-neox.json"),
+            ("bpe-qwen2", "roberta", "2003", "bpe/tokenizer-qwen2.json"),
             ("unigram", "xlm-roberta", "4002", "unigram/tokenizer.json"),
             ("unigram-variant", "xlm-roberta", "4258", "unigram/tokenizer-variant.json"),
             ("unigram-first", "xlm-roberta", "4002", "unigram/tokenizer-first.json")):
