@@ -6,6 +6,11 @@
 // id inputs or a pattern of ids (positions 0..S-1 + offset, all zeros), the
 // attention mask as a * mask + c, a partial embedding (a sum of Gathers), or
 // a tensor of the enc module, possibly a pending head reshape / transpose.
+// transformers 5.x builds the key-padding mask by indexing: GatherND of the
+// boolean mask at (arange(batch), arange(sequence)) grids, And-ed with
+// all-true comparisons, Where'd into 0 / -FLT_MAX; those values are Iota
+// (an arange along one axis), IndexPair, AllTrue and ShapeOnly (a value
+// used only for its shape), and the mask stays a Mask throughout.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/OnnxImport.h"
@@ -29,6 +34,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 using namespace encc;
@@ -82,7 +88,10 @@ int64_t product(llvm::ArrayRef<int64_t> dims) {
 }
 
 struct Val {
-  enum Kind { Const, Ids, TypeIds, IdPattern, Mask, MaskIndex, PadDerived, Embed, Tensor } kind = Tensor;
+  enum Kind {
+    Const, Ids, TypeIds, IdPattern, Mask, MaskIndex, PadDerived, Embed, Tensor,
+    Iota, IndexPair, AllTrue, ShapeOnly, NanTest
+  } kind = Tensor;
   std::vector<int64_t> dims; ///< the logical shape (batch / sequence as symbols)
   // Const: floats in f, integers in i (which may hold symbols); a large float
   // initialiser stays in `init` until it is used as a weight.
@@ -104,9 +113,18 @@ struct Val {
   mlir::Value word, pos, type;
   int64_t posOffset = 0, posPadId = -1;
   bool typeFromInput = false;
-  // Tensor.
+  // Iota: the value is the index along dims[iotaAxis], an arange over the batch or the sequence
+  // (iotaOf: kBatch or kSeq). IndexPair: [..., 2], the two iotas (pairOf, pairAxis) side by side.
+  int64_t iotaAxis = 0, iotaOf = 0;
+  int64_t pairAxis[2] = {0, 0}, pairOf[2] = {0, 0};
+  // Tensor (and NanTest: the tensor tested).
   mlir::Value v;
-  enum Layout { Plain, Reshaped4, HeadsT, MergePending } layout = Plain;
+  // Flat3 / Flat3T: a [B, h, S, D] tensor viewed as [B*h, S, D] (then transposed), on the way to
+  // the keys' [B, h, D, S]; dims stay the 4-D ones.
+  enum Layout { Plain, Reshaped4, HeadsT, MergePending, Flat3, Flat3T } layout = Plain;
+  /// Scalars not yet applied (x * c, x / c on 4-D heads): the attention product applies them
+  /// to the scores, any other use first (a multiply, then a divide, as the graph had them).
+  double factor = 1, divisor = 1;
 
   bool isConst() const { return kind == Const; }
   int64_t numElements() const { return product(dims); }
@@ -152,6 +170,15 @@ private:
     for (int64_t d : dims)
       shape.push_back(isSym(d) ? ShapedType::kDynamic : d);
     return RankedTensorType::get(shape, b.getF32Type());
+  }
+  /// x * factor / divisor as enc.binary ops (none where 1).
+  mlir::Value applyScalars(const onnx::Node &n, mlir::Value x, double factor, double divisor) {
+    const Val scalar; // rank 0
+    if (factor != 1)
+      x = b.create<enc::BinaryOp>(loc(n), x.getType(), x, constantOp(n, scalar, {factor}), enc::BinaryKind::mul);
+    if (divisor != 1)
+      x = b.create<enc::BinaryOp>(loc(n), x.getType(), x, constantOp(n, scalar, {divisor}), enc::BinaryKind::div);
+    return x;
   }
   Val tensorVal(mlir::Value v, std::vector<int64_t> dims) {
     Val r;
@@ -369,6 +396,8 @@ llvm::Expected<mlir::Value> Lowerer::tensor(const onnx::Node &n, Val &v) {
   if (v.layout != Val::Plain)
     return nodeErr(n, "'" + v.name + "' is a head reshape / transpose that is not followed by the attention "
                       "pattern the frontend knows");
+  v.v = applyScalars(n, v.v, v.factor, v.divisor);
+  v.factor = v.divisor = 1;
   return v.v;
 }
 
@@ -402,15 +431,27 @@ llvm::Error Lowerer::lowerUnsqueeze(const onnx::Node &n, bool squeeze) {
     return x.takeError();
   Val r = **x;
   const int64_t rank = int64_t(r.dims.size());
-  auto axes = axesOf(n, 1, squeeze ? rank : rank + 1);
+  int64_t added = 1; // Unsqueeze's output rank is the input's plus the number of axes
+  if (const onnx::Attribute *a = n.attribute("axes"))
+    added = int64_t(a->ints.size());
+  else if (!squeeze) {
+    auto in = input(n, 1, /*optional=*/true);
+    if (!in)
+      return in.takeError();
+    if (*in && (*in)->isConst())
+      added = (*in)->numElements();
+  }
+  auto axes = axesOf(n, 1, squeeze ? rank : rank + added);
   if (!axes)
     return axes.takeError();
   if (r.kind == Val::Tensor || r.kind == Val::Embed)
     return nodeErr(n, "(un)squeezing a tensor is not supported");
   std::vector<int64_t> dims = r.dims;
+  std::vector<int64_t> origin(dims.size()); // the input axis each output axis is (-1: new)
+  std::iota(origin.begin(), origin.end(), 0);
   std::set<int64_t> s(axes->begin(), axes->end());
   if (squeeze) {
-    std::vector<int64_t> out;
+    std::vector<int64_t> out, from;
     for (int64_t i = 0; i < rank; ++i) {
       if ((s.empty() && dims[i] == 1) || s.count(i)) {
         if (dims[i] != 1)
@@ -418,12 +459,20 @@ llvm::Error Lowerer::lowerUnsqueeze(const onnx::Node &n, bool squeeze) {
         continue;
       }
       out.push_back(dims[i]);
+      from.push_back(i);
     }
     dims = out;
+    origin = from;
   } else {
-    for (int64_t a : s)
+    for (int64_t a : s) {
       dims.insert(dims.begin() + a, 1);
+      origin.insert(origin.begin() + a, -1);
+    }
   }
+  if (r.kind == Val::Iota)
+    r.iotaAxis = std::find(origin.begin(), origin.end(), r.iotaAxis) - origin.begin();
+  if (r.kind == Val::IndexPair || r.kind == Val::NanTest || r.kind == Val::ShapeOnly)
+    return nodeErr(n, "(un)squeezes an index grid or a NaN test, which the frontend does not follow");
   if (r.kind == Val::Mask && (dims.empty() || dims.back() != kSeq))
     return nodeErr(n, "moves the attention mask's sequence axis from the last place (the mask is over keys)");
   r.dims = dims;
@@ -694,6 +743,7 @@ llvm::Error Lowerer::lowerMatMul(const onnx::Node &n) {
       return nodeErr(n, "multiplies " + shapeText(a.dims) + " by " + shapeText(bv.dims));
     std::vector<int64_t> dims = {a.dims[0], a.dims[1], a.dims[2], bv.dims[3]};
     mlir::Value y = b.create<enc::MatmulOp>(loc(n), typeOf(dims), a.v, bv.v, transposeB);
+    y = applyScalars(n, y, a.factor * bv.factor, a.divisor * bv.divisor); // the operands' pending scalars
     set(n, tensorVal(y, dims));
     return llvm::Error::success();
   }
@@ -758,6 +808,24 @@ llvm::Error Lowerer::lowerReshape(const onnx::Node &n) {
   bool allowZero = false;
   if (const onnx::Attribute *a = n.attribute("allowzero"))
     allowZero = a->i != 0;
+  // The keys' transpose as torch's SDPA export writes it: [B, h, S, D] -> [-1, S, D] -> transposed
+  // [B*h, D, S] -> [B, h, D, S].
+  if (in.kind == Val::Tensor && in.dims.size() == 4 && in.factor == 1 && in.divisor == 1) {
+    const std::vector<int64_t> &d = in.dims;
+    if (in.layout == Val::Plain && *target == std::vector<int64_t>{-1, d[2], d[3]}) {
+      Val r = in;
+      r.layout = Val::Flat3;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
+    if (in.layout == Val::Flat3T && *target == std::vector<int64_t>{d[0], d[1], d[3], d[2]}) {
+      Val r = in;
+      r.layout = Val::HeadsT;
+      r.dims = *target;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
+  }
   std::vector<int64_t> checkedTarget = *target;
   for (int64_t &d : checkedTarget)
     d = d == -1 ? 1 : d; // -1: inferred
@@ -805,6 +873,12 @@ llvm::Error Lowerer::lowerTranspose(const onnx::Node &n) {
   if (const onnx::Attribute *a = n.attribute("perm"))
     perm = a->ints;
   using P = std::vector<int64_t>;
+  if (in.kind == Val::Tensor && in.layout == Val::Flat3 && perm == P{0, 2, 1}) { // [B*h, S, D] -> [B*h, D, S]
+    Val r = in;
+    r.layout = Val::Flat3T;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
   if (in.kind != Val::Tensor || in.dims.size() != 4)
     return nodeErr(n, "only the attention heads' transposes are supported");
   Val r = in;
@@ -827,6 +901,11 @@ llvm::Error Lowerer::lowerTranspose(const onnx::Node &n) {
   } else if (in.layout == Val::HeadsT && perm == P{0, 1, 3, 2}) {
     r.layout = Val::Plain;
   } else if (in.layout == Val::Plain && perm == P{0, 2, 1, 3}) {
+    auto v = tensor(n, in); // its pending scalars first: merge_heads reads the value
+    if (!v)
+      return v.takeError();
+    r.v = *v;
+    r.factor = r.divisor = 1;
     r.layout = Val::MergePending;
   } else {
     return nodeErr(n, "the transpose " + shapeText(perm) + " of " + shapeText(in.dims) +
@@ -998,6 +1077,24 @@ llvm::Error Lowerer::lowerArithmetic(const onnx::Node &n, enc::BinaryKind kind) 
     }
     return nodeErr(n, "uses the attention mask in a way the frontend does not know (as " + shapeText(mask.dims) +
                           " with " + shapeText(other.dims) + ")");
+  }
+  // A 4-D head tensor times or over a scalar (torch's SDPA export scales q and kᵀ by sqrt(scale)
+  // each): kept as a factor that the attention product applies to the scores.
+  if (kind == enc::BinaryKind::mul || kind == enc::BinaryKind::div) {
+    Val *t = x.kind == Val::Tensor ? &x : kind == enc::BinaryKind::mul && y.kind == Val::Tensor ? &y : nullptr;
+    Val *k = t == &x ? &y : &x;
+    if (t && t->dims.size() == 4 && (t->layout == Val::Plain || t->layout == Val::HeadsT) && k->isConst() &&
+        k->numElements() == 1 && !k->init) {
+      auto f = floats(n, *k);
+      if (!f)
+        return f.takeError();
+      if (!std::isfinite((*f)[0]) || (kind == enc::BinaryKind::div && (*f)[0] == 0))
+        return nodeErr(n, "scales the attention heads by " + Twine(std::to_string((*f)[0])));
+      Val r = *t;
+      (kind == enc::BinaryKind::mul ? r.factor : r.divisor) *= (*f)[0];
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
   }
   if (x.kind == Val::Embed && y.kind == Val::Embed && kind == enc::BinaryKind::add) {
     Val r = x;
@@ -1337,6 +1434,10 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
       }
     } else if (r.kind == Val::Tensor && !toFloat) {
       return nodeErr(n, "casts a float tensor to " + Twine(onnx::dataTypeName(int32_t(to->i))));
+    } else if (r.kind == Val::Mask && to->i == onnx::kBool) { // a * mask + c != 0
+      const double atValid = r.a + r.c, atPadded = r.c;
+      r.c = atPadded != 0;
+      r.a = double(atValid != 0) - r.c;
     }
     set(n, std::move(r));
     return llvm::Error::success();
@@ -1504,6 +1605,33 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     for (auto *v : {&c, &x, &y})
       if (!*v)
         return v->takeError();
+    auto scalar = [&](const Val &v) -> std::optional<double> {
+      if (!v.isConst() || v.numElements() != 1 || v.init)
+        return std::nullopt;
+      return v.isFloat ? v.f[0] : double(v.i[0]);
+    };
+    if ((*c)->kind == Val::NanTest) {
+      // Where(isnan(p), 0, p) (torch's SDPA export: a fully masked row's NaNs as zeros). Each valid
+      // query sees at least itself, so its row has no NaN: p itself.
+      const Val &p = **y;
+      if (scalar(**x) != 0.0 || p.kind != Val::Tensor || p.v != (*c)->v || p.layout != Val::Plain || p.factor != 1 ||
+          p.divisor != 1)
+        return nodeErr(n, "selects on isnan(x) other than where(isnan(x), 0, x)");
+      set(n, p);
+      return llvm::Error::success();
+    }
+    if ((*c)->kind == Val::Mask && scalar(**x) && scalar(**y)) {
+      // Where(mask, 0, -FLT_MAX) (transformers 5.x): the additive mask, a * mask + c again.
+      const Val &mask = **c;
+      const double atValid = mask.a + mask.c, atPadded = mask.c;
+      if ((atValid != 0 && atValid != 1) || (atPadded != 0 && atPadded != 1))
+        return nodeErr(n, "selects on an attention mask that is not boolean");
+      Val r = mask;
+      r.c = atPadded ? *scalar(**x) : *scalar(**y);
+      r.a = (atValid ? *scalar(**x) : *scalar(**y)) - r.c;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
     if ((*c)->kind == Val::Mask) {
       const Val &mask = **c;
       const double atValid = mask.a + mask.c, atPadded = mask.c;
@@ -1568,6 +1696,136 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     set(n, std::move(r));
     return llvm::Error::success();
   }
+  if (op == "Range") {
+    // arange(batch) / arange(sequence): an index grid of transformers 5.x's mask.
+    std::optional<int64_t> k[3];
+    for (size_t j = 0; j < 3; ++j) {
+      auto v = input(n, j);
+      if (!v)
+        return v.takeError();
+      if ((*v)->isConst() && !(*v)->isFloat && (*v)->i.size() == 1 && (*v)->dims.empty())
+        k[j] = (*v)->i[0];
+    }
+    if (!k[0] || !k[1] || !k[2] || *k[0] != 0 || *k[2] != 1 || !isSym(*k[1]))
+      return nodeErr(n, "only arange(batch) and arange(sequence) (from 0, step 1) are supported");
+    Val r;
+    r.kind = Val::Iota;
+    r.iotaOf = *k[1];
+    r.iotaAxis = 0;
+    r.dims = {*k[1]};
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "GreaterOrEqual") {
+    // arange(...) >= 0: true everywhere.
+    auto in = inputPair(n);
+    if (!in)
+      return in.takeError();
+    const Val &x = *in->first, &y = *in->second;
+    if (x.kind != Val::Iota || !y.isConst() || y.isFloat || y.i.size() != 1 || y.i[0] > 0)
+      return nodeErr(n, "only arange(...) >= a constant <= 0 (always true) is supported");
+    Val r;
+    r.kind = Val::AllTrue;
+    r.dims = x.dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "And") {
+    // true & x = x; the key-padding mask stays over keys (its broadcast over queries is implied).
+    auto in = inputPair(n);
+    if (!in)
+      return in.takeError();
+    Val &x = *in->first, &y = *in->second;
+    auto isTrue = [](const Val &v) {
+      return v.kind == Val::AllTrue || (v.isConst() && !v.isFloat && !v.init && !v.i.empty() &&
+                                        llvm::all_of(v.i, [](int64_t b) { return b != 0; }));
+    };
+    auto dims = broadcastDims(x.dims, y.dims);
+    if (!dims)
+      return nodeErr(n, "operands " + shapeText(x.dims) + " and " + shapeText(y.dims) + " do not broadcast");
+    if (isTrue(x) && isTrue(y)) {
+      Val r;
+      r.kind = Val::AllTrue;
+      r.dims = *dims;
+      set(n, std::move(r));
+      return llvm::Error::success();
+    }
+    Val &other = isTrue(x) ? y : x;
+    if ((isTrue(x) || isTrue(y)) && other.kind == Val::Mask && other.a == 1 && other.c == 0 &&
+        other.dims.size() == dims->size()) {
+      set(n, other);
+      return llvm::Error::success();
+    }
+    return nodeErr(n, "only 'all true & the key-padding mask' is supported");
+  }
+  if (op == "Max") {
+    // max(batch grid, sequence grid): used for its shape (the broadcast of the two).
+    if (n.inputs.size() != 2)
+      return nodeErr(n, "has " + Twine(n.inputs.size()) + " inputs (2 supported)");
+    auto in = inputPair(n);
+    if (!in)
+      return in.takeError();
+    const Val &x = *in->first, &y = *in->second;
+    auto dims = broadcastDims(x.dims, y.dims);
+    if (x.kind != Val::Iota || y.kind != Val::Iota || !dims)
+      return nodeErr(n, "only the maximum of two index grids (for its shape) is supported");
+    Val r;
+    r.kind = Val::ShapeOnly;
+    r.dims = *dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "GatherND") {
+    // mask[arange(batch), arange(sequence)] on grids [B, 1, .., 1, S]: the mask over keys.
+    auto in = inputPair(n);
+    if (!in)
+      return in.takeError();
+    const Val &data = *in->first, &ix = *in->second;
+    const onnx::Attribute *batchDims = n.attribute("batch_dims");
+    std::vector<int64_t> dims(ix.dims.begin(), ix.dims.end() - (ix.dims.empty() ? 0 : 1));
+    const bool keysLast = dims.size() >= 2 && dims.front() == kBatch && dims.back() == kSeq &&
+                          std::all_of(dims.begin() + 1, dims.end() - 1, [](int64_t d) { return d == 1; });
+    if (data.kind != Val::Mask || data.dims != std::vector<int64_t>{kBatch, kSeq} || ix.kind != Val::IndexPair ||
+        (batchDims && batchDims->i != 0) || !keysLast || ix.pairOf[0] != kBatch || ix.pairAxis[0] != 0 ||
+        ix.pairOf[1] != kSeq || ix.pairAxis[1] != int64_t(dims.size()) - 1)
+      return nodeErr(n, "only attention_mask[arange(batch), arange(sequence)] over the keys is supported");
+    Val r = data;
+    r.dims = dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "IsNaN") {
+    auto x = input(n, 0);
+    if (!x)
+      return x.takeError();
+    auto v = tensor(n, **x);
+    if (!v)
+      return v.takeError();
+    Val r;
+    r.kind = Val::NanTest;
+    r.v = *v;
+    r.dims = (*x)->dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+  if (op == "GatherElements") {
+    // A buffer of zeros (token types) gathered at the positions: token type 0.
+    auto in = inputPair(n);
+    if (!in)
+      return in.takeError();
+    const Val &data = *in->first, &ix = *in->second;
+    const bool zeros = (data.kind == Val::IdPattern && data.zeros) ||
+                       (data.isConst() && !data.isFloat && !data.init && !data.i.empty() &&
+                        llvm::all_of(data.i, [](int64_t v) { return v == 0; }));
+    if (!zeros || (ix.kind != Val::IdPattern && ix.kind != Val::Ids && ix.kind != Val::TypeIds))
+      return nodeErr(n, "only gathering from a buffer of zeros (token type ids) is supported");
+    Val r;
+    r.kind = Val::IdPattern;
+    r.zeros = true;
+    r.dims = ix.dims;
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
   if (op == "Expand") {
     auto x = input(n, 0), shape = input(n, 1);
     if (!x)
@@ -1583,8 +1841,18 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     if (!dims)
       return nodeErr(n, "cannot expand " + shapeText((*x)->dims) + " to " + shapeText(*target));
     Val r = **x;
-    if (r.kind != Val::IdPattern && r.kind != Val::Ids && r.kind != Val::TypeIds && r.kind != Val::Mask)
-      return nodeErr(n, "only id patterns (positions, token types) and the mask can be expanded");
+    if (r.kind == Val::Const && !r.isFloat && !r.init && !r.i.empty() && llvm::any_of(*target, isSym) &&
+        llvm::all_of(r.i, [](int64_t v) { return v == 0; })) {
+      // A buffer of zeros (transformers' token_type_ids) expanded to the run's batch: token type 0.
+      r = Val();
+      r.kind = Val::IdPattern;
+      r.zeros = true;
+    }
+    if (r.kind == Val::Iota)
+      r.iotaAxis += int64_t(dims->size() - (*x)->dims.size());
+    if (r.kind != Val::IdPattern && r.kind != Val::Ids && r.kind != Val::TypeIds && r.kind != Val::Mask &&
+        r.kind != Val::Iota)
+      return nodeErr(n, "only id patterns (positions, token types), index grids and the mask can be expanded");
     if (r.kind == Val::Mask && (r.dims.empty() || r.dims.back() != kSeq || llvm::count(r.dims, kSeq) != 1))
       return nodeErr(n, "expands the attention mask " + shapeText(r.dims) + " whose last axis is not the sequence");
     r.dims = *dims;
@@ -1596,6 +1864,28 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
   if (op == "Unsqueeze" || op == "Squeeze")
     return lowerUnsqueeze(n, op == "Squeeze");
   if (op == "Concat") {
+    if (n.inputs.size() == 2) { // the batch and sequence grids side by side: GatherND's indices
+      auto in = inputPair(n);
+      if (!in)
+        return in.takeError();
+      const Val &x = *in->first, &y = *in->second;
+      if (x.kind == Val::Iota || y.kind == Val::Iota) {
+        const onnx::Attribute *axis = n.attribute("axis");
+        const int64_t rank = int64_t(x.dims.size());
+        const int64_t a = axis ? (axis->i < 0 ? axis->i + rank : axis->i) : -1;
+        if (x.kind != Val::Iota || y.kind != Val::Iota || x.dims != y.dims || rank == 0 || a != rank - 1 ||
+            x.dims.back() != 1)
+          return nodeErr(n, "only two index grids [..., 1] stacked on the last axis are supported");
+        Val r;
+        r.kind = Val::IndexPair;
+        r.dims = x.dims;
+        r.dims.back() = 2;
+        r.pairOf[0] = x.iotaOf, r.pairAxis[0] = x.iotaAxis;
+        r.pairOf[1] = y.iotaOf, r.pairAxis[1] = y.iotaAxis;
+        set(n, std::move(r));
+        return llvm::Error::success();
+      }
+    }
     Val r;
     r.kind = Val::Const;
     for (size_t k = 0; k < n.inputs.size(); ++k) {

@@ -206,7 +206,8 @@ constexpr const char *kCaseNames[] = {
     "RobertaOpset14",         "BertGeluDynamoOpset18",     "DistilbertOpset14",
     "RobertaOpset14OrtOptimised", "XlmRobertaOpset17",     "DistilbertOpset17OrtOptimised",
     "BertCrossEncoderOpset14", "RobertaClassifierOpset17OrtOptimised", "BertGeluDynamoOpset20",
-    "BertGeluTanhDynamoOpset20"};
+    "BertGeluTanhDynamoOpset20", "BertDefaultExportT5", "BertTypesDefaultExportT5", "RobertaDefaultExportT5",
+    "XlmRobertaDefaultExportT5", "DistilbertDefaultExportT5"};
 constexpr int kCases = static_cast<int>(std::size(kCaseNames));
 
 std::string caseName(const ::testing::TestParamInfo<int> &i) { return kCaseNames[i.param]; }

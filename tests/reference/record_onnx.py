@@ -87,6 +87,21 @@ CASES = [
      "flags": SMALL + ["--model-type", "roberta", "--seed", "49", "--num-labels", "3", "--pooling", "none",
                        "--weight-prefix", "roberta."],
      "optimize": {"Attention", "SkipLayerNormalization"}},
+    # What a user gets today (issue 41, item 5): torch 2.15's torch.onnx.export with its defaults (dynamo,
+    # opset 20) of transformers 5.x models, which build the key-padding mask by indexing (Range / GatherND /
+    # And, Where into 0 / -FLT_MAX), export SDPA as sqrt(scale) on q and kᵀ with kᵀ through a 3-D view
+    # and isnan -> 0 after the softmax, and read the token types from a buffer of zeros (GatherElements)
+    # when no token_type_ids are given. Recorded with transformers 5.x ("transformers": 5).
+    {"name": "bert_default_export_t5", "transformers": 5, "default_export": True, "no_types": True,
+     "flags": SMALL + ["--seed", "61"]},
+    {"name": "bert_types_default_export_t5", "transformers": 5, "default_export": True,
+     "flags": SMALL + ["--act", "gelu_pytorch_tanh", "--seed", "62"]},
+    {"name": "roberta_default_export_t5", "transformers": 5, "default_export": True, "no_types": True,
+     "ids": ROBERTA_IDS, "flags": SMALL + ["--model-type", "roberta", "--seed", "63"]},
+    {"name": "xlm_roberta_default_export_t5", "transformers": 5, "default_export": True, "no_types": True,
+     "ids": ROBERTA_IDS, "flags": SMALL + ["--model-type", "xlm-roberta", "--seed", "64"]},
+    {"name": "distilbert_default_export_t5", "transformers": 5, "default_export": True,
+     "flags": SMALL + ["--model-type", "distilbert", "--seed", "65"]},
 ]
 IDS = [[1, 17, 23, 99, 5, 64, 2], [1, 8, 33, 2], [1]]
 TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1], [0]]
@@ -106,6 +121,10 @@ def main():
         for c in CASES:
             if args.only and c["name"] not in args.only:
                 continue
+            major = int(transformers.__version__.split(".")[0])
+            if major != c.get("transformers", 4):
+                raise SystemExit(f"{c['name']} is recorded with transformers {c.get('transformers', 4)}.x, this is "
+                                 f"{transformers.__version__}: run it with --only in such a venv")
             case_ids = c.get("ids", IDS)
             seq = max(map(len, case_ids))
             ids = np.zeros((len(case_ids), seq), np.int64)
@@ -123,15 +142,20 @@ def main():
                 kw = {} if "distilbert" in c["flags"] else {"add_pooling_layer": False}
                 model = AutoModel.from_pretrained(d, **kw).eval()
             out_name = "logits" if c.get("head") else "last_hidden_state"
-            with_types = getattr(model.config, "type_vocab_size", 0) > 1
+            with_types = getattr(model.config, "type_vocab_size", 0) > 1 and not c.get("no_types")
             inputs = (torch.tensor(ids), torch.tensor(mask)) + ((torch.tensor(types),) if with_types else ())
             names = ["input_ids", "attention_mask", "token_type_ids"][:len(inputs)]
             dyn = {n: {0: "batch", 1: "sequence"} for n in names}
             dyn[out_name] = {0: "batch"} if c.get("head") else {0: "batch", 1: "sequence"}
             path = os.path.join(out_dir, c["name"] + ".onnx")
-            torch.onnx.export(model, inputs, path, input_names=names, output_names=[out_name],
-                              dynamic_axes=dyn, opset_version=c["opset"], dynamo=bool(c.get("dynamo")),
-                              **({"external_data": True} if c.get("dynamo") else {}))
+            if c.get("default_export"):  # torch's defaults: only the names and the dynamic axes given
+                torch.onnx.export(model, inputs, path, input_names=names, output_names=[out_name], dynamic_axes=dyn)
+                c["opset"] = onnx.load(path, load_external_data=False).opset_import[0].version
+                c["dynamo"] = True
+            else:
+                torch.onnx.export(model, inputs, path, input_names=names, output_names=[out_name],
+                                  dynamic_axes=dyn, opset_version=c["opset"], dynamo=bool(c.get("dynamo")),
+                                  **({"external_data": True} if c.get("dynamo") else {}))
             onnx.checker.check_model(path)
             if c.get("optimize"):
                 from onnxruntime.transformers.optimizer import optimize_model
