@@ -91,9 +91,9 @@ struct AddedTokenData {
 
 /// One normalizer of a Unigram or BPE tokenizer (artifact.fbs NormalizerStep).
 struct NormalizerStepData {
-  enum class Kind { Precompiled, Replace, Strip, Nfc } kind = Kind::Replace;
+  enum class Kind { Precompiled, Replace, Strip, Nfc, Prepend } kind = Kind::Replace;
   std::string charsmap;           ///< Precompiled: the decoded map
-  std::string pattern, content;   ///< Replace
+  std::string pattern, content;   ///< Replace; Prepend: content
   int32_t minRepeat = 0;          ///< Replace: 0 each occurrence; n: runs of n or more
   bool stripLeft = false, stripRight = false; ///< Strip
   bool stripSpacesOnly = false;               ///< Strip: only U+0020, not all White_Space
@@ -111,13 +111,17 @@ struct TokenizerData {
   std::vector<AddedTokenData> addedTokens;
   bool addPrefixSpace = false, ignoreMerges = false, fuseUnk = false;
   /// The pre-tokenizer's regex: the ByteLevel one (GPT-2), or a Split's before
-  /// a ByteLevel without its own (Qwen2; Cl100k: GPT-4 / Llama 3).
-  enum class BpeSplit { Gpt2, Qwen2, Cl100k } bpeSplit = BpeSplit::Gpt2;
+  /// a ByteLevel without its own (Qwen2; Cl100k: GPT-4 / Llama 3); with the
+  /// Chars alphabet none (Whole: Llama 2) or a split after spaces (Gemma).
+  enum class BpeSplit { Gpt2, Qwen2, Cl100k, Whole, SpaceMergedWithPrevious } bpeSplit = BpeSplit::Gpt2;
+  /// The initial symbols: bytes in GPT-2's alphabet, or characters (with
+  /// byteFallback: <0xXX> tokens for those outside the vocabulary).
+  enum class BpeAlphabet { Bytes, Chars } bpeAlphabet = BpeAlphabet::Bytes;
   std::vector<int32_t> templateIds; ///< one sequence's post-processing; -1 = the text
   /// A text pair's post-processing: ids with -1 / -2 for the two texts, and
   /// each entry's token type (BPE, Unigram; empty: none; WordPiece's is built in).
   std::vector<int32_t> pairTemplateIds, pairTypeIds;
-  // Unigram (and addedTokens, templateIds, unkId).
+  // Unigram (and addedTokens, templateIds, unkId; byteFallback also BPE's).
   std::vector<double> scores;
   bool byteFallback = false;
   std::vector<NormalizerStepData> normalizers;

@@ -131,6 +131,7 @@ encm::NormalizerKind schemaKind(NormalizerStepData::Kind kind) {
   case NormalizerStepData::Kind::Replace: return encm::NormalizerKind::Replace;
   case NormalizerStepData::Kind::Strip: return encm::NormalizerKind::Strip;
   case NormalizerStepData::Kind::Nfc: return encm::NormalizerKind::Nfc;
+  case NormalizerStepData::Kind::Prepend: return encm::NormalizerKind::Prepend;
   }
   llvm_unreachable("NormalizerStepData::Kind");
 }
@@ -149,8 +150,18 @@ encm::BpeSplit schemaBpeSplit(TokenizerData::BpeSplit split) {
   case TokenizerData::BpeSplit::Gpt2: return encm::BpeSplit::Gpt2;
   case TokenizerData::BpeSplit::Qwen2: return encm::BpeSplit::Qwen2;
   case TokenizerData::BpeSplit::Cl100k: return encm::BpeSplit::Cl100k;
+  case TokenizerData::BpeSplit::Whole: return encm::BpeSplit::Whole;
+  case TokenizerData::BpeSplit::SpaceMergedWithPrevious: return encm::BpeSplit::SpaceMergedWithPrevious;
   }
   llvm_unreachable("TokenizerData::BpeSplit");
+}
+
+encm::BpeAlphabet schemaBpeAlphabet(TokenizerData::BpeAlphabet alphabet) {
+  switch (alphabet) {
+  case TokenizerData::BpeAlphabet::Bytes: return encm::BpeAlphabet::Bytes;
+  case TokenizerData::BpeAlphabet::Chars: return encm::BpeAlphabet::Chars;
+  }
+  llvm_unreachable("TokenizerData::BpeAlphabet");
 }
 
 encm::Pooling schemaPooling(Pooling pooling) {
@@ -221,6 +232,8 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
     t.add_merges(merges);
     t.add_add_prefix_space(tk.addPrefixSpace);
     t.add_bpe_split(schemaBpeSplit(tk.bpeSplit));
+    t.add_bpe_alphabet(schemaBpeAlphabet(tk.bpeAlphabet));
+    t.add_byte_fallback(tk.byteFallback);
     t.add_ignore_merges(tk.ignoreMerges);
     t.add_fuse_unk(tk.fuseUnk);
     t.add_normalizers(normalizers);
@@ -313,6 +326,8 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
     features.push_back(ENCM_FEATURE_BPE_SPLIT);
   if (!cfg.defaultPrompt.empty())
     features.push_back(ENCM_FEATURE_DEFAULT_PROMPT);
+  if (tk.kind == TokenizerKind::ByteLevelBPE && tk.bpeAlphabet != TokenizerData::BpeAlphabet::Bytes)
+    features.push_back(ENCM_FEATURE_BPE_CHARS);
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
                                  tokenizerTable, fill, cuda, ENCM_SCHEMA_MINOR,

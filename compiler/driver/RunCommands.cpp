@@ -623,6 +623,8 @@ std::string bpeSplitText(encm::BpeSplit split) {
   case encm::BpeSplit::Gpt2: return "";
   case encm::BpeSplit::Qwen2: return ", Qwen2 split regex";
   case encm::BpeSplit::Cl100k: return ", cl100k split regex";
+  case encm::BpeSplit::Whole: return ", no pre-tokenizer";
+  case encm::BpeSplit::SpaceMergedWithPrevious: return ", split after spaces";
   }
   return ", unknown split " + std::to_string(static_cast<int>(split));
 }
@@ -834,7 +836,11 @@ int encc::inspectCommand(const Args &args) {
     const size_t added = tk->added_tokens() ? tk->added_tokens()->size() : 0;
     switch (tk->kind()) {
     case encm::TokenizerKind::ByteLevelBPE:
-      os << "tokenizer: byte-level BPE, " << vocabTokens << " tokens, " << (tk->merges() ? tk->merges()->size() : 0)
+      os << "tokenizer: "
+         << (tk->bpe_alphabet() == encm::BpeAlphabet::Bytes ? "byte-level BPE"
+             : tk->byte_fallback()                          ? "SentencePiece BPE (characters, byte fallback)"
+                                                            : "SentencePiece BPE (characters)")
+         << ", " << vocabTokens << " tokens, " << (tk->merges() ? tk->merges()->size() : 0)
          << " merges, " << added << " added tokens" << (tk->add_prefix_space() ? ", prefix space" : "")
          << bpeSplitText(tk->bpe_split()) << "\n";
       break;

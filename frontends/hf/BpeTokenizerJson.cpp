@@ -2,9 +2,12 @@
 //
 // The fields of the `tokenizers` library's serialisation (tokenizers 0.23)
 // that decide ids: model (vocab, merges as "a b" strings or [a, b] pairs,
-// unk_token, fuse_unk, ignore_merges, and the options encrt does not
-// implement: dropout, continuing_subword_prefix, end_of_word_suffix,
-// byte_fallback), normalizer (NFC), pre_tokenizer, post_processor, added_tokens.
+// unk_token, fuse_unk, ignore_merges, byte_fallback, and the options encrt
+// does not implement: dropout, continuing_subword_prefix, end_of_word_suffix),
+// normalizer (NFC, Replace of a string, Prepend), pre_tokenizer (ByteLevel,
+// alone or after a Split on Qwen2's / cl100k's regex: byte-level BPE; none, or
+// a Split on " " merged with the previous piece: SentencePiece BPE on
+// characters, Llama 2 / Gemma), post_processor, added_tokens.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/BpeTokenizerJson.h"
@@ -64,11 +67,8 @@ private:
     for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
       if (const json *v = field(model, key); v && !v->is_null() && !(v->is_string() && v->get<std::string>().empty()))
         return unsupported.why = std::string("BPE ") + key, llvm::Error::success();
-    bool byteFallback = false;
-    if (auto e = readBool(model, "byte_fallback", "model.", byteFallback))
+    if (auto e = readBool(model, "byte_fallback", "model.", tok_.byteFallback)) // checked with the pre-tokenizer
       return e;
-    if (byteFallback)
-      return unsupported.why = "BPE byte_fallback", llvm::Error::success();
     if (auto e = readBool(model, "fuse_unk", "model.", tok_.fuseUnk))
       return e;
     if (auto e = readBool(model, "ignore_merges", "model.", tok_.ignoreMerges))
@@ -114,15 +114,35 @@ private:
   }
 
   /// One normalizer step (forEachNormalizer flattens Sequences): NFC
-  /// (GPT-NeoX's, ModernBERT's); any other leaves the model without a
-  /// tokenizer (a note says which).
+  /// (GPT-NeoX's, ModernBERT's), Replace of a string and Prepend
+  /// (SentencePiece BPE: " " -> "▁", "▁" first); any other leaves the model
+  /// without a tokenizer (a note says which).
   llvm::Error readNormalizer(const json &n, const std::string &where, Unsupported &unsupported) {
     if (!n.is_object())
       return bad("field '" + where + "' must be an object or null");
-    if (typeOf(n) != "NFC")
-      return unsupported.why = where + " " + quotedType(n), llvm::Error::success();
     NormalizerStepData step;
-    step.kind = NormalizerStepData::Kind::Nfc;
+    const std::string type = typeOf(n);
+    if (type == "NFC") {
+      step.kind = NormalizerStepData::Kind::Nfc;
+    } else if (type == "Replace") {
+      const json *pattern = field(n, "pattern"), *content = field(n, "content");
+      const json *literal = pattern && pattern->is_object() ? field(*pattern, "String") : nullptr;
+      if (!literal || !literal->is_string() || !content || !content->is_string())
+        return unsupported.why = where + " (Replace) of anything but a string", llvm::Error::success();
+      step.kind = NormalizerStepData::Kind::Replace;
+      step.pattern = literal->get<std::string>();
+      step.content = content->get<std::string>();
+      if (step.pattern.empty())
+        return unsupported.why = where + " (Replace) with an empty pattern", llvm::Error::success();
+    } else if (type == "Prepend") {
+      const json *prepend = field(n, "prepend");
+      if (!prepend || !prepend->is_string() || prepend->get<std::string>().empty())
+        return bad("field '" + where + ".prepend' must be a non-empty string");
+      step.kind = NormalizerStepData::Kind::Prepend;
+      step.content = prepend->get<std::string>();
+    } else {
+      return unsupported.why = where + " " + quotedType(n), llvm::Error::success();
+    }
     tok_.normalizers.push_back(std::move(step));
     return llvm::Error::success();
   }
@@ -133,6 +153,13 @@ private:
   /// Llama 3).
   llvm::Error readPreTokenizer(Unsupported &unsupported) {
     const json *pre = field(j_, "pre_tokenizer");
+    // SentencePiece BPE: the model sees characters (no ByteLevel mapping).
+    if (!pre || pre->is_null() || (pre->is_object() && typeOf(*pre) == "Split" && isSplitAfterSpaces(*pre))) {
+      tok_.bpeAlphabet = TokenizerData::BpeAlphabet::Chars;
+      tok_.bpeSplit = !pre || pre->is_null() ? TokenizerData::BpeSplit::Whole
+                                             : TokenizerData::BpeSplit::SpaceMergedWithPrevious;
+      return llvm::Error::success();
+    }
     const json *split = nullptr;
     if (pre && pre->is_object() && typeOf(*pre) == "Sequence") {
       const json *list = field(*pre, "pretokenizers");
@@ -143,8 +170,11 @@ private:
     }
     if (!pre || !pre->is_object() || typeOf(*pre) != "ByteLevel")
       return unsupported.why = "pre_tokenizer " + (pre ? quotedType(*pre) : std::string("missing")) +
-                               " (implemented: ByteLevel, and a Split on Qwen2's or cl100k's regex before it)",
+                               " (implemented: ByteLevel, and a Split on Qwen2's or cl100k's regex before it; none "
+                               "or a Split on \" \" merged with the previous piece for SentencePiece BPE)",
              llvm::Error::success();
+    if (tok_.byteFallback)
+      return unsupported.why = "BPE byte_fallback with a ByteLevel pre_tokenizer", llvm::Error::success();
     bool useRegex = true;
     if (auto e = readBool(*pre, "use_regex", "pre_tokenizer.", useRegex))
       return e;
@@ -185,6 +215,16 @@ private:
                                " (implemented: Qwen2's and cl100k's regex)",
              llvm::Error::success();
     return llvm::Error::success();
+  }
+
+  /// Gemma's Split {pattern: {String: " "}, behavior: MergedWithPrevious, invert: false}.
+  static bool isSplitAfterSpaces(const json &split) {
+    const json *pattern = field(split, "pattern");
+    const json *literal = pattern && pattern->is_object() ? field(*pattern, "String") : nullptr;
+    const json *behavior = field(split, "behavior"), *invert = field(split, "invert");
+    return literal && literal->is_string() && literal->get<std::string>() == " " && behavior &&
+           behavior->is_string() && behavior->get<std::string>() == "MergedWithPrevious" &&
+           (!invert || (invert->is_boolean() && !invert->get<bool>()));
   }
 
   std::unordered_map<std::string, int32_t> ids_;

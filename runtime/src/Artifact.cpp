@@ -369,7 +369,7 @@ void Artifact::checkSchemaVersion() {
                                      : " (recompile with a current encc)");
   if (major == 8 && (minor != 0 || m.required_features()))
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
-  static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT};
+  static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT, ENCM_FEATURE_BPE_CHARS};
   auto listed = [&](const char *feature) {
     if (m.required_features())
       for (const flatbuffers::String *f : *m.required_features())
@@ -391,6 +391,10 @@ void Artifact::checkSchemaVersion() {
   if (const encm::Tokenizer *t = m.tokenizer(); t && t->bpe_split() != encm::BpeSplit::Gpt2 &&
                                                  !listed(ENCM_FEATURE_BPE_SPLIT))
     fail(ENCRT_INVALID_ARTIFACT, p, ": the tokenizer's bpe_split needs feature '" ENCM_FEATURE_BPE_SPLIT
+                                    "', which the artifact does not require");
+  if (const encm::Tokenizer *t = m.tokenizer(); t && t->bpe_alphabet() != encm::BpeAlphabet::Bytes &&
+                                                 !listed(ENCM_FEATURE_BPE_CHARS))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": the tokenizer's bpe_alphabet needs feature '" ENCM_FEATURE_BPE_CHARS
                                     "', which the artifact does not require");
   if (m.metadata() && m.metadata()->default_prompt() && !listed(ENCM_FEATURE_DEFAULT_PROMPT))
     fail(ENCRT_INVALID_ARTIFACT, p, ": the default prompt needs feature '" ENCM_FEATURE_DEFAULT_PROMPT

@@ -62,6 +62,7 @@ std::vector<NormalizerStep> normalizers(const encm::Tokenizer &t) {
     case encm::NormalizerKind::Replace: s.kind = NormalizerStep::Kind::Replace; break;
     case encm::NormalizerKind::Strip: s.kind = NormalizerStep::Kind::Strip; break;
     case encm::NormalizerKind::Nfc: s.kind = NormalizerStep::Kind::Nfc; break;
+    case encm::NormalizerKind::Prepend: s.kind = NormalizerStep::Kind::Prepend; break;
     default: throw std::invalid_argument("unknown normalizer kind " + std::to_string(int(n->kind())));
     }
     if (n->charsmap())
@@ -89,8 +90,16 @@ std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vecto
   case encm::BpeSplit::Gpt2: o.split = BpeSplit::Gpt2; break;
   case encm::BpeSplit::Qwen2: o.split = BpeSplit::Qwen2; break;
   case encm::BpeSplit::Cl100k: o.split = BpeSplit::Cl100k; break;
+  case encm::BpeSplit::Whole: o.split = BpeSplit::Whole; break;
+  case encm::BpeSplit::SpaceMergedWithPrevious: o.split = BpeSplit::SpaceMergedWithPrevious; break;
   default: throw std::invalid_argument("unknown BPE split " + std::to_string(int(t.bpe_split())));
   }
+  switch (t.bpe_alphabet()) {
+  case encm::BpeAlphabet::Bytes: o.alphabet = BpeAlphabet::Bytes; break;
+  case encm::BpeAlphabet::Chars: o.alphabet = BpeAlphabet::Chars; break;
+  default: throw std::invalid_argument("unknown BPE alphabet " + std::to_string(int(t.bpe_alphabet())));
+  }
+  o.byteFallback = t.byte_fallback();
   o.addPrefixSpace = t.add_prefix_space();
   o.ignoreMerges = t.ignore_merges();
   o.fuseUnk = t.fuse_unk();

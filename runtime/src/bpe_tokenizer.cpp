@@ -15,6 +15,7 @@
 #include "unicode.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -163,6 +164,34 @@ template <typename Emit> void splitCl100k(std::string_view s, std::vector<char32
   }
 }
 
+/// A split after each space (the library's Split on " ", MergedWithPrevious).
+template <typename Emit> void splitAfterSpaces(std::string_view s, Emit emit) {
+  size_t from = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] == ' ') {
+      if (!emit(from, i + 1))
+        return;
+      from = i + 1;
+    }
+  if (from < s.size())
+    emit(from, s.size());
+}
+
+/// Calls emit(beginByte, endByte) for each word `split` cuts `s` into.
+template <typename Emit> void split(BpeSplit split, std::string_view s, std::vector<char32_t> &cps,
+                                    std::vector<size_t> &offsets, Emit emit) {
+  switch (split) {
+  case BpeSplit::Gpt2: splitGpt2(s, cps, offsets, emit); break;
+  case BpeSplit::Qwen2: splitCl100k(s, cps, offsets, 1, emit); break;
+  case BpeSplit::Cl100k: splitCl100k(s, cps, offsets, 3, emit); break;
+  case BpeSplit::Whole:
+    if (!s.empty())
+      emit(0, s.size());
+    break;
+  case BpeSplit::SpaceMergedWithPrevious: splitAfterSpaces(s, emit); break;
+  }
+}
+
 struct Symbol {
   int32_t id;
   int32_t prev, next;
@@ -200,9 +229,17 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
     ids_[vocab_[i]] = i;
   for (unsigned b = 0; b < 256; ++b) {
     unicode::appendUtf8(byteChars_[b], byteChar(b));
-    auto it = ids_.find(byteChars_[b]);
+    // Bytes: the byte's alphabet character; Chars: its fallback token, "<0x0A>" as Rust's {:#04X} spells it.
+    char fallback[8];
+    std::snprintf(fallback, sizeof fallback, "<0x%02X>", b);
+    auto it = ids_.find(options_.alphabet == BpeAlphabet::Bytes ? byteChars_[b] : std::string(fallback));
     byteIds_[b] = it == ids_.end() ? -1 : it->second;
   }
+  if (options_.byteFallback && options_.alphabet != BpeAlphabet::Chars)
+    invalid("byte fallback needs the character alphabet");
+  const bool charSplit = options_.split == BpeSplit::Whole || options_.split == BpeSplit::SpaceMergedWithPrevious;
+  if (charSplit != (options_.alphabet == BpeAlphabet::Chars))
+    invalid("the character alphabet goes with no pre-tokenizer or a split after spaces, and only it");
   merges_.reserve(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
     auto [a, b] = merges[r];
@@ -231,17 +268,7 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
   }
 }
 
-void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const {
-  if (options_.ignoreMerges) {
-    std::string &mapped = scratch.mapped;
-    mapped.clear();
-    for (unsigned char b : bytes)
-      mapped += byteChars_[b];
-    if (auto it = ids_.find(mapped); it != ids_.end()) {
-      ids.push_back(it->second);
-      return;
-    }
-  }
+void BytePairTokenizer::byteSymbols(std::string_view bytes, Scratch &scratch) const {
   std::vector<Symbol> &symbols = scratch.symbols;
   symbols.clear();
   bool lastWasUnk = false;
@@ -260,9 +287,71 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std:
     const int32_t k = static_cast<int32_t>(symbols.size());
     symbols.push_back({id, k - 1, k + 1, true});
   }
+  if (!symbols.empty())
+    symbols.back().next = -1;
+}
+
+void BytePairTokenizer::charSymbols(std::string_view word, Scratch &scratch) const {
+  // models/bpe/model.rs merge_word: a character in the vocabulary, else its
+  // bytes' <0xXX> tokens when all exist (byte_fallback), else the unknown
+  // token, a run of them fused (fuse_unk); a pending unknown is added only
+  // when a character of the vocabulary (or the end) comes, after any
+  // fallback bytes between them, as the library does.
+  std::vector<Symbol> &symbols = scratch.symbols;
+  symbols.clear();
+  auto add = [&](int32_t id) {
+    const int32_t k = static_cast<int32_t>(symbols.size());
+    symbols.push_back({id, k - 1, k + 1, true});
+  };
+  bool unkPending = false;
+  for (size_t pos = 0; pos < word.size();) {
+    const size_t start = pos;
+    char32_t cp;
+    unicode::decodeUtf8(word, pos, cp);
+    scratch.mapped.assign(word.substr(start, pos - start));
+    if (auto it = ids_.find(scratch.mapped); it != ids_.end()) {
+      if (unkPending)
+        add(options_.unkId), unkPending = false;
+      add(it->second);
+      continue;
+    }
+    if (options_.byteFallback &&
+        std::all_of(word.begin() + start, word.begin() + pos, [&](char b) { return byteIds_[uint8_t(b)] >= 0; })) {
+      for (size_t b = start; b < pos; ++b)
+        add(byteIds_[uint8_t(word[b])]);
+      continue;
+    }
+    if (options_.unkId < 0)
+      continue; // no unk token: the character is dropped
+    if (unkPending && !options_.fuseUnk)
+      add(options_.unkId);
+    unkPending = true;
+  }
+  if (unkPending)
+    add(options_.unkId);
+  if (!symbols.empty())
+    symbols.back().next = -1;
+}
+
+void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const {
+  const bool chars = options_.alphabet == BpeAlphabet::Chars;
+  if (options_.ignoreMerges) {
+    std::string &mapped = scratch.mapped;
+    mapped.clear();
+    if (chars)
+      mapped.assign(bytes);
+    else
+      for (unsigned char b : bytes)
+        mapped += byteChars_[b];
+    if (auto it = ids_.find(mapped); it != ids_.end()) {
+      ids.push_back(it->second);
+      return;
+    }
+  }
+  chars ? charSymbols(bytes, scratch) : byteSymbols(bytes, scratch);
+  std::vector<Symbol> &symbols = scratch.symbols;
   if (symbols.empty())
     return;
-  symbols.back().next = -1;
 
   // A min-heap on (rank, position), as word.rs's merge_all.
   std::vector<Merge> &heap = scratch.heap;
@@ -351,11 +440,7 @@ void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, st
           ids.push_back(id);
       return !full();
     };
-    switch (options_.split) {
-    case BpeSplit::Gpt2: splitGpt2(segment, cps, offsets, piece); break;
-    case BpeSplit::Qwen2: splitCl100k(segment, cps, offsets, 1, piece); break;
-    case BpeSplit::Cl100k: splitCl100k(segment, cps, offsets, 3, piece); break;
-    }
+    split(options_.split, segment, cps, offsets, piece);
   }
 }
 
@@ -367,11 +452,7 @@ std::vector<std::string> BytePairTokenizer::preTokenize(BpeSplit split, std::str
     pieces.emplace_back(text.substr(from, to - from));
     return true;
   };
-  switch (split) {
-  case BpeSplit::Gpt2: splitGpt2(text, cps, offsets, emit); break;
-  case BpeSplit::Qwen2: splitCl100k(text, cps, offsets, 1, emit); break;
-  case BpeSplit::Cl100k: splitCl100k(text, cps, offsets, 3, emit); break;
-  }
+  encrt::split(split, text, cps, offsets, emit);
   return pieces;
 }
 

@@ -1,13 +1,15 @@
-//===- bpe_tokenizer.h - Byte-level BPE tokenizer (GPT-2, RoBERTa) --------===//
+//===- bpe_tokenizer.h - BPE tokenizers (GPT-2, RoBERTa, Qwen, Gemma) -----===//
 //
-// The `tokenizers` library's byte-level BPE, id for id: added tokens split
-// off first (added_tokens.h: the raw ones, then, after the normalizer if there
-// is one, the normalized ones); each remaining segment optionally gets a leading
-// space (add_prefix_space), is cut by the GPT-2 pre-tokenizer regex (or a
-// Split pre-tokenizer's: Qwen2's, cl100k's; BpeSplit), mapped
-// byte by byte to the GPT-2 byte alphabet, and merged by rank (lowest first,
-// then leftmost); a template (RobertaProcessing, TemplateProcessing) puts the
-// special tokens around the pieces. Immutable after construction; thread-safe.
+// The `tokenizers` library's BPE, id for id: added tokens split off first
+// (added_tokens.h: the raw ones, then, after the normalizer if there is one,
+// the normalized ones); each remaining segment optionally gets a leading space
+// (add_prefix_space), is cut into words (BpeSplit: the GPT-2 pre-tokenizer
+// regex, a Split pre-tokenizer's: Qwen2's, cl100k's, after each space, or not
+// at all), whose symbols (BpeAlphabet: each byte mapped to the GPT-2 byte
+// alphabet, or each character itself with <0xXX> byte fallback) are merged by
+// rank (lowest first, then leftmost); a template (RobertaProcessing,
+// TemplateProcessing) puts the special tokens around the pieces. Immutable
+// after construction; thread-safe.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_BPE_TOKENIZER_H
@@ -36,10 +38,27 @@ enum class BpeSplit {
   ///  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   Qwen2,
   Cl100k,
+  /// No pre-tokenizer: each segment is one word (Llama 2, Mistral).
+  Whole,
+  /// A Split on " " with behavior MergedWithPrevious: a word ends after each
+  /// space (Gemma, whose normalizer has already turned spaces into "▁").
+  SpaceMergedWithPrevious,
+};
+
+/// A word's initial symbols.
+enum class BpeAlphabet {
+  /// Each byte as its GPT-2 byte-alphabet character (byte-level BPE).
+  Bytes,
+  /// Each character as itself; one missing from the vocabulary becomes its
+  /// UTF-8 bytes' <0xXX> tokens (byteFallback, when all are present), else
+  /// the unknown token (SentencePiece BPE: Gemma, Llama 2, Mistral).
+  Chars,
 };
 
 struct BpeOptions {
   BpeSplit split = BpeSplit::Gpt2;
+  BpeAlphabet alphabet = BpeAlphabet::Bytes;
+  bool byteFallback = false;   ///< Chars: <0xXX> tokens for characters outside the vocabulary
   bool addPrefixSpace = false; ///< ByteLevel pre-tokenizer: " " before each segment
   bool ignoreMerges = false;   ///< a pre-token that is a vocabulary entry is taken whole
   bool fuseUnk = false;        ///< consecutive unknown symbols become one unk
@@ -50,7 +69,8 @@ struct BpeOptions {
   static constexpr int32_t kSequence = -1;
   /// The text-pair post-processing (empty ids: none).
   PairTemplate pairTemplate;
-  /// tokenizer.json's normalizer (NFC for GPT-NeoX's), applied to the text
+  /// tokenizer.json's normalizer (NFC for GPT-NeoX's; Replace " " -> "▁",
+  /// Prepend "▁" for SentencePiece BPE), applied to the text
   /// between the raw added tokens; empty: none.
   std::vector<NormalizerStep> normalizers;
 };
@@ -84,12 +104,16 @@ private:
   struct Scratch;
   /// BPE of one pre-token (raw bytes), appending ids.
   void mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const;
+  /// The word's initial symbols into scratch.symbols: Bytes (the byte
+  /// alphabet) or Chars (characters, byte fallback, fused unknowns).
+  void byteSymbols(std::string_view bytes, Scratch &scratch) const;
+  void charSymbols(std::string_view word, Scratch &scratch) const;
 
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int32_t> ids_;
   /// (left << 32 | right) -> (rank, merged id).
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
-  int32_t byteIds_[256];          ///< id of each byte's alphabet symbol, -1 if none
+  int32_t byteIds_[256];          ///< Bytes: id of each byte's alphabet symbol; Chars: of <0xXX>; -1 if none
   std::string byteChars_[256];    ///< UTF-8 of each byte's alphabet symbol
   BpeOptions options_;
   TextNormalizer normalizer_;

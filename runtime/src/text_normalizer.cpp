@@ -153,6 +153,11 @@ TextNormalizer::TextNormalizer(const std::vector<NormalizerStep> &steps) {
           throw std::invalid_argument("Replace normalizer: pattern or content is not valid UTF-8");
       }
       break;
+    case NormalizerStep::Kind::Prepend:
+      if (s.content.empty() || unicode::validUtf8(s.content, step.spec.pattern, "").size() != s.content.size())
+        throw std::invalid_argument("Prepend normalizer: empty or invalid UTF-8 content");
+      step.spec.pattern.clear();
+      break;
     case NormalizerStep::Kind::Strip:
     case NormalizerStep::Kind::Nfc:
       break;
@@ -194,6 +199,15 @@ void TextNormalizer::apply(std::string_view text, std::string &out, std::vector<
       if (origin)
         *origin = in;
       unicode::nfc(out, next, origin);
+      break;
+    case NormalizerStep::Kind::Prepend: // the library's NormalizedString::prepend: only a non-empty text
+      if (!out.empty())
+        next = step.spec.content;
+      next += out;
+      if (origin) { // the inserted characters share the first one's origin
+        origin->assign(next.size() - out.size(), in.empty() ? 0 : in.front());
+        origin->insert(origin->end(), in.begin(), in.end());
+      }
       break;
     }
     out.swap(next);

@@ -21,13 +21,13 @@
 namespace encrt {
 
 struct NormalizerStep {
-  enum class Kind { Precompiled, Replace, Strip, Nfc } kind = Kind::Replace;
+  enum class Kind { Precompiled, Replace, Strip, Nfc, Prepend } kind = Kind::Replace;
   std::string charsmap; ///< Precompiled: the serialised map
   std::string pattern;  ///< Replace: non-empty UTF-8
   /// Replace: 0 replaces each occurrence of `pattern`; n >= 1 replaces each
   /// run of n or more consecutive `pattern`s (the run as a whole).
   int32_t minRepeat = 0;
-  std::string content;  ///< Replace: the replacement
+  std::string content;  ///< Replace: the replacement; Prepend: what goes before a non-empty text
   bool stripLeft = false, stripRight = false; ///< Strip
   bool stripSpacesOnly = false; ///< Strip: only U+0020 (Regex "\\A +| +\\z"), not all White_Space
 };

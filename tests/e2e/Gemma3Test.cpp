@@ -9,7 +9,8 @@
 // q/k/v/o biases, erf GeGLU, last-token pooling). Every RMSNorm scales by
 // 1 + weight, the word embeddings by sqrt(hidden). The padded and the
 // packed plan's valid hidden rows and pooled outputs: max |err| / max |ref|
-// <= 1e-5 on a batch of lengths 37, 5, 20, 1, 30.
+// <= 1e-5 on a batch of lengths 37, 5, 20, 1, 30. A third folder carries a
+// Gemma-style tokenizer (Gemma3Text).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,21 @@ TEST_P(Gemma3Tiny, MatchesTransformersPaddedAndPacked) {
   expectMatchesRecordedBatch(c, referenceDataDir() + "/gemma3/" + c["dir"].get<std::string>(), 1e-5, GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded, Gemma3Tiny, ::testing::Values("bidirectional_mean", "causal_last"));
+INSTANTIATE_TEST_SUITE_P(Recorded, Gemma3Tiny, ::testing::Values("bidirectional_mean", "causal_last", "text_mean"));
+
+// text_mean carries EmbeddingGemma's kind of tokenizer.json (issue 37, item
+// 4: SentencePiece BPE on characters with byte fallback, Replace " " -> "▁",
+// a Split after spaces, <bos> $A <eos>; tests/tokenizer/spbpe): the
+// runtime's ids are the `tokenizers` library's, and the texts' embeddings
+// (mean, Dense, Normalize) transformers'. Before, encc compiled such a
+// folder without a tokenizer (it ran on ids only).
+TEST(Gemma3Text, TokenizerAndTextEmbeddingsMatchTheLibraries) {
+  const json &c = findCase("text_mean");
+  TempDir tmp;
+  const std::string artifact = tmp.path() + "/m.encm";
+  ASSERT_EQ(compile(referenceDataDir() + "/gemma3/" + c["dir"].get<std::string>(), artifact), "");
+  encrt::Model m(artifact);
+  expectRecordedTexts(m, c["texts"], 1e-5, "text_mean");
+}
 
 } // namespace

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 using namespace encc;
@@ -513,9 +514,58 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_TRUE(b->tokenizer.vocab.empty());
   EXPECT_NE(b->tokenizer.note.find("pre_tokenizer 'Metaspace' (implemented: ByteLevel, and a Split on Qwen2's or "
-                                   "cl100k's regex before it)"),
+                                   "cl100k's regex before it; none or a Split on \" \" merged with the previous "
+                                   "piece for SentencePiece BPE)"),
             std::string::npos)
       << b->tokenizer.note;
+
+  // SentencePiece BPE (issue 37, item 4): no pre-tokenizer (Llama 2: Prepend
+  // and Replace) or a Split after spaces (Gemma) makes the model see
+  // characters, with byte_fallback; byte_fallback beside a ByteLevel one, a
+  // Replace of a regex, or a Split on another string imports for ids only.
+  bpe["model"]["byte_fallback"] = true;
+  bpe["normalizer"] = {{"type", "Sequence"},
+                       {"normalizers",
+                        {{{"type", "Prepend"}, {"prepend", "\u2581"}},
+                         {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}};
+  bpe["pre_tokenizer"] = nullptr;
+  std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+  b = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  EXPECT_EQ(b->tokenizer.bpeAlphabet, encc::TokenizerData::BpeAlphabet::Chars);
+  EXPECT_EQ(b->tokenizer.bpeSplit, encc::TokenizerData::BpeSplit::Whole);
+  EXPECT_TRUE(b->tokenizer.byteFallback);
+  ASSERT_EQ(b->tokenizer.normalizers.size(), 2u);
+  EXPECT_EQ(b->tokenizer.normalizers[0].kind, encc::NormalizerStepData::Kind::Prepend);
+  EXPECT_EQ(b->tokenizer.normalizers[0].content, "\u2581");
+  EXPECT_EQ(b->tokenizer.normalizers[1].pattern, " ");
+  bpe["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "MergedWithPrevious"},
+                          {"invert", false}};
+  std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+  b = importHFModel(ctx, tiny.dir, {});
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  EXPECT_EQ(b->tokenizer.bpeSplit, encc::TokenizerData::BpeSplit::SpaceMergedWithPrevious);
+  for (auto [edit, note] : std::vector<std::pair<std::function<void()>, std::string>>{
+           {[&] { bpe["pre_tokenizer"]["pattern"]["String"] = "-"; }, "pre_tokenizer 'Split'"},
+           {[&] { bpe["pre_tokenizer"] = {{"type", "ByteLevel"}}; }, "BPE byte_fallback with a ByteLevel pre_tokenizer"},
+           {[&] { bpe["normalizer"]["normalizers"][1]["pattern"] = {{"Regex", " +"}}; },
+            "normalizer.normalizers[1] (Replace) of anything but a string"}}) {
+    nlohmann::json saved = bpe;
+    edit();
+    std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+    b = importHFModel(ctx, tiny.dir, {});
+    ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+    EXPECT_TRUE(b->tokenizer.vocab.empty());
+    EXPECT_NE(b->tokenizer.note.find(note), std::string::npos) << b->tokenizer.note;
+    bpe = saved;
+  }
+  bpe["normalizer"]["normalizers"][0]["prepend"] = "";
+  std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
+  EXPECT_NE(importError(tiny.dir).find("field 'normalizer.normalizers[0].prepend' must be a non-empty string"),
+            std::string::npos)
+      << importError(tiny.dir);
+  bpe["model"]["byte_fallback"] = false;
+  bpe["normalizer"] = nullptr;
 
   // A Split on Qwen2's / cl100k's regex before a ByteLevel without its own
   // (Qwen2 / Qwen3, Llama 3); any other Split, or a ByteLevel that would cut

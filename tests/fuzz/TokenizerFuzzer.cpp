@@ -30,6 +30,7 @@
 #include "unicode.h"
 #include "unicode_nfc.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -185,12 +186,67 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
 
+  // SentencePiece BPE on characters (Gemma: Replace " " -> "▁" and a split
+  // after spaces; Llama: Prepend "▁" too and no pre-tokenizer; and without
+  // byte fallback, unknowns one <unk> each): encode and tokenize agree, ids
+  // stay in the vocabulary.
+  static const std::vector<std::string> charVocab = [] {
+    std::vector<std::string> v = {"<unk>", "<bos>", "<eos>"};
+    char name[8];
+    for (unsigned b = 0; b < 256; ++b)
+      std::snprintf(name, sizeof name, "<0x%02X>", b), v.push_back(name);
+    for (const char *piece : {"\u2581", "a", "b", "c", "\u2581a", "ab", "\u2581ab", "\u00e9", "\u4e2d", "\n"})
+      v.push_back(piece);
+    return v;
+  }();
+  static const std::vector<encrt::BytePairTokenizer> charToks = [] {
+    auto id = [](const char *piece) {
+      return int32_t(std::find(charVocab.begin(), charVocab.end(), piece) - charVocab.begin());
+    };
+    const std::vector<std::pair<int32_t, int32_t>> merges = {
+        {id("\u2581"), id("a")}, {id("a"), id("b")}, {id("\u2581a"), id("b")}};
+    std::vector<encrt::BytePairTokenizer> toks;
+    for (int variant = 0; variant < 3; ++variant) {
+      encrt::BpeOptions bo;
+      bo.alphabet = encrt::BpeAlphabet::Chars;
+      bo.split = variant == 0 ? encrt::BpeSplit::SpaceMergedWithPrevious : encrt::BpeSplit::Whole;
+      bo.byteFallback = variant != 2;
+      bo.fuseUnk = variant == 0;
+      bo.unkId = 0;
+      bo.templateIds = {1, encrt::BpeOptions::kSequence, 2};
+      encrt::NormalizerStep prepend, replace;
+      prepend.kind = encrt::NormalizerStep::Kind::Prepend;
+      prepend.content = "\u2581";
+      replace.kind = encrt::NormalizerStep::Kind::Replace;
+      replace.pattern = " ";
+      replace.content = "\u2581";
+      if (variant != 0)
+        bo.normalizers.push_back(prepend);
+      bo.normalizers.push_back(replace);
+      toks.emplace_back(charVocab, merges, std::vector<encrt::AddedToken>{{"<bos>", 1, true, false, false, false}},
+                        bo);
+    }
+    return toks;
+  }();
+  for (const encrt::BytePairTokenizer &charTok : charToks) {
+    pieces = charTok.tokenize(text);
+    ids = charTok.encode(text, maxLen);
+    if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != 1 || ids.back() != 2)
+      violated("SentencePiece BPE encode is not <bos> ... <eos> within maxLen");
+    if (ids.size() - 2 != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
+      violated("SentencePiece BPE encode and tokenize disagree on the number of pieces");
+    for (size_t i = 1; i + 1 < ids.size(); ++i)
+      if (ids[i] < 0 || static_cast<size_t>(ids[i]) >= charVocab.size() || charVocab[ids[i]] != pieces[i - 1])
+        violated("SentencePiece BPE id outside the vocabulary or not tokenize's piece");
+  }
+
   // The Split pre-tokenizers cut valid UTF-8 into non-empty pieces that
   // spell it exactly.
   {
     std::string buffer;
     const std::string_view valid = encrt::unicode::validUtf8(text, buffer, "");
-    for (encrt::BpeSplit split : {encrt::BpeSplit::Gpt2, encrt::BpeSplit::Qwen2, encrt::BpeSplit::Cl100k}) {
+    for (encrt::BpeSplit split : {encrt::BpeSplit::Gpt2, encrt::BpeSplit::Qwen2, encrt::BpeSplit::Cl100k,
+                                  encrt::BpeSplit::Whole, encrt::BpeSplit::SpaceMergedWithPrevious}) {
       std::string joined;
       for (const std::string &piece : encrt::BytePairTokenizer::preTokenize(split, valid)) {
         if (piece.empty())

@@ -101,7 +101,7 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
         t.bpe ? &merges : nullptr, table ? &added : nullptr, false, false, false,
         table ? &t.templateIds : nullptr, t.unigram ? &t.scores : nullptr, false,
         t.unigram ? &normalizers : nullptr, false, nullptr, encm::PrependScheme::Always, true,
-        table ? &t.pairTemplateIds : nullptr, table ? &t.pairTypeIds : nullptr, t.bpeSplit);
+        table ? &t.pairTemplateIds : nullptr, table ? &t.pairTypeIds : nullptr, t.bpeSplit, t.bpeAlphabet);
   }
   std::vector<std::string> passesStr = {"canonicalize"};
   std::vector<flatbuffers::Offset<flatbuffers::String>> passes;

@@ -54,6 +54,7 @@ struct SpecTokenizer {
   std::vector<int32_t> templateIds;
   std::vector<int32_t> pairTemplateIds, pairTypeIds; ///< BPE / Unigram text pairs
   encm::BpeSplit bpeSplit = encm::BpeSplit::Gpt2;      ///< BPE's pre-tokenizer regex
+  encm::BpeAlphabet bpeAlphabet = encm::BpeAlphabet::Bytes; ///< BPE's symbols (Chars: SentencePiece BPE)
   /// Unigram instead: these scores (one per piece), added, templateIds,
   /// unkId, and one precompiled charsmap normalizer when not empty.
   bool unigram = false;

@@ -254,6 +254,19 @@ TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
   spec.requiredFeatures = {ENCM_FEATURE_BPE_SPLIT};
   expectLoads(writeArtifact(spec));
 
+  // SentencePiece BPE (9.2): the character alphabet needs "bpe-chars".
+  t.bpeSplit = encm::BpeSplit::Whole;
+  t.bpeAlphabet = encm::BpeAlphabet::Chars;
+  spec.tokenizer = t;
+  spec.requiredFeatures = {ENCM_FEATURE_BPE_SPLIT};
+  expectLoadError(writeArtifact(spec), kBad,
+                  "the tokenizer's bpe_alphabet needs feature 'bpe-chars', which the artifact does not require");
+  spec.requiredFeatures = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_BPE_CHARS};
+  expectLoads(writeArtifact(spec));
+  t.bpeAlphabet = encm::BpeAlphabet::Bytes; // a character split with the byte alphabet: refused
+  spec.tokenizer = t;
+  expectLoadError(writeArtifact(spec), kBad, "the character alphabet goes with no pre-tokenizer or a split after spaces");
+
   spec = TestModel::spec(kernels());
   spec.prompts = {{"query", "q: "}};
   spec.defaultPrompt = "query";

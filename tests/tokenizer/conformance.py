@@ -4,7 +4,9 @@
 For each tokenizer type (WordPiece uncased: the real all-MiniLM-L6-v2 file; WordPiece cased: the
 same vocabulary with lowercasing and accent stripping off; with --mpnet DIR, all-mpnet-base-v2's
 WordPiece file with its own added tokens; byte-level BPE: tests/tokenizer/bpe's GPT-2-style, NFC
-(GPT-NeoX-style) and Qwen2-style files; Unigram: the three files of tests/tokenizer/unigram) this compiles a model whose artifact carries
+(GPT-NeoX-style) and Qwen2-style files; SentencePiece BPE on characters with byte fallback:
+tests/tokenizer/spbpe's Gemma- and Llama-style files and one without byte fallback; Unigram: the three
+files of tests/tokenizer/unigram) this compiles a model whose artifact carries
 that tokenizer, then tokenises every string of a seeded corpus twice: with the library
 (Tokenizer.encode, truncated to the artifact's maximum) and with encrt through its C API
 (encrt_model_tokenize_text over ctypes, so NUL and newlines are data). Any difference is printed
@@ -206,6 +208,9 @@ def build_artifacts(build, minilm, tmp, mpnet=None):
             ("bpe", "roberta", "2001", "bpe/tokenizer.json"),
             ("bpe-nfc", "roberta", "2005", "bpe/tokenizer-neox.json"),
             ("bpe-qwen2", "roberta", "2003", "bpe/tokenizer-qwen2.json"),
+            ("spbpe-gemma", "bert", "2261", "spbpe/tokenizer-gemma.json"),
+            ("spbpe-llama", "bert", "2261", "spbpe/tokenizer-llama.json"),
+            ("spbpe-nofallback", "bert", "2261", "spbpe/tokenizer-nofallback.json"),
             ("unigram", "xlm-roberta", "4002", "unigram/tokenizer.json"),
             ("unigram-variant", "xlm-roberta", "4258", "unigram/tokenizer-variant.json"),
             ("unigram-first", "xlm-roberta", "4002", "unigram/tokenizer-first.json")):

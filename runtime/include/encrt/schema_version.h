@@ -16,7 +16,7 @@
 #define ENCRT_SCHEMA_VERSION_H
 
 #define ENCM_SCHEMA_VERSION 9
-#define ENCM_SCHEMA_MINOR 1
+#define ENCM_SCHEMA_MINOR 2
 /* Schema 8 artifacts (the release before versions had minors) are 9.0. */
 #define ENCM_OLDEST_SCHEMA_VERSION 8
 
@@ -24,6 +24,7 @@
    minor that added them. */
 #define ENCM_FEATURE_BPE_SPLIT "bpe-split" /* 9.1: Tokenizer.bpe_split other than Gpt2 */
 #define ENCM_FEATURE_DEFAULT_PROMPT "default-prompt" /* 9.1: Metadata.default_prompt set */
+#define ENCM_FEATURE_BPE_CHARS "bpe-chars" /* 9.2: Tokenizer.bpe_alphabet Chars (SentencePiece BPE) */
 
 /* Metadata.prompts (9.1): at most ENCM_MAX_PROMPTS, names of 1 to
    ENCM_MAX_PROMPT_NAME_BYTES bytes (unique), texts of at most

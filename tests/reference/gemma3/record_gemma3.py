@@ -32,6 +32,9 @@ transformers.logging.set_verbosity_error()
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
 LENGTHS = [37, 5, 20, 1, 30]
+GEMMA_TOKENIZER = os.path.join(HERE, "..", "..", "tokenizer", "spbpe", "tokenizer-gemma.json")
+TEXTS = ["What is the capital of France?", "The capital of France is Paris.", "caf\u00e9 \u4e2d\u6587 \U0001f600",
+         "  two  spaces\tand a tab\n", "<bos> literal specials <eos>", "a", ""]
 
 
 def randomize_(model, seed):
@@ -111,6 +114,11 @@ CASES = [
         hidden_size=48, num_attention_heads=2, num_key_value_heads=2, head_dim=20, intermediate_size=40,
         num_hidden_layers=3, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
         query_pre_attn_scalar=20, rms_norm_eps=1e-5)),
+    # EmbeddingGemma with its kind of tokenizer (issue 37, item 4): SentencePiece BPE on characters with
+    # byte fallback, Replace " " -> "▁", a Split after spaces, <bos> $A <eos> (tests/tokenizer/spbpe,
+    # Gemma's layout: <pad> 0, <eos> 1, <bos> 2); text in, mean + Dense + Normalize out.
+    dict(name="text_mean", seed=33, pooling="mean", dense=[(64, 64, False, None)], tokenizer=GEMMA_TOKENIZER,
+         config=tiny_config(vocab_size=2261)),
 ]
 
 
@@ -140,16 +148,35 @@ def record(case):
     am = (np.arange(ids.shape[1])[None, :] < np.asarray(LENGTHS)[:, None]).astype(np.int64)
     with torch.no_grad():
         h = m(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(am)).last_hidden_state.numpy()
+    rec = dict(name=case["name"], dir="models/" + case["name"], ids=ids.tolist(), lengths=LENGTHS,
+               hidden=[h[b, :n].tolist() for b, n in enumerate(LENGTHS)],
+               pooled=pool(h, LENGTHS, case["pooling"], dense).tolist())
+    if "tokenizer" in case:  # the texts: the library's ids, then the same forward pass and pooling
+        from tokenizers import Tokenizer
+        shutil.copy(case["tokenizer"], os.path.join(d, "tokenizer.json"))
+        enc = [Tokenizer.from_file(case["tokenizer"]).encode(t).ids for t in TEXTS]
+        lens = [len(e) for e in enc]
+        ids_t = np.zeros((len(enc), max(lens)), dtype=np.int64)
+        for b, e in enumerate(enc):
+            ids_t[b, :len(e)] = e
+        am_t = (np.arange(ids_t.shape[1])[None, :] < np.asarray(lens)[:, None]).astype(np.int64)
+        with torch.no_grad():
+            ht = m(input_ids=torch.from_numpy(ids_t), attention_mask=torch.from_numpy(am_t)).last_hidden_state.numpy()
+        rec["texts"] = dict(texts=TEXTS, ids=enc, pooled=pool(ht, lens, case["pooling"], dense).tolist())
+    return rec
+
+
+def pool(h, lengths, pooling, dense):
+    """The valid rows pooled (mean, or the row at lengths[b] - 1), the Dense modules, normalised."""
     pooled = []
-    for b, n in enumerate(LENGTHS):
-        v = torch.from_numpy(h[b, n - 1] if case["pooling"] == "last" else h[b, :n].mean(0))[None]
+    for b, n in enumerate(lengths):
+        v = torch.from_numpy(h[b, n - 1] if pooling == "last" else h[b, :n].mean(0))[None]
         with torch.no_grad():  # sentence-transformers' own Dense modules, in float64
             for layer in dense:
                 v = layer.double()({"sentence_embedding": v})["sentence_embedding"]
         v = v[0].numpy()
         pooled.append(v / np.linalg.norm(v))
-    return dict(name=case["name"], dir="models/" + case["name"], ids=ids.tolist(), lengths=LENGTHS,
-                hidden=[h[b, :n].tolist() for b, n in enumerate(LENGTHS)], pooled=np.stack(pooled).tolist())
+    return np.stack(pooled)
 
 
 def main():
