@@ -2,22 +2,28 @@
 
 Switching from sentence-transformers::
 
-    # model = SentenceTransformer("all-MiniLM-L6-v2")
-    model = encc.Model("minilm.encm")          # encc compile all-MiniLM-L6-v2 -o minilm.encm
+    # from sentence_transformers import SentenceTransformer
+    from encc import SentenceTransformer
+    model = SentenceTransformer("minilm.encm")  # encc compile all-MiniLM-L6-v2 -o minilm.encm
     embeddings = model.encode(sentences)       # same arguments, same shapes
+    scores = model.similarity(embeddings, embeddings)
+
+encc.CrossEncoder does the same for rerankers (predict, rank); encc.Model is the lower-level handle.
 
 The runtime (libencrt) is linked into the extension: no MLIR, no PyTorch; CUDA is used when the
 artifact carries a CUDA plan and a GPU is present (``device="auto"``).
 """
+import operator
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 
 from ._encc import _Model, _set_error_classes, runtime_version
 
-__all__ = ["Model", "compile", "Error", "InvalidArgumentError", "IOError", "InvalidArtifactError",
+__all__ = ["Model", "SentenceTransformer", "CrossEncoder", "quantize_embeddings", "compile", "Error", "InvalidArgumentError", "IOError", "InvalidArtifactError",
            "UnsupportedError", "OutOfMemoryError", "InternalError", "runtime_version", "__version__"]
 __version__ = "0.1.0"
 
@@ -54,18 +60,57 @@ _set_error_classes({1: InvalidArgumentError, 2: IOError, 3: InvalidArtifactError
                     5: OutOfMemoryError, 6: InternalError})
 
 
+def _encode(s, what):
+    """`s` (a str) as UTF-8; a TypeError or ValueError naming `what` otherwise."""
+    if not isinstance(s, str):
+        raise TypeError(f"{what} must be a str, not {type(s).__name__}")
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone surrogate: not text any tokenizer can take
+        raise ValueError(f"{what} is not valid Unicode: {e.reason} at index {e.start} ({s[e.start]!r})") from None
+
+
 def _texts(sentences, what="sentences"):
     """A list of UTF-8 byte strings from a str or a list of str (checked before the runtime)."""
     if isinstance(sentences, str):
         sentences = [sentences]
-    if sentences is None or isinstance(sentences, (bytes, bytearray)) or not hasattr(sentences, "__iter__"):
+    if (sentences is None or isinstance(sentences, (bytes, bytearray, dict, set, frozenset))
+            or not hasattr(sentences, "__iter__")):
         raise TypeError(f"{what} must be a str or a list of str, not {type(sentences).__name__}")
-    out = []
-    for i, s in enumerate(sentences):
-        if not isinstance(s, str):
-            raise TypeError(f"{what}[{i}] must be a str, not {type(s).__name__}")
-        out.append(s.encode("utf-8", errors="surrogatepass"))
-    return out
+    return [_encode(s, f"{what}[{i}]") for i, s in enumerate(sentences)]
+
+
+def _batch_size(value):
+    """An int >= 1 from any integer type (numpy's included)."""
+    try:
+        n = operator.index(value) if not isinstance(value, bool) else 0
+    except TypeError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"batch_size must be an int >= 1, not {value!r}")
+    return n
+
+
+class _TextProgress:
+    """A progress bar on stderr for when tqdm is not installed."""
+
+    def __init__(self, total):
+        self.total, self.done = total, 0
+        self._draw()
+
+    def _draw(self):
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        sys.stderr.write(f"\rBatches: [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
+        sys.stderr.flush()
+
+    def update(self, n):
+        self.done += n
+        self._draw()
+
+    def close(self):
+        sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 def _progress(total, show):
@@ -74,7 +119,7 @@ def _progress(total, show):
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        return None
+        return _TextProgress(total)
     return tqdm(total=total, desc="Batches", unit="batch")
 
 
@@ -174,32 +219,36 @@ class Model:
         modes = {"longest_first": 0, "only_first": 1, "only_second": 2}
         if truncation not in modes:
             raise ValueError(f"truncation must be one of {sorted(modes)}, not {truncation!r}")
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
+        batch_size = _batch_size(batch_size)
         if self._info["num_labels"] == 0:
             self._model.score_pairs([], [], 0)  # raises the runtime's UnsupportedError, naming the file
         single = isinstance(pairs, tuple) and len(pairs) == 2 and all(isinstance(t, str) for t in pairs)
-        pairs = self._pairs([pairs] if single else pairs)
+        a, b = self._pair_texts([pairs] if single else pairs)
         labels = max(1, self._info["num_labels"])
-        out = np.zeros((len(pairs), labels), dtype=np.float32)
-        for start in range(0, len(pairs), batch_size):
-            chunk = pairs[start:start + batch_size]
-            out[start:start + len(chunk)] = self._model.score_pairs(
-                _texts([p[0] for p in chunk], "pairs[i][0]"), _texts([p[1] for p in chunk], "pairs[i][1]"),
-                modes[truncation])
+        out = np.zeros((len(a), labels), dtype=np.float32)
+        for start in range(0, len(a), batch_size):
+            out[start:start + batch_size] = self._model.score_pairs(a[start:start + batch_size],
+                                                                     b[start:start + batch_size], modes[truncation])
         if labels == 1:
             out = out[:, 0]
         return out[0] if single else out
 
     @staticmethod
     def _pairs(pairs):
-        if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+        if isinstance(pairs, (str, bytes, dict, set)) or not hasattr(pairs, "__iter__"):
             raise TypeError("pairs must be a list of (str, str)")
         pairs = list(pairs)
         for i, p in enumerate(pairs):
             if not (isinstance(p, (tuple, list)) and len(p) == 2):
                 raise TypeError(f"pairs[{i}] must be a (str, str) pair")
         return pairs
+
+    @classmethod
+    def _pair_texts(cls, pairs):
+        """The first and the second texts of the pairs as UTF-8, errors naming pairs[i][k]."""
+        pairs = cls._pairs(pairs)
+        return ([_encode(p[0], f"pairs[{i}][0]") for i, p in enumerate(pairs)],
+                [_encode(p[1], f"pairs[{i}][1]") for i, p in enumerate(pairs)])
 
     def tokenize_pairs(self, pairs, *, truncation="longest_first"):
         """Token ids of text pairs (query, document) in the model's pair template ([CLS] a [SEP] b
@@ -212,9 +261,7 @@ class Model:
         modes = {"longest_first": 0, "only_first": 1, "only_second": 2}
         if truncation not in modes:
             raise ValueError(f"truncation must be one of {sorted(modes)}, not {truncation!r}")
-        pairs = self._pairs(pairs)
-        a = _texts([p[0] for p in pairs], "pairs[i][0]")
-        b = _texts([p[1] for p in pairs], "pairs[i][1]")
+        a, b = self._pair_texts(pairs)
         rows = self._model.tokenize_pairs(a, b, modes[truncation])
         ids, lengths = self._pad([r[0] for r in rows]) if rows else (np.zeros((0, 0), np.int32),
                                                                      np.zeros(0, np.int32))
@@ -235,7 +282,8 @@ class Model:
             results come back in input order.
         normalize_embeddings: True L2-normalises; None/False keep the model's own setting (a
             model compiled with normalisation always returns unit vectors).
-        show_progress_bar: True shows a tqdm bar over the batches (when tqdm is installed).
+        show_progress_bar: True shows a bar over the batches (tqdm's when installed, else a plain one
+            on stderr).
         convert_to_numpy: False returns a list of 1-D arrays instead of one 2-D array.
         output_value: "sentence_embedding" or "token_embeddings" (a list of [tokens, hidden]
             arrays, special tokens included, padding excluded).
@@ -245,8 +293,7 @@ class Model:
         prefix = self._prompt_text(prompt_name, prompt)
         if prefix:
             texts = [prefix.encode() + t for t in texts]
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
+        batch_size = _batch_size(batch_size)
         if output_value not in ("sentence_embedding", "token_embeddings"):
             raise ValueError(f"output_value must be 'sentence_embedding' or 'token_embeddings', "
                              f"not {output_value!r}")
@@ -391,3 +438,6 @@ def compile(model_dir, output, *, encc=None, quiet=True, **options):  # noqa: A0
     if proc.returncode != 0:
         raise Error(proc.stderr.strip() or f"encc compile exited with {proc.returncode}")
     return os.fspath(output)
+
+
+from ._sentence_transformers import CrossEncoder, SentenceTransformer, quantize_embeddings  # noqa: E402

@@ -1,0 +1,152 @@
+"""encc.SentenceTransformer / encc.CrossEncoder against sentence-transformers' own API (issue 39).
+
+tests/reference/st_api.json (record_st_api.py, sentence-transformers 6.3) holds what sentence-transformers'
+usage snippets return on all-MiniLM-L6-v2 and on tiny cross-encoders make-tiny-model writes; the same
+snippets run here with the import and the model path changed. Tolerances: embeddings and scores within
+2e-5 relative of the recorded ones (encc and PyTorch round differently; measured ~1e-6); quantisation
+compared exactly on the same float input.
+"""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import encc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("ENCC_BUILD_DIR", os.path.join(ROOT, "build"))
+ENCC = os.path.join(BUILD, "bin", "encc")
+MINILM = os.environ.get("ENCC_MINILM_DIR")
+RTOL = 2e-5
+
+
+@pytest.fixture(scope="module")
+def ref():
+    with open(os.path.join(ROOT, "tests", "reference", "st_api.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def st(tmp_path_factory):
+    if not MINILM or not os.path.isdir(MINILM):
+        pytest.fail("ENCC_MINILM_DIR is not set to the all-MiniLM-L6-v2 folder")
+    path = encc.compile(MINILM, tmp_path_factory.mktemp("st") / "minilm.encm", encc=ENCC)
+    with encc.SentenceTransformer(path, threads=2) as m:
+        yield m
+
+
+def close(got, want, rtol=RTOL):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape
+    err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
+    assert err <= rtol, err
+    return err
+
+
+def test_encode_and_its_options(st, ref):
+    r = ref["sentence_transformer"]
+    texts = r["texts"]
+    emb = st.encode(texts)
+    assert emb.dtype == np.float32 and emb.shape == (12, 384)
+    print(f"[ measured ] encode vs sentence-transformers: {close(emb, r['float32']):.2e}")
+    close(st.encode(texts[0]), r["single"])
+    close(st.encode(texts, truncate_dim=128), r["truncate_dim_128"])
+    close(st.encode(texts, truncate_dim=128, normalize_embeddings=True), r["truncate_dim_128_normalized"])
+    close(st.encode_query(texts[:3]), r["query"])
+    close(st.encode_document(texts[:3]), r["document"])
+    assert [list(t.shape) for t in st.encode(texts[:3], output_value="token_embeddings")] == \
+        r["token_embedding_shapes"]
+    assert st.get_sentence_embedding_dimension() == r["dimension"]
+    assert st.max_seq_length == 256 and r["max_seq_length"] == 256
+    rows = st.encode(texts[:2], convert_to_numpy=False)
+    assert isinstance(rows, list) and len(rows) == 2 and rows[0].shape == (384,)
+    assert st.encode([]).shape == (0,)  # as sentence-transformers: np.array([])
+    assert st.encode(texts[:2], batch_size=np.int64(1)).shape == (2, 384)
+
+
+def test_quantisation_as_sentence_transformers_computes_it(st, ref):
+    r = ref["sentence_transformer"]
+    floats = np.asarray(r["float32"], dtype=np.float32)
+    for precision, dtype in (("int8", np.int8), ("uint8", np.uint8), ("binary", np.int8), ("ubinary", np.uint8)):
+        q = encc.quantize_embeddings(floats, precision)
+        assert q.dtype == dtype
+        np.testing.assert_array_equal(q, np.asarray(r["quantized_from_float32"][precision]), err_msg=precision)
+        # encode(precision=...) is quantize_embeddings of encode()'s floats, shaped as sentence-transformers'.
+        got = st.encode(r["texts"], precision=precision)
+        np.testing.assert_array_equal(got, encc.quantize_embeddings(st.encode(r["texts"]), precision))
+        assert got.shape == np.asarray(r["precision"][precision]).shape
+    with pytest.raises(ValueError, match="single embedding"):
+        st.encode(r["texts"][0], precision="int8")
+
+
+def test_similarity_functions(st, ref):
+    r = ref["sentence_transformer"]
+    emb = np.asarray(r["float32"], dtype=np.float32)
+    for fn in ("cosine", "dot", "euclidean", "manhattan"):
+        st.similarity_fn_name = fn
+        close(st.similarity(emb[:4], emb[4:7]), r["similarity"][fn], 1e-6)
+        close(st.similarity_pairwise(emb[:4], emb[4:8]), r["similarity_pairwise"][fn], 1e-6)
+    st.similarity_fn_name = "cosine"
+
+
+def test_arguments_that_do_not_apply_say_why(st):
+    with pytest.raises(ValueError, match="chosen when the artifact is loaded"):
+        st.encode("x", device="cuda:1")
+    with pytest.raises(ValueError, match="no worker processes"):
+        st.encode("x", pool={"processes": []})
+    with pytest.raises(ValueError, match="additional keyword arguments"):
+        st.encode("x", task="query")
+    with pytest.raises(ValueError, match="fixed when the artifact is compiled"):
+        st.max_seq_length = 64
+    with pytest.raises(ValueError, match="truncate_dim 1000 is larger"):
+        st.encode("x", truncate_dim=1000)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="needs torch"):
+            st.encode("x", convert_to_tensor=True)
+
+
+def test_bad_inputs_name_the_argument_and_index(st):
+    with pytest.raises(ValueError, match=r"sentences\[1\] is not valid Unicode"):
+        st.encode(["ok", "abc\ud800def"])
+    with pytest.raises(TypeError, match="not dict"):
+        st.encode({"a": 1, "b": 2})
+    with pytest.raises(TypeError, match=r"sentences\[1\] must be a str, not int"):
+        st.encode(["a", 3])
+    with pytest.raises(ValueError, match="batch_size must be"):
+        st.encode(["a"], batch_size=0)
+
+
+@pytest.fixture(scope="module")
+def cross_encoders(ref, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ce")
+    out = {}
+    for name, rec in ref["cross_encoder"].items():
+        folder = tmp / name
+        subprocess.run([os.path.join(BUILD, "bin", "make-tiny-model"), str(folder)] + rec["flags"], check=True,
+                       stdout=subprocess.DEVNULL)
+        out[name] = encc.CrossEncoder(encc.compile(folder, tmp / f"{name}.encm", encc=ENCC), threads=2)
+    yield out
+    for m in out.values():
+        m.close()
+
+
+def test_cross_encoder_predict_and_rank(cross_encoders, ref):
+    for name, rec in ref["cross_encoder"].items():
+        m = cross_encoders[name]
+        pairs = [(rec["query"], d) for d in rec["documents"]]
+        close(m.predict((rec["query"], rec["documents"][0])), rec["pair"])
+        close(m.predict([rec["query"], rec["documents"][0]]), rec["pair"])  # a list of two str is one pair
+        close(m.predict(pairs), rec["pairs"])
+        close(m.predict(pairs, apply_softmax=True), rec["softmax"])
+        close(m.predict(pairs, activation_fn=lambda x: x), rec["identity"])
+        if "rank" in rec:
+            got = m.rank(rec["query"], rec["documents"], top_k=4, return_documents=True)
+            assert [r["corpus_id"] for r in got] == [r["corpus_id"] for r in rec["rank"]]
+            assert [r["text"] for r in got] == [r["text"] for r in rec["rank"]]
+            close([r["score"] for r in got], [r["score"] for r in rec["rank"]])
+    with pytest.raises(TypeError, match=r"pairs\[0\]\[1\] must be a str, not int"):
+        cross_encoders["one_label"].predict([("q", 3)])
