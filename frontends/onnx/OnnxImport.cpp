@@ -208,6 +208,15 @@ private:
   llvm::Error lowerUnsqueeze(const onnx::Node &n, bool squeeze);
   llvm::Expected<std::vector<int64_t>> axesOf(const onnx::Node &n, size_t inputIndex, int64_t rank);
 
+  /// Sets n's output to a value of `kind` and `dims` (nothing else to say about it).
+  llvm::Error setKind(const onnx::Node &n, Val::Kind kind, std::vector<int64_t> dims) {
+    Val r;
+    r.kind = kind;
+    r.dims = std::move(dims);
+    set(n, std::move(r));
+    return llvm::Error::success();
+  }
+
   void set(const onnx::Node &n, Val v, size_t k = 0) {
     if (k < n.outputs.size() && !n.outputs[k].empty()) {
       v.name = n.outputs[k];
@@ -1724,11 +1733,7 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     const Val &x = *in->first, &y = *in->second;
     if (x.kind != Val::Iota || !y.isConst() || y.isFloat || y.i.size() != 1 || y.i[0] > 0)
       return nodeErr(n, "only arange(...) >= a constant <= 0 (always true) is supported");
-    Val r;
-    r.kind = Val::AllTrue;
-    r.dims = x.dims;
-    set(n, std::move(r));
-    return llvm::Error::success();
+    return setKind(n, Val::AllTrue, x.dims);
   }
   if (op == "And") {
     // true & x = x; the key-padding mask stays over keys (its broadcast over queries is implied).
@@ -1743,13 +1748,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     auto dims = broadcastDims(x.dims, y.dims);
     if (!dims)
       return nodeErr(n, "operands " + shapeText(x.dims) + " and " + shapeText(y.dims) + " do not broadcast");
-    if (isTrue(x) && isTrue(y)) {
-      Val r;
-      r.kind = Val::AllTrue;
-      r.dims = *dims;
-      set(n, std::move(r));
-      return llvm::Error::success();
-    }
+    if (isTrue(x) && isTrue(y))
+      return setKind(n, Val::AllTrue, *dims);
     Val &other = isTrue(x) ? y : x;
     if ((isTrue(x) || isTrue(y)) && other.kind == Val::Mask && other.a == 1 && other.c == 0 &&
         other.dims.size() == dims->size()) {
@@ -1769,11 +1769,7 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     auto dims = broadcastDims(x.dims, y.dims);
     if (x.kind != Val::Iota || y.kind != Val::Iota || !dims)
       return nodeErr(n, "only the maximum of two index grids (for its shape) is supported");
-    Val r;
-    r.kind = Val::ShapeOnly;
-    r.dims = *dims;
-    set(n, std::move(r));
-    return llvm::Error::success();
+    return setKind(n, Val::ShapeOnly, *dims);
   }
   if (op == "GatherND") {
     // mask[arange(batch), arange(sequence)] on grids [B, 1, .., 1, S]: the mask over keys.
