@@ -67,6 +67,12 @@ void teiTexts(const json &body, const RequestLimits &limits, EmbedRequest &r) {
 }
 
 std::vector<int32_t> idList(const json &list, const std::string &field, const RequestLimits &limits) {
+  if (!limits.allowTokenIds)
+    throw invalidField(Api::OpenAi, field,
+                       "token ids are refused: ids made by another model's tokenizer give meaningless vectors "
+                       "without an error (LangChain's OpenAIEmbeddings sends tiktoken's ids unless "
+                       "check_embedding_ctx_length=False); send the text, or start encc-serve with "
+                       "--allow-token-ids if the ids come from this model's tokenizer (POST /tokenize)");
   if (list.empty())
     throw invalidField(Api::OpenAi, field, "is an empty list of token ids");
   if (list.size() > size_t(limits.maxSeq))

@@ -32,6 +32,7 @@ struct RequestLimits {
   int vocabSize = 0;
   int hidden = 0;
   bool autoTruncate = false;
+  bool allowTokenIds = false; ///< token id input accepted (--allow-token-ids)
 };
 
 /// An embedding (or tokenisation) request, checked: 1..maxInputTexts texts,

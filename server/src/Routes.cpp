@@ -29,12 +29,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0; }
+bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0 || path == "/embeddings"; }
 
 /// The metrics label of a path: known routes by name, anything else "other"
 /// (a client must not be able to grow the metrics with made-up paths).
 std::string routeLabel(const std::string &path) {
-  for (const char *r : {"/embed", "/tokenize", "/info", "/health", "/metrics", "/v1/embeddings"})
+  for (const char *r : {"/embed", "/", "/invocations", "/tokenize", "/info", "/health", "/ping", "/metrics",
+                        "/v1/embeddings", "/embeddings"})
     if (path == r)
       return r;
   return "other";
@@ -205,6 +206,7 @@ void Routes::install(httplib::Server &server) {
     l.vocabSize = info_.vocab_size;
     l.hidden = info_.hidden_size;
     l.autoTruncate = options_.autoTruncate;
+    l.allowTokenIds = options_.allowTokenIds;
     return l;
   }();
 
@@ -222,7 +224,9 @@ void Routes::install(httplib::Server &server) {
     return job;
   };
 
-  server.Post("/embed", guarded([=](const httplib::Request &req, httplib::Response &res) {
+  // TEI's embed: also at / (huggingface_hub's InferenceClient(model=URL).feature_extraction posts there) and
+  // /invocations (SageMaker), as TEI routes them for an embedding model.
+  const auto teiEmbed = guarded([=](const httplib::Request &req, httplib::Response &res) {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(req.body, limits);
     std::shared_ptr<Job> job = jobOf(r);
@@ -237,7 +241,9 @@ void Routes::install(httplib::Server &server) {
     }
     out += ']';
     res.set_content(out, "application/json");
-  }));
+  });
+  for (const char *path : {"/embed", "/", "/invocations"})
+    server.Post(path, teiEmbed);
 
   server.Post("/tokenize", guarded([=](const httplib::Request &req, httplib::Response &res) {
     EmbedRequest r = parseTeiTokenize(req.body, limits);
@@ -248,7 +254,8 @@ void Routes::install(httplib::Server &server) {
     res.set_content(out.dump(), "application/json");
   }));
 
-  server.Post("/v1/embeddings", guarded([=](const httplib::Request &req, httplib::Response &res) {
+  // OpenAI's embeddings, also at /embeddings (TEI's alias).
+  const auto openAiEmbed = guarded([=](const httplib::Request &req, httplib::Response &res) {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseOpenAiEmbeddings(req.body, limits);
     std::shared_ptr<Job> job = jobOf(r);
@@ -276,7 +283,9 @@ void Routes::install(httplib::Server &server) {
     out += ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) + ",\"total_tokens\":" +
            std::to_string(tokens) + "}}";
     res.set_content(out, "application/json");
-  }));
+  });
+  for (const char *path : {"/v1/embeddings", "/embeddings"})
+    server.Post(path, openAiEmbed);
 
   server.Get("/info", guarded([=](const httplib::Request &, httplib::Response &res) {
     json out = {{"model_id", options_.modelId},
@@ -297,11 +306,13 @@ void Routes::install(httplib::Server &server) {
     res.set_content(out.dump(), "application/json");
   }));
 
-  server.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
+  const auto health = [this](const httplib::Request &, httplib::Response &res) {
     const bool draining = draining_.load();
     res.status = draining ? 503 : 200;
     res.set_content(draining ? "{\"status\":\"draining\"}" : "{\"status\":\"ok\"}", "application/json");
-  });
+  };
+  for (const char *path : {"/health", "/ping"}) // /ping: SageMaker's health check, as TEI answers it
+    server.Get(path, health);
 
   server.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
     res.set_content(metrics_.render(), "text/plain; version=0.0.4");
@@ -311,7 +322,21 @@ void Routes::install(httplib::Server &server) {
     tRequestStart = Clock::now();
     tRequestTimed = true;
     ++inFlight_;
-    if (options_.apiKey.empty() || req.path == "/health")
+    // Bodies are JSON: another declared type (curl -d's form encoding, text/plain) gets TEI's 415.
+    if (req.method == "POST" && req.has_header("Content-Type")) {
+      std::string type = req.get_header_value("Content-Type");
+      type = type.substr(0, type.find(';'));
+      while (!type.empty() && type.back() == ' ')
+        type.pop_back();
+      std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      if (type != "application/json") {
+        sendError(res, req.path,
+                  ApiError{415, "Expected request with `Content-Type: application/json` (got " + printable(type) + ")",
+                           "", "unsupported_media_type"});
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    if (options_.apiKey.empty() || req.path == "/health" || req.path == "/ping")
       return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
     if (!constantTimeEqual(auth, "Bearer " + options_.apiKey)) {
@@ -332,8 +357,8 @@ void Routes::install(httplib::Server &server) {
     if (res.status == 404)
       sendError(res, req.path,
                 ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
-                                  " (routes: POST /embed, POST /tokenize, POST /v1/embeddings, GET /info, "
-                                  "GET /health, GET /metrics)",
+                                  " (routes: POST /embed (also / and /invocations), POST /tokenize, POST /v1/embeddings "
+                                  "(also /embeddings), GET /info, GET /health, GET /ping, GET /metrics)",
                          "", "not_found"});
     else if (res.status == 413)
       sendError(res, req.path,

@@ -12,8 +12,9 @@ namespace encc::serve {
 const char *const kServeUsage = R"(usage: encc-serve MODEL.encm [options]
 
 An embedding server: Hugging Face text-embeddings-inference's API (POST /embed,
-POST /tokenize, GET /info, GET /health), OpenAI's (POST /v1/embeddings) and
-Prometheus metrics (GET /metrics). Requests are merged into packed batches
+also at POST / and POST /invocations as TEI answers them; POST /tokenize, GET /info,
+GET /health, GET /ping), OpenAI's (POST /v1/embeddings, also POST /embeddings) and
+Prometheus metrics (GET /metrics). Bodies are JSON: another Content-Type gets 415. Requests are merged into packed batches
 (no padding work); each text gets the same bits as when embedded alone.
 
   --host ADDR              address to bind (default 127.0.0.1: this machine only)
@@ -30,6 +31,10 @@ Prometheus metrics (GET /metrics). Requests are merged into packed batches
   --timeout-ms MS          a request still unanswered after MS ms gets 503 (default 30000)
   --auto-truncate          cut over-long texts to the model's max_seq by default
                            (else 413; a TEI request's "truncate" overrides it)
+  --allow-token-ids        accept token ids as /v1/embeddings input. Refused by default:
+                           ids from another model's tokenizer (LangChain's
+                           OpenAIEmbeddings sends tiktoken's unless
+                           check_embedding_ctx_length=False) give meaningless vectors
   --api-key KEY            require "Authorization: Bearer KEY" on every route but
                            /health (or set ENCC_SERVE_API_KEY, which keeps the key
                            out of the process list)
@@ -113,6 +118,10 @@ std::string parseServeOptions(int argc, const char *const *argv, ServeOptions &o
     if (inlineValue) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
+    }
+    if (name == "allow-token-ids" && !inlineValue) {
+      o.allowTokenIds = true;
+      continue;
     }
     if (name == "auto-truncate" && !inlineValue) {
       o.autoTruncate = true;

@@ -22,6 +22,7 @@ struct ServeOptions {
   int64_t maxBodyBytes = 4 << 20;
   int keepAliveRequests = 1;    ///< requests per connection before it is closed
   bool autoTruncate = false;    ///< default of `truncate`; OpenAI requests too
+  bool allowTokenIds = false;   ///< token ids as /v1/embeddings input (else 400)
   std::string apiKey;           ///< "" = no authentication
   std::string modelId;          ///< reported in /info and OpenAI responses
   std::string cpuTarget;        ///< "" = the best this CPU runs

@@ -62,6 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tryParse(parseTeiEmbed, body, l);
   tryParse(parseTeiTokenize, body, l);
   tryParse(parseOpenAiEmbeddings, body, l);
+  l.allowTokenIds = true; // token id input is refused by default; its checks run with --allow-token-ids
+  tryParse(parseOpenAiEmbeddings, body, l);
 
   const size_t n = size / sizeof(float);
   std::vector<float> v(n);

@@ -119,7 +119,7 @@ const std::vector<std::string> kTexts = {"hello", "hello world", "the world , a 
                                          "", "a a a a a a a a a a a a a hello", "world"};
 
 TEST_F(Serve, EmbedAndOpenAiMatchTheCApiBitForBit) {
-  ServerProcess server({artifact_, "--threads", "1"});
+  ServerProcess server({artifact_, "--threads", "1", "--allow-token-ids"});
   ASSERT_GT(server.port(), 0) << server.startupOutput();
   httplib::Client c("127.0.0.1", server.port());
 
@@ -281,7 +281,7 @@ TEST_F(Serve, ConcurrentClientsWithMixedLengthsGetTheirOwnRows) {
 }
 
 TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
-  ServerProcess server({artifact_, "--max-input-texts", "4", "--max-body-bytes", "4096"});
+  ServerProcess server({artifact_, "--max-input-texts", "4", "--max-body-bytes", "4096", "--allow-token-ids"});
   ASSERT_GT(server.port(), 0) << server.startupOutput();
   httplib::Client c("127.0.0.1", server.port());
   std::string longText;
@@ -333,6 +333,53 @@ TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
   r = post(c, "/embed", {{"inputs", "hello"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+// Issue 38: the routes real clients call (huggingface_hub's InferenceClient
+// posts TEI's embed to /, SageMaker to /invocations and /ping, TEI's OpenAI
+// alias /embeddings) give the routes' own answers; a body declared as
+// anything but JSON gets TEI's 415; token ids (another model's tokenizer's,
+// as LangChain sends tiktoken's) are refused unless --allow-token-ids.
+TEST_F(Serve, TeiAliasesContentTypeAndTokenIdsByDefault) {
+  ServerProcess server({artifact_, "--threads", "1"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  auto r = post(c, "/embed", {{"inputs", "hello world"}, {"normalize", false}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  expectSameBits(floatsOf(json::parse(r->body)[0]), alone("hello world").data(), H, "/embed");
+  const std::vector<float> tei = floatsOf(json::parse(post(c, "/embed", {{"inputs", "hello world"}})->body)[0]);
+  for (const char *path : {"/", "/invocations"}) {
+    r = post(c, path, {{"inputs", "hello world"}});
+    ASSERT_TRUE(r && r->status == 200) << path << " " << (r ? r->body : "no answer");
+    expectSameBits(floatsOf(json::parse(r->body)[0]), tei.data(), H, path);
+  }
+  const std::vector<float> openAi =
+      floatsOf(json::parse(post(c, "/v1/embeddings", {{"input", {"hello world"}}})->body)["data"][0]["embedding"]);
+  r = post(c, "/embeddings", {{"input", {"hello world"}}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  expectSameBits(floatsOf(json::parse(r->body)["data"][0]["embedding"]), openAi.data(), H, "/embeddings");
+  auto ping = c.Get("/ping");
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(ping->status, 200);
+
+  for (const char *type : {"text/plain", "application/x-www-form-urlencoded"}) {
+    r = c.Post("/embed", "{\"inputs\": \"hello\"}", type);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 415) << type << " -> " << r->body;
+    EXPECT_NE(r->body.find("Expected request with `Content-Type: application/json`"), std::string::npos) << r->body;
+  }
+  r = c.Post("/embed", "{\"inputs\": \"hello\"}", "application/json; charset=utf-8");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+
+  for (const json &input : {json::array({1, 2, 3}), json::array({json::array({1, 2})})}) {
+    r = post(c, "/v1/embeddings", {{"input", input}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_NE(r->body.find("token ids are refused"), std::string::npos) << r->body;
+    EXPECT_NE(r->body.find("--allow-token-ids"), std::string::npos) << r->body;
+  }
   EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
