@@ -75,10 +75,12 @@ class Model {
 public:
   Model(const std::string &path, int threads, const std::optional<std::string> &device,
         const std::optional<std::string> &cpuTarget, const std::optional<std::string> &requireSha256,
-        const std::optional<std::string> &trustedPublicKey, const std::optional<std::string> &signaturePath) {
+        const std::optional<std::string> &trustedPublicKey, const std::optional<std::string> &signaturePath,
+        int64_t maxTextBytes) {
     encrt_model_options o;
     encrt_model_options_initialize(&o);
     o.num_threads = threads;
+    o.max_text_bytes = maxTextBytes;
     auto cstr = [](const std::optional<std::string> &s) { return s ? s->c_str() : nullptr; };
     o.device = cstr(device);
     o.cpu_target = cstr(cpuTarget);
@@ -298,10 +300,10 @@ NB_MODULE(_encc, m) {
   nb::class_<Model>(m, "_Model")
       .def(nb::init<const std::string &, int, const std::optional<std::string> &,
                     const std::optional<std::string> &, const std::optional<std::string> &,
-                    const std::optional<std::string> &, const std::optional<std::string> &>(),
+                    const std::optional<std::string> &, const std::optional<std::string> &, int64_t>(),
            nb::arg("path"), nb::arg("threads"), nb::arg("device").none(), nb::arg("cpu_target").none(),
            nb::arg("require_sha256").none(), nb::arg("trusted_public_key").none(),
-           nb::arg("signature_path").none())
+           nb::arg("signature_path").none(), nb::arg("max_text_bytes"))
       .def("close", &Model::close)
       .def_prop_ro("closed", &Model::closed)
       .def("info", &Model::info)

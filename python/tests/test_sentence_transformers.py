@@ -150,3 +150,19 @@ def test_cross_encoder_predict_and_rank(cross_encoders, ref):
             close([r["score"] for r in got], [r["score"] for r in rec["rank"]])
     with pytest.raises(TypeError, match=r"pairs\[0\]\[1\] must be a str, not int"):
         cross_encoders["one_label"].predict([("q", 3)])
+
+
+def test_errors_speak_python(st, cross_encoders, tmp_path):
+    # A text over max_text_bytes names the Python argument that raises the limit, which Model exposes.
+    long_text = "word " * (300 * 1024)  # 1.5 MiB
+    with pytest.raises(encc.InvalidArgumentError, match=r"max_text_bytes=N"):
+        st.encode(long_text)
+    with encc.SentenceTransformer(st.path, threads=1, max_text_bytes=2 << 20) as big:
+        assert big.encode(long_text).shape == (384,)  # truncated to max_seq as sentence-transformers does
+    with pytest.raises(ValueError, match="max_text_bytes must be an int >= 0"):
+        encc.Model(st.path, max_text_bytes=-1)
+    # encode on a cross-encoder points at the Python class, not at a C function.
+    with pytest.raises(encc.UnsupportedError, match="encc.CrossEncoder"):
+        encc.Model(cross_encoders["one_label"].path).encode("x")
+    with pytest.raises(ValueError, match="embedding model"):
+        encc.CrossEncoder(st.path)

@@ -13,13 +13,18 @@ encc.CrossEncoder does the same for rerankers (predict, rank); encc.Model is the
 The runtime (libencrt) is linked into the extension: no MLIR, no PyTorch; CUDA is used when the
 artifact carries a CUDA plan and a GPU is present (``device="auto"``).
 """
+from __future__ import annotations
+
+import contextlib
 import operator
 import os
 import shutil
 import subprocess
 import sys
+from typing import Any, Iterable, Optional, Sequence, TypeVar, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from ._encc import _Model, _set_error_classes, runtime_version
 
@@ -56,11 +61,41 @@ class InternalError(Error):
     """ENCRT_INTERNAL: a bug in encc; please report it."""
 
 
+# The runtime's messages name C API calls and fields; in Python they name what a Python user changes.
+_C_API_WORDS = (
+    ("; raise it in encrt_model_options)", "; pass max_text_bytes=N when loading: encc.Model(..., max_text_bytes=N))"),
+    ("(use encrt_session_score_pairs)", "(load it with encc.CrossEncoder, or call Model.predict)"),
+    ("(use encrt_session_run for hidden states)",
+     "(Model.run or encode(output_value=\"token_embeddings\") give the token states)"),
+)
+
+
+@contextlib.contextmanager
+def _python_words() -> Any:
+    """Re-raises a runtime error in Python's terms (see _C_API_WORDS)."""
+    try:
+        yield
+    except Error as e:
+        message = str(e)
+        for c_words, py_words in _C_API_WORDS:
+            message = message.replace(c_words, py_words)
+        if message == str(e):
+            raise
+        raise type(e)(message) from None
+
+
 _set_error_classes({1: InvalidArgumentError, 2: IOError, 3: InvalidArtifactError, 4: UnsupportedError,
                     5: OutOfMemoryError, 6: InternalError})
 
 
-def _encode(s, what):
+Texts = Union[str, Sequence[str]]
+Pair = Union[tuple[str, str], Sequence[str]]
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int32]
+_M = TypeVar("_M", bound="Model")
+
+
+def _encode(s: object, what: str) -> bytes:
     """`s` (a str) as UTF-8; a TypeError or ValueError naming `what` otherwise."""
     if not isinstance(s, str):
         raise TypeError(f"{what} must be a str, not {type(s).__name__}")
@@ -70,20 +105,21 @@ def _encode(s, what):
         raise ValueError(f"{what} is not valid Unicode: {e.reason} at index {e.start} ({s[e.start]!r})") from None
 
 
-def _texts(sentences, what="sentences"):
+def _texts(sentences: object, what: str = "sentences") -> list[bytes]:
     """A list of UTF-8 byte strings from a str or a list of str (checked before the runtime)."""
     if isinstance(sentences, str):
         sentences = [sentences]
     if (sentences is None or isinstance(sentences, (bytes, bytearray, dict, set, frozenset))
             or not hasattr(sentences, "__iter__")):
         raise TypeError(f"{what} must be a str or a list of str, not {type(sentences).__name__}")
+    assert isinstance(sentences, Iterable)
     return [_encode(s, f"{what}[{i}]") for i, s in enumerate(sentences)]
 
 
-def _batch_size(value):
+def _batch_size(value: object) -> int:
     """An int >= 1 from any integer type (numpy's included)."""
     try:
-        n = operator.index(value) if not isinstance(value, bool) else 0
+        n = operator.index(value) if not isinstance(value, bool) else 0  # type: ignore[arg-type]
     except TypeError:
         n = 0
     if n < 1:
@@ -94,30 +130,30 @@ def _batch_size(value):
 class _TextProgress:
     """A progress bar on stderr for when tqdm is not installed."""
 
-    def __init__(self, total):
+    def __init__(self, total: int) -> None:
         self.total, self.done = total, 0
         self._draw()
 
-    def _draw(self):
+    def _draw(self) -> None:
         width = 30
         filled = width * self.done // max(self.total, 1)
         sys.stderr.write(f"\rBatches: [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
         sys.stderr.flush()
 
-    def update(self, n):
+    def update(self, n: int) -> None:
         self.done += n
         self._draw()
 
-    def close(self):
+    def close(self) -> None:
         sys.stderr.write("\n")
         sys.stderr.flush()
 
 
-def _progress(total, show):
+def _progress(total: int, show: Optional[bool]) -> Any:
     if not show:
         return None
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         return _TextProgress(total)
     return tqdm(total=total, desc="Batches", unit="batch")
@@ -133,13 +169,16 @@ class Model:
             "cuda" or "cuda:N".
         cpu_target: force a CPU code object (e.g. "cpu-x86-64-v3"); None: the best this CPU runs.
         require_sha256, trusted_public_key, signature_path: the trust options of docs/security.md.
+        max_text_bytes: texts longer than this many bytes are refused (0: the runtime's 1 MiB).
 
     Thread-safe: every calling thread gets its own runtime session, so a ThreadPoolExecutor over
     one Model runs concurrently. Use as a context manager or call close().
     """
 
-    def __init__(self, path, *, threads=0, device="auto", cpu_target=None, require_sha256=None,
-                 trusted_public_key=None, signature_path=None):
+    def __init__(self, path: Union[str, os.PathLike[str]], *, threads: int = 0, device: str = "auto",
+                 cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
+                 trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
+                 max_text_bytes: int = 0) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
@@ -147,29 +186,31 @@ class Model:
         if not isinstance(device, str):
             raise TypeError(f"device must be a str, not {type(device).__name__}")
         self.path = os.fspath(path)
+        if not isinstance(max_text_bytes, int) or isinstance(max_text_bytes, bool) or max_text_bytes < 0:
+            raise ValueError(f"max_text_bytes must be an int >= 0 (0: the runtime's 1 MiB), not {max_text_bytes!r}")
         self._model = _Model(self.path, threads, device, cpu_target, require_sha256, trusted_public_key,
-                             signature_path)
+                             signature_path, max_text_bytes)
         self._info = self._model.info()
 
     # --- life cycle ---
-    def close(self):
+    def close(self) -> None:
         """Releases the model and its sessions; later calls raise InvalidArgumentError."""
         self._model.close()
 
-    def __enter__(self):
+    def __enter__(self: _M) -> _M:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         i = self._info
         state = "closed" if self._model.closed else f"{i['device'] or i['cpu_target']}"
         return (f"encc.Model({self.path!r}: {i['architecture']}, hidden {i['hidden_size']}, "
                 f"{i['num_layers']} layers, max_seq {i['max_seq']}, pooling {i['pooling']}, {state})")
 
     @property
-    def info(self):
+    def info(self) -> dict[str, Any]:
         """dict: architecture, hidden_size, num_layers, num_heads, max_seq, vocab_size, pooling,
         normalize, has_pooled_output, cpu_target, device, num_steps, weight_bytes, random_weights,
         type_vocab_size, num_labels, score_activation, precision ("fp32", "bf16" or "int8": what
@@ -177,37 +218,43 @@ class Model:
         return dict(self._model.info())
 
     @property
-    def max_seq_length(self):
-        return self._info["max_seq"]
+    def max_seq_length(self) -> int:
+        return int(self._info["max_seq"])
 
     @property
-    def prompts(self):
+    def prompts(self) -> dict[str, str]:
         """dict: the model's prompts (name -> text), as SentenceTransformer.prompts: the
         config_sentence_transformers.json the model was compiled from."""
         return {name: text for name, text, _ in self._model.prompts()}
 
     @property
-    def default_prompt_name(self):
+    def default_prompt_name(self) -> Optional[str]:
         """The prompt encode() uses when given none (SentenceTransformer.default_prompt_name), or None."""
         return next((name for name, _, default in self._model.prompts() if default), None)
 
-    def get_sentence_embedding_dimension(self):
-        return self._info["hidden_size"]
+    def get_sentence_embedding_dimension(self) -> int:
+        return int(self._info["hidden_size"])
+
+    def get_embedding_dimension(self) -> int:
+        """sentence-transformers 6's name for get_sentence_embedding_dimension."""
+        return self.get_sentence_embedding_dimension()
 
     # --- text ---
-    def tokenize(self, texts):
+    def tokenize(self, texts: Texts) -> tuple[IntArray, IntArray]:
         """Token ids of each text (special tokens included, truncated to max_seq).
 
         Returns (ids, lengths): ids int32 [N, longest] right-padded with 0, lengths int32 [N].
         """
-        rows = self._model.tokenize(_texts(texts, "texts"))
+        with _python_words():
+            rows = self._model.tokenize(_texts(texts, "texts"))
         lengths = np.array([len(r) for r in rows], dtype=np.int32)
         ids = np.zeros((len(rows), int(lengths.max()) if len(rows) else 0), dtype=np.int32)
         for i, r in enumerate(rows):
             ids[i, :len(r)] = r
         return ids, lengths
 
-    def predict(self, pairs, *, batch_size=32, truncation="longest_first"):
+    def predict(self, pairs: Union[Pair, Sequence[Pair]], *, batch_size: int = 32,
+                truncation: str = "longest_first") -> Any:
         """A cross-encoder's scores of text pairs, as sentence-transformers' CrossEncoder.predict
         gives them (the model's activation applied: sigmoid for one label).
 
@@ -226,31 +273,35 @@ class Model:
         a, b = self._pair_texts([pairs] if single else pairs)
         labels = max(1, self._info["num_labels"])
         out = np.zeros((len(a), labels), dtype=np.float32)
-        for start in range(0, len(a), batch_size):
-            out[start:start + batch_size] = self._model.score_pairs(a[start:start + batch_size],
-                                                                     b[start:start + batch_size], modes[truncation])
+        with _python_words():
+            for start in range(0, len(a), batch_size):
+                out[start:start + batch_size] = self._model.score_pairs(a[start:start + batch_size],
+                                                                         b[start:start + batch_size],
+                                                                         modes[truncation])
         if labels == 1:
             out = out[:, 0]
         return out[0] if single else out
 
     @staticmethod
-    def _pairs(pairs):
+    def _pairs(pairs: object) -> list[Any]:
         if isinstance(pairs, (str, bytes, dict, set)) or not hasattr(pairs, "__iter__"):
             raise TypeError("pairs must be a list of (str, str)")
-        pairs = list(pairs)
-        for i, p in enumerate(pairs):
+        assert isinstance(pairs, Iterable)
+        out = list(pairs)
+        for i, p in enumerate(out):
             if not (isinstance(p, (tuple, list)) and len(p) == 2):
                 raise TypeError(f"pairs[{i}] must be a (str, str) pair")
-        return pairs
+        return out
 
     @classmethod
-    def _pair_texts(cls, pairs):
+    def _pair_texts(cls, pairs: object) -> tuple[list[bytes], list[bytes]]:
         """The first and the second texts of the pairs as UTF-8, errors naming pairs[i][k]."""
-        pairs = cls._pairs(pairs)
-        return ([_encode(p[0], f"pairs[{i}][0]") for i, p in enumerate(pairs)],
-                [_encode(p[1], f"pairs[{i}][1]") for i, p in enumerate(pairs)])
+        checked = cls._pairs(pairs)
+        return ([_encode(p[0], f"pairs[{i}][0]") for i, p in enumerate(checked)],
+                [_encode(p[1], f"pairs[{i}][1]") for i, p in enumerate(checked)])
 
-    def tokenize_pairs(self, pairs, *, truncation="longest_first"):
+    def tokenize_pairs(self, pairs: Sequence[Pair], *,
+                       truncation: str = "longest_first") -> tuple[IntArray, IntArray, IntArray]:
         """Token ids of text pairs (query, document) in the model's pair template ([CLS] a [SEP] b
         [SEP], <s> a </s></s> b </s>), as the `tokenizers` library makes them.
 
@@ -262,7 +313,8 @@ class Model:
         if truncation not in modes:
             raise ValueError(f"truncation must be one of {sorted(modes)}, not {truncation!r}")
         a, b = self._pair_texts(pairs)
-        rows = self._model.tokenize_pairs(a, b, modes[truncation])
+        with _python_words():
+            rows = self._model.tokenize_pairs(a, b, modes[truncation])
         ids, lengths = self._pad([r[0] for r in rows]) if rows else (np.zeros((0, 0), np.int32),
                                                                      np.zeros(0, np.int32))
         types = np.zeros_like(ids)
@@ -270,8 +322,10 @@ class Model:
             types[i, :len(t)] = t
         return ids, types, lengths
 
-    def encode(self, sentences, *, prompt_name=None, prompt=None, batch_size=32, normalize_embeddings=None,
-               show_progress_bar=None, convert_to_numpy=True, output_value="sentence_embedding"):
+    def encode(self, sentences: Texts, *, prompt_name: Optional[str] = None, prompt: Optional[str] = None,
+               batch_size: int = 32, normalize_embeddings: Optional[bool] = None,
+               show_progress_bar: Optional[bool] = None, convert_to_numpy: bool = True,
+               output_value: str = "sentence_embedding") -> Any:
         """Embeddings of `sentences`, as SentenceTransformer.encode gives them.
 
         sentences: a str (result 1-D) or a list of str (result 2-D float32 [N, hidden]).
@@ -299,23 +353,24 @@ class Model:
                              f"not {output_value!r}")
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         bar = _progress((len(texts) + batch_size - 1) // batch_size, show_progress_bar)
-        results = [None] * len(texts)
-        try:
-            for start in range(0, len(texts), batch_size):
-                idx = order[start:start + batch_size]
-                batch = [texts[i] for i in idx]
-                if output_value == "token_embeddings":
-                    for i, rows in zip(idx, self._token_embeddings(batch)):
-                        results[i] = rows
-                else:
-                    emb = self._model.embed(batch)
-                    for k, i in enumerate(idx):
-                        results[i] = emb[k]
+        results: list[Any] = [None] * len(texts)
+        with _python_words():
+            try:
+                for start in range(0, len(texts), batch_size):
+                    idx = order[start:start + batch_size]
+                    batch = [texts[i] for i in idx]
+                    if output_value == "token_embeddings":
+                        for i, rows in zip(idx, self._token_embeddings(batch)):
+                            results[i] = rows
+                    else:
+                        emb = self._model.embed(batch)
+                        for k, i in enumerate(idx):
+                            results[i] = emb[k]
+                    if bar is not None:
+                        bar.update(1)
+            finally:
                 if bar is not None:
-                    bar.update(1)
-        finally:
-            if bar is not None:
-                bar.close()
+                    bar.close()
         if output_value == "token_embeddings":
             return results[0] if single else results
         if normalize_embeddings:
@@ -328,7 +383,7 @@ class Model:
             return np.zeros((0, self._info["hidden_size"]), dtype=np.float32)
         return np.stack(results).astype(np.float32, copy=False)
 
-    def _prompt_text(self, prompt_name, prompt):
+    def _prompt_text(self, prompt_name: Optional[str], prompt: Optional[str]) -> str:
         """What encode() puts before each text, as SentenceTransformer.encode resolves it."""
         if prompt is not None:
             if not isinstance(prompt, str):
@@ -343,14 +398,15 @@ class Model:
                              f"{list(prompts)!r}.")
         return prompts[prompt_name]
 
-    def _token_embeddings(self, batch):
+    def _token_embeddings(self, batch: list[bytes]) -> list[FloatArray]:
         rows = self._model.tokenize(batch)
         ids, lengths = self._pad(rows)
         hidden, _ = self._model.run(ids, None, lengths, True, False)
+        assert hidden is not None
         return [hidden[b, :lengths[b]].copy() for b in range(len(rows))]
 
     @staticmethod
-    def _pad(rows):
+    def _pad(rows: Sequence[Union[Sequence[int], IntArray]]) -> tuple[IntArray, IntArray]:
         lengths = np.array([len(r) for r in rows], dtype=np.int32)
         ids = np.zeros((len(rows), int(lengths.max())), dtype=np.int32)
         for i, r in enumerate(rows):
@@ -358,7 +414,7 @@ class Model:
         return ids, lengths
 
     # --- ids ---
-    def run(self, ids, lengths=None, type_ids=None):
+    def run(self, ids: Any, lengths: Any = None, type_ids: Any = None) -> FloatArray:
         """The last hidden state [B, S, hidden] (float32) of token ids.
 
         ids: a 2-D int array (int32 or int64, right-padded) with `lengths` [B] (default: every row
@@ -397,10 +453,11 @@ class Model:
                 raise ValueError(f"type_ids must have the shape of the padded ids {arr.shape}, not {types.shape}")
             types = np.ascontiguousarray(types)
         hidden, _ = self._model.run(np.ascontiguousarray(arr), types, np.ascontiguousarray(lens), True, False)
+        assert hidden is not None
         return hidden
 
     @staticmethod
-    def _int32(a, what):
+    def _int32(a: npt.NDArray[Any], what: str) -> IntArray:
         if a.dtype.kind not in "iu":
             raise TypeError(f"{what} must hold integers, not {a.dtype}")
         if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
@@ -408,7 +465,8 @@ class Model:
         return a.astype(np.int32, copy=False)
 
 
-def compile(model_dir, output, *, encc=None, quiet=True, **options):  # noqa: A001 - encc's verb
+def compile(model_dir: Union[str, os.PathLike[str]], output: Union[str, os.PathLike[str]], *,  # noqa: A001
+            encc: Optional[str] = None, quiet: bool = True, **options: Any) -> str:
     """Runs ``encc compile MODEL_DIR -o OUTPUT`` and returns OUTPUT.
 
     model_dir: a Hugging Face model folder or an ONNX file (``tokenizer="DIR"`` -> ``--tokenizer=DIR``

@@ -24,7 +24,7 @@ SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
 
 def _torch() -> Any:
     try:
-        import torch
+        import torch  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         raise ImportError("convert_to_tensor=True needs torch, which is not installed (encc itself does not need "
                           "it): pip install torch, or use convert_to_numpy=True") from None
@@ -117,16 +117,18 @@ class SentenceTransformer(Model):
         truncate_dim: keep the first N dimensions of every embedding (Matryoshka models), as
             sentence-transformers' argument of that name.
         similarity_fn_name: "cosine" (default), "dot", "euclidean" or "manhattan" for similarity().
-        device, threads, cpu_target, require_sha256, trusted_public_key, signature_path: encc.Model's.
+        device, threads, cpu_target, require_sha256, trusted_public_key, signature_path, max_text_bytes:
+            encc.Model's.
     """
 
     def __init__(self, model_name_or_path: str, *, device: Optional[str] = None, truncate_dim: Optional[int] = None,
                  similarity_fn_name: Optional[SimilarityFunction] = None, threads: int = 0,
                  cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
-                 trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None) -> None:
+                 trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
+                 max_text_bytes: int = 0) -> None:
         super().__init__(model_name_or_path, threads=threads, device=device or "auto", cpu_target=cpu_target,
                          require_sha256=require_sha256, trusted_public_key=trusted_public_key,
-                         signature_path=signature_path)
+                         signature_path=signature_path, max_text_bytes=max_text_bytes)
         self.truncate_dim = None if truncate_dim is None else self._checked_dim(truncate_dim)
         if similarity_fn_name is not None and similarity_fn_name not in SIMILARITIES:
             raise ValueError(f"similarity_fn_name must be one of {list(SIMILARITIES)}, not {similarity_fn_name!r}")
@@ -253,10 +255,11 @@ class CrossEncoder(Model):
 
     def __init__(self, model_name_or_path: str, *, device: Optional[str] = None, threads: int = 0,
                  cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
-                 trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None) -> None:
+                 trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
+                 max_text_bytes: int = 0) -> None:
         super().__init__(model_name_or_path, threads=threads, device=device or "auto", cpu_target=cpu_target,
                          require_sha256=require_sha256, trusted_public_key=trusted_public_key,
-                         signature_path=signature_path)
+                         signature_path=signature_path, max_text_bytes=max_text_bytes)
         if self.info["num_labels"] == 0:
             raise ValueError(f"{model_name_or_path} is an embedding model (no classification head): load it with "
                              "encc.SentenceTransformer")
@@ -298,7 +301,7 @@ class CrossEncoder(Model):
     @staticmethod
     def _apply(fn: Callable[[Any], Any], logits: npt.NDArray[np.float32]) -> Any:
         try:
-            import torch
+            import torch  # type: ignore[import-not-found, unused-ignore]
         except ImportError:
             return fn(logits)
         if isinstance(fn, torch.nn.Module):
@@ -311,6 +314,7 @@ class CrossEncoder(Model):
         for start in range(0, len(pairs), batch_size):
             ids, types, lengths = self.tokenize_pairs(pairs[start:start + batch_size])
             _, pooled = self._model.run(ids, types, lengths, False, True)
+            assert pooled is not None
             out.append(pooled)
             if bar is not None:
                 bar.update(1)
