@@ -150,9 +150,11 @@ EmbedRequest parseOpenAiEmbeddings(const std::string &body, const RequestLimits 
     r.base64 = it->get<std::string>() == "base64";
   }
   if (auto it = j.find("dimensions"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<int64_t>() != limits.hidden)
+    // text-embedding-3's shortening (Matryoshka): the first N dimensions, renormalised.
+    if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > limits.hidden)
       throw invalidField(Api::OpenAi, "dimensions",
-                         "this model gives " + std::to_string(limits.hidden) + " dimensions and cannot shorten them");
+                         "must be an integer in [1, " + std::to_string(limits.hidden) + "] (the model's dimensions)");
+    r.dimensions = int(it->get<int64_t>());
   }
   for (const char *name : {"model", "user"})
     if (auto it = j.find(name); it != j.end() && !it->is_null() && !it->is_string())

@@ -45,6 +45,7 @@ struct EmbedRequest {
   bool normalize = true;
   bool truncate = false;
   bool base64 = false;
+  int dimensions = 0; ///< OpenAI's "dimensions": the first N, renormalised (0: all)
   /// TEI's prompt_name: the model prompt put before each text; unset: the
   /// model's default prompt (if it has one).
   std::optional<std::string> promptName;

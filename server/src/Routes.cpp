@@ -170,14 +170,14 @@ void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) co
     throw ApiError{500, job->error, "", "backend"};
 }
 
-const float *Routes::row(Job &job, size_t i, bool normalize) const {
+const float *Routes::row(Job &job, size_t i, bool normalize, int dims) const {
   float *r = job.embeddings.data() + i * size_t(info_.hidden_size);
-  if (normalize && !info_.normalize) {
+  if (normalize && (!info_.normalize || dims < info_.hidden_size)) { // a shortened vector is renormalised
     double sq = 0;
-    for (int k = 0; k < info_.hidden_size; ++k)
+    for (int k = 0; k < dims; ++k)
       sq += double(r[k]) * double(r[k]);
     const double inv = 1.0 / std::max(std::sqrt(sq), 1e-12); // torch.nn.functional.normalize's eps
-    for (int k = 0; k < info_.hidden_size; ++k)
+    for (int k = 0; k < dims; ++k)
       r[k] = float(double(r[k]) * inv);
   }
   return r;
@@ -237,7 +237,7 @@ void Routes::install(httplib::Server &server) {
     for (size_t i = 0; i < job->ids.size(); ++i) {
       if (i)
         out += ',';
-      appendFloatArray(out, row(*job, i, r.normalize), size_t(info_.hidden_size));
+      appendFloatArray(out, row(*job, i, r.normalize, info_.hidden_size), size_t(info_.hidden_size));
     }
     out += ']';
     res.set_content(out, "application/json");
@@ -268,13 +268,14 @@ void Routes::install(httplib::Server &server) {
     for (size_t i = 0; i < job->ids.size(); ++i) {
       out += i ? ",{" : "{";
       out += "\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-      const float *v = row(*job, i, true);
+      const int dims = r.dimensions ? r.dimensions : info_.hidden_size;
+      const float *v = row(*job, i, true, dims);
       if (r.base64) {
         out += '"';
-        appendBase64(out, v, size_t(info_.hidden_size) * sizeof(float));
+        appendBase64(out, v, size_t(dims) * sizeof(float));
         out += '"';
       } else {
-        appendFloatArray(out, v, size_t(info_.hidden_size));
+        appendFloatArray(out, v, size_t(dims));
       }
       out += '}';
     }

@@ -42,7 +42,7 @@ private:
   void run(const std::shared_ptr<Job> &job, std::chrono::steady_clock::time_point deadline) const;
   /// Row i of the job's embeddings, L2-normalised when asked and the model
   /// does not already.
-  const float *row(Job &job, size_t i, bool normalize) const;
+  const float *row(Job &job, size_t i, bool normalize, int dims) const;
 
   encrt_model *model_;
   encrt_model_info info_;

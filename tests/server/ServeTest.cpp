@@ -311,7 +311,8 @@ TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
       {"/v1/embeddings", "{\"input\": [1, 99999]}", 400, "token ids must be integers in [0, 50)"},
       {"/v1/embeddings", "{\"input\": [[]]}", 400, "empty list of token ids"},
       {"/v1/embeddings", "{\"input\": \"a\", \"encoding_format\": \"hex\"}", 400, "\"param\":\"encoding_format\""},
-      {"/v1/embeddings", "{\"input\": \"a\", \"dimensions\": 8}", 400, "cannot shorten"},
+      {"/v1/embeddings", "{\"input\": \"a\", \"dimensions\": 0}", 400, "must be an integer in [1, 32]"},
+      {"/v1/embeddings", "{\"input\": \"a\", \"dimensions\": 33}", 400, "must be an integer in [1, 32]"},
       {"/v1/embeddings", json({{"input", longText}}).dump(), 413, "more than the model's 64"},
       {"/nowhere", "{}", 404, "no route POST /nowhere"},
   };
@@ -362,6 +363,18 @@ TEST_F(Serve, TeiAliasesContentTypeAndTokenIdsByDefault) {
   auto ping = c.Get("/ping");
   ASSERT_TRUE(ping);
   EXPECT_EQ(ping->status, 200);
+
+  // OpenAI's dimensions (Matryoshka shortening): the first N, renormalised.
+  r = post(c, "/v1/embeddings", {{"input", {"hello world"}}, {"dimensions", 8}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  const std::vector<float> shortened = floatsOf(json::parse(r->body)["data"][0]["embedding"]);
+  ASSERT_EQ(shortened.size(), 8u);
+  const std::vector<float> full = alone("hello world");
+  double sq = 0;
+  for (int k = 0; k < 8; ++k)
+    sq += double(full[k]) * double(full[k]);
+  for (int k = 0; k < 8; ++k)
+    EXPECT_NEAR(shortened[k], full[k] / std::sqrt(sq), 1e-6) << "dimension " << k;
 
   for (const char *type : {"text/plain", "application/x-www-form-urlencoded"}) {
     r = c.Post("/embed", "{\"inputs\": \"hello\"}", type);
