@@ -71,6 +71,8 @@ struct ModelDescription {
   /// `prompts`: name, text), and the default one's name ("" none).
   std::vector<std::pair<std::string, std::string>> prompts;
   std::string defaultPrompt;
+  /// sentence-transformers' similarity_fn_name (none named: cosine, its default).
+  enum class Similarity { Cosine, Dot, Euclidean, Manhattan } similarity = Similarity::Cosine;
   /// > 0: a sequence-classification head; the second output is [B, numLabels]
   /// logits instead of a pooled embedding (pooling is then "none").
   int64_t numLabels = 0;

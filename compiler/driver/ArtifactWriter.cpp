@@ -174,6 +174,16 @@ encm::Pooling schemaPooling(Pooling pooling) {
   llvm_unreachable("Pooling");
 }
 
+encm::Similarity schemaSimilarity(ModelDescription::Similarity similarity) {
+  switch (similarity) {
+  case ModelDescription::Similarity::Cosine: return encm::Similarity::Cosine;
+  case ModelDescription::Similarity::Dot: return encm::Similarity::Dot;
+  case ModelDescription::Similarity::Euclidean: return encm::Similarity::Euclidean;
+  case ModelDescription::Similarity::Manhattan: return encm::Similarity::Manhattan;
+  }
+  llvm_unreachable("Similarity");
+}
+
 /// CPU code objects, then the CUDA fatbin (if any), in file order.
 flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuilder &fbb, const TokenizerData &tk) {
   const bool wordPiece = tk.kind == TokenizerKind::WordPiece, bpe = tk.kind == TokenizerKind::ByteLevelBPE,
@@ -317,7 +327,7 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
       static_cast<int32_t>(cfg.typeVocab), static_cast<int32_t>(cfg.numLabels),
       cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0,
       prompts.empty() ? 0 : fbb.CreateVector(prompts),
-      cfg.defaultPrompt.empty() ? 0 : fbb.CreateString(cfg.defaultPrompt));
+      cfg.defaultPrompt.empty() ? 0 : fbb.CreateString(cfg.defaultPrompt), schemaSimilarity(cfg.similarity));
 
   // The features a reader needs (encrt/schema_version.h): listed only where
   // the artifact uses them, so that it loads in every runtime that can run it.

@@ -607,6 +607,16 @@ const char *poolingText(encm::Pooling pooling) {
   return "unknown";
 }
 
+const char *similarityText(encm::Similarity similarity) {
+  switch (similarity) {
+  case encm::Similarity::Cosine: return "cosine";
+  case encm::Similarity::Dot: return "dot";
+  case encm::Similarity::Euclidean: return "euclidean";
+  case encm::Similarity::Manhattan: return "manhattan";
+  }
+  return "unknown";
+}
+
 const char *tokenizerKindText(encm::TokenizerKind kind) {
   switch (kind) {
   case encm::TokenizerKind::WordPiece: return "wordpiece";
@@ -673,6 +683,7 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   meta["hidden_act"] = str(md->hidden_act());
   meta["pooling"] = poolingText(md->pooling());
   meta["normalize"] = md->normalize();
+  meta["similarity"] = similarityText(md->similarity());
   meta["prompts"] = Json::array();
   if (md->prompts())
     for (const encm::Prompt *p : *md->prompts())
@@ -800,6 +811,8 @@ int encc::inspectCommand(const Args &args) {
          : pooled ? ", pooled (" + std::string(poolingText(md->pooling())) + (md->normalize() ? ", L2-normalised)" : ")")
                   : std::string())
      << "\n";
+  if (pooled && md->similarity() != encm::Similarity::Cosine)
+    os << "similarity: " << similarityText(md->similarity()) << " (sentence-transformers' similarity_fn_name)\n";
   if (md->prompts() && md->prompts()->size() > 0) {
     os << "prompts: ";
     for (flatbuffers::uoffset_t i = 0; i < md->prompts()->size(); ++i) {

@@ -62,6 +62,7 @@ struct ModelConfig {
   /// and the name of the one applied by default ("" none).
   std::vector<std::pair<std::string, std::string>> prompts;
   std::string defaultPrompt;
+  ModelDescription::Similarity similarity = ModelDescription::Similarity::Cosine; ///< similarity_fn_name
   /// The Pooling config that sets include_prompt false ("" when it is true).
   std::string poolingSkipsPrompt;
   /// sentence-transformers Dense modules after the pooling, in order:

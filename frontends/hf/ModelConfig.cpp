@@ -214,6 +214,7 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.normalize = c.normalize;
   d.prompts = c.prompts;
   d.defaultPrompt = c.defaultPrompt;
+  d.similarity = c.similarity;
   d.int8KeepFloat = c.family->int8KeepFloat();
   return d;
 }

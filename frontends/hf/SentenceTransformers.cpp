@@ -157,6 +157,18 @@ static llvm::Error readPrompts(const std::string &path, ModelConfig &config) {
       config.prompts.emplace_back(p.key(), text);
     }
   }
+  if (auto it = j->find("similarity_fn_name"); it != j->end() && !it->is_null()) {
+    using S = ModelDescription::Similarity;
+    static const std::pair<const char *, S> kNames[] = {
+        {"cosine", S::Cosine}, {"dot", S::Dot}, {"euclidean", S::Euclidean}, {"manhattan", S::Manhattan}};
+    const auto *match = it->is_string() ? std::find_if(std::begin(kNames), std::end(kNames),
+                                                       [&](const auto &n) { return *it == n.first; })
+                                        : std::end(kNames);
+    if (match == std::end(kNames))
+      return hfError(path + ": similarity_fn_name " + it->dump() +
+                     " is not one of cosine, dot, euclidean, manhattan");
+    config.similarity = match->second;
+  }
   if (auto it = j->find("default_prompt_name"); it != j->end() && !it->is_null()) {
     if (!it->is_string())
       return hfError(path + ": field 'default_prompt_name' must be a string or null");

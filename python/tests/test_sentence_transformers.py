@@ -166,3 +166,18 @@ def test_errors_speak_python(st, cross_encoders, tmp_path):
         encc.Model(cross_encoders["one_label"].path).encode("x")
     with pytest.raises(ValueError, match="embedding model"):
         encc.CrossEncoder(st.path)
+
+
+def test_similarity_function_comes_from_the_model(tmp_path):
+    # config_sentence_transformers.json's similarity_fn_name is compiled into the artifact and is
+    # similarity()'s default, as sentence-transformers takes it from the model's folder.
+    folder = tmp_path / "dot"
+    subprocess.run([os.path.join(BUILD, "bin", "make-tiny-model"), str(folder), "--seed", "5"], check=True,
+                   stdout=subprocess.DEVNULL)
+    (folder / "config_sentence_transformers.json").write_text('{"similarity_fn_name": "dot"}')
+    with encc.SentenceTransformer(encc.compile(folder, tmp_path / "dot.encm", encc=ENCC)) as m:
+        assert m.info["similarity"] == "dot" and m.similarity_fn_name == "dot"
+        e = m.encode(["a b", "c"])
+        close(m.similarity(e, e), e.astype(np.float64) @ e.T.astype(np.float64), 1e-6)
+    with encc.SentenceTransformer(tmp_path / "dot.encm", similarity_fn_name="manhattan") as m:
+        assert m.similarity_fn_name == "manhattan"  # the argument wins, as in sentence-transformers

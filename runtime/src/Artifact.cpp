@@ -53,6 +53,16 @@ const char *poolingName(encm::Pooling pooling) {
   return nullptr;
 }
 
+const char *similarityName(encm::Similarity similarity) {
+  switch (similarity) {
+  case encm::Similarity::Cosine: return "cosine";
+  case encm::Similarity::Dot: return "dot";
+  case encm::Similarity::Euclidean: return "euclidean";
+  case encm::Similarity::Manhattan: return "manhattan";
+  }
+  return nullptr;
+}
+
 namespace {
 
 /// splitmix64's output function: a bijective 64-bit mix.
@@ -454,6 +464,8 @@ void Artifact::verifySemantics() {
 
   if (!poolingName(md->pooling()))
     fail(bad, p, ": metadata has unknown pooling ", static_cast<int>(md->pooling()));
+  if (!similarityName(md->similarity()))
+    fail(bad, p, ": metadata has unknown similarity ", static_cast<int>(md->similarity()));
   if (md->num_labels() > 0 && md->pooling() != encm::Pooling::None)
     fail(bad, p, ": a classification model has pooling ", poolingName(md->pooling()), " (expected none)");
 

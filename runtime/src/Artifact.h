@@ -32,6 +32,8 @@ size_t dtypeSize(encm::DType dtype);
 /// "none" | "cls" | "mean" | "last" (as encc's --pooling spells them), null
 /// for a value outside the schema's enum.
 const char *poolingName(encm::Pooling pooling);
+/// "cosine", "dot", "euclidean", "manhattan"; nullptr for a value the schema does not name.
+const char *similarityName(encm::Similarity similarity);
 
 /// Fills `bytes` bytes at `dst` (8-byte aligned) deterministically from
 /// (seed, weightOffset): F32/F16/BF16 finite values in [-0.05, 0.05], I8 in

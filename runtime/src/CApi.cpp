@@ -298,6 +298,7 @@ void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info,
     info.num_labels = m.numLabels();
     info.score_activation = m.scoreActivation().c_str();
     info.precision = m.precision().c_str();
+    info.similarity = similarityName(md.similarity()); // checked at load
   }
   writeOut(info, out_info, info_size);
 }

@@ -264,6 +264,14 @@ TEST(Import, SentenceTransformersPrompts) {
   using Prompts = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(m->description.prompts, (Prompts{{"query", "query: "}, {"passage", "passage: "}, {"a", ""}}));
   EXPECT_EQ(m->description.defaultPrompt, "passage");
+  EXPECT_EQ(m->description.similarity, encc::ModelDescription::Similarity::Cosine);
+  // similarity_fn_name is carried (sentence-transformers' similarity() uses it); an unknown one is an error.
+  std::ofstream(path) << R"({"similarity_fn_name": "dot"})";
+  m = importHFModel(ctx, dir, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->description.similarity, encc::ModelDescription::Similarity::Dot);
+  std::ofstream(path) << R"({"similarity_fn_name": "jaccard"})";
+  EXPECT_EQ(importError(dir), path + ": similarity_fn_name \"jaccard\" is not one of cosine, dot, euclidean, manhattan");
 
   std::ofstream(path) << R"({"prompts": {"query": "q"}, "default_prompt_name": "doc"})";
   EXPECT_EQ(importError(dir), path + ": default_prompt_name 'doc' is not one of the prompts");

@@ -641,7 +641,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
 
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
-  EXPECT_EQ(ENCRT_API_VERSION, 5);
+  EXPECT_EQ(ENCRT_API_VERSION, 6);
   std::string path = write(writeArtifact(TestModel::spec(kernels())));
 
   // Options never initialised: refused, not guessed.

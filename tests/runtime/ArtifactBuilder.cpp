@@ -115,7 +115,7 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
       4 * s.hiddenSize, s.vocabSize, s.maxSeq, "gelu", 1e-12f,
       s.pooling, s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
       s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str(),
-      s.prompts.empty() ? nullptr : &prompts, s.defaultPrompt ? s.defaultPrompt->c_str() : nullptr);
+      s.prompts.empty() ? nullptr : &prompts, s.defaultPrompt ? s.defaultPrompt->c_str() : nullptr, s.similarity);
   std::vector<flatbuffers::Offset<flatbuffers::String>> features;
   for (const std::string &f : s.requiredFeatures)
     features.push_back(b.CreateString(f));

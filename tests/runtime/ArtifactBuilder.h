@@ -95,6 +95,7 @@ struct ArtifactSpec {
   /// Metadata.prompts (name, text) and default_prompt (null: none written).
   std::vector<std::pair<std::string, std::string>> prompts;
   std::optional<std::string> defaultPrompt;
+  encm::Similarity similarity = encm::Similarity::Cosine; ///< Metadata.similarity
 };
 
 /// The complete file, trailer included.

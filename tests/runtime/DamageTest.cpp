@@ -276,6 +276,22 @@ TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
   expectLoads(writeArtifact(spec));
 }
 
+// Metadata.similarity (sentence-transformers' similarity_fn_name): reported
+// by name; a value the schema does not name is refused at load.
+TEST_F(RuntimeTest, SimilarityIsNamedOrRefused) {
+  auto spec = TestModel::spec(kernels());
+  spec.similarity = encm::Similarity::Dot;
+  const std::string path = write(writeArtifact(spec));
+  encrt_model *m = nullptr;
+  ASSERT_EQ(encrt_model_load(path.c_str(), nullptr, &m), nullptr);
+  encrt_model_info info{};
+  encrt_model_get_info(m, &info, sizeof info);
+  EXPECT_STREQ(info.similarity, "dot");
+  encrt_model_release(m);
+  spec.similarity = static_cast<encm::Similarity>(9);
+  expectLoadError(writeArtifact(spec), kBad, "metadata has unknown similarity 9");
+}
+
 // Prompts within the schema's limits, names unique, the default one of them.
 TEST_F(RuntimeTest, PromptsAreChecked) {
   auto spec = TestModel::spec(kernels());

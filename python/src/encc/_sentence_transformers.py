@@ -9,6 +9,7 @@ dependency: ``convert_to_tensor=True`` returns a torch tensor when torch is impo
 from __future__ import annotations
 
 import operator
+import os
 from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
@@ -116,12 +117,14 @@ class SentenceTransformer(Model):
         model_name_or_path: the ``.encm`` file.
         truncate_dim: keep the first N dimensions of every embedding (Matryoshka models), as
             sentence-transformers' argument of that name.
-        similarity_fn_name: "cosine" (default), "dot", "euclidean" or "manhattan" for similarity().
+        similarity_fn_name: "cosine", "dot", "euclidean" or "manhattan" for similarity(); default: the model's
+            similarity_fn_name (config_sentence_transformers.json, compiled in), cosine when it names none.
         device, threads, cpu_target, require_sha256, trusted_public_key, signature_path, max_text_bytes:
             encc.Model's.
     """
 
-    def __init__(self, model_name_or_path: str, *, device: Optional[str] = None, truncate_dim: Optional[int] = None,
+    def __init__(self, model_name_or_path: Union[str, "os.PathLike[str]"], *, device: Optional[str] = None,
+                 truncate_dim: Optional[int] = None,
                  similarity_fn_name: Optional[SimilarityFunction] = None, threads: int = 0,
                  cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
                  trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
@@ -132,7 +135,8 @@ class SentenceTransformer(Model):
         self.truncate_dim = None if truncate_dim is None else self._checked_dim(truncate_dim)
         if similarity_fn_name is not None and similarity_fn_name not in SIMILARITIES:
             raise ValueError(f"similarity_fn_name must be one of {list(SIMILARITIES)}, not {similarity_fn_name!r}")
-        self.similarity_fn_name: SimilarityFunction = similarity_fn_name or "cosine"
+        # As sentence-transformers: the argument, else the model's config_sentence_transformers.json (compiled in).
+        self.similarity_fn_name: SimilarityFunction = similarity_fn_name or self.info["similarity"]
 
     def _checked_dim(self, dim: Any) -> int:
         n = _positive_int(dim, "truncate_dim")
@@ -253,7 +257,8 @@ class CrossEncoder(Model):
     """``sentence_transformers.CrossEncoder`` over a compiled cross-encoder (a ``*ForSequenceClassification``
     folder compiled by encc): predict() and rank() as sentence-transformers computes them."""
 
-    def __init__(self, model_name_or_path: str, *, device: Optional[str] = None, threads: int = 0,
+    def __init__(self, model_name_or_path: Union[str, "os.PathLike[str]"], *, device: Optional[str] = None,
+                 threads: int = 0,
                  cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
                  trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
                  max_text_bytes: int = 0) -> None:

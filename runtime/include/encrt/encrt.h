@@ -55,7 +55,7 @@ extern "C" {
    Version 1: struct_size / size arguments, encrt_text, encrt_api_version.
    Version 5: prompts (encrt_model_prompt_count, encrt_model_get_prompt,
    encrt_session_embed_prompted). */
-#define ENCRT_API_VERSION 5
+#define ENCRT_API_VERSION 6
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -156,6 +156,12 @@ typedef struct encrt_model_info {
                             "bf16" (encc --quantize=bf16) or "int8"
                             (--quantize=int8); a CUDA plan uses its own
                             --cuda-dtype */
+  /* API version 6: */
+  const char *similarity; /* how the model's embeddings are compared
+                             (sentence-transformers' similarity_fn_name):
+                             "cosine" (also when the model names none), "dot",
+                             "euclidean" or "manhattan"; the runtime computes
+                             no similarity itself */
 } encrt_model_info;
 
 /* Fills the first `info_size` bytes of *out_info (pass sizeof *out_info);
