@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""encode() throughput: sentence-transformers (PyTorch) against encc.SentenceTransformer, in one run (issue 39).
+
+The same code on both sides: `model.encode(sentences, batch_size=B)` with the import and the model path
+changed. Sentences: the project's sentence pairs (tests/reference/sentence-pairs.tsv), repeated to N. Rounds
+interleave the engines (this machine is shared: compare within a round); each round reports sentences per
+second per engine, then the medians and the ratio encc / PyTorch. torch and encc get the same thread count.
+
+    PYTHON bench/peers/st_encode_throughput.py --model DIR --artifact fp32.encm [--artifact int8.encm ...]
+
+PYTHON: a venv with sentence-transformers and the encc wheel (pip install build-python-wheel/encc-*.whl).
+"""
+import argparse
+import os
+import statistics
+import time
+
+import torch
+from sentence_transformers import SentenceTransformer
+
+import encc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sentences(n):
+    out = []
+    with open(os.path.join(HERE, "..", "..", "tests", "reference", "sentence-pairs.tsv"), encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() and not line.startswith("#"):
+                out += line.split("\t")[1:3]
+    return (out * (n // len(out) + 1))[:n]
+
+
+def rate(model, texts, batch_size):
+    t0 = time.perf_counter()
+    model.encode(texts, batch_size=batch_size)
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True, help="the Hugging Face folder (sentence-transformers loads it)")
+    ap.add_argument("--artifact", action="append", required=True, help="an encc artifact of the same model")
+    ap.add_argument("--sentences", type=int, default=1024)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    texts = sentences(args.sentences)
+    engines = {"sentence-transformers (PyTorch fp32)": SentenceTransformer(args.model, device="cpu")}
+    for path in args.artifact:
+        m = encc.SentenceTransformer(path, threads=args.threads)
+        engines[f"encc ({m.info['precision']}, {os.path.basename(path)})"] = m
+    for m in engines.values():  # warm-up
+        m.encode(texts[:64], batch_size=args.batch_size)
+    rates = {name: [] for name in engines}
+    for r in range(args.rounds):
+        for name, m in engines.items():
+            rates[name].append(rate(m, texts, args.batch_size))
+        print(f"round {r + 1}: " + ", ".join(f"{name} {v[-1]:.0f}/s" for name, v in rates.items()))
+    base = statistics.median(rates[next(iter(engines))])
+    print(f"{args.sentences} sentences, batch {args.batch_size}, {args.threads} threads; median sentences/s:")
+    for name, v in rates.items():
+        print(f"  {name:45s} {statistics.median(v):8.0f}/s  x{statistics.median(v) / base:.2f}")
+
+
+if __name__ == "__main__":
+    main()
