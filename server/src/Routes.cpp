@@ -185,17 +185,44 @@ const float *Routes::row(Job &job, size_t i, bool normalize, int dims) const {
 
 void Routes::install(httplib::Server &server) {
   // Errors thrown by a handler become their JSON answer.
-  auto guarded = [](auto fn) {
-    return [fn](const httplib::Request &req, httplib::Response &res) {
-      try {
-        fn(req, res);
-      } catch (const ApiError &e) {
-        sendError(res, req.path, e);
-      } catch (const std::bad_alloc &) {
-        sendError(res, req.path, ApiError{503, "out of memory", "", "backend"});
-      } catch (const std::exception &e) {
-        sendError(res, req.path, ApiError{500, e.what(), "", "backend"});
-      }
+  auto answer = [](const httplib::Request &req, httplib::Response &res, auto &&body) {
+    try {
+      body();
+    } catch (const ApiError &e) {
+      sendError(res, req.path, e);
+    } catch (const std::bad_alloc &) {
+      sendError(res, req.path, ApiError{503, "out of memory", "", "backend"});
+    } catch (const std::exception &e) {
+      sendError(res, req.path, ApiError{500, e.what(), "", "backend"});
+    }
+  };
+  auto guarded = [answer](auto fn) {
+    return [answer, fn](const httplib::Request &req, httplib::Response &res) { answer(req, res, [&] { fn(req, res); }); };
+  };
+  // POST handlers read their body themselves: the library decompresses a Content-Encoding: gzip body as
+  // it arrives but checks --max-body-bytes against the bytes on the wire only, so 200 KB could inflate to
+  // 200 MiB in memory. Here the decompressed body stops at the limit (413).
+  auto guardedPost = [this, answer](auto fn) {
+    return [this, answer, fn](const httplib::Request &req, httplib::Response &res,
+                              const httplib::ContentReader &reader) {
+      answer(req, res, [&] {
+        std::string body;
+        bool over = false;
+        const bool read = reader([&](const char *data, size_t n) {
+          if (body.size() + n > size_t(options_.maxBodyBytes))
+            return over = true, false;
+          body.append(data, n);
+          return true;
+        });
+        if (over)
+          throw ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) +
+                                  " bytes once decompressed (--max-body-bytes)", "", "validation"};
+        if (!read) // the library refused it: over the limit on the wire, or not readable
+          throw res.status == 413 ? ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) +
+                                                      " bytes (--max-body-bytes)", "", "validation"}
+                                  : ApiError{400, "the body could not be read", "", "validation"};
+        fn(req, res, body);
+      });
     };
   };
 
@@ -226,9 +253,9 @@ void Routes::install(httplib::Server &server) {
 
   // TEI's embed: also at / (huggingface_hub's InferenceClient(model=URL).feature_extraction posts there) and
   // /invocations (SageMaker), as TEI routes them for an embedding model.
-  const auto teiEmbed = guarded([=](const httplib::Request &req, httplib::Response &res) {
+  const auto teiEmbed = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
-    EmbedRequest r = parseTeiEmbed(req.body, limits);
+    EmbedRequest r = parseTeiEmbed(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
     run(job, deadline);
     std::string out;
@@ -245,8 +272,8 @@ void Routes::install(httplib::Server &server) {
   for (const char *path : {"/embed", "/", "/invocations"})
     server.Post(path, teiEmbed);
 
-  server.Post("/tokenize", guarded([=](const httplib::Request &req, httplib::Response &res) {
-    EmbedRequest r = parseTeiTokenize(req.body, limits);
+  server.Post("/tokenize", guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    EmbedRequest r = parseTeiTokenize(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
     json out = json::array();
     for (const auto &ids : job->ids)
@@ -255,9 +282,9 @@ void Routes::install(httplib::Server &server) {
   }));
 
   // OpenAI's embeddings, also at /embeddings (TEI's alias).
-  const auto openAiEmbed = guarded([=](const httplib::Request &req, httplib::Response &res) {
+  const auto openAiEmbed = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
-    EmbedRequest r = parseOpenAiEmbeddings(req.body, limits);
+    EmbedRequest r = parseOpenAiEmbeddings(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
     run(job, deadline);
     int64_t tokens = 0;
