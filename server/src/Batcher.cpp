@@ -29,13 +29,18 @@ Batcher::~Batcher() {
   encrt_session_release(session_);
 }
 
-Batcher::Submit Batcher::submit(const std::shared_ptr<Job> &job) {
+Batcher::Submit Batcher::submit(const std::shared_ptr<Job> &job, std::chrono::steady_clock::time_point deadline) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (job->ids.size() > size_t(options_.maxQueue))
+      return Submit::TooLarge;
+    // Backpressure: wait for a pass to make room rather than refuse at once.
+    if (!room_.wait_until(lock, deadline, [&] {
+          return stopping_ || queue_.size() + job->ids.size() <= size_t(options_.maxQueue);
+        }))
+      return Submit::QueueFull;
     if (stopping_)
       return Submit::Stopped;
-    if (queue_.size() + job->ids.size() > size_t(options_.maxQueue))
-      return Submit::QueueFull;
     job->embeddings.assign(job->ids.size() * size_t(hidden_), 0.0f);
     job->remaining_ = job->ids.size();
     for (size_t i = 0; i < job->ids.size(); ++i)
@@ -52,6 +57,7 @@ void Batcher::drainAndStop() {
     stopping_ = true;
   }
   cv_.notify_one();
+  room_.notify_all();
   if (thread_.joinable())
     thread_.join();
 }
@@ -73,6 +79,8 @@ std::vector<Batcher::Row> Batcher::takePass() {
     queue_.pop_front();
   }
   metrics_.setQueueDepth(int64_t(queue_.size()));
+  if (!rows.empty())
+    room_.notify_all(); // requests waiting for room may fit now
   return rows;
 }
 

@@ -54,7 +54,7 @@ struct BatcherOptions {
 
 class Batcher {
 public:
-  enum class Submit { Queued, QueueFull, Stopped };
+  enum class Submit { Queued, QueueFull, TooLarge, Stopped };
 
   /// Runs on its own session of `model` (which must outlive it). Throws
   /// std::runtime_error when the session cannot be created.
@@ -63,8 +63,10 @@ public:
   Batcher(const Batcher &) = delete;
   Batcher &operator=(const Batcher &) = delete;
 
-  /// Queues every text of `job` (all or none).
-  Submit submit(const std::shared_ptr<Job> &job);
+  /// Queues every text of `job` (all or none), waiting until `deadline` for
+  /// room when the queue is full (backpressure; QueueFull if none came). A
+  /// job with more texts than the queue holds is TooLarge at once.
+  Submit submit(const std::shared_ptr<Job> &job, std::chrono::steady_clock::time_point deadline);
   /// Runs what is queued, then stops the thread; later submits get Stopped.
   void drainAndStop();
 
@@ -84,6 +86,7 @@ private:
   Metrics &metrics_;
   std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable room_; ///< a pass took rows from the queue, or stopping
   std::deque<Row> queue_;
   bool stopping_ = false;
   std::thread thread_;

@@ -152,12 +152,17 @@ std::string Routes::promptText(const std::optional<std::string> &name) const {
 }
 
 void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) const {
-  switch (batcher_.submit(job)) {
+  switch (batcher_.submit(job, deadline)) {
   case Batcher::Submit::Queued: break;
   case Batcher::Submit::QueueFull:
     throw ApiError{429,
-                   "the queue is full (" + std::to_string(options_.maxQueue) +
-                       " texts, --max-queue); retry later",
+                   "the queue stayed full (" + std::to_string(options_.maxQueue) + " texts, --max-queue) for " +
+                       std::to_string(options_.timeoutMs) + " ms (--timeout-ms); retry later",
+                   "", "overloaded"};
+  case Batcher::Submit::TooLarge:
+    throw ApiError{429,
+                   "the request's " + std::to_string(job->ids.size()) + " texts are more than the queue holds (" +
+                       std::to_string(options_.maxQueue) + ", --max-queue)",
                    "", "overloaded"};
   case Batcher::Submit::Stopped: throw ApiError{503, "the server is shutting down", "", "unhealthy"};
   }

@@ -22,8 +22,9 @@ Prometheus metrics (GET /metrics). Bodies are JSON: another Content-Type gets 41
   --threads N              compute threads of the model (default 0 = all cores)
   --max-batch-tokens T     tokens in one forward pass (default 8192)
   --max-batch-requests R   texts in one forward pass (default 64)
-  --max-queue Q            texts waiting to run; a request that does not fit gets
-                           429 with Retry-After (default 1024)
+  --max-queue Q            texts waiting to run; a request that does not fit waits
+                           for room (up to --timeout-ms), then gets 429 with
+                           Retry-After (default 1024)
   --max-input-texts K      texts in one request (default 256)
   --max-wait-ms MS         how long a short queue waits for more texts before a
                            pass starts (default 0: at once; under load, texts queue
