@@ -3,6 +3,13 @@
 
     python3 bench/peers/serve_load64.py PORT ROUNDS   (a running encc-serve on 127.0.0.1:PORT)
 """
+import collections
+import json
+import sys
+import threading
+import time
+import urllib.request
+
 port = int(sys.argv[1]); rounds = int(sys.argv[2])
 texts = [f"sentence number {i} about a man riding a horse in the park" for i in range(64)]
 stats = collections.Counter(); lock = threading.Lock()
