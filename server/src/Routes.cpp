@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 
@@ -380,6 +381,21 @@ void Routes::install(httplib::Server &server) {
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  // Expect: 100-continue with a Content-Length over --max-body-bytes: 413 at once, before the client sends
+  // the body (the library answered 100 and then waited for a body it would refuse).
+  server.set_expect_100_continue_handler([this](const httplib::Request &req, httplib::Response &res) {
+    const std::string length = req.get_header_value("Content-Length");
+    uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
+    if (ec == std::errc() && end == length.data() + length.size() && n > uint64_t(options_.maxBodyBytes)) {
+      sendError(res, req.path,
+                ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) + " bytes (--max-body-bytes)",
+                         "", "validation"});
+      return 413;
+    }
+    return 100;
   });
 
   // Statuses the library sets itself (404, 413 over --max-body-bytes, 400

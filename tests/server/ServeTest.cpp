@@ -38,6 +38,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 #include <optional>
 #include <sstream>
 #include <random>
@@ -338,6 +342,30 @@ TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
     auto small = gz.Post("/embed", json({{"inputs", "hello"}}).dump(), "application/json");
     ASSERT_TRUE(small);
     EXPECT_EQ(small->status, 200) << small->body;
+  }
+  // Expect: 100-continue with a Content-Length over the limit: 413 at once, not 100 and a wait for a body
+  // (issue 38: the answer came 10 s later).
+  {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(uint16_t(server.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    const std::string head = "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             "Content-Length: 10485760\r\nExpect: 100-continue\r\n\r\n";
+    ASSERT_EQ(::send(fd, head.data(), head.size(), 0), ssize_t(head.size()));
+    timeval timeout{3, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    const auto t0 = std::chrono::steady_clock::now();
+    char answer[512] = {};
+    const ssize_t got = ::recv(fd, answer, sizeof answer - 1, 0);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ::close(fd);
+    ASSERT_GT(got, 0) << "no answer within 3 s";
+    EXPECT_EQ(std::string(answer).rfind("HTTP/1.1 413", 0), 0u) << answer;
+    EXPECT_LT(seconds, 2.0);
   }
   // What a too-long text becomes with "truncate": the C API's truncation.
   auto r = post(c, "/embed", {{"inputs", longText}, {"truncate", true}, {"normalize", false}});
