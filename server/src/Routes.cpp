@@ -370,7 +370,7 @@ void Routes::install(httplib::Server &server) {
         return httplib::Server::HandlerResponse::Handled;
       }
     }
-    if (options_.apiKey.empty() || req.path == "/health" || req.path == "/ping")
+    if (options_.apiKey.empty() || req.path == "/health" || req.path == "/ping" || req.method == "OPTIONS")
       return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
     if (!constantTimeEqual(auth, "Bearer " + options_.apiKey)) {
@@ -397,6 +397,49 @@ void Routes::install(httplib::Server &server) {
     }
     return 100;
   });
+
+  // CORS (--cors-allow-origin): a browser's preflight (OPTIONS) and the Access-Control-* headers of the
+  // answers, for the listed origins only.
+  if (!options_.corsAllowOrigin.empty()) {
+    const std::string allowed = options_.corsAllowOrigin;
+    auto originAllowed = [allowed](const std::string &origin) {
+      if (origin.empty())
+        return false;
+      size_t from = 0;
+      while (from <= allowed.size()) {
+        const size_t comma = std::min(allowed.find(',', from), allowed.size());
+        std::string entry = allowed.substr(from, comma - from);
+        entry.erase(0, entry.find_first_not_of(' '));
+        entry.erase(entry.find_last_not_of(' ') + 1);
+        if (entry == "*" || entry == origin)
+          return true;
+        from = comma + 1;
+      }
+      return false;
+    };
+    auto corsHeaders = [originAllowed](const httplib::Request &req, httplib::Response &res) {
+      const std::string origin = req.get_header_value("Origin");
+      if (!originAllowed(origin))
+        return false;
+      res.set_header("Access-Control-Allow-Origin", origin);
+      res.set_header("Vary", "Origin");
+      return true;
+    };
+    server.Options(".*", [corsHeaders](const httplib::Request &req, httplib::Response &res) {
+      if (!corsHeaders(req, res)) {
+        res.status = 403;
+        return;
+      }
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization");
+      res.set_header("Access-Control-Max-Age", "600");
+    });
+    server.set_post_routing_handler([corsHeaders](const httplib::Request &req, httplib::Response &res) {
+      if (req.method != "OPTIONS")
+        corsHeaders(req, res);
+    });
+  }
 
   // Statuses the library sets itself (404, 413 over --max-body-bytes, 400
   // for a malformed request line) get a JSON body too.

@@ -36,6 +36,12 @@ Prometheus metrics (GET /metrics). Bodies are JSON: another Content-Type gets 41
                            ids from another model's tokenizer (LangChain's
                            OpenAIEmbeddings sends tiktoken's unless
                            check_embedding_ctx_length=False) give meaningless vectors
+  --cors-allow-origin LIST let web pages from these origins (comma-separated, as
+                           https://app.example; * for any) call the server from a
+                           browser: OPTIONS preflights answered, Access-Control-*
+                           headers on answers. Default: none (TEI allows any; a
+                           server on this machine should not be callable from
+                           every web page its user opens)
   --api-key KEY            require "Authorization: Bearer KEY" on every route but
                            /health (or set ENCC_SERVE_API_KEY, which keeps the key
                            out of the process list)
@@ -95,7 +101,7 @@ std::string parseServeOptions(int argc, const char *const *argv, ServeOptions &o
       {"max-body-bytes", {1024, int64_t(1) << 32, [&](int64_t v) { o.maxBodyBytes = v; }}},
   };
   const std::map<std::string, std::string *> strings = {
-      {"host", &o.host},           {"api-key", &o.apiKey},
+      {"host", &o.host},           {"api-key", &o.apiKey},      {"cors-allow-origin", &o.corsAllowOrigin},
       {"model-id", &o.modelId},    {"cpu-target", &o.cpuTarget},
       {"require-sha256", &o.requireSha256}, {"trusted-key", &o.trustedKey},
       {"signature", &o.signaturePath}};

@@ -24,6 +24,7 @@ struct ServeOptions {
   bool autoTruncate = false;    ///< default of `truncate`; OpenAI requests too
   bool allowTokenIds = false;   ///< token ids as /v1/embeddings input (else 400)
   std::string apiKey;           ///< "" = no authentication
+  std::string corsAllowOrigin;  ///< comma-separated origins browsers may call from ("*": any); "" = no CORS
   std::string modelId;          ///< reported in /info and OpenAI responses
   std::string cpuTarget;        ///< "" = the best this CPU runs
   std::string requireSha256, trustedKey, signaturePath;

@@ -437,6 +437,37 @@ TEST_F(Serve, TeiAliasesContentTypeAndTokenIdsByDefault) {
   EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
+// CORS (issue 38: OPTIONS was 404): with --cors-allow-origin, a browser's
+// preflight from a listed origin gets 204 and the Access-Control-* headers
+// (before the API key, which a preflight does not carry), answers to it carry
+// Access-Control-Allow-Origin; another origin gets none of that.
+TEST_F(Serve, CorsForTheListedOriginsOnly) {
+  ServerProcess server({artifact_, "--cors-allow-origin", "https://app.example, http://localhost:3000",
+                        "--api-key", "k"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  auto pre = c.Options("/embed", {{"Origin", "https://app.example"}, {"Access-Control-Request-Method", "POST"},
+                                  {"Access-Control-Request-Headers", "content-type, authorization"}});
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 204) << pre->body;
+  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Origin"), "https://app.example");
+  EXPECT_NE(pre->get_header_value("Access-Control-Allow-Methods").find("POST"), std::string::npos);
+  EXPECT_NE(pre->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  auto other = c.Options("/embed", {{"Origin", "https://evil.example"}, {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 403);
+  EXPECT_FALSE(other->has_header("Access-Control-Allow-Origin"));
+  auto r = post(c, "/embed", {{"inputs", "hello"}},
+                {{"Origin", "http://localhost:3000"}, {"Authorization", "Bearer k"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "http://localhost:3000");
+  r = post(c, "/embed", {{"inputs", "hello"}}, {{"Authorization", "Bearer k"}});
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin"));
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
 // TEI's prompt_name: the model's prompt before each text, as the C API puts
 // it (bit for bit); absent or null: the default prompt; an unknown name or
 // a wrong type is 422 naming the field.
