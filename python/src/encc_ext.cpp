@@ -76,11 +76,12 @@ public:
   Model(const std::string &path, int threads, const std::optional<std::string> &device,
         const std::optional<std::string> &cpuTarget, const std::optional<std::string> &requireSha256,
         const std::optional<std::string> &trustedPublicKey, const std::optional<std::string> &signaturePath,
-        int64_t maxTextBytes) {
+        int64_t maxTextBytes, int32_t maxSeqLength) {
     encrt_model_options o;
     encrt_model_options_initialize(&o);
     o.num_threads = threads;
     o.max_text_bytes = maxTextBytes;
+    o.max_seq_length = maxSeqLength;
     auto cstr = [](const std::optional<std::string> &s) { return s ? s->c_str() : nullptr; };
     o.device = cstr(device);
     o.cpu_target = cstr(cpuTarget);
@@ -301,10 +302,10 @@ NB_MODULE(_encc, m) {
   nb::class_<Model>(m, "_Model")
       .def(nb::init<const std::string &, int, const std::optional<std::string> &,
                     const std::optional<std::string> &, const std::optional<std::string> &,
-                    const std::optional<std::string> &, const std::optional<std::string> &, int64_t>(),
+                    const std::optional<std::string> &, const std::optional<std::string> &, int64_t, int32_t>(),
            nb::arg("path"), nb::arg("threads"), nb::arg("device").none(), nb::arg("cpu_target").none(),
            nb::arg("require_sha256").none(), nb::arg("trusted_public_key").none(),
-           nb::arg("signature_path").none(), nb::arg("max_text_bytes"))
+           nb::arg("signature_path").none(), nb::arg("max_text_bytes"), nb::arg("max_seq_length"))
       .def("close", &Model::close)
       .def_prop_ro("closed", &Model::closed)
       .def("info", &Model::info)

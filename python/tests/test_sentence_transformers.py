@@ -64,6 +64,14 @@ def test_encode_and_its_options(st, ref):
     assert isinstance(rows, list) and len(rows) == 2 and rows[0].shape == (384,)
     assert st.encode([]).shape == (0,)  # as sentence-transformers: np.array([])
     assert st.encode(texts[:2], batch_size=np.int64(1)).shape == (2, 384)
+    # max_seq_length below the compiled maximum, set as in sentence-transformers: texts cut to 8 tokens.
+    st.max_seq_length = 8
+    try:
+        assert st.max_seq_length == 8 and st.tokenize(texts)[1].max() == 8
+        close(st.encode(texts), r["max_seq_length_8"])
+    finally:
+        st.max_seq_length = 256
+    close(st.encode(texts), r["float32"])
 
 
 def test_quantisation_as_sentence_transformers_computes_it(st, ref):
@@ -98,8 +106,9 @@ def test_arguments_that_do_not_apply_say_why(st):
         st.encode("x", pool={"processes": []})
     with pytest.raises(ValueError, match="additional keyword arguments"):
         st.encode("x", task="query")
-    with pytest.raises(ValueError, match="fixed when the artifact is compiled"):
-        st.max_seq_length = 64
+    with pytest.raises(encc.InvalidArgumentError, match="over the compiled maximum 256"):
+        st.max_seq_length = 300
+    assert st.max_seq_length == 256
     with pytest.raises(ValueError, match="truncate_dim 1000 is larger"):
         st.encode("x", truncate_dim=1000)
     try:

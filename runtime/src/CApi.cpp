@@ -221,6 +221,7 @@ void encrt_model_options_initialize(encrt_model_options *options) {
   options->require_sha256 = nullptr;
   options->trusted_public_key = nullptr;
   options->signature_path = nullptr;
+  options->max_seq_length = 0;
 }
 
 encrt_status *encrt_model_load(const char *path,
@@ -262,6 +263,7 @@ encrt_status *encrt_model_load(const char *path,
     o.device = opts.device;
     if (opts.max_text_bytes > 0)
       o.maxTextBytes = opts.max_text_bytes;
+    o.maxSeqLength = opts.max_seq_length;
     o.trust.sha256 = opts.require_sha256 ? opts.require_sha256 : "";
     if (opts.trusted_public_key)
       o.trust.publicKeys = {opts.trusted_public_key};

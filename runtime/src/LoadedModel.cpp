@@ -66,7 +66,14 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
   checkTrustPolicy(options.trust);
   std::shared_ptr<LoadedModel> m(new LoadedModel());
   m->maxTextBytes_ = options.maxTextBytes;
+  if (options.maxSeqLength < 0)
+    fail(ENCRT_INVALID_ARGUMENT, "max_seq_length is ", options.maxSeqLength, " (expected >= 0, 0 = the compiled maximum)");
   m->artifact_ = Artifact::open(path, options.trust);
+  const int32_t compiled = m->metadata().max_seq();
+  if (options.maxSeqLength > compiled)
+    fail(ENCRT_INVALID_ARGUMENT, path, ": max_seq_length ", options.maxSeqLength, " is over the compiled maximum ",
+         compiled, " (recompile with encc compile --max-seq N)");
+  m->truncateTo_ = options.maxSeqLength > 0 ? options.maxSeqLength : compiled;
   // The tokenizer (data only) is built and checked before any code is loaded.
   m->tokenizer_ = loadTokenizer(m->model().tokenizer(), m->metadata().vocab_size(), path);
   m->loadBackend(options, choice);
@@ -119,7 +126,7 @@ void LoadedModel::checkText(std::string_view text, const std::string &name) cons
 
 std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index, std::string_view prompt) const {
   checkText(text, index < 0 ? std::string("text") : "texts[" + std::to_string(index) + "]");
-  const int32_t maxLen = metadata().max_seq() < 2 ? 2 : metadata().max_seq();
+  const int32_t maxLen = truncateTo_ < 2 ? 2 : truncateTo_;
   if (prompt.empty())
     return tokenizer_->encode(text, maxLen);
   std::string prompted; // bounded: the prompt by the artifact's limit, the text by checkText
@@ -152,7 +159,7 @@ PairEncoding LoadedModel::encodePair(std::string_view a, std::string_view b, Pai
   checkText(a, "text a");
   checkText(b, "text b");
   try {
-    return tokenizer_->encodePair(a, b, metadata().max_seq(), strategy);
+    return tokenizer_->encodePair(a, b, truncateTo_, strategy);
   } catch (const std::length_error &e) {
     fail(ENCRT_INVALID_ARGUMENT, e.what());
   } catch (const std::logic_error &e) {

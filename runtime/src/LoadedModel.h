@@ -36,6 +36,7 @@ struct LoadOptions {
   const char *cpuTarget = nullptr; ///< null: best supported
   const char *device = nullptr;  ///< null/"auto", "cpu", "cuda", "cuda:N"
   TrustPolicy trust;             ///< what the artifact must meet before it is read
+  int32_t maxSeqLength = 0;      ///< texts cut to this many tokens; 0: the compiled maximum
 };
 
 class LoadedModel {
@@ -117,6 +118,7 @@ private:
   std::vector<std::pair<std::string, std::string>> prompts_;
   std::string defaultPromptText_;
   int64_t maxTextBytes_ = kDefaultMaxTextBytes;
+  int32_t truncateTo_ = 0; ///< tokens a text is cut to (set at load: the option or the compiled maximum)
 };
 
 } // namespace encrt::rt

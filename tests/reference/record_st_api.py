@@ -75,6 +75,9 @@ def main():
         model.similarity_fn_name = fn
         st["similarity"][fn] = tolist(model.similarity(emb[:4], emb[4:7]))
         st["similarity_pairwise"][fn] = tolist(model.similarity_pairwise(emb[:4], emb[4:8]))
+    model.max_seq_length = 8  # sentence-transformers' setter: texts cut to 8 tokens
+    st["max_seq_length_8"] = tolist(model.encode(texts))
+    model.max_seq_length = 256
     st["dimension"] = model.get_sentence_embedding_dimension()
     st["max_seq_length"] = model.max_seq_length
 

@@ -160,6 +160,33 @@ TEST_F(RuntimeTest, ModelWithoutPooledOutput) {
   encrt_model_release(m);
 }
 
+// max_seq_length (API version 6; sentence-transformers' max_seq_length below
+// the compiled maximum): texts are cut to it, special tokens included, in
+// tokenize and embed alike; over the compiled maximum or negative is an error.
+TEST_F(RuntimeTest, MaxSeqLengthCutsTextsBelowTheCompiledMaximum) {
+  const std::string path = write(writeArtifact(TestModel::spec(kernels())));
+  encrt_model_options o;
+  encrt_model_options_initialize(&o);
+  o.max_seq_length = 4;
+  encrt_model *m = nullptr;
+  ASSERT_EQ(encrt_model_load(path.c_str(), &o, &m), nullptr);
+  EXPECT_EQ(tokenize(m, "hello world the a hello"), (std::vector<int32_t>{2, 4, 5, 3})); // [CLS] hello world [SEP]
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  const char *texts[] = {"hello world the a hello", "hello world"};
+  std::vector<float> emb(2 * H);
+  ASSERT_EQ(encrt_session_embed(s, texts, 2, emb.data()), nullptr);
+  for (int32_t h = 0; h < H; ++h) // both texts are [CLS] hello world [SEP] once cut
+    EXPECT_EQ(emb[h], emb[H + h]) << h;
+  encrt_session_release(s);
+  encrt_model_release(m);
+  o.max_seq_length = TestModel::kMaxSeq + 1;
+  expectError(encrt_model_load(path.c_str(), &o, &m), ENCRT_INVALID_ARGUMENT,
+              "max_seq_length 65 is over the compiled maximum 64 (recompile with encc compile --max-seq N)");
+  o.max_seq_length = -1;
+  expectError(encrt_model_load(path.c_str(), &o, &m), ENCRT_INVALID_ARGUMENT, "max_seq_length is -1");
+}
+
 TEST_F(RuntimeTest, TokenizeAndEmbed) {
   encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
   ASSERT_NE(m, nullptr);

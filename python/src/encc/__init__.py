@@ -170,6 +170,7 @@ class Model:
         cpu_target: force a CPU code object (e.g. "cpu-x86-64-v3"); None: the best this CPU runs.
         require_sha256, trusted_public_key, signature_path: the trust options of docs/security.md.
         max_text_bytes: texts longer than this many bytes are refused (0: the runtime's 1 MiB).
+        max_seq_length: texts are cut to this many tokens (0: the compiled maximum, which it may not exceed).
 
     Thread-safe: every calling thread gets its own runtime session, so a ThreadPoolExecutor over
     one Model runs concurrently. Use as a context manager or call close().
@@ -178,7 +179,7 @@ class Model:
     def __init__(self, path: Union[str, os.PathLike[str]], *, threads: int = 0, device: str = "auto",
                  cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
                  trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
-                 max_text_bytes: int = 0) -> None:
+                 max_text_bytes: int = 0, max_seq_length: int = 0) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
@@ -188,9 +189,13 @@ class Model:
         self.path = os.fspath(path)
         if not isinstance(max_text_bytes, int) or isinstance(max_text_bytes, bool) or max_text_bytes < 0:
             raise ValueError(f"max_text_bytes must be an int >= 0 (0: the runtime's 1 MiB), not {max_text_bytes!r}")
-        self._model = _Model(self.path, threads, device, cpu_target, require_sha256, trusted_public_key,
-                             signature_path, max_text_bytes)
+        if not isinstance(max_seq_length, int) or isinstance(max_seq_length, bool) or max_seq_length < 0:
+            raise ValueError(f"max_seq_length must be an int >= 0 (0: the compiled maximum), not {max_seq_length!r}")
+        self._load = (threads, device, cpu_target, require_sha256, trusted_public_key, signature_path,
+                      max_text_bytes)
+        self._model = _Model(self.path, *self._load, max_seq_length)
         self._info = self._model.info()
+        self._max_seq_length = max_seq_length or int(self._info["max_seq"])
 
     # --- life cycle ---
     def close(self) -> None:
@@ -219,7 +224,21 @@ class Model:
 
     @property
     def max_seq_length(self) -> int:
-        return int(self._info["max_seq"])
+        """Texts are cut to this many tokens (special tokens included): the compiled maximum unless
+        max_seq_length was given at load or set here."""
+        return self._max_seq_length
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int) -> None:
+        """As sentence-transformers' setter: later texts are cut to `value` tokens (at most the compiled
+        maximum, ``encc compile --max-seq``). The artifact is loaded again with that option: not while other
+        threads use this model."""
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"max_seq_length must be an int >= 1, not {value!r}")
+        replacement = _Model(self.path, *self._load, value)
+        self._model.close()
+        self._model = replacement
+        self._max_seq_length = value
 
     @property
     def prompts(self) -> dict[str, str]:

@@ -119,8 +119,8 @@ class SentenceTransformer(Model):
             sentence-transformers' argument of that name.
         similarity_fn_name: "cosine", "dot", "euclidean" or "manhattan" for similarity(); default: the model's
             similarity_fn_name (config_sentence_transformers.json, compiled in), cosine when it names none.
-        device, threads, cpu_target, require_sha256, trusted_public_key, signature_path, max_text_bytes:
-            encc.Model's.
+        device, threads, cpu_target, require_sha256, trusted_public_key, signature_path, max_text_bytes,
+            max_seq_length: encc.Model's.
     """
 
     def __init__(self, model_name_or_path: Union[str, "os.PathLike[str]"], *, device: Optional[str] = None,
@@ -128,10 +128,10 @@ class SentenceTransformer(Model):
                  similarity_fn_name: Optional[SimilarityFunction] = None, threads: int = 0,
                  cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
                  trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
-                 max_text_bytes: int = 0) -> None:
+                 max_text_bytes: int = 0, max_seq_length: int = 0) -> None:
         super().__init__(model_name_or_path, threads=threads, device=device or "auto", cpu_target=cpu_target,
                          require_sha256=require_sha256, trusted_public_key=trusted_public_key,
-                         signature_path=signature_path, max_text_bytes=max_text_bytes)
+                         signature_path=signature_path, max_text_bytes=max_text_bytes, max_seq_length=max_seq_length)
         self.truncate_dim = None if truncate_dim is None else self._checked_dim(truncate_dim)
         if similarity_fn_name is not None and similarity_fn_name not in SIMILARITIES:
             raise ValueError(f"similarity_fn_name must be one of {list(SIMILARITIES)}, not {similarity_fn_name!r}")
@@ -148,16 +148,6 @@ class SentenceTransformer(Model):
     def device(self) -> str:
         """Where the model runs: "cpu" or "cuda:N" (chosen when it was loaded)."""
         return self.info["device"] or "cpu"
-
-    @property
-    def max_seq_length(self) -> int:
-        """The longest input in tokens (compiled in: ``encc compile --max-seq``); longer texts are truncated."""
-        return int(self.info["max_seq"])
-
-    @max_seq_length.setter
-    def max_seq_length(self, value: int) -> None:
-        raise ValueError(f"max_seq_length is fixed when the artifact is compiled ({self.max_seq_length}); "
-                         "recompile with encc compile --max-seq N")
 
     def get_sentence_embedding_dimension(self) -> int:
         return self.truncate_dim or int(self.info["hidden_size"])
@@ -261,10 +251,10 @@ class CrossEncoder(Model):
                  threads: int = 0,
                  cpu_target: Optional[str] = None, require_sha256: Optional[str] = None,
                  trusted_public_key: Optional[str] = None, signature_path: Optional[str] = None,
-                 max_text_bytes: int = 0) -> None:
+                 max_text_bytes: int = 0, max_seq_length: int = 0) -> None:
         super().__init__(model_name_or_path, threads=threads, device=device or "auto", cpu_target=cpu_target,
                          require_sha256=require_sha256, trusted_public_key=trusted_public_key,
-                         signature_path=signature_path, max_text_bytes=max_text_bytes)
+                         signature_path=signature_path, max_text_bytes=max_text_bytes, max_seq_length=max_seq_length)
         if self.info["num_labels"] == 0:
             raise ValueError(f"{model_name_or_path} is an embedding model (no classification head): load it with "
                              "encc.SentenceTransformer")

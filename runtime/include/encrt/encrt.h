@@ -119,6 +119,11 @@ typedef struct encrt_model_options {
   const char *require_sha256;
   const char *trusted_public_key;
   const char *signature_path;
+  /* API version 6: texts are cut to this many tokens (special tokens
+     included; sentence-transformers' max_seq_length) instead of the compiled
+     maximum, which it may not exceed (ENCRT_INVALID_ARGUMENT); 0 = the
+     compiled maximum. Token ids passed in are not cut. */
+  int32_t max_seq_length;
 } encrt_model_options;
 
 ENCRT_API void encrt_model_options_initialize(encrt_model_options *options);

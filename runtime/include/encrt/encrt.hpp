@@ -51,6 +51,7 @@ struct ModelOptions {
   std::string requireSha256;    ///< 64 hex digits
   std::string trustedPublicKey; ///< 64 hex digits (encc keygen's NAME.pub)
   std::string signaturePath;    ///< empty: the artifact's path + ".sig"
+  int32_t maxSeqLength = 0;     ///< texts cut to this many tokens; 0: the compiled maximum
 };
 
 class Model {
@@ -65,6 +66,7 @@ public:
     o.trusted_public_key =
         options.trustedPublicKey.empty() ? nullptr : options.trustedPublicKey.c_str();
     o.signature_path = options.signaturePath.empty() ? nullptr : options.signaturePath.c_str();
+    o.max_seq_length = options.maxSeqLength;
     check(encrt_model_load(path.c_str(), &o, &model_));
   }
   ~Model() { encrt_model_release(model_); }
