@@ -617,6 +617,16 @@ const char *similarityText(encm::Similarity similarity) {
   return "unknown";
 }
 
+/// What a BPE tokenizer's symbols are, through an exhaustive switch.
+std::string bpeAlphabetText(encm::BpeAlphabet alphabet, bool byteFallback) {
+  switch (alphabet) {
+  case encm::BpeAlphabet::Bytes: return "byte-level BPE";
+  case encm::BpeAlphabet::Chars:
+    return byteFallback ? "SentencePiece BPE (characters, byte fallback)" : "SentencePiece BPE (characters)";
+  }
+  return "BPE of unknown alphabet " + std::to_string(static_cast<int>(alphabet));
+}
+
 const char *tokenizerKindText(encm::TokenizerKind kind) {
   switch (kind) {
   case encm::TokenizerKind::WordPiece: return "wordpiece";
@@ -849,11 +859,7 @@ int encc::inspectCommand(const Args &args) {
     const size_t added = tk->added_tokens() ? tk->added_tokens()->size() : 0;
     switch (tk->kind()) {
     case encm::TokenizerKind::ByteLevelBPE:
-      os << "tokenizer: "
-         << (tk->bpe_alphabet() == encm::BpeAlphabet::Bytes ? "byte-level BPE"
-             : tk->byte_fallback()                          ? "SentencePiece BPE (characters, byte fallback)"
-                                                            : "SentencePiece BPE (characters)")
-         << ", " << vocabTokens << " tokens, " << (tk->merges() ? tk->merges()->size() : 0)
+      os << "tokenizer: " << bpeAlphabetText(tk->bpe_alphabet(), tk->byte_fallback()) << ", " << vocabTokens << " tokens, " << (tk->merges() ? tk->merges()->size() : 0)
          << " merges, " << added << " added tokens" << (tk->add_prefix_space() ? ", prefix space" : "")
          << bpeSplitText(tk->bpe_split()) << "\n";
       break;

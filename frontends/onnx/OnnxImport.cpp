@@ -208,12 +208,16 @@ private:
   llvm::Error lowerUnsqueeze(const onnx::Node &n, bool squeeze);
   llvm::Expected<std::vector<int64_t>> axesOf(const onnx::Node &n, size_t inputIndex, int64_t rank);
 
-  /// Sets n's output to a value of `kind` and `dims` (nothing else to say about it).
-  llvm::Error setKind(const onnx::Node &n, Val::Kind kind, std::vector<int64_t> dims) {
+  /// A value of `kind` and `dims`, the rest default.
+  static Val shaped(Val::Kind kind, std::vector<int64_t> dims) {
     Val r;
     r.kind = kind;
     r.dims = std::move(dims);
-    set(n, std::move(r));
+    return r;
+  }
+  /// Sets n's output to a value of `kind` and `dims` (nothing else to say about it).
+  llvm::Error setKind(const onnx::Node &n, Val::Kind kind, std::vector<int64_t> dims) {
+    set(n, shaped(kind, std::move(dims)));
     return llvm::Error::success();
   }
 
@@ -1717,11 +1721,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     }
     if (!k[0] || !k[1] || !k[2] || *k[0] != 0 || *k[2] != 1 || !isSym(*k[1]))
       return nodeErr(n, "only arange(batch) and arange(sequence) (from 0, step 1) are supported");
-    Val r;
-    r.kind = Val::Iota;
+    Val r = shaped(Val::Iota, {*k[1]});
     r.iotaOf = *k[1];
-    r.iotaAxis = 0;
-    r.dims = {*k[1]};
     set(n, std::move(r));
     return llvm::Error::success();
   }
@@ -1797,10 +1798,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
     auto v = tensor(n, **x);
     if (!v)
       return v.takeError();
-    Val r;
-    r.kind = Val::NanTest;
+    Val r = shaped(Val::NanTest, (*x)->dims);
     r.v = *v;
-    r.dims = (*x)->dims;
     set(n, std::move(r));
     return llvm::Error::success();
   }
@@ -1815,10 +1814,8 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
                         llvm::all_of(data.i, [](int64_t v) { return v == 0; }));
     if (!zeros || (ix.kind != Val::IdPattern && ix.kind != Val::Ids && ix.kind != Val::TypeIds))
       return nodeErr(n, "only gathering from a buffer of zeros (token type ids) is supported");
-    Val r;
-    r.kind = Val::IdPattern;
+    Val r = shaped(Val::IdPattern, ix.dims);
     r.zeros = true;
-    r.dims = ix.dims;
     set(n, std::move(r));
     return llvm::Error::success();
   }
@@ -1872,9 +1869,7 @@ llvm::Error Lowerer::lowerNode(const onnx::Node &n) {
         if (x.kind != Val::Iota || y.kind != Val::Iota || x.dims != y.dims || rank == 0 || a != rank - 1 ||
             x.dims.back() != 1)
           return nodeErr(n, "only two index grids [..., 1] stacked on the last axis are supported");
-        Val r;
-        r.kind = Val::IndexPair;
-        r.dims = x.dims;
+        Val r = shaped(Val::IndexPair, x.dims);
         r.dims.back() = 2;
         r.pairOf[0] = x.iotaOf, r.pairAxis[0] = x.iotaAxis;
         r.pairOf[1] = y.iotaOf, r.pairAxis[1] = y.iotaAxis;

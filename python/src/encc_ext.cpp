@@ -130,7 +130,7 @@ public:
     d["num_labels"] = info_.num_labels;
     d["score_activation"] = info_.score_activation ? info_.score_activation : "";
     d["precision"] = info_.precision ? info_.precision : "";
-    d["similarity"] = info_.similarity ? info_.similarity : "cosine";
+    d["similarity"] = info_.similarity ? info_.similarity : ""; // set for every loaded model (checked at load)
     return d;
   }
 

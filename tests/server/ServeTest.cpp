@@ -545,6 +545,21 @@ TEST_F(Serve, ApiKeyGuardsEveryRouteButHealth) {
   EXPECT_EQ(r->status, 200);
 }
 
+/// "hello" posted to /embed, then 100 ms later "world" from another client;
+/// the two answers in that order.
+std::pair<httplib::Result, httplib::Result> twoRequestsApart(const ServerProcess &server) {
+  std::optional<httplib::Result> first;
+  std::thread t([&] {
+    httplib::Client c("127.0.0.1", server.port());
+    first.emplace(post(c, "/embed", {{"inputs", "hello"}}));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  httplib::Client c("127.0.0.1", server.port());
+  httplib::Result second = post(c, "/embed", {{"inputs", "world"}});
+  t.join();
+  return {std::move(*first), std::move(second)};
+}
+
 TEST_F(Serve, FullQueueWaitsForRoomAndTimeoutGets503) {
   // The first request's text waits 300 ms for company (--max-wait-ms), so the
   // queue (one text) is full while it waits: the second request waits for
@@ -553,17 +568,9 @@ TEST_F(Serve, FullQueueWaitsForRoomAndTimeoutGets503) {
   {
     ServerProcess server({artifact_, "--max-queue", "1", "--max-input-texts", "1", "--max-wait-ms", "300"});
     ASSERT_GT(server.port(), 0) << server.startupOutput();
-    std::optional<httplib::Result> firstResult;
-    std::thread t([&] {
-      httplib::Client c("127.0.0.1", server.port());
-      firstResult = post(c, "/embed", {{"inputs", "hello"}});
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    httplib::Client c("127.0.0.1", server.port());
-    auto r = post(c, "/embed", {{"inputs", "world"}});
-    t.join();
-    ASSERT_TRUE(firstResult && *firstResult && r);
-    EXPECT_EQ((**firstResult).status, 200) << (**firstResult).body;
+    auto [first, r] = twoRequestsApart(server);
+    ASSERT_TRUE(first && r);
+    EXPECT_EQ(first->status, 200) << first->body;
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(server.stop(SIGTERM), 0);
   }
@@ -574,17 +581,9 @@ TEST_F(Serve, FullQueueWaitsForRoomAndTimeoutGets503) {
     ServerProcess server({artifact_, "--max-queue", "1", "--max-input-texts", "1", "--max-wait-ms", "1000",
                           "--timeout-ms", "300"});
     ASSERT_GT(server.port(), 0) << server.startupOutput();
-    std::optional<httplib::Result> firstResult;
-    std::thread t([&] {
-      httplib::Client c("127.0.0.1", server.port());
-      firstResult = post(c, "/embed", {{"inputs", "hello"}});
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    httplib::Client c("127.0.0.1", server.port());
-    auto r = post(c, "/embed", {{"inputs", "world"}});
-    t.join();
-    ASSERT_TRUE(firstResult && *firstResult && r);
-    EXPECT_EQ((**firstResult).status, 503) << (**firstResult).body;
+    auto [first, r] = twoRequestsApart(server);
+    ASSERT_TRUE(first && r);
+    EXPECT_EQ(first->status, 503) << first->body;
     EXPECT_EQ(r->status, 429) << r->body;
     EXPECT_EQ(r->get_header_value("Retry-After"), "1");
     EXPECT_NE(r->body.find("the queue stayed full (1 texts, --max-queue) for 300 ms"), std::string::npos) << r->body;

@@ -116,14 +116,14 @@ def _texts(sentences: object, what: str = "sentences") -> list[bytes]:
     return [_encode(s, f"{what}[{i}]") for i, s in enumerate(sentences)]
 
 
-def _batch_size(value: object) -> int:
-    """An int >= 1 from any integer type (numpy's included)."""
+def _positive_int(value: object, what: str = "batch_size") -> int:
+    """An int >= 1 from any integer type (numpy's included), else a ValueError naming `what`."""
     try:
         n = operator.index(value) if not isinstance(value, bool) else 0  # type: ignore[arg-type]
     except TypeError:
         n = 0
     if n < 1:
-        raise ValueError(f"batch_size must be an int >= 1, not {value!r}")
+        raise ValueError(f"{what} must be an int >= 1, not {value!r}")
     return n
 
 
@@ -233,8 +233,7 @@ class Model:
         """As sentence-transformers' setter: later texts are cut to `value` tokens (at most the compiled
         maximum, ``encc compile --max-seq``). The artifact is loaded again with that option: not while other
         threads use this model."""
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"max_seq_length must be an int >= 1, not {value!r}")
+        value = _positive_int(value, "max_seq_length")
         replacement = _Model(self.path, *self._load, value)
         self._model.close()
         self._model = replacement
@@ -285,7 +284,7 @@ class Model:
         modes = {"longest_first": 0, "only_first": 1, "only_second": 2}
         if truncation not in modes:
             raise ValueError(f"truncation must be one of {sorted(modes)}, not {truncation!r}")
-        batch_size = _batch_size(batch_size)
+        batch_size = _positive_int(batch_size)
         if self._info["num_labels"] == 0:
             self._model.score_pairs([], [], 0)  # raises the runtime's UnsupportedError, naming the file
         single = isinstance(pairs, tuple) and len(pairs) == 2 and all(isinstance(t, str) for t in pairs)
@@ -366,7 +365,7 @@ class Model:
         prefix = self._prompt_text(prompt_name, prompt)
         if prefix:
             texts = [prefix.encode() + t for t in texts]
-        batch_size = _batch_size(batch_size)
+        batch_size = _positive_int(batch_size)
         if output_value not in ("sentence_embedding", "token_embeddings"):
             raise ValueError(f"output_value must be 'sentence_embedding' or 'token_embeddings', "
                              f"not {output_value!r}")

@@ -8,14 +8,13 @@ dependency: ``convert_to_tensor=True`` returns a torch tensor when torch is impo
 """
 from __future__ import annotations
 
-import operator
 import os
 from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from . import Model, _progress
+from . import Model, _positive_int, _progress
 
 Precision = Literal["float32", "int8", "uint8", "binary", "ubinary"]
 SimilarityFunction = Literal["cosine", "dot", "euclidean", "manhattan"]
@@ -30,19 +29,6 @@ def _torch() -> Any:
         raise ImportError("convert_to_tensor=True needs torch, which is not installed (encc itself does not need "
                           "it): pip install torch, or use convert_to_numpy=True") from None
     return torch
-
-
-def _positive_int(value: Any, what: str) -> int:
-    """An int >= 1 from any integer type (numpy's included), else a ValueError naming `what`."""
-    if isinstance(value, bool):
-        raise ValueError(f"{what} must be a positive integer, not {value!r}")
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{what} must be a positive integer, not {value!r}") from None
-    if n < 1:
-        raise ValueError(f"{what} must be a positive integer, got {n}.")
-    return n
 
 
 def _reject(name: str, value: Any, why: str) -> None:
