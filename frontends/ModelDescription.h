@@ -77,6 +77,9 @@ struct ModelDescription {
   /// logits instead of a pooled embedding (pooling is then "none").
   int64_t numLabels = 0;
   std::string scoreActivation; ///< "sigmoid" | "identity" (CrossEncoder's)
+  /// The labels' names (config.json's id2label, in label order): numLabels
+  /// names, or none where the config names none.
+  std::vector<std::string> labels;
   /// Weight-name globs `--quantize=int8` keeps in float for this model, added
   /// to --quantize-skip (the family's advice: MPNet's word embeddings).
   std::vector<std::string> int8KeepFloat;

@@ -327,7 +327,8 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
       static_cast<int32_t>(cfg.typeVocab), static_cast<int32_t>(cfg.numLabels),
       cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0,
       prompts.empty() ? 0 : fbb.CreateVector(prompts),
-      cfg.defaultPrompt.empty() ? 0 : fbb.CreateString(cfg.defaultPrompt), schemaSimilarity(cfg.similarity));
+      cfg.defaultPrompt.empty() ? 0 : fbb.CreateString(cfg.defaultPrompt), schemaSimilarity(cfg.similarity),
+      cfg.labels.empty() ? 0 : fbb.CreateVectorOfStrings(cfg.labels));
 
   // The features a reader needs (encrt/schema_version.h): listed only where
   // the artifact uses them, so that it loads in every runtime that can run it.

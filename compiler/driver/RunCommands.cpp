@@ -702,6 +702,7 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   meta["type_vocab_size"] = md->type_vocab_size();
   meta["num_labels"] = md->num_labels();
   meta["score_activation"] = str(md->score_activation());
+  meta["labels"] = strings(md->labels());
   meta["compiler_version"] = str(md->compiler_version());
   meta["source"] = str(md->source());
   meta["passes"] = strings(md->passes());
@@ -823,6 +824,19 @@ int encc::inspectCommand(const Args &args) {
      << "\n";
   if (pooled && md->similarity() != encm::Similarity::Cosine)
     os << "similarity: " << similarityText(md->similarity()) << " (sentence-transformers' similarity_fn_name)\n";
+  bool namedLabels = false; // other than transformers' defaults LABEL_0, LABEL_1, ...
+  if (md->labels())
+    for (flatbuffers::uoffset_t i = 0; i < md->labels()->size(); ++i)
+      namedLabels |= str(md->labels()->Get(i)) != "LABEL_" + std::to_string(i);
+  if (namedLabels) {
+    os << "labels:  ";
+    constexpr flatbuffers::uoffset_t kShown = 16;
+    for (flatbuffers::uoffset_t i = 0; i < std::min(md->labels()->size(), kShown); ++i)
+      os << (i ? ", " : "") << str(md->labels()->Get(i));
+    if (md->labels()->size() > kShown)
+      os << ", ... (" << md->labels()->size() << " in all)";
+    os << "\n";
+  }
   if (md->prompts() && md->prompts()->size() > 0) {
     os << "prompts: ";
     for (flatbuffers::uoffset_t i = 0; i < md->prompts()->size(); ++i) {

@@ -82,6 +82,8 @@ struct ModelConfig {
   /// "sigmoid" | "identity" (sbert_ce_default_activation_function, else sigmoid
   /// for one label and identity for more).
   std::string scoreActivation;
+  /// id2label's names in label order (empty: the config has no id2label).
+  std::vector<std::string> labels;
   bool classifies() const { return numLabels > 0; }
 
   /// One layer's attention beyond BERT's (every valid key, positions from the

@@ -10,6 +10,10 @@
 #include "frontends/hf/HFUtil.h"
 #include "frontends/hf/ModelFamily.h"
 
+#include "encrt/schema_version.h"
+
+#include <charconv>
+
 using namespace encc;
 using llvm::Twine;
 using nlohmann::json;
@@ -38,6 +42,23 @@ static llvm::Error readClassifierHead(const json &j, const ConfigFields &f, Mode
     if (!labels->is_object() || labels->empty())
       return hfError(f.path() + ": field 'id2label' must be a non-empty object");
     c.numLabels = static_cast<int64_t>(labels->size());
+    if (c.numLabels <= 4096) { // over: refused below
+      // Keys "0".."n-1" (transformers writes label ids as strings), each naming a label.
+      c.labels.assign(static_cast<size_t>(c.numLabels), "");
+      for (const auto &[key, name] : labels->items()) {
+        size_t id = 0;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+        if (ec != std::errc() || end != key.data() + key.size() || id >= c.labels.size() ||
+            std::to_string(id) != key || !c.labels[id].empty())
+          return hfError(f.path() + ": id2label's keys must be the label ids 0 to " + Twine(c.numLabels - 1) +
+                         ", got '" + key + "'");
+        if (!name.is_string() || name.get<std::string>().empty() ||
+            name.get<std::string>().size() > ENCM_MAX_LABEL_BYTES) // UTF-8: the JSON parser checked it
+          return hfError(f.path() + ": id2label['" + key + "'] must be a UTF-8 string of 1 to " +
+                         Twine(ENCM_MAX_LABEL_BYTES) + " bytes");
+        c.labels[id] = name.get<std::string>();
+      }
+    }
   } else if (auto e = f.getInt("num_labels", c.numLabels, 2)) {
     return e;
   }
@@ -208,6 +229,7 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.typeVocab = c.hasTypeIds() ? c.typeVocab : 1;
   d.numLabels = c.numLabels;
   d.scoreActivation = c.scoreActivation;
+  d.labels = c.labels;
   d.activation = c.hiddenAct;
   d.layerNormEps = c.layerNormEps;
   d.pooling = c.pooling;

@@ -2311,6 +2311,7 @@ llvm::Expected<ImportedModel> encc::importOnnxModel(MLIRContext &ctx, const std:
         return hfError(dir + "/config.json does not describe " + path + " (" + Twine(config->numLabels) +
                        " labels vs " + Twine(im->description.numLabels) + ")");
       im->description.scoreActivation = config->scoreActivation;
+      im->description.labels = config->labels;
     }
   }
   if (auto e = recognize(ctx, *im->module, path))

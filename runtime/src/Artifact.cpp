@@ -5,6 +5,7 @@
 #include "Integrity.h"
 #include "VerifyUtil.h"
 #include "cuda/CudaPlanVerify.h"
+#include "unicode.h"
 #include "encrt/checksum.h"
 #include "encrt/float16.h"
 #include "encrt/schema_version.h"
@@ -460,6 +461,17 @@ void Artifact::verifySemantics() {
     if (md->num_labels() > 4096 || (act != "sigmoid" && act != "identity"))
       fail(bad, p, ": classification head with ", md->num_labels(), " labels and score activation \"", act,
            "\" (expected 1..4096 labels, \"sigmoid\" or \"identity\")");
+  }
+  if (const auto *labels = md->labels()) { // names a server puts in JSON: bounded, valid UTF-8
+    if (labels->size() != static_cast<flatbuffers::uoffset_t>(std::max(md->num_labels(), 0)))
+      fail(bad, p, ": ", labels->size(), " label names for ", md->num_labels(), " labels");
+    std::string buffer;
+    for (flatbuffers::uoffset_t i = 0; i < labels->size(); ++i) {
+      const flatbuffers::String *name = labels->Get(i);
+      if (!name || name->size() == 0 || name->size() > ENCM_MAX_LABEL_BYTES ||
+          unicode::validUtf8(name->string_view(), buffer, "").size() != name->size())
+        fail(bad, p, ": label ", i, "'s name is not UTF-8 of 1 to ", ENCM_MAX_LABEL_BYTES, " bytes");
+    }
   }
 
   if (!poolingName(md->pooling()))

@@ -515,6 +515,22 @@ uint64_t encrt_session_arena_bytes(const encrt_session *session) {
 
 const char *encrt_version(void) { return ENCRT_VERSION_STRING; }
 
+encrt_status *encrt_model_get_label(const encrt_model *model, int32_t index, const char **out_name) {
+  const char *where = "encrt_model_get_label";
+  if (!model)
+    return nullArgument(where, "model");
+  if (!out_name)
+    return nullArgument(where, "out_name");
+  const auto &labels = model->impl->labels();
+  if (index < 0 || index >= static_cast<int32_t>(labels.size()))
+    return guard(where, false, [&] {
+      fail(ENCRT_INVALID_ARGUMENT, "label index ", index, " is out of range (the model has ", labels.size(),
+           " labels)");
+    });
+  *out_name = labels[static_cast<size_t>(index)].c_str();
+  return nullptr;
+}
+
 int32_t encrt_api_version(void) { return ENCRT_API_VERSION; }
 
 } // extern "C"

@@ -88,6 +88,9 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
       if (md.default_prompt() && md.default_prompt()->string_view() == p->name()->string_view())
         m->defaultPromptText_ = p->text()->str();
     }
+  for (int32_t i = 0; i < md.num_labels(); ++i) // checked by Artifact::verifySemantics
+    m->labels_.push_back(md.labels() ? md.labels()->Get(static_cast<flatbuffers::uoffset_t>(i))->str()
+                                     : "LABEL_" + std::to_string(i)); // transformers' names when none are given
   if (md.passes())
     for (const flatbuffers::String *pass : *md.passes()) {
       if (pass->string_view() == "quantize-linear-int8")

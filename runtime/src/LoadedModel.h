@@ -62,6 +62,8 @@ public:
   /// A sequence-classification head: output 1 is [B, numLabels()] logits.
   bool classifies() const { return numLabels() > 0; }
   int32_t numLabels() const { return metadata().num_labels(); }
+  /// The labels' names (numLabels(): id2label's, else LABEL_i).
+  const std::vector<std::string> &labels() const { return labels_; }
   /// "sigmoid" | "identity" for a classifier, else "".
   const std::string &scoreActivation() const { return scoreActivation_; }
   /// What the Linears of the CPU plan compute in: "int8" (compiled with
@@ -116,6 +118,7 @@ private:
   std::unique_ptr<cuda::CudaModel> cuda_;
   std::string architecture_, pooling_, device_, scoreActivation_, precision_ = "fp32";
   std::vector<std::pair<std::string, std::string>> prompts_;
+  std::vector<std::string> labels_;
   std::string defaultPromptText_;
   int64_t maxTextBytes_ = kDefaultMaxTextBytes;
   int32_t truncateTo_ = 0; ///< tokens a text is cut to (set at load: the option or the compiled maximum)

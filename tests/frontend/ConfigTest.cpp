@@ -52,6 +52,31 @@ TEST(ModelConfig, ParsesBert) {
   EXPECT_EQ(c->maxSeq, 512);
 }
 
+/// kBert as a BertForSequenceClassification with this id2label (raw JSON).
+std::string classifierWith(const std::string &id2label) {
+  std::string s = kBert;
+  return s.insert(1, "\"architectures\":[\"BertForSequenceClassification\"],\"id2label\":" + id2label + ",");
+}
+
+TEST(ModelConfig, ClassifierLabelsComeFromId2Label) {
+  auto c = parseModelConfig(classifierWith(R"({"1":"entailment","0":"contradiction","2":"neutral"})"), "M/config.json");
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->numLabels, 3);
+  EXPECT_EQ(c->labels, (std::vector<std::string>{"contradiction", "entailment", "neutral"})); // by id, not file order
+  EXPECT_EQ(c->scoreActivation, "identity");
+  EXPECT_EQ(describe(*c).labels, c->labels);
+
+  EXPECT_NE(error(classifierWith(R"({"0":"a","2":"b"})")).find("id2label's keys must be the label ids 0 to 1, got '2'"),
+            std::string::npos);
+  EXPECT_NE(error(classifierWith(R"({"0":"a","01":"b"})")).find("got '01'"), std::string::npos);
+  EXPECT_NE(error(classifierWith(R"({"0":"a","x":"b"})")).find("got 'x'"), std::string::npos);
+  EXPECT_NE(error(classifierWith(R"({"0":""})")).find("id2label['0'] must be a UTF-8 string of 1 to 256 bytes"),
+            std::string::npos);
+  EXPECT_NE(error(classifierWith(R"({"0":5})")).find("id2label['0'] must be"), std::string::npos);
+  EXPECT_NE(error(classifierWith("{\"0\":\"" + std::string(257, 'a') + "\"}")).find("1 to 256 bytes"),
+            std::string::npos);
+}
+
 TEST(ModelConfig, RobertaOffsetsPositionsByPadPlusOne) {
   std::string s = kBert;
   s.replace(s.find("\"bert\""), 6, "\"roberta\"");

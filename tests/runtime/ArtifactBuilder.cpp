@@ -107,6 +107,9 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> passes;
   for (const auto &p : passesStr)
     passes.push_back(b.CreateString(p));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> labels;
+  for (const std::string &l : s.labels.value_or(std::vector<std::string>()))
+    labels.push_back(b.CreateString(l));
   std::vector<flatbuffers::Offset<encm::Prompt>> prompts;
   for (const auto &[name, text] : s.prompts)
     prompts.push_back(encm::CreatePromptDirect(b, name.c_str(), text.c_str()));
@@ -115,7 +118,8 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
       4 * s.hiddenSize, s.vocabSize, s.maxSeq, "gelu", 1e-12f,
       s.pooling, s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
       s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str(),
-      s.prompts.empty() ? nullptr : &prompts, s.defaultPrompt ? s.defaultPrompt->c_str() : nullptr, s.similarity);
+      s.prompts.empty() ? nullptr : &prompts, s.defaultPrompt ? s.defaultPrompt->c_str() : nullptr, s.similarity,
+      s.labels ? &labels : nullptr);
   std::vector<flatbuffers::Offset<flatbuffers::String>> features;
   for (const std::string &f : s.requiredFeatures)
     features.push_back(b.CreateString(f));

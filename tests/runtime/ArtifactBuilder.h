@@ -96,6 +96,7 @@ struct ArtifactSpec {
   std::vector<std::pair<std::string, std::string>> prompts;
   std::optional<std::string> defaultPrompt;
   encm::Similarity similarity = encm::Similarity::Cosine; ///< Metadata.similarity
+  std::optional<std::vector<std::string>> labels; ///< Metadata.labels (null: none written)
 };
 
 /// The complete file, trailer included.

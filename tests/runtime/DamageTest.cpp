@@ -342,6 +342,24 @@ TEST_F(RuntimeTest, SemanticErrorsWithValidChecksum) {
       {"negative num_labels", [](ArtifactSpec &s) { s.numLabels = -1; }, kBad, "num_labels -1)"},
       {"score activation", [](ArtifactSpec &s) { s.numLabels = 32; s.pooling = encm::Pooling::None; s.scoreActivation = "relu"; },
        kBad, "classification head with 32 labels and score activation \"relu\""},
+      {"label names for fewer labels",
+       [](ArtifactSpec &s) { s.numLabels = 3; s.scoreActivation = "identity"; s.pooling = encm::Pooling::None;
+                             s.labels = std::vector<std::string>{"neg", "pos"}; },
+       kBad, "2 label names for 3 labels"},
+      {"empty label name",
+       [](ArtifactSpec &s) { s.numLabels = 2; s.scoreActivation = "identity"; s.pooling = encm::Pooling::None;
+                             s.labels = std::vector<std::string>{"neg", ""}; },
+       kBad, "label 1's name is not UTF-8 of 1 to 256 bytes"},
+      {"label name not UTF-8",
+       [](ArtifactSpec &s) { s.numLabels = 2; s.scoreActivation = "identity"; s.pooling = encm::Pooling::None;
+                             s.labels = std::vector<std::string>{"n\xffg", "pos"}; },
+       kBad, "label 0's name is not UTF-8 of 1 to 256 bytes"},
+      {"label name too long",
+       [](ArtifactSpec &s) { s.numLabels = 1; s.scoreActivation = "sigmoid"; s.pooling = encm::Pooling::None;
+                             s.labels = std::vector<std::string>{std::string(257, 'a')}; },
+       kBad, "label 0's name is not UTF-8 of 1 to 256 bytes"},
+      {"label names on an embedding model", [](ArtifactSpec &s) { s.labels = std::vector<std::string>{"a"}; }, kBad,
+       "1 label names for 0 labels"},
       {"scores shape",
        [](ArtifactSpec &s) { s.numLabels = 3; s.scoreActivation = "sigmoid"; s.pooling = encm::Pooling::None; }, kBad,
        "output 1 (scores, value 7) must be an F32 Output of shape [-1,3]"},

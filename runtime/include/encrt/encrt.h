@@ -54,8 +54,10 @@ extern "C" {
 /* Version 0: libencrt.so.0 (no struct sizes, NUL-terminated texts only).
    Version 1: struct_size / size arguments, encrt_text, encrt_api_version.
    Version 5: prompts (encrt_model_prompt_count, encrt_model_get_prompt,
-   encrt_session_embed_prompted). */
-#define ENCRT_API_VERSION 6
+   encrt_session_embed_prompted).
+   Version 6: encrt_model_options.max_seq_length, encrt_model_info.similarity.
+   Version 7: label names (encrt_model_get_label). */
+#define ENCRT_API_VERSION 7
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -203,6 +205,15 @@ ENCRT_API encrt_status *encrt_model_get_prompt(const encrt_model *model,
                                                const char **out_name,
                                                const char **out_text,
                                                int32_t *out_is_default);
+
+/* API version 7: the name of label `index` (< num_labels) of a sequence-
+   classification model: config.json's id2label, or "LABEL_<index>" where the
+   artifact names none (transformers' default). NUL-terminated UTF-8, valid
+   while the model is alive; an index out of range (any index of an
+   embedding model) is ENCRT_INVALID_ARGUMENT. */
+ENCRT_API encrt_status *encrt_model_get_label(const encrt_model *model,
+                                              int32_t index,
+                                              const char **out_name);
 
 /* API version 4: the number of ids `text` gives before truncation (special
    tokens included): more than max_seq means encrt_model_tokenize_text cuts

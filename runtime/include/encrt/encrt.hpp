@@ -120,6 +120,18 @@ public:
     return out;
   }
 
+  /// A classification model's label names (id2label, else LABEL_i); empty
+  /// for an embedding model.
+  std::vector<std::string> labels() const {
+    std::vector<std::string> out;
+    for (int32_t i = 0, n = info().num_labels; i < n; ++i) {
+      const char *name = nullptr;
+      check(encrt_model_get_label(model_, i, &name));
+      out.emplace_back(name);
+    }
+    return out;
+  }
+
   encrt_model *get() const { return model_; }
 
 private:

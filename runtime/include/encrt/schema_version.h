@@ -16,7 +16,7 @@
 #define ENCRT_SCHEMA_VERSION_H
 
 #define ENCM_SCHEMA_VERSION 9
-#define ENCM_SCHEMA_MINOR 2
+#define ENCM_SCHEMA_MINOR 3
 /* Schema 8 artifacts (the release before versions had minors) are 9.0. */
 #define ENCM_OLDEST_SCHEMA_VERSION 8
 
@@ -32,6 +32,10 @@
 #define ENCM_MAX_PROMPTS 64
 #define ENCM_MAX_PROMPT_NAME_BYTES 128
 #define ENCM_MAX_PROMPT_BYTES 16384
+
+/* Metadata.labels (9.3, no feature: a runtime that ignores them names labels
+   LABEL_i): num_labels names of 1 to ENCM_MAX_LABEL_BYTES bytes of UTF-8. */
+#define ENCM_MAX_LABEL_BYTES 256
 
 /* The longest added token (Tokenizer.added_tokens content, bytes) the runtime
    accepts; encc refuses a tokenizer.json with a longer one. */
