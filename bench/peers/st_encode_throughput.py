@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""encode() throughput: sentence-transformers (PyTorch) against encc.SentenceTransformer, in one run (issue 39).
+"""encode() throughput: sentence-transformers (PyTorch, and its ONNX / OpenVINO backends) against encc.SentenceTransformer, in one run (issue 39).
 
-The same code on both sides: `model.encode(sentences, batch_size=B)` with the import and the model path
-changed. Sentences: the project's sentence pairs (tests/reference/sentence-pairs.tsv), repeated to N. Rounds
+The same code on every side: `model.encode(sentences, batch_size=B)` with the import and the model path
+changed. sentence-transformers' `backend="onnx"` / `"openvino"` export the folder at load (optimum; installed by
+`pip install "sentence-transformers[onnx,openvino]"`) and run it in ONNX Runtime / OpenVINO at fp32. Sentences: the project's sentence pairs (tests/reference/sentence-pairs.tsv), repeated to N. Rounds
 interleave the engines (this machine is shared: compare within a round); each round reports sentences per
 second per engine, then the medians and the ratio encc / PyTorch. torch and encc get the same thread count.
 
     PYTHON bench/peers/st_encode_throughput.py --model DIR --artifact fp32.encm [--artifact int8.encm ...]
+        [--backends torch,onnx,openvino]
 
 PYTHON: a venv with sentence-transformers and the encc wheel (pip install build-python-wheel/encc-*.whl).
 """
@@ -47,10 +49,18 @@ def main():
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--backends", default="torch",
+                    help="sentence-transformers backends, comma-separated: torch, onnx, openvino (default torch)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     texts = sentences(args.sentences)
-    engines = {"sentence-transformers (PyTorch fp32)": SentenceTransformer(args.model, device="cpu")}
+    names = {"torch": "PyTorch", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}
+    backends = args.backends.split(",")
+    for b in backends:
+        if b not in names:
+            ap.error(f"--backends: unknown backend '{b}' (torch, onnx, openvino)")
+    engines = {f"sentence-transformers ({names[b]} fp32)": SentenceTransformer(args.model, device="cpu", backend=b)
+               for b in backends}
     for path in args.artifact:
         m = encc.SentenceTransformer(path, threads=args.threads)
         engines[f"encc ({m.info['precision']}, {os.path.basename(path)})"] = m

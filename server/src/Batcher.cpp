@@ -14,8 +14,8 @@ bool Job::waitUntil(Clock::time_point deadline) {
   return cv_.wait_until(lock, deadline, [&] { return remaining_ == 0; });
 }
 
-Batcher::Batcher(encrt_model *model, int hidden, BatcherOptions options, Metrics &metrics)
-    : hidden_(hidden), options_(options), metrics_(metrics) {
+Batcher::Batcher(encrt_model *model, int width, BatcherOptions options, Metrics &metrics)
+    : width_(width), options_(options), metrics_(metrics) {
   if (encrt_status *st = encrt_session_create(model, nullptr, &session_)) {
     std::string msg = encrt_status_message(st);
     encrt_status_free(st);
@@ -41,7 +41,7 @@ Batcher::Submit Batcher::submit(const std::shared_ptr<Job> &job, std::chrono::st
       return Submit::QueueFull;
     if (stopping_)
       return Submit::Stopped;
-    job->embeddings.assign(job->ids.size() * size_t(hidden_), 0.0f);
+    job->outputs.assign(job->ids.size() * size_t(width_), 0.0f);
     job->remaining_ = job->ids.size();
     for (size_t i = 0; i < job->ids.size(); ++i)
       queue_.push_back(Row{job, i});
@@ -123,15 +123,23 @@ void Batcher::runPass(std::vector<Row> &rows) {
     tokens += n;
   }
   ids_.assign(size_t(batch * seq), 0);
+  types_.assign(size_t(batch * seq), 0);
   lengths_.resize(size_t(batch));
+  bool typed = false;
   for (int64_t b = 0; b < batch; ++b) {
-    const std::vector<int32_t> &t = rows[size_t(b)].job->ids[rows[size_t(b)].index];
-    std::copy(t.begin(), t.end(), ids_.begin() + b * seq);
-    lengths_[size_t(b)] = int32_t(t.size());
+    const Job &job = *rows[size_t(b)].job;
+    const size_t index = rows[size_t(b)].index;
+    std::copy(job.ids[index].begin(), job.ids[index].end(), ids_.begin() + b * seq);
+    if (!job.types.empty()) {
+      std::copy(job.types[index].begin(), job.types[index].end(), types_.begin() + b * seq);
+      typed = true;
+    }
+    lengths_[size_t(b)] = int32_t(job.ids[index].size());
   }
-  pooled_.resize(size_t(batch * hidden_));
+  pooled_.resize(size_t(batch * width_));
   const Clock::time_point start = Clock::now();
-  encrt_status *st = encrt_session_run(session_, ids_.data(), lengths_.data(), batch, seq, nullptr, pooled_.data());
+  encrt_status *st = encrt_session_run_typed(session_, ids_.data(), typed ? types_.data() : nullptr, lengths_.data(),
+                                             batch, seq, nullptr, pooled_.data());
   metrics_.batch(batch, tokens, std::chrono::duration<double>(Clock::now() - start).count());
   const std::string error = st ? encrt_status_message(st) : "";
   encrt_status_free(st);
@@ -141,8 +149,8 @@ void Batcher::runPass(std::vector<Row> &rows) {
     if (!error.empty())
       job.error = error;
     else
-      std::memcpy(job.embeddings.data() + rows[size_t(b)].index * size_t(hidden_), pooled_.data() + b * hidden_,
-                  size_t(hidden_) * sizeof(float));
+      std::memcpy(job.outputs.data() + rows[size_t(b)].index * size_t(width_), pooled_.data() + b * width_,
+                  size_t(width_) * sizeof(float));
     if (--job.remaining_ == 0)
       job.cv_.notify_all();
   }

@@ -28,10 +28,14 @@
 
 namespace encc::serve {
 
-/// One request's texts and, once done, their embeddings.
+/// One request's texts (or text pairs) and, once done, their outputs.
 struct Job {
   std::vector<std::vector<int32_t>> ids; ///< per text, 1..max_seq ids
-  std::vector<float> embeddings;         ///< texts x hidden, written by the batcher
+  /// Per text, its ids' token types (a pair's second text: 1); empty: all 0.
+  std::vector<std::vector<int32_t>> types;
+  /// texts x the batcher's width, written by the batcher: pooled embeddings,
+  /// or a classifier's logits.
+  std::vector<float> outputs;
   std::string error;                     ///< set when a pass failed
   std::atomic<bool> abandoned{false};    ///< its HTTP thread gave up (timeout)
 
@@ -56,9 +60,10 @@ class Batcher {
 public:
   enum class Submit { Queued, QueueFull, TooLarge, Stopped };
 
-  /// Runs on its own session of `model` (which must outlive it). Throws
-  /// std::runtime_error when the session cannot be created.
-  Batcher(encrt_model *model, int hidden, BatcherOptions options, Metrics &metrics);
+  /// Runs on its own session of `model` (which must outlive it), writing
+  /// `width` floats per text (the hidden size, or a classifier's labels).
+  /// Throws std::runtime_error when the session cannot be created.
+  Batcher(encrt_model *model, int width, BatcherOptions options, Metrics &metrics);
   ~Batcher();
   Batcher(const Batcher &) = delete;
   Batcher &operator=(const Batcher &) = delete;
@@ -81,7 +86,7 @@ private:
   std::vector<Row> takePass();
 
   encrt_session *session_ = nullptr;
-  const int hidden_;
+  const int width_;
   const BatcherOptions options_;
   Metrics &metrics_;
   std::mutex mu_;
@@ -91,7 +96,7 @@ private:
   bool stopping_ = false;
   std::thread thread_;
   // Buffers of the pass, reused.
-  std::vector<int32_t> ids_, lengths_;
+  std::vector<int32_t> ids_, types_, lengths_;
   std::vector<float> pooled_;
 };
 

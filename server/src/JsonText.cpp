@@ -8,18 +8,22 @@
 
 namespace encc::serve {
 
+void appendFloat(std::string &out, float v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ec == std::errc() ? size_t(end - buf) : 0);
+}
+
 void appendFloatArray(std::string &out, const float *v, size_t n) {
   out += '[';
-  char buf[32];
   for (size_t i = 0; i < n; ++i) {
     if (i)
       out += ',';
-    if (!std::isfinite(v[i])) {
-      out += "null";
-      continue;
-    }
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v[i]);
-    out.append(buf, ec == std::errc() ? size_t(end - buf) : 0);
+    appendFloat(out, v[i]);
   }
   out += ']';
 }

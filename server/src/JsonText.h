@@ -15,7 +15,10 @@
 
 namespace encc::serve {
 
-/// Appends [v0,v1,...] (non-finite values as null: JSON has no NaN).
+/// Appends v in the fewest digits that read back to it (non-finite: null,
+/// JSON has no NaN).
+void appendFloat(std::string &out, float v);
+/// Appends [v0,v1,...] (non-finite values as null).
 void appendFloatArray(std::string &out, const float *v, size_t n);
 /// Appends the base64 text (RFC 4648, padded) of n bytes.
 void appendBase64(std::string &out, const void *data, size_t n);

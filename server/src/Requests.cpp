@@ -115,14 +115,89 @@ static std::optional<std::string> promptName(const json &j) {
   return it->get<std::string>();
 }
 
+/// TEI's truncation_direction: Right (its default; "right" too, as TEI reads it).
+static void rightTruncation(const json &j) {
+  if (auto it = j.find("truncation_direction");
+      it != j.end() && !it->is_null() &&
+      !(it->is_string() && (it->get<std::string>() == "Right" || it->get<std::string>() == "right")))
+    throw invalidField(Api::Tei, "truncation_direction", "only \"Right\" is supported");
+}
+
+std::string PredictRequest::field(size_t i) const {
+  return batch || listName != "inputs" ? listName + "[" + std::to_string(i) + "]" : listName;
+}
+
+PredictRequest parseTeiPredict(const std::string &body, const RequestLimits &limits) {
+  const json j = parseObject(body, Api::Tei);
+  PredictRequest r;
+  r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
+  r.rawScores = boolField(Api::Tei, j, "raw_scores", false);
+  rightTruncation(j);
+  auto it = j.find("inputs");
+  if (it == j.end())
+    throw invalidField(Api::Tei, "inputs", "missing");
+  const char *kShapes = "must be a string, a pair [string, string] or a list of inputs [[string], [string, string], ...]";
+  // One input: a string or [string] / [string, string]; as TEI reads them.
+  auto input = [&](const json &v, const std::string &field) {
+    if (v.is_string())
+      return PredictRequest::Input{v.get<std::string>(), std::nullopt};
+    if (!v.is_array() || v.empty() || v.size() > 2)
+      throw invalidField(Api::Tei, field, kShapes);
+    for (size_t k = 0; k < v.size(); ++k)
+      if (!v[k].is_string())
+        throw invalidField(Api::Tei, field + "[" + std::to_string(k) + "]",
+                           std::string("must be a string, got ") + v[k].type_name());
+    return PredictRequest::Input{v[0].get<std::string>(),
+                                 v.size() == 2 ? std::optional<std::string>(v[1].get<std::string>()) : std::nullopt};
+  };
+  if (!it->is_array() || it->empty() || it->front().is_string()) { // one input
+    r.inputs.push_back(input(*it, "inputs"));
+    return r;
+  }
+  r.batch = true;
+  checkCount("inputs", it->size(), limits);
+  for (size_t i = 0; i < it->size(); ++i) {
+    const std::string field = "inputs[" + std::to_string(i) + "]";
+    if (!(*it)[i].is_array()) // a batch holds lists only: ["a", ["b"]] is neither shape
+      throw invalidField(Api::Tei, field, kShapes);
+    r.inputs.push_back(input((*it)[i], field));
+  }
+  return r;
+}
+
+PredictRequest parseTeiRerank(const std::string &body, const RequestLimits &limits) {
+  const json j = parseObject(body, Api::Tei);
+  PredictRequest r;
+  r.listName = "texts";
+  r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
+  r.rawScores = boolField(Api::Tei, j, "raw_scores", false);
+  r.returnText = boolField(Api::Tei, j, "return_text", false);
+  rightTruncation(j);
+  auto query = j.find("query");
+  if (query == j.end() || !query->is_string())
+    throw invalidField(Api::Tei, "query", query == j.end() ? "missing" : "must be a string");
+  auto texts = j.find("texts");
+  if (texts == j.end() || !texts->is_array())
+    throw invalidField(Api::Tei, "texts", texts == j.end() ? "missing" : "must be a list of strings");
+  if (texts->empty())
+    throw ApiError{400, "`texts` cannot be empty", "", "empty"}; // TEI's words and status
+  checkCount("texts", texts->size(), limits);
+  r.query = query->get<std::string>();
+  for (size_t i = 0; i < texts->size(); ++i) {
+    if (!(*texts)[i].is_string())
+      throw invalidField(Api::Tei, "texts[" + std::to_string(i) + "]",
+                         std::string("must be a string, got ") + (*texts)[i].type_name());
+    r.inputs.push_back({(*texts)[i].get<std::string>(), std::nullopt});
+  }
+  return r;
+}
+
 EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits) {
   const json j = parseObject(body, Api::Tei);
   EmbedRequest r;
   r.normalize = boolField(Api::Tei, j, "normalize", true);
   r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
-  if (auto it = j.find("truncation_direction");
-      it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>() == "Right"))
-    throw invalidField(Api::Tei, "truncation_direction", "only \"Right\" is supported");
+  rightTruncation(j);
   r.promptName = promptName(j);
   teiTexts(j, limits, r);
   return r;

@@ -53,11 +53,38 @@ struct EmbedRequest {
   std::string field(size_t i) const;
 };
 
+/// A classification request (TEI's /predict and /rerank), checked: 1..
+/// maxInputTexts inputs, each one text or a text pair.
+struct PredictRequest {
+  struct Input {
+    std::string first;
+    std::optional<std::string> second; ///< set: a pair (query, document)
+  };
+  std::vector<Input> inputs;
+  /// /rerank: input i is the pair (query, inputs[i].first), the query held
+  /// once however many texts come with it.
+  std::optional<std::string> query;
+  bool batch = false; ///< /predict given a list of inputs: one answer list per input
+  bool truncate = false;
+  bool rawScores = false;  ///< logits as the model gives them (else sigmoid / softmax)
+  bool returnText = false; ///< /rerank: each rank carries its text
+  std::string listName = "inputs"; ///< /rerank: "texts"
+  /// The name of input i in error messages: "inputs", "inputs[3]", "texts[3]".
+  std::string field(size_t i) const;
+};
+
 /// TEI's POST /embed: {"inputs": str | [str], "normalize", "truncate",
 /// "truncation_direction": "Right", "prompt_name": str | null}.
 EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits);
 /// TEI's POST /tokenize: {"inputs", "add_special_tokens": true, "truncate", "prompt_name"}.
 EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits);
+/// TEI's POST /predict: {"inputs": str | [str, str] | [[str] | [str, str], ...],
+/// "truncate", "truncation_direction", "raw_scores"}.
+PredictRequest parseTeiPredict(const std::string &body, const RequestLimits &limits);
+/// TEI's POST /rerank: {"query": str, "texts": [str], "truncate",
+/// "truncation_direction", "raw_scores", "return_text"}: the pairs
+/// (query, texts[i]).
+PredictRequest parseTeiRerank(const std::string &body, const RequestLimits &limits);
 /// OpenAI's POST /v1/embeddings: {"input": str | [str] | [int] | [[int]],
 /// "model": str, "encoding_format": "float" | "base64", "dimensions": hidden,
 /// "user"}; normalize is always on (OpenAI's embeddings have unit length).

@@ -1,8 +1,9 @@
 //===- Routes.cpp - encc-serve's HTTP API: TEI, OpenAI, health, metrics ---===//
 //
 // TEI (text-embeddings-inference): POST /embed {"inputs": str | [str],
-// "normalize": bool, "truncate": bool} -> [[float]]; POST /tokenize -> [[id]];
-// GET /info; GET /health. Errors {"error": msg, "error_type": kind}; 422 for a
+// "normalize": bool, "truncate": bool} -> [[float]]; on a classifier POST
+// /predict -> [{"score", "label"}] and POST /rerank {"query", "texts"} ->
+// [{"index", "text"?, "score"}]; POST /tokenize -> [[id]]; GET /info; GET /health. Errors {"error": msg, "error_type": kind}; 422 for a
 // malformed field, 413 for too much (texts, tokens, bytes), 429 when the queue
 // is full, 503 when shutting down or timed out.
 // OpenAI: POST /v1/embeddings {"input": str | [str] | [int] | [[int]],
@@ -35,7 +36,7 @@ bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0 || pa
 /// The metrics label of a path: known routes by name, anything else "other"
 /// (a client must not be able to grow the metrics with made-up paths).
 std::string routeLabel(const std::string &path) {
-  for (const char *r : {"/embed", "/", "/invocations", "/tokenize", "/info", "/health", "/ping", "/metrics",
+  for (const char *r : {"/embed", "/", "/invocations", "/predict", "/rerank", "/tokenize", "/info", "/health", "/ping", "/metrics",
                         "/v1/embeddings", "/embeddings"})
     if (path == r)
       return r;
@@ -104,31 +105,122 @@ thread_local bool tRequestTimed = false;
 Routes::Routes(encrt_model *model, const ServeOptions &options, Batcher &batcher, Metrics &metrics)
     : model_(model), options_(options), batcher_(batcher), metrics_(metrics) {
   encrt_model_get_info(model_, &info_, sizeof info_);
+  for (int32_t i = 0; i < info_.num_labels; ++i) {
+    const char *name = nullptr;
+    encrt_status *st = encrt_model_get_label(model_, i, &name);
+    labels_.push_back(st ? "LABEL_" + std::to_string(i) : name);
+    encrt_status_free(st);
+  }
+  if (info_.num_labels > 0) {
+    const encrt_text empty{"", 0};
+    encrt_status_free(encrt_model_count_tokens(model_, empty, &singleSpecials_));
+    if (encrt_status *st = encrt_model_tokenize_pair(model_, empty, empty, ENCRT_TRUNCATE_LONGEST_FIRST, nullptr,
+                                                     nullptr, 0, &pairSpecials_)) {
+      pairSpecials_ = -1; // no pair template: pairs are refused
+      encrt_status_free(st);
+    }
+  }
 }
+
+namespace {
+
+/// A failed tokenisation as the answer to the client: a bad text is 422.
+[[noreturn]] void throwTokenizerStatus(encrt_status *st, const std::string &field) {
+  std::string msg = encrt_status_message(st);
+  const bool bad = encrt_status_get_code(st) == ENCRT_INVALID_ARGUMENT;
+  encrt_status_free(st);
+  throw ApiError{bad ? 422 : 500, msg, field, bad ? "tokenizer" : "backend"};
+}
+
+[[noreturn]] void throwTooLong(int64_t tokens, int32_t maxSeq, const std::string &field) {
+  throw ApiError{413,
+                 "has " + std::to_string(tokens) + " tokens, more than the model's " + std::to_string(maxSeq) +
+                     " (send \"truncate\": true, or start the server with --auto-truncate, to cut it)",
+                 field, "validation"};
+}
+
+encrt_text textOf(std::string_view s) { return encrt_text{s.data(), int64_t(s.size())}; }
+
+} // namespace
 
 std::vector<int32_t> Routes::tokenize(std::string_view text, bool truncate, const std::string &field) const {
   std::vector<int32_t> ids(size_t(info_.max_seq));
   int64_t count = 0;
-  const encrt_text t{text.data(), int64_t(text.size())};
+  const encrt_text t = textOf(text);
   encrt_status *st = encrt_model_tokenize_text(model_, t, ids.data(), int64_t(ids.size()), &count);
   if (!st && count == info_.max_seq && !truncate) {
     int64_t full = 0;
     st = encrt_model_count_tokens(model_, t, &full);
     if (!st && full > info_.max_seq)
-      throw ApiError{413,
-                     "has " + std::to_string(full) + " tokens, more than the model's " +
-                         std::to_string(info_.max_seq) + " (send \"truncate\": true, or start the server with "
-                         "--auto-truncate, to cut it)",
-                     field, "validation"};
+      throwTooLong(full, info_.max_seq, field);
   }
-  if (st) {
-    std::string msg = encrt_status_message(st);
-    const bool bad = encrt_status_get_code(st) == ENCRT_INVALID_ARGUMENT;
-    encrt_status_free(st);
-    throw ApiError{bad ? 422 : 500, msg, field, bad ? "tokenizer" : "backend"};
-  }
+  if (st)
+    throwTokenizerStatus(st, field);
   ids.resize(size_t(count));
   return ids;
+}
+
+std::shared_ptr<Job> Routes::classifierJob(const PredictRequest &r) const {
+  auto job = std::make_shared<Job>();
+  const bool typed = info_.type_vocab_size >= 2; // else every token is type 0 (RobertaProcessing does so)
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    const std::string field = r.field(i);
+    std::string_view a = r.inputs[i].first;
+    std::optional<std::string_view> b = r.inputs[i].second;
+    if (r.query) {
+      a = *r.query;
+      b = r.inputs[i].first;
+    }
+    if (!b) {
+      job->ids.push_back(tokenize(a, r.truncate, field));
+      if (typed)
+        job->types.emplace_back(job->ids.back().size(), 0);
+      continue;
+    }
+    if (pairSpecials_ < 0)
+      throw ApiError{422, "the model's tokenizer has no pair template (send single texts)", field, "tokenizer"};
+    std::vector<int32_t> ids(size_t(info_.max_seq)), types(size_t(info_.max_seq));
+    int64_t count = 0;
+    encrt_status *st = encrt_model_tokenize_pair(model_, textOf(a), textOf(*b), ENCRT_TRUNCATE_LONGEST_FIRST,
+                                                 ids.data(), types.data(), int64_t(ids.size()), &count);
+    if (!st && count == info_.max_seq && !r.truncate) {
+      int64_t ca = 0, cb = 0;
+      st = encrt_model_count_tokens(model_, textOf(a), &ca);
+      if (!st)
+        st = encrt_model_count_tokens(model_, textOf(*b), &cb);
+      if (!st && ca + cb - 2 * singleSpecials_ + pairSpecials_ > info_.max_seq)
+        throwTooLong(ca + cb - 2 * singleSpecials_ + pairSpecials_, info_.max_seq, field);
+    }
+    if (st)
+      throwTokenizerStatus(st, field);
+    ids.resize(size_t(count));
+    types.resize(size_t(count));
+    job->ids.push_back(std::move(ids));
+    if (typed)
+      job->types.push_back(std::move(types));
+  }
+  return job;
+}
+
+std::vector<float> Routes::scores(const Job &job, size_t i, bool raw) const {
+  const size_t n = size_t(info_.num_labels);
+  std::vector<float> s(job.outputs.begin() + i * n, job.outputs.begin() + (i + 1) * n);
+  for (float v : s)
+    if (std::isnan(v))
+      throw ApiError{500, "score is NaN", "", "backend"};
+  if (raw)
+    return s;
+  if (n == 1) { // as encrt_session_score_pairs computes it
+    s[0] = 1.0f / (1.0f + std::exp(-s[0]));
+    return s;
+  }
+  const float top = *std::max_element(s.begin(), s.end());
+  double sum = 0;
+  for (float v : s)
+    sum += std::exp(double(v) - double(top));
+  for (float &v : s)
+    v = float(std::exp(double(v) - double(top)) / sum);
+  return s;
 }
 
 std::string Routes::promptText(const std::optional<std::string> &name) const {
@@ -177,7 +269,7 @@ void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) co
 }
 
 const float *Routes::row(Job &job, size_t i, bool normalize, int dims) const {
-  float *r = job.embeddings.data() + i * size_t(info_.hidden_size);
+  float *r = job.outputs.data() + i * size_t(info_.hidden_size);
   if (normalize && (!info_.normalize || dims < info_.hidden_size)) { // a shortened vector is renormalised
     double sq = 0;
     for (int k = 0; k < dims; ++k)
@@ -257,9 +349,18 @@ void Routes::install(httplib::Server &server) {
     return job;
   };
 
+  // A route of the other kind of model: TEI's 424 and words.
+  const bool classifier = info_.num_labels > 0;
+  auto requireEmbedder = [classifier] {
+    if (classifier)
+      throw ApiError{424, "Model is not an embedding model (a classifier: POST /predict, or /rerank with one label)",
+                     "", "backend"};
+  };
+
   // TEI's embed: also at / (huggingface_hub's InferenceClient(model=URL).feature_extraction posts there) and
   // /invocations (SageMaker), as TEI routes them for an embedding model.
   const auto teiEmbed = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
@@ -275,8 +376,78 @@ void Routes::install(httplib::Server &server) {
     out += ']';
     res.set_content(out, "application/json");
   });
-  for (const char *path : {"/embed", "/", "/invocations"})
-    server.Post(path, teiEmbed);
+  server.Post("/embed", teiEmbed);
+
+  // TEI's predict: every input's labels by descending score. One input
+  // answers [{"score", "label"}, ...], a list of inputs a list of those.
+  const auto teiPredict = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    if (!classifier)
+      throw ApiError{424, "Model is not a classifier model", "", "backend"};
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    const PredictRequest r = parseTeiPredict(body, limits);
+    std::shared_ptr<Job> job = classifierJob(r);
+    run(job, deadline);
+    std::string out = r.batch ? "[" : "";
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+      const std::vector<float> s = scores(*job, i, r.rawScores);
+      std::vector<size_t> order(s.size());
+      for (size_t k = 0; k < order.size(); ++k)
+        order[k] = k;
+      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return s[x] > s[y]; });
+      out += i ? ",[" : "[";
+      for (size_t k = 0; k < order.size(); ++k) {
+        out += k ? ",{\"score\":" : "{\"score\":";
+        appendFloat(out, s[order[k]]);
+        out += ",\"label\":";
+        appendJsonString(out, labels_[order[k]]);
+        out += '}';
+      }
+      out += ']';
+    }
+    if (r.batch)
+      out += ']';
+    res.set_content(out, "application/json");
+  });
+  server.Post("/predict", teiPredict);
+
+  // TEI's rerank (a classifier with one label): the texts by descending
+  // score of (query, text), [{"index", "text"?, "score"}, ...].
+  const auto teiRerank = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    if (info_.num_labels != 1)
+      throw ApiError{424,
+                     classifier ? "model is not a re-ranker model (it has " + std::to_string(info_.num_labels) +
+                                      " labels: POST /predict)"
+                                : std::string("model is not a re-ranker model"),
+                     "", "backend"};
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    const PredictRequest r = parseTeiRerank(body, limits);
+    std::shared_ptr<Job> job = classifierJob(r);
+    run(job, deadline);
+    std::vector<std::pair<float, size_t>> ranks;
+    for (size_t i = 0; i < r.inputs.size(); ++i)
+      ranks.emplace_back(scores(*job, i, r.rawScores)[0], i);
+    std::stable_sort(ranks.begin(), ranks.end(), [](const auto &x, const auto &y) { return x.first > y.first; });
+    std::string out = "[";
+    for (const auto &[score, i] : ranks) {
+      out += out.size() > 1 ? ",{\"index\":" : "{\"index\":";
+      out += std::to_string(i);
+      if (r.returnText) {
+        out += ",\"text\":";
+        appendJsonString(out, r.inputs[i].first);
+      }
+      out += ",\"score\":";
+      appendFloat(out, score);
+      out += '}';
+    }
+    out += ']';
+    res.set_content(out, "application/json");
+  });
+  server.Post("/rerank", teiRerank);
+  // / and /invocations: what the model does, as TEI routes them (a classifier with one label is a reranker).
+  for (const char *path : {"/", "/invocations"})
+    server.Post(path, !classifier              ? httplib::Server::HandlerWithContentReader(teiEmbed)
+                      : info_.num_labels == 1 ? httplib::Server::HandlerWithContentReader(teiRerank)
+                                              : httplib::Server::HandlerWithContentReader(teiPredict));
 
   server.Post("/tokenize", guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
     EmbedRequest r = parseTeiTokenize(body, limits);
@@ -289,6 +460,7 @@ void Routes::install(httplib::Server &server) {
 
   // OpenAI's embeddings, also at /embeddings (TEI's alias).
   const auto openAiEmbed = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseOpenAiEmbeddings(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
@@ -322,9 +494,19 @@ void Routes::install(httplib::Server &server) {
     server.Post(path, openAiEmbed);
 
   server.Get("/info", guarded([=](const httplib::Request &, httplib::Response &res) {
+    json modelType = {{"embedding", {{"pooling", info_.pooling}}}};
+    if (classifier) { // TEI: a reranker has one label, a classifier more
+      json id2label = json::object(), label2id = json::object();
+      for (size_t i = 0; i < labels_.size(); ++i) {
+        id2label[std::to_string(i)] = labels_[i];
+        label2id[labels_[i]] = i;
+      }
+      modelType = {{info_.num_labels == 1 ? "reranker" : "classifier",
+                    {{"id2label", id2label}, {"label2id", label2id}}}};
+    }
     json out = {{"model_id", options_.modelId},
                 {"model_dtype", info_.precision ? info_.precision : "fp32"},
-                {"model_type", {{"embedding", {{"pooling", info_.pooling}}}}},
+                {"model_type", modelType},
                 {"architecture", info_.architecture},
                 {"hidden_size", info_.hidden_size},
                 {"normalizes", bool(info_.normalize)},
@@ -449,8 +631,9 @@ void Routes::install(httplib::Server &server) {
     if (res.status == 404)
       sendError(res, req.path,
                 ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
-                                  " (routes: POST /embed (also / and /invocations), POST /tokenize, POST /v1/embeddings "
-                                  "(also /embeddings), GET /info, GET /health, GET /ping, GET /metrics)",
+                                  " (routes: POST /embed (also / and /invocations), POST /predict, POST /rerank, "
+                                  "POST /tokenize, POST /v1/embeddings (also /embeddings), GET /info, GET /health, "
+                                  "GET /ping, GET /metrics)",
                          "", "not_found"});
     else if (res.status == 413)
       sendError(res, req.path,

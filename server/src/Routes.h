@@ -34,6 +34,13 @@ private:
   /// Token ids of `text` (called `field` in errors): cut to max_seq when
   /// `truncate`, else 413 when longer.
   std::vector<int32_t> tokenize(std::string_view text, bool truncate, const std::string &field) const;
+  /// A classifier's job for `r`: each input tokenised alone or in the pair
+  /// template (with token types where the model has two), cut or refused as
+  /// tokenize() does.
+  std::shared_ptr<Job> classifierJob(const PredictRequest &r) const;
+  /// Input i's num_labels scores: the logits, or (unless raw) their sigmoid
+  /// for one label and softmax for more, as TEI computes them; 500 on NaN.
+  std::vector<float> scores(const Job &job, size_t i, bool raw) const;
   /// The text of the model prompt `name` (unset: the default prompt, "" if
   /// none); 422 naming the model's prompts for a name it lacks.
   std::string promptText(const std::optional<std::string> &name) const;
@@ -46,6 +53,11 @@ private:
 
   encrt_model *model_;
   encrt_model_info info_;
+  std::vector<std::string> labels_; ///< a classifier's label names
+  /// Special tokens the tokenizer adds to one text and to a pair (-1: it has
+  /// no pair template): a pair's untruncated length is
+  /// count(a) + count(b) - 2 * singleSpecials_ + pairSpecials_.
+  int64_t singleSpecials_ = 0, pairSpecials_ = -1;
   const ServeOptions &options_;
   Batcher &batcher_;
   Metrics &metrics_;

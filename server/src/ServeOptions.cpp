@@ -11,10 +11,11 @@ namespace encc::serve {
 
 const char *const kServeUsage = R"(usage: encc-serve MODEL.encm [options]
 
-An embedding server: Hugging Face text-embeddings-inference's API (POST /embed,
-also at POST / and POST /invocations as TEI answers them; POST /tokenize, GET /info,
-GET /health, GET /ping), OpenAI's (POST /v1/embeddings, also POST /embeddings) and
-Prometheus metrics (GET /metrics). Bodies are JSON: another Content-Type gets 415. Requests are merged into packed batches
+An embedding and reranking server: Hugging Face text-embeddings-inference's API
+(POST /embed; on a cross-encoder / classifier artifact POST /predict and, with
+one label, POST /rerank; POST / and POST /invocations do what the model does, as
+TEI answers them; POST /tokenize, GET /info, GET /health, GET /ping), OpenAI's
+(POST /v1/embeddings, also POST /embeddings) and Prometheus metrics (GET /metrics). Bodies are JSON: another Content-Type gets 415. Requests are merged into packed batches
 (no padding work); each text gets the same bits as when embedded alone.
 
   --host ADDR              address to bind (default 127.0.0.1: this machine only)
@@ -25,7 +26,8 @@ Prometheus metrics (GET /metrics). Bodies are JSON: another Content-Type gets 41
   --max-queue Q            texts waiting to run; a request that does not fit waits
                            for room (up to --timeout-ms), then gets 429 with
                            Retry-After (default 1024)
-  --max-input-texts K      texts in one request (default 256)
+  --max-input-texts K      texts (or /predict inputs, /rerank texts) in one request
+                           (default 256)
   --max-wait-ms MS         how long a short queue waits for more texts before a
                            pass starts (default 0: at once; under load, texts queue
                            up while a pass runs and the next pass takes them all)

@@ -100,11 +100,7 @@ int main(int argc, char **argv) {
   encrt_model *model = loaded->get();
   encrt_model_info info;
   encrt_model_get_info(model, &info, sizeof info);
-  if (info.num_labels > 0)
-    return fail(options.artifact + " is a cross-encoder (" + std::to_string(info.num_labels) +
-                " labels): encc-serve serves embedding models (use encc rerank or the C API's "
-                "encrt_session_score_pairs)");
-  if (!info.has_pooled_output)
+  if (info.num_labels == 0 && !info.has_pooled_output)
     return fail(options.artifact + " has no pooled output (compiled with --pooling none): recompile it with "
                                    "--pooling mean, cls or last to serve sentence embeddings");
   int64_t count = 0;
@@ -120,7 +116,7 @@ int main(int argc, char **argv) {
   bo.maxBatchTexts = options.maxBatchRequests;
   bo.maxQueue = options.maxQueue;
   bo.maxWait = std::chrono::milliseconds(options.maxWaitMs);
-  Batcher batcher(model, info.hidden_size, bo, metrics);
+  Batcher batcher(model, info.num_labels > 0 ? info.num_labels : info.hidden_size, bo, metrics);
   Routes routes(model, options, batcher, metrics);
 
   httplib::Server server;

@@ -41,6 +41,14 @@ void checkRequest(const EmbedRequest &r, const RequestLimits &l) {
   }
 }
 
+void checkRequest(const PredictRequest &r, const RequestLimits &l) {
+  check(!r.inputs.empty() && r.inputs.size() <= size_t(l.maxInputTexts), "1 to maxInputTexts inputs");
+  check(r.batch || r.query || r.inputs.size() == 1, "one input unless a batch or a rerank");
+  if (r.query)
+    for (const auto &in : r.inputs)
+      check(!in.second, "a rerank's inputs are the texts alone");
+}
+
 template <typename Parse> void tryParse(Parse parse, const std::string &body, const RequestLimits &l) {
   try {
     checkRequest(parse(body, l), l);
@@ -61,6 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   l.hidden = 4;
   tryParse(parseTeiEmbed, body, l);
   tryParse(parseTeiTokenize, body, l);
+  tryParse(parseTeiPredict, body, l);
+  tryParse(parseTeiRerank, body, l);
   tryParse(parseOpenAiEmbeddings, body, l);
   l.allowTokenIds = true; // token id input is refused by default; its checks run with --allow-token-ids
   tryParse(parseOpenAiEmbeddings, body, l);

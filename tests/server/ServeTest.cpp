@@ -404,6 +404,17 @@ TEST_F(Serve, TeiAliasesContentTypeAndTokenIdsByDefault) {
   auto ping = c.Get("/ping");
   ASSERT_TRUE(ping);
   EXPECT_EQ(ping->status, 200);
+  // A classifier's routes on an embedding model: TEI's 424.
+  for (const auto &[path, body] : {std::pair<const char *, json>{"/predict", {{"inputs", "hello"}}},
+                                   {"/rerank", {{"query", "hello"}, {"texts", {"world"}}}}}) {
+    r = post(c, path, body);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 424) << path;
+    EXPECT_NE(r->body.find(std::string(path) == "/predict" ? "Model is not a classifier model"
+                                                           : "model is not a re-ranker model"),
+              std::string::npos)
+        << r->body;
+  }
 
   // OpenAI's dimensions (Matryoshka shortening): the first N, renormalised.
   r = post(c, "/v1/embeddings", {{"input", {"hello world"}}, {"dimensions", 8}});
@@ -828,6 +839,184 @@ TEST(ServeMiniLM, BothApisGiveEachSentenceItsBitsAloneUnderConcurrency) {
   std::printf("[ measured ] %d requests, %zu texts, %s passes\n", answered.load(), kClients * texts.size(),
               match[1].str().c_str());
   EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+#endif
+
+#if defined(ENCC_CLI) && defined(ENCC_MAKE_TINY_MODEL)
+/// A case of tests/reference/cross_encoder.json (sentence-transformers'
+/// CrossEncoder on tiny BERT cross-encoders) written by make-tiny-model into
+/// `dir`, its id2label renamed to `labels` when given, and compiled at the
+/// case's max_length; "" when a step failed.
+std::string crossEncoderArtifact(const std::string &dir, const json &c, const std::vector<std::string> &labels) {
+  std::string cmd = std::string(ENCC_MAKE_TINY_MODEL) + " " + dir + "/m";
+  for (const json &f : c["flags"])
+    cmd += " '" + f.get<std::string>() + "'";
+  if (std::system((cmd + " > /dev/null").c_str()) != 0)
+    return "";
+  if (!labels.empty()) {
+    json cfg;
+    std::ifstream(dir + "/m/config.json") >> cfg;
+    cfg["id2label"] = json::object();
+    cfg["label2id"] = json::object();
+    for (size_t i = 0; i < labels.size(); ++i) {
+      cfg["id2label"][std::to_string(i)] = labels[i];
+      cfg["label2id"][labels[i]] = i;
+    }
+    std::ofstream(dir + "/m/config.json") << cfg.dump(1);
+  }
+  const std::string out = dir + "/m.encm";
+  if (std::system((std::string(ENCC_CLI) + " compile " + dir + "/m -o " + out + " --max-seq " +
+                   std::to_string(c["max_length"].get<int>()) + " --quiet")
+                      .c_str()) != 0)
+    return "";
+  return out;
+}
+
+// TEI's /predict and /rerank on cross-encoder artifacts: each input's scores
+// equal sentence-transformers' CrossEncoder.predict (recorded, float32
+// PyTorch) within 1e-4, as the C API's do (tests/e2e/CrossEncoderTest.cpp):
+// one label through the sigmoid (raw_scores: the logit), three labels as
+// logits under raw_scores and their softmax otherwise, each named by the
+// config's id2label and listed by descending score; /rerank orders the texts
+// by the score encrt_session_score_pairs gives (query, text) within 1e-6.
+// TEI's errors: the other kind of model's routes are 424, a pair over
+// max_seq without truncate 413, no texts 400.
+TEST(ServeCrossEncoder, PredictAndRerankMatchCrossEncoderAndTheCApi) {
+  json ref;
+  std::ifstream(ENCC_SOURCE_DIR "/tests/reference/cross_encoder.json") >> ref;
+  ASSERT_EQ(ref["cases"].size(), 2u);
+  char tmpl[] = "/tmp/encc-serve-ce-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  for (const json &c : ref["cases"]) {
+    const std::string name = c["name"];
+    SCOPED_TRACE(name);
+    const int labels = c["scores"][0].size();
+    const std::vector<std::string> names =
+        labels == 1 ? std::vector<std::string>{} : std::vector<std::string>{"contradiction", "entailment", "neutral"};
+    std::filesystem::create_directories(root + "/" + name);
+    const std::string artifact = crossEncoderArtifact(root + "/" + name, c, names);
+    ASSERT_NE(artifact, "") << "make-tiny-model or encc compile failed";
+    ServerProcess server({artifact, "--threads", "1", "--max-wait-ms", "5"});
+    ASSERT_GT(server.port(), 0) << server.startupOutput();
+    httplib::Client http("127.0.0.1", server.port());
+    const auto pairs = c["pairs"].get<std::vector<std::vector<std::string>>>();
+
+    // /predict: a batch of pairs, cut as CrossEncoder cut them.
+    for (const bool raw : {false, true}) {
+      auto r = post(http, "/predict", {{"inputs", pairs}, {"truncate", true}, {"raw_scores", raw}});
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      const json got = json::parse(r->body);
+      ASSERT_EQ(got.size(), pairs.size());
+      double worst = 0;
+      for (size_t i = 0; i < pairs.size(); ++i) {
+        std::vector<double> want = c["scores"][i].get<std::vector<double>>(); // CrossEncoder: sigmoid / logits
+        if (labels == 1 && raw)
+          want[0] = std::log(want[0] / (1 - want[0]));
+        if (labels > 1 && !raw) {
+          double sum = 0;
+          for (double w : want)
+            sum += std::exp(w);
+          for (double &w : want)
+            w = std::exp(w) / sum;
+        }
+        ASSERT_EQ(got[i].size(), size_t(labels));
+        for (int k = 0; k < labels; ++k) {
+          const std::string label = got[i][k]["label"];
+          const size_t id = labels == 1 ? 0 : std::find(names.begin(), names.end(), label) - names.begin();
+          ASSERT_LT(id, size_t(labels)) << label;
+          if (labels == 1)
+            EXPECT_EQ(label, "LABEL_0");
+          if (k > 0)
+            EXPECT_GE(got[i][k - 1]["score"].get<double>(), got[i][k]["score"].get<double>()) << "not sorted";
+          worst = std::max(worst, std::fabs(got[i][k]["score"].get<double>() - want[id]));
+        }
+      }
+      std::printf("[ measured ] %s /predict%s: max |encc-serve - CrossEncoder| = %.2e\n", name.c_str(),
+                  raw ? " raw_scores" : "", worst);
+      EXPECT_LE(worst, 1e-4);
+    }
+    // One pair: one list of predictions; one text: scored alone.
+    auto one = post(http, "/predict", {{"inputs", pairs[0]}});
+    ASSERT_TRUE(one);
+    ASSERT_EQ(one->status, 200) << one->body;
+    EXPECT_TRUE(json::parse(one->body)[0].is_object()) << one->body;
+    auto single = post(http, "/predict", {{"inputs", "how old is the cat"}});
+    ASSERT_TRUE(single);
+    EXPECT_EQ(single->status, 200) << single->body;
+    // Too long without truncate: 413 naming the input.
+    auto longPair = post(http, "/predict", {{"inputs", pairs}});
+    ASSERT_TRUE(longPair);
+    EXPECT_EQ(longPair->status, 413);
+    EXPECT_NE(longPair->body.find("inputs[5]: has "), std::string::npos) << longPair->body;
+
+    auto info = http.Get("/info");
+    ASSERT_TRUE(info);
+    const json modelType = json::parse(info->body)["model_type"];
+    EXPECT_EQ(modelType.begin().key(), labels == 1 ? "reranker" : "classifier") << modelType;
+    EXPECT_EQ(modelType.begin().value()["id2label"]["0"], labels == 1 ? "LABEL_0" : "contradiction") << modelType;
+    auto embed = post(http, "/embed", {{"inputs", "hello"}});
+    ASSERT_TRUE(embed);
+    EXPECT_EQ(embed->status, 424);
+    EXPECT_NE(embed->body.find("Model is not an embedding model"), std::string::npos) << embed->body;
+
+    if (labels != 1) {
+      auto rr = post(http, "/rerank", {{"query", "q"}, {"texts", {"a"}}});
+      ASSERT_TRUE(rr);
+      EXPECT_EQ(rr->status, 424);
+      EXPECT_NE(rr->body.find("model is not a re-ranker model"), std::string::npos) << rr->body;
+      EXPECT_EQ(server.stop(SIGTERM), 0);
+      continue;
+    }
+    // /rerank: one query against every document (also at /, as TEI routes a reranker).
+    const std::string query = pairs[0][0];
+    std::vector<std::string> docs;
+    for (const auto &p : pairs)
+      docs.push_back(p[1]);
+    encrt::Model model(artifact);
+    encrt::Session session(model);
+    std::vector<encrt_text> qs, ds;
+    for (const std::string &d : docs) {
+      qs.push_back({query.data(), int64_t(query.size())});
+      ds.push_back({d.data(), int64_t(d.size())});
+    }
+    std::vector<float> want(docs.size());
+    encrt_status *st = encrt_session_score_pairs(session.get(), qs.data(), ds.data(), int64_t(docs.size()),
+                                                 ENCRT_TRUNCATE_LONGEST_FIRST, want.data());
+    ASSERT_EQ(st, nullptr) << encrt_status_message(st);
+    for (const char *path : {"/rerank", "/"}) {
+      auto r = post(http, path, {{"query", query}, {"texts", docs}, {"truncate", true}, {"return_text", true}});
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      const json got = json::parse(r->body);
+      ASSERT_EQ(got.size(), docs.size());
+      std::vector<bool> seen(docs.size());
+      for (size_t k = 0; k < got.size(); ++k) {
+        const size_t i = got[k]["index"];
+        ASSERT_LT(i, docs.size());
+        EXPECT_FALSE(seen[i]);
+        seen[i] = true;
+        EXPECT_EQ(got[k]["text"], docs[i]);
+        EXPECT_NEAR(got[k]["score"].get<double>(), want[i], 1e-6) << "text " << i;
+        if (k > 0)
+          EXPECT_GE(got[k - 1]["score"].get<double>(), got[k]["score"].get<double>()) << "not sorted";
+      }
+    }
+    auto noText = post(http, "/rerank", {{"query", query}, {"texts", {docs[0]}}});
+    ASSERT_TRUE(noText);
+    EXPECT_FALSE(json::parse(noText->body)[0].contains("text")) << noText->body;
+    auto empty = post(http, "/rerank", {{"query", query}, {"texts", json::array()}});
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(empty->status, 400);
+    EXPECT_EQ(json::parse(empty->body)["error_type"], "empty") << empty->body;
+    auto badText = post(http, "/rerank", {{"query", query}, {"texts", {"a", 5}}});
+    ASSERT_TRUE(badText);
+    EXPECT_EQ(badText->status, 422);
+    EXPECT_NE(badText->body.find("texts[1]: must be a string"), std::string::npos) << badText->body;
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+  }
+  std::filesystem::remove_all(root);
 }
 #endif
 
