@@ -3,7 +3,8 @@
 
 The same code on every side: `model.encode(sentences, batch_size=B)` with the import and the model path
 changed. sentence-transformers' `backend="onnx"` / `"openvino"` export the folder at load (optimum; installed by
-`pip install "sentence-transformers[onnx,openvino]"`) and run it in ONNX Runtime / OpenVINO at fp32. Sentences: the project's sentence pairs (tests/reference/sentence-pairs.tsv), repeated to N. Rounds
+`pip install "sentence-transformers[onnx,openvino]"`) and run it in ONNX Runtime (fp32) / OpenVINO (its default
+inference precision, which is bf16 on a CPU with AMX or AVX512-BF16: the label says which it compiled). Sentences: the project's sentence pairs (tests/reference/sentence-pairs.tsv), repeated to N. Rounds
 interleave the engines (this machine is shared: compare within a round); each round reports sentences per
 second per engine, then the medians and the ratio encc / PyTorch. torch and encc get the same thread count.
 
@@ -35,6 +36,17 @@ def sentences(n):
     return (out * (n // len(out) + 1))[:n]
 
 
+def precision_of(model, backend):
+    """What the backend computes in: OpenVINO's compiled INFERENCE_PRECISION_HINT, else fp32."""
+    if backend == "torch-bf16":
+        return "bf16"
+    if not backend.startswith("openvino"):
+        return "fp32"
+    model.encode(["compile"])  # optimum compiles on first use
+    hint = model[0].auto_model.request.get_property("INFERENCE_PRECISION_HINT")
+    return {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}.get(str(hint.get_type_name()), str(hint))
+
+
 def rate(model, texts, batch_size):
     t0 = time.perf_counter()
     model.encode(texts, batch_size=batch_size)
@@ -50,17 +62,27 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--backends", default="torch",
-                    help="sentence-transformers backends, comma-separated: torch, onnx, openvino (default torch)")
+                    help="sentence-transformers backends, comma-separated: torch, torch-bf16, onnx, openvino (its "
+                         "default precision), openvino-f32 (default torch)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     texts = sentences(args.sentences)
-    names = {"torch": "PyTorch", "onnx": "ONNX Runtime", "openvino": "OpenVINO"}
+    names = {"torch": "PyTorch", "torch-bf16": "PyTorch", "onnx": "ONNX Runtime", "openvino": "OpenVINO",
+             "openvino-f32": "OpenVINO"}
     backends = args.backends.split(",")
     for b in backends:
         if b not in names:
-            ap.error(f"--backends: unknown backend '{b}' (torch, onnx, openvino)")
-    engines = {f"sentence-transformers ({names[b]} fp32)": SentenceTransformer(args.model, device="cpu", backend=b)
-               for b in backends}
+            ap.error(f"--backends: unknown backend '{b}' ({', '.join(names)})")
+    engines = {}
+    for b in backends:
+        if b == "openvino-f32":  # OpenVINO held to f32 (INFERENCE_PRECISION_HINT), as sentence-transformers passes ov_config
+            m = SentenceTransformer(args.model, device="cpu", backend="openvino",
+                                    model_kwargs={"ov_config": {"INFERENCE_PRECISION_HINT": "f32"}})
+        elif b == "torch-bf16":  # the weights and activations in bfloat16 (model_kwargs torch_dtype)
+            m = SentenceTransformer(args.model, device="cpu", model_kwargs={"torch_dtype": torch.bfloat16})
+        else:
+            m = SentenceTransformer(args.model, device="cpu", backend=b)
+        engines[f"sentence-transformers ({names[b]} {precision_of(m, b)})"] = m
     for path in args.artifact:
         m = encc.SentenceTransformer(path, threads=args.threads)
         engines[f"encc ({m.info['precision']}, {os.path.basename(path)})"] = m
