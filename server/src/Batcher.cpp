@@ -16,6 +16,9 @@ bool Job::waitUntil(Clock::time_point deadline) {
 
 Batcher::Batcher(encrt_model *model, int width, BatcherOptions options, Metrics &metrics)
     : width_(width), options_(options), metrics_(metrics) {
+  encrt_model_info info;
+  encrt_model_get_info(model, &info, sizeof info);
+  hidden_ = info.hidden_size;
   if (encrt_status *st = encrt_session_create(model, nullptr, &session_)) {
     std::string msg = encrt_status_message(st);
     encrt_status_free(st);
@@ -41,7 +44,10 @@ Batcher::Submit Batcher::submit(const std::shared_ptr<Job> &job, std::chrono::st
       return Submit::QueueFull;
     if (stopping_)
       return Submit::Stopped;
-    job->outputs.assign(job->ids.size() * size_t(width_), 0.0f);
+    if (job->wantTokenStates)
+      job->tokenStates.assign(job->ids.size(), {});
+    else
+      job->outputs.assign(job->ids.size() * size_t(width_), 0.0f);
     job->remaining_ = job->ids.size();
     for (size_t i = 0; i < job->ids.size(); ++i)
       queue_.push_back(Row{job, i});
@@ -125,8 +131,9 @@ void Batcher::runPass(std::vector<Row> &rows) {
   ids_.assign(size_t(batch * seq), 0);
   types_.assign(size_t(batch * seq), 0);
   lengths_.resize(size_t(batch));
-  bool typed = false;
+  bool typed = false, states = false;
   for (int64_t b = 0; b < batch; ++b) {
+    states |= rows[size_t(b)].job->wantTokenStates;
     const Job &job = *rows[size_t(b)].job;
     const size_t index = rows[size_t(b)].index;
     std::copy(job.ids[index].begin(), job.ids[index].end(), ids_.begin() + b * seq);
@@ -137,19 +144,27 @@ void Batcher::runPass(std::vector<Row> &rows) {
     lengths_[size_t(b)] = int32_t(job.ids[index].size());
   }
   pooled_.resize(size_t(batch * width_));
+  // The last hidden state only for a pass that holds a job asking for it (batch x seq x hidden floats).
+  if (states)
+    states_.resize(size_t(batch * seq * hidden_));
   const Clock::time_point start = Clock::now();
   encrt_status *st = encrt_session_run_typed(session_, ids_.data(), typed ? types_.data() : nullptr, lengths_.data(),
-                                             batch, seq, nullptr, pooled_.data());
+                                             batch, seq, states ? states_.data() : nullptr,
+                                             width_ > 0 ? pooled_.data() : nullptr);
   metrics_.batch(batch, tokens, std::chrono::duration<double>(Clock::now() - start).count());
   const std::string error = st ? encrt_status_message(st) : "";
   encrt_status_free(st);
   for (int64_t b = 0; b < batch; ++b) {
     Job &job = *rows[size_t(b)].job;
     std::lock_guard<std::mutex> lock(job.mu_);
+    const size_t index = rows[size_t(b)].index;
     if (!error.empty())
       job.error = error;
+    else if (job.wantTokenStates)
+      job.tokenStates[index].assign(states_.begin() + b * seq * hidden_,
+                                    states_.begin() + (b * seq + lengths_[size_t(b)]) * hidden_);
     else
-      std::memcpy(job.outputs.data() + rows[size_t(b)].index * size_t(width_), pooled_.data() + b * width_,
+      std::memcpy(job.outputs.data() + index * size_t(width_), pooled_.data() + b * width_,
                   size_t(width_) * sizeof(float));
     if (--job.remaining_ == 0)
       job.cv_.notify_all();

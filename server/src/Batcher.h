@@ -34,8 +34,12 @@ struct Job {
   /// Per text, its ids' token types (a pair's second text: 1); empty: all 0.
   std::vector<std::vector<int32_t>> types;
   /// texts x the batcher's width, written by the batcher: pooled embeddings,
-  /// or a classifier's logits.
+  /// or a classifier's logits (not written for a job of token states).
   std::vector<float> outputs;
+  /// Set before submitting: the batcher writes each text's last hidden state
+  /// (its tokens x hidden, TEI's /embed_all) into tokenStates instead.
+  bool wantTokenStates = false;
+  std::vector<std::vector<float>> tokenStates;
   std::string error;                     ///< set when a pass failed
   std::atomic<bool> abandoned{false};    ///< its HTTP thread gave up (timeout)
 
@@ -61,8 +65,9 @@ public:
   enum class Submit { Queued, QueueFull, TooLarge, Stopped };
 
   /// Runs on its own session of `model` (which must outlive it), writing
-  /// `width` floats per text (the hidden size, or a classifier's labels).
-  /// Throws std::runtime_error when the session cannot be created.
+  /// `width` floats per text (the hidden size, or a classifier's labels; 0:
+  /// the model has no pooled output and serves token states only). Throws
+  /// std::runtime_error when the session cannot be created.
   Batcher(encrt_model *model, int width, BatcherOptions options, Metrics &metrics);
   ~Batcher();
   Batcher(const Batcher &) = delete;
@@ -87,6 +92,7 @@ private:
 
   encrt_session *session_ = nullptr;
   const int width_;
+  int hidden_ = 0; ///< the last hidden state's width (token states)
   const BatcherOptions options_;
   Metrics &metrics_;
   std::mutex mu_;
@@ -97,7 +103,7 @@ private:
   std::thread thread_;
   // Buffers of the pass, reused.
   std::vector<int32_t> ids_, types_, lengths_;
-  std::vector<float> pooled_;
+  std::vector<float> pooled_, states_;
 };
 
 } // namespace encc::serve

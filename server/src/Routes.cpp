@@ -1,7 +1,8 @@
 //===- Routes.cpp - encc-serve's HTTP API: TEI, OpenAI, health, metrics ---===//
 //
 // TEI (text-embeddings-inference): POST /embed {"inputs": str | [str],
-// "normalize": bool, "truncate": bool} -> [[float]]; on a classifier POST
+// "normalize": bool, "truncate": bool} -> [[float]]; POST /embed_all ->
+// [[[float]]] (texts x tokens x hidden); on a classifier POST
 // /predict -> [{"score", "label"}] and POST /rerank {"query", "texts"} ->
 // [{"index", "text"?, "score"}]; POST /tokenize -> [[id]]; GET /info; GET /health. Errors {"error": msg, "error_type": kind}; 422 for a
 // malformed field, 413 for too much (texts, tokens, bytes), 429 when the queue
@@ -36,7 +37,7 @@ bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0 || pa
 /// The metrics label of a path: known routes by name, anything else "other"
 /// (a client must not be able to grow the metrics with made-up paths).
 std::string routeLabel(const std::string &path) {
-  for (const char *r : {"/embed", "/", "/invocations", "/predict", "/rerank", "/tokenize", "/info", "/health", "/ping", "/metrics",
+  for (const char *r : {"/embed", "/embed_all", "/", "/invocations", "/predict", "/rerank", "/tokenize", "/info", "/health", "/ping", "/metrics",
                         "/v1/embeddings", "/embeddings"})
     if (path == r)
       return r;
@@ -351,10 +352,14 @@ void Routes::install(httplib::Server &server) {
 
   // A route of the other kind of model: TEI's 424 and words.
   const bool classifier = info_.num_labels > 0;
-  auto requireEmbedder = [classifier] {
+  const bool pooled = info_.has_pooled_output != 0;
+  auto requireEmbedder = [classifier, pooled] {
     if (classifier)
       throw ApiError{424, "Model is not an embedding model (a classifier: POST /predict, or /rerank with one label)",
                      "", "backend"};
+    if (!pooled)
+      throw ApiError{424, "the model has no pooled output (compiled with --pooling none): POST /embed_all gives "
+                          "each token's hidden state", "", "backend"};
   };
 
   // TEI's embed: also at / (huggingface_hub's InferenceClient(model=URL).feature_extraction posts there) and
@@ -377,6 +382,42 @@ void Routes::install(httplib::Server &server) {
     res.set_content(out, "application/json");
   });
   server.Post("/embed", teiEmbed);
+
+  // TEI's embed_all: each text's last hidden state, special tokens included: [[[float]]] (texts x tokens x
+  // hidden). At most --max-batch-tokens tokens per request: the answer is ~12 bytes per float as text.
+  server.Post("/embed_all", guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    if (classifier)
+      throw ApiError{424, "Model is not an embedding model", "", "backend"};
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    EmbedRequest r = parseTeiEmbed(body, limits);
+    std::shared_ptr<Job> job = jobOf(r);
+    int64_t tokens = 0;
+    for (const auto &ids : job->ids)
+      tokens += int64_t(ids.size());
+    if (tokens > options_.maxBatchTokens)
+      throw ApiError{413,
+                     "has " + std::to_string(tokens) + " tokens in all, more than --max-batch-tokens (" +
+                         std::to_string(options_.maxBatchTokens) + "), the most one /embed_all request is answered for",
+                     "inputs", "validation"};
+    job->wantTokenStates = true;
+    run(job, deadline);
+    const size_t hidden = size_t(info_.hidden_size);
+    std::string out;
+    out.reserve(size_t(tokens) * hidden * 12 + 16);
+    out += '[';
+    for (size_t i = 0; i < job->tokenStates.size(); ++i) {
+      out += i ? ",[" : "[";
+      const std::vector<float> &states = job->tokenStates[i];
+      for (size_t t = 0; t * hidden < states.size(); ++t) {
+        if (t)
+          out += ',';
+        appendFloatArray(out, states.data() + t * hidden, hidden);
+      }
+      out += ']';
+    }
+    out += ']';
+    res.set_content(out, "application/json");
+  }));
 
   // TEI's predict: every input's labels by descending score. One input
   // answers [{"score", "label"}, ...], a list of inputs a list of those.
@@ -631,7 +672,8 @@ void Routes::install(httplib::Server &server) {
     if (res.status == 404)
       sendError(res, req.path,
                 ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
-                                  " (routes: POST /embed (also / and /invocations), POST /predict, POST /rerank, "
+                                  " (routes: POST /embed (also / and /invocations), POST /embed_all, POST /predict, "
+                                  "POST /rerank, "
                                   "POST /tokenize, POST /v1/embeddings (also /embeddings), GET /info, GET /health, "
                                   "GET /ping, GET /metrics)",
                          "", "not_found"});

@@ -100,9 +100,6 @@ int main(int argc, char **argv) {
   encrt_model *model = loaded->get();
   encrt_model_info info;
   encrt_model_get_info(model, &info, sizeof info);
-  if (info.num_labels == 0 && !info.has_pooled_output)
-    return fail(options.artifact + " has no pooled output (compiled with --pooling none): recompile it with "
-                                   "--pooling mean, cls or last to serve sentence embeddings");
   int64_t count = 0;
   if (encrt_status *st = encrt_model_tokenize_text(model, encrt_text{"", 0}, nullptr, 0, &count)) {
     std::string msg = encrt_status_message(st);
@@ -116,7 +113,9 @@ int main(int argc, char **argv) {
   bo.maxBatchTexts = options.maxBatchRequests;
   bo.maxQueue = options.maxQueue;
   bo.maxWait = std::chrono::milliseconds(options.maxWaitMs);
-  Batcher batcher(model, info.num_labels > 0 ? info.num_labels : info.hidden_size, bo, metrics);
+  // A model compiled with --pooling none has no pooled rows: it serves /embed_all only.
+  Batcher batcher(model, info.num_labels > 0 ? info.num_labels : info.has_pooled_output ? info.hidden_size : 0, bo,
+                  metrics);
   Routes routes(model, options, batcher, metrics);
 
   httplib::Server server;

@@ -9,8 +9,9 @@
 // input equals text input; 16 concurrent clients with mixed lengths are each
 // answered once with their own rows while passes hold several texts; every
 // error status (400, 401, 404, 413, 422, 429, 503) with a JSON body naming the
-// field; the metrics exposition; SIGTERM drains (health 503, requests still
-// answered) and exits 0;
+// field; /embed_all's token states (also of a model without pooling); the
+// metrics exposition; SIGTERM drains (health 503, requests still answered)
+// and exits 0;
 // the command line's errors.
 //
 // all-MiniLM-L6-v2 ($ENCC_MINILM_DIR, compiled with the encc CLI where the
@@ -683,11 +684,54 @@ TEST_F(Serve, CommandLineErrors) {
   out.clear();
   EXPECT_EQ(encc::testing::runServeToEnd({dir_ + "/missing.encm"}, &out), 1);
   EXPECT_NE(out.find("encc-serve: error: "), std::string::npos) << out;
-  out.clear();
+}
+
+/// Each text's last hidden state through the C API, alone.
+std::vector<float> statesAlone(const encrt::Model &model, encrt::Session &session, const std::string &text) {
+  const std::vector<int32_t> ids = model.tokenize(text);
+  return session.run(ids, {int32_t(ids.size())}, int64_t(ids.size()), true, false).hidden;
+}
+
+// TEI's /embed_all: every token's last hidden state, bit for bit what the C
+// API gives the text alone, on a pooled model and on one compiled with
+// --pooling none (which encc-serve refused at start; its /embed is now 424
+// naming /embed_all); over --max-batch-tokens tokens in one request is 413.
+TEST_F(Serve, EmbedAllGivesEveryTokensHiddenStateAsTheCApi) {
   const std::string unpooled =
       write(encrt::test::writeArtifact(encrt::test::TestModel::spec(kernels(), false)), "unpooled.encm");
-  EXPECT_EQ(encc::testing::runServeToEnd({unpooled}, &out), 1);
-  EXPECT_NE(out.find("has no pooled output"), std::string::npos) << out;
+  for (const std::string &artifact : {artifact_, unpooled}) {
+    SCOPED_TRACE(artifact);
+    encrt::Model model(artifact);
+    encrt::Session session(model);
+    ServerProcess server({artifact, "--threads", "1", "--max-batch-tokens", "40"});
+    ASSERT_GT(server.port(), 0) << server.startupOutput();
+    httplib::Client c("127.0.0.1", server.port());
+    const std::vector<std::string> texts = {kTexts[0], kTexts[3], kTexts[4], kTexts[1]};
+    auto r = post(c, "/embed_all", {{"inputs", texts}});
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json j = json::parse(r->body);
+    ASSERT_EQ(j.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const std::vector<float> want = statesAlone(model, session, texts[i]);
+      ASSERT_EQ(j[i].size() * H, want.size()) << texts[i];
+      for (size_t t = 0; t < j[i].size(); ++t)
+        expectSameBits(floatsOf(j[i][t]), want.data() + t * H, H, texts[i] + " token " + std::to_string(t));
+    }
+    r = post(c, "/embed_all", {{"inputs", std::vector<std::string>(8, kTexts[5])}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 413);
+    EXPECT_NE(r->body.find("tokens in all, more than --max-batch-tokens (40)"), std::string::npos) << r->body;
+    r = post(c, "/embed", {{"inputs", "hello"}});
+    ASSERT_TRUE(r);
+    if (artifact == unpooled) {
+      EXPECT_EQ(r->status, 424);
+      EXPECT_NE(r->body.find("POST /embed_all"), std::string::npos) << r->body;
+    } else {
+      EXPECT_EQ(r->status, 200) << r->body;
+    }
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+  }
 }
 
 TEST_F(Serve, MetricsAreWellFormedPrometheusText) {
