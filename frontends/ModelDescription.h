@@ -67,6 +67,10 @@ struct ModelDescription {
   double layerNormEps = 1e-12;
   Pooling pooling = Pooling::None;
   bool normalize = false;       ///< L2-normalise the pooled output
+  /// The pooled output's width where Dense modules project it to another
+  /// than the hidden size; 0: the hidden size.
+  int64_t embeddingDim = 0;
+  int64_t pooledWidth() const { return embeddingDim ? embeddingDim : hidden; }
   /// Prompts a text may be given before tokenisation (sentence-transformers'
   /// `prompts`: name, text), and the default one's name ("" none).
   std::vector<std::pair<std::string, std::string>> prompts;

@@ -328,7 +328,7 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
       cfg.numLabels > 0 ? fbb.CreateString(cfg.scoreActivation) : 0,
       prompts.empty() ? 0 : fbb.CreateVector(prompts),
       cfg.defaultPrompt.empty() ? 0 : fbb.CreateString(cfg.defaultPrompt), schemaSimilarity(cfg.similarity),
-      cfg.labels.empty() ? 0 : fbb.CreateVectorOfStrings(cfg.labels));
+      cfg.labels.empty() ? 0 : fbb.CreateVectorOfStrings(cfg.labels), static_cast<int32_t>(cfg.embeddingDim));
 
   // The features a reader needs (encrt/schema_version.h): listed only where
   // the artifact uses them, so that it loads in every runtime that can run it.
@@ -339,6 +339,8 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
     features.push_back(ENCM_FEATURE_DEFAULT_PROMPT);
   if (tk.kind == TokenizerKind::ByteLevelBPE && tk.bpeAlphabet != TokenizerData::BpeAlphabet::Bytes)
     features.push_back(ENCM_FEATURE_BPE_CHARS);
+  if (cfg.embeddingDim != 0)
+    features.push_back(ENCM_FEATURE_EMBEDDING_DIM);
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
                                  tokenizerTable, fill, cuda, ENCM_SCHEMA_MINOR,

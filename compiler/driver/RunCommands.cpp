@@ -276,7 +276,7 @@ int encc::runCommand(const Args &args) {
   int64_t h = info.hidden_size;
   // The second output: the pooled embedding, or a cross-encoder's logits.
   const bool logits = info.num_labels > 0;
-  const int64_t w = logits ? info.num_labels : h;
+  const int64_t w = logits ? info.num_labels : info.embedding_dim;
   std::vector<float> hidden(batch * seq * h), pooled(info.has_pooled_output || logits ? batch * w : 0);
   auto runOnce = [&] {
     return !failed(encrt_session_run_typed(session.get(), ids.data(), types.empty() ? nullptr : types.data(),
@@ -339,7 +339,7 @@ int encc::runCommand(const Args &args) {
         os << "logits (" << w << (w == 1 ? " label" : " labels") << ", before the " << info.score_activation
            << " that encc rerank applies): [" << batch << ", " << w << "]\n";
       else
-        os << "pooled (" << info.pooling << (info.normalize ? ", L2-normalised" : "") << "): [" << batch << ", " << h
+        os << "pooled (" << info.pooling << (info.normalize ? ", L2-normalised" : "") << "): [" << batch << ", " << w
            << "]\n";
       for (int64_t b = 0; b < batch; ++b) {
         os << "  [" << b << ", :8] ";
@@ -472,7 +472,7 @@ int encc::embedCommand(const Args &args) {
   if (!info.has_pooled_output)
     return fail(args.positionals[0] + ": this artifact has no pooled output (compiled with --pooling=none); use "
                                       "'encc run' for hidden states");
-  int64_t n = static_cast<int64_t>(texts.size()), h = info.hidden_size;
+  int64_t n = static_cast<int64_t>(texts.size()), h = info.embedding_dim;
   std::vector<encrt_text> views = textViews(texts);
   std::vector<float> emb(n * h);
   auto t0 = std::chrono::steady_clock::now();
@@ -693,6 +693,7 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   meta["hidden_act"] = str(md->hidden_act());
   meta["pooling"] = poolingText(md->pooling());
   meta["normalize"] = md->normalize();
+  meta["embedding_dim"] = md->embedding_dim() ? md->embedding_dim() : md->hidden_size();
   meta["similarity"] = similarityText(md->similarity());
   meta["prompts"] = Json::array();
   if (md->prompts())
@@ -819,7 +820,9 @@ int encc::inspectCommand(const Args &args) {
   os << "output:  last hidden state"
      << (md->num_labels() > 0 ? ", scores (" + std::to_string(md->num_labels()) + (md->num_labels() == 1 ? " label, " : " labels, ") +
                                     str(md->score_activation()) + "; a cross-encoder: encc rerank)"
-         : pooled ? ", pooled (" + std::string(poolingText(md->pooling())) + (md->normalize() ? ", L2-normalised)" : ")")
+         : pooled ? ", pooled (" + std::string(poolingText(md->pooling())) +
+                        (md->embedding_dim() ? ", Dense to " + std::to_string(md->embedding_dim()) + " dims" : "") +
+                        (md->normalize() ? ", L2-normalised)" : ")")
                   : std::string())
      << "\n";
   if (pooled && md->similarity() != encm::Similarity::Cosine)

@@ -29,7 +29,7 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   auto idsTy = RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic}, b.getI32Type());
   auto lenTy = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
   auto hiddenTy = RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, c.hidden}, b.getF32Type());
-  auto pooledTy = RankedTensorType::get({ShapedType::kDynamic, c.hidden}, b.getF32Type());
+  auto pooledTy = RankedTensorType::get({ShapedType::kDynamic, c.embeddingDim()}, b.getF32Type());
   auto scoresTy = RankedTensorType::get({ShapedType::kDynamic, c.numLabels}, b.getF32Type());
   SmallVector<Type> results{hiddenTy};
   if (c.pooling != Pooling::None)

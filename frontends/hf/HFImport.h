@@ -74,6 +74,8 @@ struct ModelConfig {
     bool bias = true, tanh = false; ///< tanh: Tanh, else Identity
   };
   std::vector<DenseModule> dense;
+  /// The sentence embedding's width: the last Dense module's, else hidden.
+  int64_t embeddingDim() const { return dense.empty() ? hidden : dense.back().out; }
   /// A sequence-classification head (architectures: *ForSequenceClassification,
   /// a cross-encoder / reranker): numLabels > 0 scores per sequence instead of
   /// a pooled embedding.

@@ -230,6 +230,7 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.numLabels = c.numLabels;
   d.scoreActivation = c.scoreActivation;
   d.labels = c.labels;
+  d.embeddingDim = c.embeddingDim() == c.hidden ? 0 : c.embeddingDim();
   d.activation = c.hiddenAct;
   d.layerNormEps = c.layerNormEps;
   d.pooling = c.pooling;

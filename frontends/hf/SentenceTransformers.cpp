@@ -251,10 +251,6 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
     }
   }
 
-  if (!config.dense.empty() && config.dense.back().out != config.hidden)
-    return hfError(dir + "/" + config.dense.back().dir + "/config.json: the Dense modules end at width " +
-                   Twine(config.dense.back().out) + ", not the hidden size " + Twine(config.hidden) +
-                   "; embeddings of another width are not supported yet");
   const std::string promptsPath = dir + "/config_sentence_transformers.json";
   if (fileExists(promptsPath))
     if (auto e = readPrompts(promptsPath, config))

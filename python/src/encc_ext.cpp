@@ -114,6 +114,7 @@ public:
     nb::dict d;
     d["architecture"] = info_.architecture ? info_.architecture : "";
     d["hidden_size"] = info_.hidden_size;
+    d["embedding_dim"] = info_.embedding_dim;
     d["num_layers"] = info_.num_layers;
     d["num_heads"] = info_.num_heads;
     d["max_seq"] = info_.max_seq;
@@ -226,13 +227,13 @@ public:
     return out;
   }
 
-  /// Pooled (and, when the model normalises, L2-normalised) embeddings [N, H]
+  /// Pooled (and, when the model normalises, L2-normalised) embeddings [N, D]
   /// of the texts as they are (the package puts prompts before them itself).
   FloatArray embed(const std::vector<nb::bytes> &texts) {
     live();
     std::vector<encrt_text> t = textsOf(texts);
     float *data = nullptr;
-    FloatArray out = newArray({t.size(), static_cast<size_t>(info_.hidden_size)}, data);
+    FloatArray out = newArray({t.size(), static_cast<size_t>(info_.embedding_dim)}, data);
     encrt_session *s = session();
     encrt_status *status = nullptr;
     if (!t.empty()) {

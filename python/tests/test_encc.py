@@ -203,6 +203,7 @@ def test_cuda_without_a_device_is_refused(artifacts):
 def test_info(model):
     info = model.info
     assert info["architecture"] == "bert" and info["hidden_size"] == 384 and info["num_layers"] == 6
+    assert info["embedding_dim"] == 384
     assert info["max_seq"] == model.max_seq_length == 256 and info["pooling"] == "mean"
     assert info["normalize"] is True and info["vocab_size"] == 30522
     assert info["precision"] == "fp32"
@@ -277,3 +278,50 @@ def test_prompts_match_sentence_transformers(tmp_path):
                          check=True, capture_output=True, text=True).stdout
     cli = np.array(json.loads(out)["embeddings"], dtype=np.float32)
     assert np.abs(cli - np.array(recorded["encode"]["query"][:3])).max() < 1e-5
+
+
+def write_safetensors(path, tensors):
+    """A safetensors file of float32 tensors (name -> array), written by hand: no torch here."""
+    header, blobs, offset = {}, [], 0
+    for name, a in tensors.items():
+        data = np.ascontiguousarray(a, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
+def test_dense_module_to_another_width(tmp_path):
+    """A sentence-transformers Dense module projecting 32 -> 12 (tanh) before Normalize: encode() gives
+    12-wide unit rows equal to tanh(W x + b) / |.| of the same model's mean pooling without it (1e-5),
+    and every width the package reports is 12."""
+    folder = tmp_path / "m"
+    subprocess.run([os.path.join(BUILD, "bin", "make-tiny-model"), str(folder), "--hidden", "32", "--heads", "2",
+                    "--layers", "1", "--intermediate", "48", "--seed", "9"], check=True, stdout=subprocess.DEVNULL)
+    plain = encc.compile(folder, tmp_path / "plain.encm", encc=ENCC, normalize=False)
+    rng = np.random.default_rng(4)
+    w, b = rng.normal(0, 0.3, (12, 32)), rng.normal(0, 0.3, 12)
+    (folder / "2_Dense").mkdir()
+    (folder / "2_Dense" / "config.json").write_text(json.dumps(
+        {"in_features": 32, "out_features": 12, "bias": True,
+         "activation_function": "torch.nn.modules.activation.Tanh"}))
+    write_safetensors(folder / "2_Dense" / "model.safetensors", {"linear.weight": w, "linear.bias": b})
+    modules = json.loads((folder / "modules.json").read_text())
+    at = next(i for i, m in enumerate(modules) if m["type"].endswith("Normalize"))
+    modules.insert(at, {"idx": at, "name": "2_Dense", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
+    (folder / "modules.json").write_text(json.dumps(modules))
+    dense = encc.compile(folder, tmp_path / "dense.encm", encc=ENCC)
+    texts = ["hello world", "a", "the quick brown fox"]
+    with encc.Model(plain) as p:
+        x = p.encode(texts).astype(np.float64)
+    want = np.tanh(x @ w.T + b)
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    with encc.SentenceTransformer(dense) as m:
+        got = m.encode(texts)
+        assert got.shape == (3, 12) and m.get_sentence_embedding_dimension() == 12
+        assert m.info["embedding_dim"] == 12 and m.info["hidden_size"] == 32
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        assert m.encode([]).shape == (0,) and m.encode(texts, truncate_dim=4).shape == (3, 4)
+        with pytest.raises(ValueError, match="larger than the model's 12 dimensions"):
+            m.encode(texts, truncate_dim=13)

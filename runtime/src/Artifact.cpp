@@ -380,7 +380,8 @@ void Artifact::checkSchemaVersion() {
                                      : " (recompile with a current encc)");
   if (major == 8 && (minor != 0 || m.required_features()))
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
-  static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT, ENCM_FEATURE_BPE_CHARS};
+  static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT, ENCM_FEATURE_BPE_CHARS,
+                                      ENCM_FEATURE_EMBEDDING_DIM};
   auto listed = [&](const char *feature) {
     if (m.required_features())
       for (const flatbuffers::String *f : *m.required_features())
@@ -409,6 +410,9 @@ void Artifact::checkSchemaVersion() {
                                     "', which the artifact does not require");
   if (m.metadata() && m.metadata()->default_prompt() && !listed(ENCM_FEATURE_DEFAULT_PROMPT))
     fail(ENCRT_INVALID_ARTIFACT, p, ": the default prompt needs feature '" ENCM_FEATURE_DEFAULT_PROMPT
+                                    "', which the artifact does not require");
+  if (m.metadata() && m.metadata()->embedding_dim() != 0 && !listed(ENCM_FEATURE_EMBEDDING_DIM))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": embedding_dim needs feature '" ENCM_FEATURE_EMBEDDING_DIM
                                     "', which the artifact does not require");
 }
 
@@ -456,6 +460,10 @@ void Artifact::verifySemantics() {
          md->num_heads(), ", type_vocab_size ", md->type_vocab_size(), ", num_labels ",
          md->num_labels(), ")");
   verifyPrompts();
+  if (md->embedding_dim() < 0 || md->embedding_dim() > ENCM_MAX_EMBEDDING_DIM ||
+      (md->embedding_dim() != 0 && (md->num_labels() > 0 || md->pooling() == encm::Pooling::None)))
+    fail(bad, p, ": embedding_dim ", md->embedding_dim(), " (expected 0, or 1 to ", ENCM_MAX_EMBEDDING_DIM,
+         " on a model with pooling)");
   if (md->num_labels() > 0) {
     const std::string act = md->score_activation() ? md->score_activation()->str() : "";
     if (md->num_labels() > 4096 || (act != "sigmoid" && act != "identity"))
@@ -561,7 +569,10 @@ void Artifact::verifySemantics() {
   for (uint32_t k = 0; k < m.outputs()->size(); ++k) {
     uint32_t id = m.outputs()->Get(k);
     const char *what = k == 0 ? "hidden" : md->num_labels() > 0 ? "scores" : "pooled";
-    const int64_t width = k == 0 || md->num_labels() == 0 ? hidden : md->num_labels();
+    const int64_t width = k == 0                 ? hidden
+                          : md->num_labels() > 0 ? md->num_labels()
+                          : md->embedding_dim()  ? md->embedding_dim()
+                                                 : hidden;
     if (id >= numValues)
       fail(bad, p, ": output ", k, " (", what, ") refers to value ", id,
            " (artifact has ", numValues, " values)");

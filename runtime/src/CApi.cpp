@@ -298,6 +298,7 @@ void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info,
     info.random_weights = m.artifact().randomWeights() ? 1 : 0;
     info.type_vocab_size = std::max(1, m.metadata().type_vocab_size());
     info.num_labels = m.numLabels();
+    info.embedding_dim = m.classifies() || !m.hasPooledOutput() ? 0 : static_cast<int32_t>(m.embeddingDim());
     info.score_activation = m.scoreActivation().c_str();
     info.precision = m.precision().c_str();
     info.similarity = similarityName(md.similarity()); // checked at load

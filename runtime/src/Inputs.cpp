@@ -115,9 +115,6 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts, int6
     fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
   if (count == 0)
     return;
-  if (!texts || !outEmbeddings)
-    fail(ENCRT_INVALID_ARGUMENT, !texts ? "texts" : "out_embeddings",
-         " is NULL");
   if (model.classifies())
     fail(ENCRT_UNSUPPORTED, model.artifact().path(),
          ": a sequence-classification model (cross-encoder) scores text pairs; it has no embeddings "
@@ -126,11 +123,14 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts, int6
     fail(ENCRT_UNSUPPORTED, model.artifact().path(),
          ": the model has no pooled output (pooling \"", model.pooling(),
          "\"); embed needs one (use encrt_session_run for hidden states)");
-  const int64_t hidden = model.metadata().hidden_size();
+  if (!texts || !outEmbeddings)
+    fail(ENCRT_INVALID_ARGUMENT, !texts ? "texts" : "out_embeddings",
+         " is NULL");
+  const int64_t width = model.embeddingDim();
   inPaddedChunks(
       count, /*typed=*/false, [&](int64_t i) { return PairEncoding{model.encode(texts[i], i, prompt), {}}; },
       [&](const int32_t *ids, const int32_t *, const int32_t *lengths, int64_t n, int64_t seq, int64_t first) {
-        run(ids, lengths, n, seq, outEmbeddings + first * hidden);
+        run(ids, lengths, n, seq, outEmbeddings + first * width);
       });
 }
 

@@ -69,8 +69,13 @@ public:
   /// What the Linears of the CPU plan compute in: "int8" (compiled with
   /// quantize-linear-int8), "bf16" (convert-linear-bf16) or "fp32".
   const std::string &precision() const { return precision_; }
-  /// Floats per sequence of output 1: numLabels() or the hidden size.
-  int64_t secondOutputWidth() const { return classifies() ? numLabels() : metadata().hidden_size(); }
+  /// The pooled embedding's width: the hidden size, or what the
+  /// sentence-transformers Dense modules project it to (embedding_dim).
+  int64_t embeddingDim() const {
+    return metadata().embedding_dim() ? metadata().embedding_dim() : metadata().hidden_size();
+  }
+  /// Floats per sequence of output 1: numLabels() or embeddingDim().
+  int64_t secondOutputWidth() const { return classifies() ? numLabels() : embeddingDim(); }
   /// Steps of the plan that runs.
   int32_t numSteps() const;
   /// Step `index` (< numSteps()) of the plan that runs.

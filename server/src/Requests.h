@@ -30,7 +30,7 @@ struct RequestLimits {
   int maxInputTexts = 256;
   int maxSeq = 512;
   int vocabSize = 0;
-  int hidden = 0;
+  int hidden = 0; ///< the embedding's width (OpenAI's dimensions are at most it)
   bool autoTruncate = false;
   bool allowTokenIds = false; ///< token id input accepted (--allow-token-ids)
 };

@@ -270,8 +270,8 @@ void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) co
 }
 
 const float *Routes::row(Job &job, size_t i, bool normalize, int dims) const {
-  float *r = job.outputs.data() + i * size_t(info_.hidden_size);
-  if (normalize && (!info_.normalize || dims < info_.hidden_size)) { // a shortened vector is renormalised
+  float *r = job.outputs.data() + i * size_t(info_.embedding_dim);
+  if (normalize && (!info_.normalize || dims < info_.embedding_dim)) { // a shortened vector is renormalised
     double sq = 0;
     for (int k = 0; k < dims; ++k)
       sq += double(r[k]) * double(r[k]);
@@ -330,7 +330,7 @@ void Routes::install(httplib::Server &server) {
     l.maxInputTexts = options_.maxInputTexts;
     l.maxSeq = info_.max_seq;
     l.vocabSize = info_.vocab_size;
-    l.hidden = info_.hidden_size;
+    l.hidden = info_.embedding_dim;
     l.autoTruncate = options_.autoTruncate;
     l.allowTokenIds = options_.allowTokenIds;
     return l;
@@ -371,12 +371,12 @@ void Routes::install(httplib::Server &server) {
     std::shared_ptr<Job> job = jobOf(r);
     run(job, deadline);
     std::string out;
-    out.reserve(job->ids.size() * size_t(info_.hidden_size) * 12 + 2);
+    out.reserve(job->ids.size() * size_t(info_.embedding_dim) * 12 + 2);
     out += '[';
     for (size_t i = 0; i < job->ids.size(); ++i) {
       if (i)
         out += ',';
-      appendFloatArray(out, row(*job, i, r.normalize, info_.hidden_size), size_t(info_.hidden_size));
+      appendFloatArray(out, row(*job, i, r.normalize, info_.embedding_dim), size_t(info_.embedding_dim));
     }
     out += ']';
     res.set_content(out, "application/json");
@@ -510,11 +510,11 @@ void Routes::install(httplib::Server &server) {
     for (const auto &ids : job->ids)
       tokens += int64_t(ids.size());
     std::string out = "{\"object\":\"list\",\"data\":[";
-    out.reserve(job->ids.size() * size_t(info_.hidden_size) * 12 + 256);
+    out.reserve(job->ids.size() * size_t(info_.embedding_dim) * 12 + 256);
     for (size_t i = 0; i < job->ids.size(); ++i) {
       out += i ? ",{" : "{";
       out += "\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-      const int dims = r.dimensions ? r.dimensions : info_.hidden_size;
+      const int dims = r.dimensions ? r.dimensions : info_.embedding_dim;
       const float *v = row(*job, i, true, dims);
       if (r.base64) {
         out += '"';
@@ -550,6 +550,7 @@ void Routes::install(httplib::Server &server) {
                 {"model_type", modelType},
                 {"architecture", info_.architecture},
                 {"hidden_size", info_.hidden_size},
+                {"embedding_dim", info_.embedding_dim},
                 {"normalizes", bool(info_.normalize)},
                 {"max_input_length", info_.max_seq},
                 {"max_batch_tokens", options_.maxBatchTokens},

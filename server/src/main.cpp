@@ -114,8 +114,7 @@ int main(int argc, char **argv) {
   bo.maxQueue = options.maxQueue;
   bo.maxWait = std::chrono::milliseconds(options.maxWaitMs);
   // A model compiled with --pooling none has no pooled rows: it serves /embed_all only.
-  Batcher batcher(model, info.num_labels > 0 ? info.num_labels : info.has_pooled_output ? info.hidden_size : 0, bo,
-                  metrics);
+  Batcher batcher(model, info.num_labels > 0 ? info.num_labels : info.embedding_dim, bo, metrics);
   Routes routes(model, options, batcher, metrics);
 
   httplib::Server server;

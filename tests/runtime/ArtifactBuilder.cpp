@@ -119,7 +119,7 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
       s.pooling, s.normalize, &passes, "test", "ArtifactBuilder", s.typeVocabSize,
       s.numLabels, s.scoreActivation.empty() ? nullptr : s.scoreActivation.c_str(),
       s.prompts.empty() ? nullptr : &prompts, s.defaultPrompt ? s.defaultPrompt->c_str() : nullptr, s.similarity,
-      s.labels ? &labels : nullptr);
+      s.labels ? &labels : nullptr, s.embeddingDim);
   std::vector<flatbuffers::Offset<flatbuffers::String>> features;
   for (const std::string &f : s.requiredFeatures)
     features.push_back(b.CreateString(f));

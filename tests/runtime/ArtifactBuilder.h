@@ -97,6 +97,7 @@ struct ArtifactSpec {
   std::optional<std::string> defaultPrompt;
   encm::Similarity similarity = encm::Similarity::Cosine; ///< Metadata.similarity
   std::optional<std::vector<std::string>> labels; ///< Metadata.labels (null: none written)
+  int32_t embeddingDim = 0;                       ///< Metadata.embedding_dim
 };
 
 /// The complete file, trailer included.

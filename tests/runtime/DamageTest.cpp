@@ -274,6 +274,23 @@ TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
                   "the default prompt needs feature 'default-prompt', which the artifact does not require");
   spec.requiredFeatures = {ENCM_FEATURE_DEFAULT_PROMPT};
   expectLoads(writeArtifact(spec));
+
+  // The pooled width of Dense modules (9.4): needs "embedding-dim", and the pooled output must have it.
+  spec = TestModel::spec(kernels());
+  spec.embeddingDim = TestModel::kHidden;
+  expectLoadError(writeArtifact(spec), kBad,
+                  "embedding_dim needs feature 'embedding-dim', which the artifact does not require");
+  spec.requiredFeatures = {ENCM_FEATURE_EMBEDDING_DIM};
+  expectLoads(writeArtifact(spec));
+  spec.embeddingDim = TestModel::kHidden / 2;
+  expectLoadError(writeArtifact(spec), kBad,
+                  "must be an F32 Output of shape [-1," + std::to_string(TestModel::kHidden / 2) + "]");
+  spec.embeddingDim = -3;
+  expectLoadError(writeArtifact(spec), kBad, "embedding_dim -3 (expected 0, or 1 to 65536 on a model with pooling)");
+  spec = TestModel::spec(kernels(), false);
+  spec.requiredFeatures = {ENCM_FEATURE_EMBEDDING_DIM};
+  spec.embeddingDim = 8;
+  expectLoadError(writeArtifact(spec), kBad, "embedding_dim 8 (expected 0, or 1 to 65536 on a model with pooling)");
 }
 
 // Metadata.similarity (sentence-transformers' similarity_fn_name): reported

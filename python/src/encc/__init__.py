@@ -216,7 +216,9 @@ class Model:
 
     @property
     def info(self) -> dict[str, Any]:
-        """dict: architecture, hidden_size, num_layers, num_heads, max_seq, vocab_size, pooling,
+        """dict: architecture, hidden_size, embedding_dim (floats per embedding: hidden_size, or the width
+        sentence-transformers' Dense modules project to; 0 without a pooled output), num_layers, num_heads,
+        max_seq, vocab_size, pooling,
         normalize, has_pooled_output, cpu_target, device, num_steps, weight_bytes, random_weights,
         type_vocab_size, num_labels, score_activation, precision ("fp32", "bf16" or "int8": what
         the Linears compute in)."""
@@ -251,7 +253,7 @@ class Model:
         return next((name for name, _, default in self._model.prompts() if default), None)
 
     def get_sentence_embedding_dimension(self) -> int:
-        return int(self._info["hidden_size"])
+        return int(self._info["embedding_dim"])
 
     def get_embedding_dimension(self) -> int:
         """sentence-transformers 6's name for get_sentence_embedding_dimension."""
@@ -398,7 +400,7 @@ class Model:
         if not convert_to_numpy:
             return [np.asarray(r, dtype=np.float32) for r in results]
         if not results:
-            return np.zeros((0, self._info["hidden_size"]), dtype=np.float32)
+            return np.zeros((0, self._info["embedding_dim"]), dtype=np.float32)
         return np.stack(results).astype(np.float32, copy=False)
 
     def _prompt_text(self, prompt_name: Optional[str], prompt: Optional[str]) -> str:

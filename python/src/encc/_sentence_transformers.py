@@ -126,8 +126,8 @@ class SentenceTransformer(Model):
 
     def _checked_dim(self, dim: Any) -> int:
         n = _positive_int(dim, "truncate_dim")
-        if n > self.info["hidden_size"]:
-            raise ValueError(f"truncate_dim {n} is larger than the model's {self.info['hidden_size']} dimensions")
+        if n > self.info["embedding_dim"]:
+            raise ValueError(f"truncate_dim {n} is larger than the model's {self.info['embedding_dim']} dimensions")
         return n
 
     @property
@@ -136,7 +136,7 @@ class SentenceTransformer(Model):
         return self.info["device"] or "cpu"
 
     def get_sentence_embedding_dimension(self) -> int:
-        return self.truncate_dim or int(self.info["hidden_size"])
+        return self.truncate_dim or int(self.info["embedding_dim"])
 
     def encode(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,  # type: ignore[override]
                prompt: Optional[str] = None, batch_size: int = 32, show_progress_bar: Optional[bool] = None,

@@ -56,7 +56,7 @@ extern "C" {
    Version 5: prompts (encrt_model_prompt_count, encrt_model_get_prompt,
    encrt_session_embed_prompted).
    Version 6: encrt_model_options.max_seq_length, encrt_model_info.similarity.
-   Version 7: label names (encrt_model_get_label). */
+   Version 7: label names (encrt_model_get_label), encrt_model_info.embedding_dim. */
 #define ENCRT_API_VERSION 7
 
 /*--- Status ---------------------------------------------------------------*/
@@ -169,6 +169,11 @@ typedef struct encrt_model_info {
                              "cosine" (also when the model names none), "dot",
                              "euclidean" or "manhattan"; the runtime computes
                              no similarity itself */
+  /* API version 7: */
+  int32_t embedding_dim; /* floats per pooled embedding (what embed writes per
+                            text): hidden_size, or the width
+                            sentence-transformers' Dense modules project to;
+                            0 without a pooled output (classifiers included) */
 } encrt_model_info;
 
 /* Fills the first `info_size` bytes of *out_info (pass sizeof *out_info);
@@ -269,7 +274,7 @@ ENCRT_API void encrt_session_release(encrt_session *session);
    out_hidden: batch*seq*hidden floats or NULL (rows past lengths[b]: 0 for
    packed plans, whose hidden output is [DIM_TOKENS, H] (every fused build);
    for padded plans what the model computes for padding: do not rely on them);
-   out_pooled: batch*hidden floats or NULL (error if requested and the model
+   out_pooled: batch*embedding_dim floats or NULL (error if requested and the model
    has no pooled output); for a sequence-classification model (num_labels >
    0) batch*num_labels raw logits (no activation) or NULL. */
 ENCRT_API encrt_status *encrt_session_run(encrt_session *session,
@@ -306,7 +311,7 @@ ENCRT_API encrt_status *encrt_session_run_typed(encrt_session *session,
                                                 float *out_pooled);
 
 /* Tokenizes `count` UTF-8 texts, runs them and writes the pooled (and, if the
-   model normalises, L2-normalised) embeddings: count*hidden floats. A model
+   model normalises, L2-normalised) embeddings: count*embedding_dim floats. A model
    with a default prompt (config_sentence_transformers.json's
    default_prompt_name) tokenises each text after it, as
    sentence-transformers' encode() does. */

@@ -6,7 +6,7 @@
 //
 //   encrt::Model model("model.encm");
 //   encrt::Session session(model);
-//   std::vector<float> emb = session.embed({"hello world"});  // count x hidden
+//   std::vector<float> emb = session.embed({"hello world"});  // count x embedding_dim
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_ENCRT_HPP
@@ -139,7 +139,7 @@ private:
 };
 
 /// One run's outputs: hidden is batch x seq x hidden_size, pooled is
-/// batch x hidden_size, or for a classification model (num_labels > 0) its
+/// batch x embedding_dim, or for a classification model (num_labels > 0) its
 /// batch x num_labels logits (empty when not requested or not available).
 struct RunResult {
   std::vector<float> hidden;
@@ -191,7 +191,7 @@ public:
     if (wantHidden)
       r.hidden.resize(static_cast<size_t>(batch * seq * h));
     if (wantPooled && info_.has_pooled_output)
-      r.pooled.resize(static_cast<size_t>(batch * h));
+      r.pooled.resize(static_cast<size_t>(batch * info_.embedding_dim));
     else if (wantPooled && info_.num_labels > 0)
       r.pooled.resize(static_cast<size_t>(batch * info_.num_labels));
     check(encrt_session_run_typed(session_, ids.data(), typeIds.empty() ? nullptr : typeIds.data(),
@@ -200,7 +200,7 @@ public:
     return r;
   }
 
-  /// texts.size() x hidden_size pooled embeddings, row-major. Every byte of
+  /// texts.size() x embedding_dim pooled embeddings, row-major. Every byte of
   /// each text counts (an embedded NUL does not end it). The model's default
   /// prompt, if it has one, goes before each text.
   std::vector<float> embed(const std::vector<std::string> &texts) { return embedWith(nullptr, texts); }
@@ -215,7 +215,7 @@ private:
     views.reserve(texts.size());
     for (const auto &t : texts)
       views.push_back({t.data(), static_cast<int64_t>(t.size())});
-    std::vector<float> out(texts.size() * static_cast<size_t>(info_.hidden_size));
+    std::vector<float> out(texts.size() * static_cast<size_t>(info_.embedding_dim));
     check(encrt_session_embed_prompted(session_, promptName, views.data(), static_cast<int64_t>(views.size()),
                                        out.data()));
     return out;

@@ -16,7 +16,7 @@
 #define ENCRT_SCHEMA_VERSION_H
 
 #define ENCM_SCHEMA_VERSION 9
-#define ENCM_SCHEMA_MINOR 3
+#define ENCM_SCHEMA_MINOR 4
 /* Schema 8 artifacts (the release before versions had minors) are 9.0. */
 #define ENCM_OLDEST_SCHEMA_VERSION 8
 
@@ -25,6 +25,10 @@
 #define ENCM_FEATURE_BPE_SPLIT "bpe-split" /* 9.1: Tokenizer.bpe_split other than Gpt2 */
 #define ENCM_FEATURE_DEFAULT_PROMPT "default-prompt" /* 9.1: Metadata.default_prompt set */
 #define ENCM_FEATURE_BPE_CHARS "bpe-chars" /* 9.2: Tokenizer.bpe_alphabet Chars (SentencePiece BPE) */
+#define ENCM_FEATURE_EMBEDDING_DIM "embedding-dim" /* 9.4: Metadata.embedding_dim set (pooled width != hidden) */
+
+/* Metadata.embedding_dim: at most ENCM_MAX_EMBEDDING_DIM (Dense modules' out_features are read up to it). */
+#define ENCM_MAX_EMBEDDING_DIM 65536
 
 /* Metadata.prompts (9.1): at most ENCM_MAX_PROMPTS, names of 1 to
    ENCM_MAX_PROMPT_NAME_BYTES bytes (unique), texts of at most
