@@ -43,6 +43,11 @@ int main(int argc, char **argv) {
   split.tokenizer = bpe;
   split.requiredFeatures = {"bpe-split"};
   writeFile(dir + "/bpe-split.encm", writeArtifact(split));
+  // Schema 9.4's embedding_dim (equal to the hidden size here, so that the seed loads) and its feature.
+  ArtifactSpec dim = pooled;
+  dim.embeddingDim = TestModel::kHidden;
+  dim.requiredFeatures = {"embedding-dim"};
+  writeFile(dir + "/embedding-dim.encm", writeArtifact(dim));
   ArtifactSpec fill = pooled;
   fill.weightsFillSeed = 7;
   writeFile(dir + "/weights-fill.encm", writeArtifact(fill));
