@@ -3,14 +3,14 @@
 A server started here (build/bin/encc-serve, a free port) is called by the official `openai` client (its
 default encoding, base64, and float), LangChain's `OpenAIEmbeddings` (with check_embedding_ctx_length=False:
 its default tokenises with tiktoken and sends the ids, which encc-serve refuses unless --allow-token-ids,
-README), and `huggingface_hub`'s `InferenceClient(model=URL)` (feature_extraction posts to /, as to a TEI
-server; text_classification on a classifier artifact posts to / too). Each answer is compared with what
-this process gets from the runtime directly: embeddings from encc.Model (the C API) must be the same floats
-(JSON's shortest round-trip text and base64 both carry every bit); a classifier's scores the softmax of the
-logits `encc run --format=json` prints, within 1e-6.
+README), and `huggingface_hub`'s `InferenceClient(model=URL)` (feature_extraction and sentence_similarity
+post to /, as to a TEI server; text_classification on a classifier artifact posts to / too). Each answer is
+compared with what this process gets from the runtime directly: embeddings from encc.Model (the C API) must be
+the same floats (JSON's shortest round-trip text and base64 both carry every bit); similarities their cosines
+and a classifier's scores the softmax of the logits `encc run --format=json` prints, within 1e-6.
 
-scripts/serve-clients runs this with ENCC_REQUIRE_CLIENTS=1 in the venv scripts/python-test made, after
-installing the clients there (./scripts/test runs it); elsewhere a missing client skips.
+scripts/serve-clients runs this with ENCC_REQUIRE_CLIENTS=1 in a venv of its own with the clients and the
+encc wheel (./scripts/test runs it); elsewhere a missing client skips.
 """
 import json
 import os
@@ -102,6 +102,11 @@ def test_huggingface_hub_inference_client(minilm):
     c = huggingface_hub.InferenceClient(model=server.url)
     for i in (0, 3):
         same_floats(c.feature_extraction(TEXTS[i]), want[i:i + 1])
+    # sentence_similarity posts TEI's similarity body to /: the cosines of the C API's embeddings.
+    got = c.sentence_similarity(TEXTS[0], other_sentences=TEXTS[1:4])
+    w = want.astype(np.float64)
+    cos = [w[0] @ w[i] / (np.linalg.norm(w[0]) * np.linalg.norm(w[i])) for i in (1, 2, 3)]
+    np.testing.assert_allclose(got, cos, atol=1e-6)
 
 
 def test_huggingface_hub_text_classification(tmp_path):

@@ -98,6 +98,8 @@ ApiError invalidField(Api api, const std::string &field, const std::string &mess
 }
 
 std::string EmbedRequest::field(size_t i) const {
+  if (similarity)
+    return i == 0 ? "inputs.source_sentence" : "inputs.sentences[" + std::to_string(i - 1) + "]";
   const std::string name = api == Api::OpenAi ? "input" : "inputs";
   return list ? name + "[" + std::to_string(i) + "]" : name;
 }
@@ -201,6 +203,50 @@ EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits)
   r.promptName = promptName(j);
   teiTexts(j, limits, r);
   return r;
+}
+
+EmbedRequest parseTeiSimilarity(const std::string &body, const RequestLimits &limits) {
+  const json j = parseObject(body, Api::Tei);
+  EmbedRequest r;
+  r.similarity = true;
+  r.truncate = limits.autoTruncate;
+  if (auto p = j.find("parameters"); p != j.end() && !p->is_null()) {
+    if (!p->is_object())
+      throw invalidField(Api::Tei, "parameters", "must be an object");
+    r.truncate = boolField(Api::Tei, *p, "truncate", limits.autoTruncate);
+    rightTruncation(*p);
+    r.promptName = promptName(*p);
+  }
+  auto in = j.find("inputs");
+  if (in == j.end() || !in->is_object())
+    throw invalidField(Api::Tei, "inputs", in == j.end() ? "missing" : "must be an object {source_sentence, sentences}");
+  auto source = in->find("source_sentence");
+  if (source == in->end() || !source->is_string())
+    throw invalidField(Api::Tei, "inputs.source_sentence", source == in->end() ? "missing" : "must be a string");
+  auto sentences = in->find("sentences");
+  if (sentences == in->end() || !sentences->is_array())
+    throw invalidField(Api::Tei, "inputs.sentences", sentences == in->end() ? "missing" : "must be a list of strings");
+  if (sentences->empty())
+    throw invalidField(Api::Tei, "inputs.sentences", "is an empty list");
+  checkCount("inputs.sentences", sentences->size() + 1, limits); // embedded with the source sentence
+  r.texts.push_back(source->get<std::string>());
+  for (size_t i = 0; i < sentences->size(); ++i) {
+    if (!(*sentences)[i].is_string())
+      throw invalidField(Api::Tei, "inputs.sentences[" + std::to_string(i) + "]",
+                         std::string("must be a string, got ") + (*sentences)[i].type_name());
+    r.texts.push_back((*sentences)[i].get<std::string>());
+  }
+  return r;
+}
+
+bool isTeiSimilarity(const std::string &body) {
+  if (body.find("source_sentence") == std::string::npos || jsonNestingDepth(body, kMaxJsonDepth) > kMaxJsonDepth)
+    return false; // most bodies: no second parse
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return false;
+  auto in = j.find("inputs");
+  return in != j.end() && in->is_object();
 }
 
 EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits) {

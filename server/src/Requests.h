@@ -42,6 +42,9 @@ struct EmbedRequest {
   std::vector<std::string> texts;
   std::vector<std::vector<int32_t>> ids; ///< OpenAI's token input (then texts is empty)
   bool list = false;                     ///< given as a list: errors name field[i]
+  /// TEI's /similarity: texts[0] is inputs.source_sentence, the rest
+  /// inputs.sentences (errors name them so).
+  bool similarity = false;
   bool normalize = true;
   bool truncate = false;
   bool base64 = false;
@@ -76,6 +79,13 @@ struct PredictRequest {
 /// TEI's POST /embed: {"inputs": str | [str], "normalize", "truncate",
 /// "truncation_direction": "Right", "prompt_name": str | null}.
 EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits);
+/// TEI's POST /similarity: {"inputs": {"source_sentence": str, "sentences":
+/// [str]}, "parameters": {"truncate", "truncation_direction", "prompt_name"}}:
+/// the source sentence first, then the others (1 to maxInputTexts - 1).
+EmbedRequest parseTeiSimilarity(const std::string &body, const RequestLimits &limits);
+/// A body shaped as TEI's similarity request (an object whose "inputs" is an
+/// object), which / answers as /similarity; false for anything else.
+bool isTeiSimilarity(const std::string &body);
 /// TEI's POST /tokenize: {"inputs", "add_special_tokens": true, "truncate", "prompt_name"}.
 EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits);
 /// TEI's POST /predict: {"inputs": str | [str, str] | [[str] | [str, str], ...],

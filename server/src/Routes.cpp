@@ -2,7 +2,7 @@
 //
 // TEI (text-embeddings-inference): POST /embed {"inputs": str | [str],
 // "normalize": bool, "truncate": bool} -> [[float]]; POST /embed_all ->
-// [[[float]]] (texts x tokens x hidden); on a classifier POST
+// [[[float]]] (texts x tokens x hidden); POST /similarity -> [cosine]; on a classifier POST
 // /predict -> [{"score", "label"}] and POST /rerank {"query", "texts"} ->
 // [{"index", "text"?, "score"}]; POST /tokenize -> [[id]]; GET /info; GET /health. Errors {"error": msg, "error_type": kind}; 422 for a
 // malformed field, 413 for too much (texts, tokens, bytes), 429 when the queue
@@ -37,7 +37,7 @@ bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0 || pa
 /// The metrics label of a path: known routes by name, anything else "other"
 /// (a client must not be able to grow the metrics with made-up paths).
 std::string routeLabel(const std::string &path) {
-  for (const char *r : {"/embed", "/embed_all", "/", "/invocations", "/predict", "/rerank", "/tokenize", "/info", "/health", "/ping", "/metrics",
+  for (const char *r : {"/embed", "/embed_all", "/", "/invocations", "/predict", "/rerank", "/similarity", "/tokenize", "/info", "/health", "/ping", "/metrics",
                         "/v1/embeddings", "/embeddings"})
     if (path == r)
       return r;
@@ -364,7 +364,7 @@ void Routes::install(httplib::Server &server) {
 
   // TEI's embed: also at / (huggingface_hub's InferenceClient(model=URL).feature_extraction posts there) and
   // /invocations (SageMaker), as TEI routes them for an embedding model.
-  const auto teiEmbed = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  const auto embedBody = [=](const httplib::Request &, httplib::Response &res, const std::string &body) {
     requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
@@ -380,8 +380,43 @@ void Routes::install(httplib::Server &server) {
     }
     out += ']';
     res.set_content(out, "application/json");
+  };
+  server.Post("/embed", guardedPost(embedBody));
+
+  // TEI's similarity: the cosine of inputs.source_sentence's embedding with each of inputs.sentences'.
+  const auto similarityBody = [=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    requireEmbedder();
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    EmbedRequest r = parseTeiSimilarity(body, limits);
+    std::shared_ptr<Job> job = jobOf(r);
+    run(job, deadline);
+    const size_t dims = size_t(info_.embedding_dim);
+    const float *source = job->outputs.data();
+    std::vector<float> cosines;
+    for (size_t i = 1; i < job->ids.size(); ++i) {
+      const float *v = job->outputs.data() + i * dims;
+      double dot = 0, ns = 0, nv = 0;
+      for (size_t k = 0; k < dims; ++k) {
+        dot += double(source[k]) * double(v[k]);
+        ns += double(source[k]) * double(source[k]);
+        nv += double(v[k]) * double(v[k]);
+      }
+      cosines.push_back(float(dot / std::max(std::sqrt(ns * nv), 1e-12)));
+    }
+    std::string out;
+    appendFloatArray(out, cosines.data(), cosines.size());
+    res.set_content(out, "application/json");
+  };
+  server.Post("/similarity", guardedPost(similarityBody));
+  // An embedding model's / and /invocations: TEI's embed, or its similarity for a body shaped as one
+  // (TEI routes them there only when started with TASK=sentence-similarity; huggingface_hub's
+  // InferenceClient(model=URL).sentence_similarity posts such a body to /).
+  const auto teiEmbed = guardedPost([=](const httplib::Request &req, httplib::Response &res, const std::string &body) {
+    if (isTeiSimilarity(body))
+      similarityBody(req, res, body);
+    else
+      embedBody(req, res, body);
   });
-  server.Post("/embed", teiEmbed);
 
   // TEI's embed_all: each text's last hidden state, special tokens included: [[[float]]] (texts x tokens x
   // hidden). At most --max-batch-tokens tokens per request: the answer is ~12 bytes per float as text.
@@ -674,7 +709,7 @@ void Routes::install(httplib::Server &server) {
       sendError(res, req.path,
                 ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
                                   " (routes: POST /embed (also / and /invocations), POST /embed_all, POST /predict, "
-                                  "POST /rerank, "
+                                  "POST /rerank, POST /similarity, "
                                   "POST /tokenize, POST /v1/embeddings (also /embeddings), GET /info, GET /health, "
                                   "GET /ping, GET /metrics)",
                          "", "not_found"});

@@ -69,6 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   l.hidden = 4;
   tryParse(parseTeiEmbed, body, l);
   tryParse(parseTeiTokenize, body, l);
+  tryParse(parseTeiSimilarity, body, l);
   tryParse(parseTeiPredict, body, l);
   tryParse(parseTeiRerank, body, l);
   tryParse(parseOpenAiEmbeddings, body, l);

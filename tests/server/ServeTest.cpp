@@ -405,6 +405,28 @@ TEST_F(Serve, TeiAliasesContentTypeAndTokenIdsByDefault) {
   auto ping = c.Get("/ping");
   ASSERT_TRUE(ping);
   EXPECT_EQ(ping->status, 200);
+  // TEI's /similarity: the cosine of the source sentence's embedding with each other's (the C API's rows).
+  const std::vector<std::string> others = {kTexts[2], kTexts[4], kTexts[1]};
+  r = post(c, "/similarity", {{"inputs", {{"source_sentence", kTexts[1]}, {"sentences", others}}}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  const json sims = json::parse(r->body);
+  ASSERT_EQ(sims.size(), others.size());
+  const std::vector<float> src = alone(kTexts[1]);
+  for (size_t i = 0; i < others.size(); ++i) {
+    const std::vector<float> v = alone(others[i]);
+    double dot = 0, ns = 0, nv = 0;
+    for (int k = 0; k < H; ++k) {
+      dot += double(src[k]) * v[k];
+      ns += double(src[k]) * src[k];
+      nv += double(v[k]) * v[k];
+    }
+    EXPECT_NEAR(sims[i].get<double>(), dot / std::sqrt(ns * nv), 1e-6) << others[i];
+  }
+  r = post(c, "/similarity", {{"inputs", {{"source_sentence", "a"}, {"sentences", {"b", 5}}}}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+  EXPECT_NE(r->body.find("inputs.sentences[1]: must be a string"), std::string::npos) << r->body;
+
   // A classifier's routes on an embedding model: TEI's 424.
   for (const auto &[path, body] : {std::pair<const char *, json>{"/predict", {{"inputs", "hello"}}},
                                    {"/rerank", {{"query", "hello"}, {"texts", {"world"}}}}}) {
