@@ -368,6 +368,11 @@ void Routes::install(httplib::Server &server) {
     requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
+    if (!r.normalize && info_.normalize)
+      throw invalidField(Api::Tei, "normalize",
+                         "false is not available: this model L2-normalises inside its compiled graph "
+                         "(sentence-transformers' Normalize module); recompile it with encc compile --no-normalize "
+                         "to serve raw embeddings (\"normalize\": true, the default, then normalises them here)");
     std::shared_ptr<Job> job = jobOf(r);
     run(job, deadline);
     std::string out;

@@ -718,6 +718,27 @@ std::vector<float> statesAlone(const encrt::Model &model, encrt::Session &sessio
 // API gives the text alone, on a pooled model and on one compiled with
 // --pooling none (which encc-serve refused at start; its /embed is now 424
 // naming /embed_all); over --max-batch-tokens tokens in one request is 413.
+// TEI's normalize: false on a model that normalises in its graph cannot be
+// honoured (the raw vector is gone): 422 saying how to get raw embeddings,
+// never unit vectors passed off as raw (issue 38); true is served.
+TEST_F(Serve, NormalizeFalseOnANormalisingModelIsRefused) {
+  auto spec = encrt::test::TestModel::spec(kernels());
+  spec.normalize = true;
+  const std::string normalising = write(encrt::test::writeArtifact(spec), "normalising.encm");
+  ServerProcess server({normalising, "--threads", "1"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client c("127.0.0.1", server.port());
+  auto r = post(c, "/embed", {{"inputs", "hello"}, {"normalize", false}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+  EXPECT_NE(r->body.find("normalize: false is not available"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("--no-normalize"), std::string::npos) << r->body;
+  r = post(c, "/embed", {{"inputs", "hello"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
 TEST_F(Serve, EmbedAllGivesEveryTokensHiddenStateAsTheCApi) {
   const std::string unpooled =
       write(encrt::test::writeArtifact(encrt::test::TestModel::spec(kernels(), false)), "unpooled.encm");
