@@ -16,7 +16,9 @@
 // Counters: GFLOP/s (2*M*N*K per call) and of_peak, the share of ONE core's
 // fp32 FMA peak measured once in main() (12 independent ymm and zmm FMA
 // chains, the better of the two; CPU time like the benchmarks); main() also
-// prints the peak of both cores at once.
+// prints the peak of both cores at once. BM_Bgemm's share is of the bf16
+// peak: vdpbf16ps chains (sgemm_bench_v4bf16), or on AMX tdpbf16ps with
+// four independent tiles (sgemm_bench_v4amx, where the linears use tiles).
 //
 //   sgemm_bench [--benchmark_filter='Sgemm<768, 2304>.*thr:2']
 //               [--benchmark_repetitions=5]
@@ -25,6 +27,10 @@
 
 #include "enc_gemm.h"
 #include "enc_sgemm.h"
+#if defined(__AMX_TILE__)
+#include "AmxPermission.h"
+#include "enc_amx.h"
+#endif
 
 #include <benchmark/benchmark.h>
 
@@ -383,9 +389,46 @@ double zmmOrYmmPeak() {
 #endif
 }
 
+#if defined(__AMX_BF16__)
+/// GFLOP/s of tdpbf16ps: four independent accumulator tiles fed by operand
+/// tiles that stay loaded (enc_amx.h's assignment), 16 x 16 x 32 MACs each.
+double amxBf16Peak() {
+  constexpr int64_t kIters = 200000;
+  const AmxConfig cfg(16, 16);
+  _tile_loadconfig(&cfg);
+  alignas(64) static uint8_t operand[16 * 64] = {1}, out[16 * 64];
+  _tile_loadd(4, operand, 64); // tile numbers are immediates
+  _tile_loadd(5, operand, 64);
+  _tile_loadd(6, operand, 64);
+  _tile_loadd(7, operand, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const double t0 = threadCpuSeconds();
+  for (int64_t it = 0; it < kIters; ++it) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  const double s = threadCpuSeconds() - t0;
+  _tile_stored(0, out, 64);
+  benchmark::DoNotOptimize(out[3]);
+  return double(kIters) * 4 * 16 * 16 * 32 * 2.0 / s / 1e9;
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv) {
+#if defined(__AMX_TILE__)
+  if (!kernel_test::amxUsable(22)) {
+    std::fprintf(stderr, "sgemm_bench: this CPU has no AMX-BF16 (or the kernel did not grant the tile-data "
+                         "permission): run sgemm_bench_v4bf16\n");
+    return 1;
+  }
+#endif
   const double ymm = fmaPeak(
       _mm256_set1_ps(0.5f), _mm256_set1_ps(0.999f),
       [](__m256 c, __m256 a, __m256 b) { return _mm256_fmadd_ps(a, b, c); }, 8);
@@ -423,6 +466,11 @@ int main(int argc, char **argv) {
       },
       32);
   std::printf("; bf16 dot-product peak (1 core, vdpbf16ps zmm): %.1f GFLOP/s", gBf16Peak);
+#endif
+#if defined(__AMX_BF16__)
+  // The bf16 linears run on tiles here: their share is of the tile peak.
+  gBf16Peak = amxBf16Peak();
+  std::printf("; bf16 tile peak (1 core, tdpbf16ps): %.1f GFLOP/s", gBf16Peak);
 #endif
   std::printf("; sgemm path %s, bf16 path %s\n", sgemmPathName(), bgemmPathName());
   benchmark::Initialize(&argc, argv);

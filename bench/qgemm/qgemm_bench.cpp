@@ -13,6 +13,9 @@
 #include "AmxPermission.h"
 #include "enc_qgemm.h"
 #include "enc_quant.h"
+#if defined(__AMX_TILE__)
+#include "enc_amx.h"
+#endif
 
 #include <benchmark/benchmark.h>
 
@@ -361,6 +364,45 @@ double peakFmaZmm(int64_t iters) {
 }
 #endif
 
+#if defined(__AMX_TILE__)
+/// AMX: four accumulator tiles (tmm0..3, 16 x 16 int32 / fp32) fed by two A
+/// tiles (tmm4, 5) and two B tiles (tmm6, 7) of 16 rows x 64 bytes, as
+/// enc_amx.h assigns them, so that every tile product is independent of the
+/// one before it; operands stay in the tiles (the compute peak, not loads).
+/// tdpbusd: 16 x 16 x 64 MACs (2 ops each); tdpbf16ps: 16 x 16 x 32 MACs.
+template <bool Int8> double peakAmx(int64_t iters) {
+  constexpr int64_t kInner = 64;
+  const AmxConfig cfg(16, 16);
+  _tile_loadconfig(&cfg);
+  alignas(64) static uint8_t operand[16 * 64] = {1}, out[16 * 64];
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  _tile_loadd(6, operand, 64);
+  _tile_loadd(7, operand, 64);
+  for (int64_t it = 0; it < iters * kInner; ++it) {
+    if constexpr (Int8) {
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    } else {
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+  _tile_stored(0, out, 64);
+  _tile_stored(3, out, 64);
+  benchmark::DoNotOptimize(out[5]);
+  return double(iters * kInner) * 4 * 16 * 16 * (Int8 ? 64 : 32) * 2.0;
+}
+#endif
+
 template <double (*Fn)(int64_t)> void BM_Peak(benchmark::State &state) {
   double ops = 0.0;
   for (auto _ : state)
@@ -384,6 +426,12 @@ BENCHMARK_TEMPLATE(BM_Peak, peakFmaYmm)->Name("Peak/fp32_fma_ymm");
 #endif
 #if defined(__AVX512F__)
 BENCHMARK_TEMPLATE(BM_Peak, peakFmaZmm)->Name("Peak/fp32_fma_zmm");
+#endif
+#if defined(__AMX_INT8__)
+BENCHMARK_TEMPLATE(BM_Peak, peakAmx<true>)->Name("Peak/int8_tdpbusd_amx");
+#endif
+#if defined(__AMX_BF16__)
+BENCHMARK_TEMPLATE(BM_Peak, peakAmx<false>)->Name("Peak/bf16_tdpbf16ps_amx");
 #endif
 
 double threadCpuSeconds() {
@@ -427,7 +475,10 @@ int main(int argc, char **argv) {
 #endif
   // The peak of the instruction the int8 path uses, and of fp32 FMA.
   std::string int8Peak = "none", fp32Peak = "none";
-#if defined(ENC_Q8_PATH_VNNI512)
+#if defined(ENC_Q8_PATH_AMX)
+  gPeakInt8 = measurePeak(peakAmx<true>);
+  int8Peak = "tdpbusd";
+#elif defined(ENC_Q8_PATH_VNNI512)
   gPeakInt8 = measurePeak(peakDpbusdZmm);
   int8Peak = "vpdpbusd zmm";
 #elif defined(ENC_Q8_PATH_AVXVNNI)
@@ -443,6 +494,9 @@ int main(int argc, char **argv) {
 #elif defined(__AVX2__)
   gPeakFp32 = measurePeak(peakFmaYmm);
   fp32Peak = "fma ymm";
+#endif
+#if defined(__AMX_BF16__)
+  benchmark::AddCustomContext("peak_bf16_amx_GFLOPs", std::to_string(measurePeak(peakAmx<false>)) + " (tdpbf16ps)");
 #endif
   benchmark::AddCustomContext("q8_path", q8PathName());
   benchmark::AddCustomContext("peak_int8_GOPs", std::to_string(gPeakInt8) +
