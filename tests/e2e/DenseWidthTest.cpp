@@ -8,7 +8,8 @@
 // (encrt_model_info.embedding_dim 24, schema feature "embedding-dim") and each
 // row equals the float64 reference: the reference encoder's mean pooling,
 // then the two modules and the L2 norm in double (max |err| / max |ref| <=
-// 1e-5, the tiny encoders' tolerance).
+// 1e-5, the tiny encoders' tolerance). --target=cuda is refused before
+// codegen, naming the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +76,17 @@ TEST(DenseWidth, EmbeddingsOfAnotherWidthMatchTheReference) {
   std::ofstream(model.dir + "/modules.json") << withDense.dump();
   const std::string artifact = dir.path() + "/m.encm";
   ASSERT_EQ(compile(model.dir, artifact, 16), "");
+  // The CUDA generator has no Linear on pooled rows: refused by the legality check, before any code.
+  encc::CompileOptions cuda;
+  cuda.modelDir = model.dir;
+  cuda.output = dir.path() + "/cuda.encm";
+  cuda.targets = {"cuda"};
+  const std::string cudaError = compile(cuda);
+  EXPECT_NE(cudaError.find("--target=cuda: 'enc.linear' at"), std::string::npos) << cudaError;
+  EXPECT_NE(cudaError.find("a Linear on the pooled embedding (sentence-transformers' Dense modules) has no CUDA "
+                           "kernel yet"),
+            std::string::npos)
+      << cudaError;
 
   encrt::Model m(artifact);
   EXPECT_EQ(m.info().embedding_dim, 24);

@@ -701,6 +701,16 @@ std::string whyNotAttention(enc::AttentionOp op) {
   return "";
 }
 
+/// The CUDA linear runs on per-token rows [B, S, N]; a Linear on pooled rows
+/// (sentence-transformers' Dense modules after the pooling) has no kernel.
+std::string whyNotLinear(enc::LinearOp op) {
+  auto t = dyn_cast<RankedTensorType>(op.getResult().getType());
+  if (t && t.getRank() == 2)
+    return "a Linear on the pooled embedding (sentence-transformers' Dense modules) has no CUDA kernel yet; "
+           "compile this model for the CPU";
+  return "";
+}
+
 /// The pooling modes the CUDA pool kernel has.
 std::string whyNotPool(enc::PoolOp op) {
   switch (op.getMode()) {
@@ -907,6 +917,7 @@ const Generator::LoweringTable &Generator::lowerings() {
         .addAll<enc::MatmulOp, enc::SplitHeadsOp, enc::MergeHeadsOp, enc::MaskOp, enc::SoftmaxOp,
                 enc::ScaleMaskSoftmaxOp>(&Generator::needsFusedPipeline)
         .check(&whyNotAttention)
+        .check(&whyNotLinear)
         .check(&whyNotPool)
         .checkAll<enc::MatmulOp, enc::SplitHeadsOp, enc::MergeHeadsOp, enc::MaskOp, enc::SoftmaxOp,
                   enc::ScaleMaskSoftmaxOp>(&needsFusedPipelineReason);
