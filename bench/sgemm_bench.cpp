@@ -29,7 +29,7 @@
 #include "enc_sgemm.h"
 #if defined(__AMX_TILE__)
 #include "AmxPermission.h"
-#include "enc_amx.h"
+#include "amx_tile_peak.h"
 #endif
 
 #include <benchmark/benchmark.h>
@@ -390,32 +390,11 @@ double zmmOrYmmPeak() {
 }
 
 #if defined(__AMX_BF16__)
-/// GFLOP/s of tdpbf16ps: four independent accumulator tiles fed by operand
-/// tiles that stay loaded (enc_amx.h's assignment), 16 x 16 x 32 MACs each.
+/// GFLOP/s of tdpbf16ps (amx_tile_peak.h), per CPU second like the benchmarks.
 double amxBf16Peak() {
-  constexpr int64_t kIters = 200000;
-  const AmxConfig cfg(16, 16);
-  _tile_loadconfig(&cfg);
-  alignas(64) static uint8_t operand[16 * 64] = {1}, out[16 * 64];
-  _tile_loadd(4, operand, 64); // tile numbers are immediates
-  _tile_loadd(5, operand, 64);
-  _tile_loadd(6, operand, 64);
-  _tile_loadd(7, operand, 64);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
   const double t0 = threadCpuSeconds();
-  for (int64_t it = 0; it < kIters; ++it) {
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  const double s = threadCpuSeconds() - t0;
-  _tile_stored(0, out, 64);
-  benchmark::DoNotOptimize(out[3]);
-  return double(kIters) * 4 * 16 * 16 * 32 * 2.0 / s / 1e9;
+  const double flops = amxTileProducts<false>(200000);
+  return flops / (threadCpuSeconds() - t0) / 1e9;
 }
 #endif
 

@@ -14,7 +14,7 @@
 #include "enc_qgemm.h"
 #include "enc_quant.h"
 #if defined(__AMX_TILE__)
-#include "enc_amx.h"
+#include "../amx_tile_peak.h"
 #endif
 
 #include <benchmark/benchmark.h>
@@ -365,42 +365,8 @@ double peakFmaZmm(int64_t iters) {
 #endif
 
 #if defined(__AMX_TILE__)
-/// AMX: four accumulator tiles (tmm0..3, 16 x 16 int32 / fp32) fed by two A
-/// tiles (tmm4, 5) and two B tiles (tmm6, 7) of 16 rows x 64 bytes, as
-/// enc_amx.h assigns them, so that every tile product is independent of the
-/// one before it; operands stay in the tiles (the compute peak, not loads).
-/// tdpbusd: 16 x 16 x 64 MACs (2 ops each); tdpbf16ps: 16 x 16 x 32 MACs.
-template <bool Int8> double peakAmx(int64_t iters) {
-  constexpr int64_t kInner = 64;
-  const AmxConfig cfg(16, 16);
-  _tile_loadconfig(&cfg);
-  alignas(64) static uint8_t operand[16 * 64] = {1}, out[16 * 64];
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_loadd(4, operand, 64);
-  _tile_loadd(5, operand, 64);
-  _tile_loadd(6, operand, 64);
-  _tile_loadd(7, operand, 64);
-  for (int64_t it = 0; it < iters * kInner; ++it) {
-    if constexpr (Int8) {
-      _tile_dpbusd(0, 4, 6);
-      _tile_dpbusd(1, 4, 7);
-      _tile_dpbusd(2, 5, 6);
-      _tile_dpbusd(3, 5, 7);
-    } else {
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
-    }
-  }
-  _tile_stored(0, out, 64);
-  _tile_stored(3, out, 64);
-  benchmark::DoNotOptimize(out[5]);
-  return double(iters * kInner) * 4 * 16 * 16 * (Int8 ? 64 : 32) * 2.0;
-}
+/// The tile units' peak (amx_tile_peak.h): 64 rounds of four tile products per iteration.
+template <bool Int8> double peakAmx(int64_t iters) { return amxTileProducts<Int8>(iters * 64); }
 #endif
 
 template <double (*Fn)(int64_t)> void BM_Peak(benchmark::State &state) {
