@@ -16,6 +16,7 @@ PYTHON: a venv with sentence-transformers and the encc wheel (pip install build-
 import argparse
 import os
 import statistics
+import sys
 import time
 
 import torch
@@ -24,15 +25,13 @@ from sentence_transformers import SentenceTransformer
 import encc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "reference"))
+from sentence_pairs import sentences  # noqa: E402
 
 
-def sentences(n):
-    out = []
-    with open(os.path.join(HERE, "..", "..", "tests", "reference", "sentence-pairs.tsv"), encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                out += line.split("\t")[1:3]
+def repeated_sentences(n):
+    """The project's sentences, repeated to n."""
+    out = sentences()
     return (out * (n // len(out) + 1))[:n]
 
 
@@ -66,7 +65,7 @@ def main():
                          "default precision), openvino-f32 (default torch)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    texts = sentences(args.sentences)
+    texts = repeated_sentences(args.sentences)
     names = {"torch": "PyTorch", "torch-bf16": "PyTorch", "onnx": "ONNX Runtime", "openvino": "OpenVINO",
              "openvino-f32": "OpenVINO"}
     backends = args.backends.split(",")

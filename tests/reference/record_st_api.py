@@ -23,6 +23,7 @@ import sentence_transformers
 import torch
 from sentence_transformers import CrossEncoder, SentenceTransformer
 from sentence_transformers.quantization import quantize_embeddings
+from sentence_pairs import sentences  # this folder's
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Tiny cross-encoders make-tiny-model writes (the Python test builds the same folders).
@@ -34,16 +35,6 @@ CROSS_ENCODERS = {
 }
 
 
-def sentences(n):
-    out = []
-    with open(os.path.join(HERE, "sentence-pairs.tsv"), encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                out += line.split("\t")[1:3]
-    return out[:n]
-
-
 def tolist(x):
     return np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x, dtype=np.float64).tolist()
 
@@ -53,7 +44,7 @@ def main():
     ap.add_argument("--minilm", required=True)
     ap.add_argument("--make-tiny-model", required=True)
     args = ap.parse_args()
-    texts = sentences(12)
+    texts = sentences()[:12]
     model = SentenceTransformer(args.minilm, device="cpu")
     st = {"texts": texts}
     emb = model.encode(texts)

@@ -40,6 +40,9 @@ import unicodedata
 import tokenizers
 from tokenizers import Tokenizer
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))
+from sentence_pairs import sentences  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MAX_SEQ = 256
@@ -56,16 +59,6 @@ def assigned_blocks():
         if cps:
             chunks.append(cps)
     return chunks
-
-
-def sentences():
-    out = []
-    with open(os.path.join(ROOT, "tests", "reference", "sentence-pairs.tsv"), encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                out += line.split("\t")[1:3]
-    return out
 
 
 COMBINING = [chr(c) for c in range(0x300, 0x370)] + ["\u0483", "\u0591", "\u064b", "\u0903", "\u093c",

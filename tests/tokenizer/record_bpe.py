@@ -39,23 +39,16 @@ import glob
 import json
 import os
 import random
+import sys
 
 import tokenizers
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))
+from sentence_pairs import sentences  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "bpe")
-PAIRS = os.path.join(os.path.dirname(HERE), "reference", "sentence-pairs.tsv")
-
-
-def sentences():
-    out = []
-    with open(PAIRS, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                out += line.split("\t")[1:3]
-    return out
 
 
 def train():

@@ -31,26 +31,19 @@ import glob
 import json
 import os
 import random
+import sys
 
 import tokenizers
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))
+from sentence_pairs import sentences  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "spbpe")
-PAIRS = os.path.join(os.path.dirname(HERE), "reference", "sentence-pairs.tsv")
 SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]
 BYTES = [f"<0x{b:02X}>" for b in range(256)]
 SPACE = "\u2581"
-
-
-def sentences():
-    out = []
-    with open(PAIRS, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                out += line.split("\t")[1:3]
-    return out
 
 
 def train():

@@ -98,25 +98,13 @@ from tokenizers import AddedToken, Tokenizer, normalizers, processors
 from transformers import TokenizersBackend
 from transformers.convert_slow_tokenizer import XLMRobertaConverter
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))
+from sentence_pairs import sentence_pairs, sentences  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "unigram")
-PAIRS = os.path.join(os.path.dirname(HERE), "reference", "sentence-pairs.tsv")
 MODEL = os.path.join(OUT, "sentencepiece.bpe.model")
 FILES = [("base", "tokenizer.json"), ("variant", "tokenizer-variant.json"), ("first", "tokenizer-first.json")]
-
-
-def sentence_pairs():
-    out = []
-    with open(PAIRS, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.strip() and not line.startswith("#"):
-                out.append(tuple(line.split("\t")[1:3]))
-    return out
-
-
-def sentences():
-    return [s for pair in sentence_pairs() for s in pair]
 
 
 # Training text in the scripts the sentence pairs and the licenses lack (the
