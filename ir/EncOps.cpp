@@ -427,6 +427,8 @@ LogicalResult AttentionOp::verify() {
   } else if (getMaxDistance()) {
     return emitOpError() << "expects max_distance only with a position_bias";
   }
+  if (getAlibi() && getPositionBias())
+    return emitOpError() << "expects one position scheme: alibi or a position_bias, not both";
   if (IntegerAttr w = getWindowAttr(); w && w.getInt() < 0)
     return emitOpError() << "expects window >= 0 (keys |i - j| <= window) but got " << w.getInt();
   const int64_t kvHeads = this->kvHeads();

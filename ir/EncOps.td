@@ -446,6 +446,13 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     query width, independent of the model's hidden size (Qwen3's
     `head_dim * heads`).
 
+    `alibi` (ALiBi, Press et al.; JinaBERT / jina-embeddings-v2): head `h`
+    adds `-m_h * |s - j|` to the scaled score of key `j` for query `s`, with
+    the standard slopes of `num_heads` heads: `m_h = 2^(-8 (h + 1) / n)` for
+    `n` a power of two, else the `P` slopes of the power of two `P` below
+    `n` followed by the even-indexed slopes of `2P` heads (the first
+    `n - P`). Not with `position_bias`.
+
     `window = w` (a local layer, ModernBERT's sliding window of `2w` keys):
     query `s` sees only the valid keys `j` with `|s - j| <= w`; `causal`
     (decoder-style embedders): only the keys `j <= s`; both: `s - w <= j <= s`.
@@ -477,7 +484,7 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
                    UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance,
                    OptionalAttr<I64Attr>:$window, UnitAttr:$causal,
-                   OptionalAttr<I64Attr>:$num_kv_heads);
+                   OptionalAttr<I64Attr>:$num_kv_heads, UnitAttr:$alibi);
   let results = (outs Enc_LinearOperand:$result);
   // `%q, %k, %v, %lengths` / `%qkv, %lengths`: the last operand is `lengths`.
   let assemblyFormat = [{

@@ -2,6 +2,7 @@
 #include "ir/EncDialect.h"
 #include "ir/EncOps.h"
 #include "passes/ApplyFusionPatterns.h"
+#include "passes/PackedQkv.h"
 #include "passes/PassCounters.h"
 #include "passes/Passes.h"
 
@@ -125,18 +126,16 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
       return rewriter.notifyMatchFailure(merge, "q, k, v shapes differ");
 
     SmallVector<Value, 3> inputs = {q, k, v};
-    auto split = q.getDefiningOp<SplitOp>();
-    bool isPacked = split && split.getParts() == 3 &&
-                    q == split.getOutputs()[0] && k == split.getOutputs()[1] &&
-                    v == split.getOutputs()[2];
+    Value qkv = packedQkv(q, k, v);
+    bool isPacked = static_cast<bool>(qkv);
     if (isPacked)
-      inputs = {split.getX()};
+      inputs = {qkv};
 
     rewriter.replaceOpWithNewOp<AttentionOp>(
         merge, merge.getType(), inputs, probs->lengths, probs->positionBias,
         rewriter.getI64IntegerAttr(static_cast<int64_t>(heads)),
         probs->scale, probs->padding, /*bf16_pv=*/nullptr, probs->maxDistance, /*window=*/nullptr,
-        /*causal=*/nullptr, /*num_kv_heads=*/nullptr);
+        /*causal=*/nullptr, /*num_kv_heads=*/nullptr, /*alibi=*/nullptr);
     ++fused;
     if (isPacked)
       ++packed;
@@ -147,12 +146,33 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
   unsigned &packed;
 };
 
+/// attention(q, k, v) whose q, k, v are one split's three parts (a frontend's
+/// attention after enc-fuse-qkv) -> attention(qkv), every attribute kept.
+struct PackAttentionInputs : OpRewritePattern<AttentionOp> {
+  PackAttentionInputs(MLIRContext *ctx, unsigned &packed) : OpRewritePattern(ctx), packed(packed) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
+    auto in = op.getInputs();
+    if (in.size() != 3 || op.getNumKvHeads())
+      return rewriter.notifyMatchFailure(op, "packed already, or grouped key/value heads");
+    Value qkv = packedQkv(in[0], in[1], in[2]);
+    if (!qkv)
+      return rewriter.notifyMatchFailure(op, "q, k, v not one split's three parts");
+    rewriter.modifyOpInPlace(op, [&] { op.getInputsMutable().assign(qkv); });
+    ++packed;
+    return success();
+  }
+
+  unsigned &packed;
+};
+
 struct FuseAttentionPass : enc::impl::FuseAttentionPassBase<FuseAttentionPass>,
                            PassCounters {
   void runOnOperation() override {
     unsigned fused = 0, packed = 0;
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseAttentionBlock>(&getContext(), fused, packed);
+    patterns.add<PackAttentionInputs>(&getContext(), packed);
     if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numFused += fused;

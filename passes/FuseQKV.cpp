@@ -44,12 +44,22 @@ std::optional<Candidate> asCandidate(LinearOp op) {
 
 /// The role an attention block gives the Linear's result: 0 (queries: the
 /// left operand of Q x K^T), 1 (keys: its right operand) or 2 (values: the
-/// right operand of probs x V), each through one single-use split_heads; -1
-/// when the result is not used that way.
+/// right operand of probs x V), each through one single-use split_heads, or
+/// the input of that index of an enc.attention on q, k, v; -1 when the
+/// result is not used that way.
 int attentionRole(LinearOp op) {
   Value y = op.getResult();
   if (!y.hasOneUse())
     return -1;
+  if (auto attn = dyn_cast<AttentionOp>(*y.getUsers().begin())) {
+    auto in = attn.getInputs();
+    if (in.size() != 3 || attn.getNumKvHeads())
+      return -1;
+    for (int i = 0; i < 3; ++i)
+      if (in[i] == y)
+        return i;
+    return -1;
+  }
   auto heads = dyn_cast<SplitHeadsOp>(*y.getUsers().begin());
   if (!heads || !heads.getResult().hasOneUse())
     return -1;

@@ -29,6 +29,7 @@ const std::vector<std::string> &mlir::enc::defaultPipeline() {
 const std::vector<std::string> &mlir::enc::knownPassNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = defaultPipeline();
+    all.push_back("decompose");
     all.push_back("quantize-linear-int8");
     all.push_back("convert-linear-bf16");
     all.push_back("convert-attention-bf16");
@@ -64,6 +65,8 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
   if (shortName == "canonicalize") {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+  } else if (shortName == "decompose") {
+    pm.addPass(createDecomposePass());
   } else if (shortName == "fuse-qkv") {
     pm.addPass(createFuseQKVPass(options.weights));
   } else if (shortName == "fuse-scale-mask-softmax") {
@@ -119,7 +122,7 @@ struct EncPipelineCLOptions : public PassPipelineOptions<EncPipelineCLOptions> {
       llvm::cl::desc("Short names of the steps to run, in order (default: "
                      "canonicalize,fuse-qkv,fuse-scale-mask-softmax,"
                      "fuse-attention,fuse-bias-gelu,fuse-residual-layernorm; "
-                     "also: quantize-linear-int8, convert-linear-bf16, "
+                     "also: decompose, quantize-linear-int8, convert-linear-bf16, "
                      "convert-attention-bf16, form-fusion-groups)")};
   ListOption<std::string> quantizeSkip{
       *this, "quantize-skip",

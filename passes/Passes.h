@@ -43,7 +43,8 @@ std::unique_ptr<Pass> createConvertLinearBf16Pass(const ConvertLinearBf16PassOpt
 const std::vector<std::string> &defaultPipeline();
 
 /// Every short name addPassByName accepts: defaultPipeline() followed by the
-/// opt-in steps (quantize-linear-int8, convert-linear-bf16).
+/// opt-in steps (decompose, quantize-linear-int8, convert-linear-bf16,
+/// convert-attention-bf16, form-fusion-groups).
 const std::vector<std::string> &knownPassNames();
 
 /// True if `shortName` is one of knownPassNames().

@@ -10,6 +10,33 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DecomposePass : Pass<"enc-decompose"> {
+  let summary = "spell fused ops as the unfused op sequence";
+  let description = [{
+    The HF frontend emits `enc.attention` as the model means it; this pass
+    writes it the way an exporter would, which is what `encc report`'s
+    baseline and `--pipeline=none` run and what `enc-fuse-scale-mask-softmax`
+    and `enc-fuse-attention` fuse back:
+
+    ```
+    attention(q, k, v, len) {num_heads = h, scale = a[, position_bias(t)]}
+      => merge_heads(matmul(softmax(mask(
+           [relative_position_bias(](scale(matmul(split_heads(q), split_heads(k)) {transpose_b}, a)[, t)]),
+           len)), split_heads(v)))
+    ```
+
+    A packed `attention(qkv)` reads `enc.split {parts = 3}` of `qkv`. An
+    attention with no unfused spelling in the op set stays as it is and is
+    counted: a sliding window, a causal mask, ALiBi, grouped key/value heads, bf16
+    arithmetic.
+  }];
+  let dependentDialects = ["mlir::enc::EncDialect"];
+  let statistics = [
+    Statistic<"numDecomposed", "num-decomposed", "Number of attentions decomposed">,
+    Statistic<"numKept", "num-kept", "Number of attentions with no unfused spelling, kept fused">,
+  ];
+}
+
 def FuseQKVPass : Pass<"enc-fuse-qkv"> {
   let summary = "merge the Q, K and V projections into one Linear + split";
   let description = [{
@@ -78,12 +105,17 @@ def FuseAttentionPass : Pass<"enc-fuse-attention"> {
     When `q`, `k`, `v` are results 0, 1, 2 of one `enc.split {parts = 3}`,
     the packed form `attention(qkv, len)` reads the split's input instead.
     All intermediates must have no other user and the head counts agree.
+
+    An `enc.attention` already there (the HF frontend emits it) whose `q`,
+    `k`, `v` are one split's three parts (after `enc-fuse-qkv`) takes the
+    packed form too, its attributes kept; grouped key/value heads stay
+    unpacked.
   }];
   let dependentDialects = ["mlir::enc::EncDialect"];
   let statistics = [
     Statistic<"numFused", "num-fused", "Number of attention blocks fused">,
     Statistic<"numPacked", "num-packed",
-              "Number of fused attentions in the packed qkv form">,
+              "Number of attentions given the packed qkv form">,
   ];
 }
 

@@ -109,7 +109,9 @@ llvm::Expected<std::vector<std::string>> encc::resolvePipeline(const std::string
   std::vector<std::string> passes;
   if (pipeline.empty()) {
     passes = defaultPassNames();
-  } else if (pipeline != "none") {
+  } else if (pipeline == "none") {
+    passes = {kDecomposePass};
+  } else {
     llvm::SmallVector<llvm::StringRef> parts;
     llvm::StringRef(pipeline).split(parts, ',', -1, false);
     for (llvm::StringRef p : parts) {

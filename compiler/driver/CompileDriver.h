@@ -42,6 +42,9 @@ struct PipelineOptions {
   std::string calibration;
 };
 
+/// The pass `--pipeline=none` and encc report's baseline run: the frontend's
+/// fused attention spelled as the unfused op sequence.
+constexpr const char *kDecomposePass = "decompose";
 /// The pass that `--quantize=int8` appends to the pipeline.
 constexpr const char *kQuantizeInt8Pass = "quantize-linear-int8";
 /// The pass that `--quantize=bf16` appends to the pipeline.
@@ -109,8 +112,8 @@ llvm::Expected<std::vector<std::string>> buildPipeline(std::vector<std::string> 
                                                        const std::string &quantize,
                                                        const std::vector<std::string> &disabled = {});
 
-/// `pipeline` ("" = default, "none" = no passes, else a comma list of short
-/// names) minus `disabled`; unknown names are an error listing the known ones.
+/// `pipeline` ("" = default, "none" = no optimisation: the unfused form,
+/// kDecomposePass alone, else a comma list of short names) minus `disabled`; unknown names are an error listing the known ones.
 llvm::Expected<std::vector<std::string>> resolvePipeline(const std::string &pipeline,
                                                          const std::vector<std::string> &disabled);
 

@@ -1,7 +1,8 @@
 //===- Report.cpp - encc report: what each pass buys ----------------------===//
 //
 // Imports the model once, then for every cumulative prefix of the pipeline
-// (the first row has no passes) and, per precision of --quantize (default
+// after the decompose pass (the first row, the baseline, runs decompose
+// alone: the unfused form) and, per precision of --quantize (default
 // int8; none: no such row), the whole pipeline + that precision's passes
 // (quantize-linear-int8 or convert-linear-bf16, then convert-attention-bf16),
 // runs the passes on a copy of the module,
@@ -357,6 +358,10 @@ int encc::reportCommand(const Args &args) {
   auto passes = resolvePipeline(args.get("pipeline"), {});
   if (!passes)
     return fail(llvm::toString(passes.takeError()));
+  // Every row starts from the unfused form (the frontend emits fused
+  // attention): the baseline row runs the decompose pass alone.
+  if (passes->empty() || passes->front() != kDecomposePass)
+    passes->insert(passes->begin(), kDecomposePass);
   // One more row per precision in --quantize: the whole pipeline + its passes
   // (those the pipeline lacks), built for its default levels.
   struct PrecisionRow {
@@ -415,11 +420,11 @@ int encc::reportCommand(const Args &args) {
     return fail(std::string("cannot create a temporary directory: ") + ec.message());
   std::vector<Row> rows;
   std::vector<float> baseline, output;
-  const size_t total = passes->size() + 1 + precisionRows.size();
+  const size_t total = passes->size() + precisionRows.size();
   for (size_t k = 0; k < total; ++k) {
-    const PrecisionRow *precision = k > passes->size() ? &precisionRows[k - passes->size() - 1] : nullptr;
+    const PrecisionRow *precision = k >= passes->size() ? &precisionRows[k - passes->size()] : nullptr;
     Row row;
-    row.name = k == 0 ? "baseline (no passes)" : "+" + (precision ? precision->label : (*passes)[k - 1]);
+    row.name = k == 0 ? "baseline (unfused)" : "+" + (precision ? precision->label : (*passes)[k]);
     progress("[" + std::to_string(k + 1) + "/" + std::to_string(total) + "] " + row.name +
              ": passes, codegen, host compiler ...");
     mlir::OwningOpRef<mlir::ModuleOp> module = model->module->clone();
@@ -429,7 +434,7 @@ int encc::reportCommand(const Args &args) {
       if (precision->mode == "int8") // the family's float weights, as encc compile keeps them
         po.quantizeSkip = model->description.int8KeepFloat;
     } else
-      po.passes.assign(passes->begin(), passes->begin() + k);
+      po.passes.assign(passes->begin(), passes->begin() + k + 1);
     po.passes.push_back(kFormFusionGroupsPass); // as encc compile runs it, on every row
     if (auto err = runEncPipeline(*module, &model->weights, po))
       return fail(llvm::toString(std::move(err)));

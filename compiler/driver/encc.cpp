@@ -102,7 +102,9 @@ files beside it, or from --tokenizer DIR).
 
 passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-attention,
         fuse-bias-gelu, fuse-residual-layernorm):
-  --pipeline LIST       comma-separated passes to run, in order ("none": no passes)
+  --pipeline LIST       comma-separated passes to run, in order ("none": no optimisation, the
+                        unfused form: decompose alone; decompose spells the frontend's fused
+                        attention as split heads, Q.K^T, scale, mask, softmax, .V, merge heads)
   --disable-pass NAME   leave NAME out (repeatable)
   --print-ir-after NAME print the IR after NAME on stderr (repeatable)
   --print-ir-after-all  print the IR after every pass
@@ -128,8 +130,8 @@ const char *kReportUsage = R"(usage: encc report MODEL [options]
 
 MODEL is a Hugging Face model folder or an ONNX file (as for encc compile).
 
-Compiles the model once per cumulative prefix of the pass pipeline (the first row has no
-passes), runs each build on the same inputs and tabulates what every pass buys: latency
+Compiles the model once per cumulative prefix of the pass pipeline, from the unfused form (the
+first row, the baseline, runs the decompose pass alone), runs each build on the same inputs and tabulates what every pass buys: latency
 (median and p10-p90 spread), speed-up vs the baseline and vs the previous row, max abs error
 and mean cosine of the hidden states vs the baseline, ops in the IR, kernel launches per
 forward, arena bytes and artifact bytes.

@@ -113,12 +113,12 @@ Value EncoderEmitter::attention(Value q, Value k, Value v, const ModelConfig::La
                                 const std::string &mod) {
   const int64_t headDim = c.headDimension(), kvHeads = c.keyValueHeads();
   return b.create<enc::AttentionOp>(
-      loc(mod), q.getType(), ValueRange{q, k, v}, lengths, /*position_bias=*/Value(),
-      b.getI64IntegerAttr(c.heads),
+      loc(mod), q.getType(), ValueRange{q, k, v}, lengths, positionBias, b.getI64IntegerAttr(c.heads),
       b.getF32FloatAttr(float(c.attentionScale > 0 ? c.attentionScale : 1.0 / std::sqrt(double(headDim)))),
-      enc::PaddingAttr::get(b.getContext(), enc::Padding::right), /*bf16_pv=*/nullptr, /*max_distance=*/nullptr,
+      enc::PaddingAttr::get(b.getContext(), enc::Padding::right), /*bf16_pv=*/nullptr,
+      positionBias ? b.getI64IntegerAttr(positionMaxDistance) : nullptr,
       kind.window >= 0 ? b.getI64IntegerAttr(kind.window) : nullptr, kind.causal ? b.getUnitAttr() : nullptr,
-      kvHeads != c.heads ? b.getI64IntegerAttr(kvHeads) : nullptr);
+      kvHeads != c.heads ? b.getI64IntegerAttr(kvHeads) : nullptr, kind.alibi ? b.getUnitAttr() : nullptr);
 }
 
 Value EncoderEmitter::pool(Value hidden, Pooling pooling, const std::string &mod) {
@@ -134,25 +134,9 @@ Value EncoderEmitter::tokenEmbeddings(const ModelWeightNames &n) {
                                     uint64_t(c.positionOffset), typeIds, c.positionPadId);
 }
 
-Value EncoderEmitter::selfAttention(Value x, const LayerWeightNames &l) {
-  const int64_t headDim = c.hidden / c.heads;
-  std::string attn = l.query.substr(0, l.query.rfind('.'));
-  auto heads = [&](Value v, const std::string &mod) -> Value {
-    return b.create<enc::SplitHeadsOp>(loc(mod), bhsn(headDim), v, uint64_t(c.heads));
-  };
-  Value q = heads(linear(x, l.query, c.hidden), l.query);
-  Value k = heads(linear(x, l.key, c.hidden), l.key);
-  Value v = heads(linear(x, l.value, c.hidden), l.value);
-  Value s = b.create<enc::MatmulOp>(loc(attn), bhsn(ShapedType::kDynamic), q, k, /*transpose_b=*/true);
-  s = b.create<enc::ScaleOp>(loc(attn), s.getType(), s,
-                             b.getF32FloatAttr(float(1.0 / std::sqrt(double(headDim)))));
-  if (positionBias)
-    s = b.create<enc::RelativePositionBiasOp>(loc(attn), s.getType(), s, positionBias,
-                                              b.getI64IntegerAttr(positionMaxDistance));
-  s = b.create<enc::MaskOp>(loc(attn), s.getType(), s, lengths);
-  s = b.create<enc::SoftmaxOp>(loc(attn), s.getType(), s);
-  Value ctx = b.create<enc::MatmulOp>(loc(attn), bhsn(headDim), s, v, false);
-  return b.create<enc::MergeHeadsOp>(loc(attn), bsn(c.hidden), ctx);
+Value EncoderEmitter::selfAttention(Value x, const LayerWeightNames &l, const ModelConfig::LayerAttention &kind) {
+  Value q = linear(x, l.query, c.hidden), k = linear(x, l.key, c.hidden), v = linear(x, l.value, c.hidden);
+  return attention(q, k, v, kind, l.query.substr(0, l.query.rfind('.')));
 }
 
 Value EncoderEmitter::postLayerNormLayer(Value x, const LayerWeightNames &l) {

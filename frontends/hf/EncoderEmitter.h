@@ -96,9 +96,10 @@ public:
     positionMaxDistance = maxDistance;
   }
 
-  /// Q, K, V projections, scaled masked softmax(QKᵀ)·V per head, heads merged:
-  /// the context before the output projection.
-  mlir::Value selfAttention(mlir::Value x, const LayerWeightNames &l);
+  /// The Q, K and V projections and enc.attention on them (the padding mask,
+  /// 1/sqrt(head dim), and what `kind` adds: ALiBi): the context before the
+  /// output projection.
+  mlir::Value selfAttention(mlir::Value x, const LayerWeightNames &l, const ModelConfig::LayerAttention &kind = {});
   /// BERT's layer: LN(x + out(attention(x))), then LN(a + FFN(a)).
   mlir::Value postLayerNormLayer(mlir::Value x, const LayerWeightNames &l);
 

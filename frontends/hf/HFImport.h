@@ -94,6 +94,7 @@ struct ModelConfig {
     int64_t window = -1;  ///< query s sees keys |s - j| <= window (causal: s - window <= j); -1: every valid key
     double ropeTheta = 0; ///< rotary positions (rotate_half, the whole head) with this theta; 0: none
     bool causal = false;  ///< query s sees only keys j <= s (decoder-style embedders)
+    bool alibi = false;   ///< ALiBi: head h adds -slope_h * |s - j| to the scaled scores (JinaBERT)
   };
   /// Per layer; empty for the BERT-shaped families.
   std::vector<LayerAttention> layerAttention;

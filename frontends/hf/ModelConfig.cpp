@@ -174,6 +174,7 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (!c.family)
     return hfError(path + ": model_type '" + c.modelType + "' is not supported (supported: " +
                    supportedModelTypes() + ")");
+  c.family = &c.family->variant(f);
   // Every family here is an encoder: a decoder config (causal mask, cross
   // attention) would compile and run without them, silently wrong.
   for (const char *key : {"is_decoder", "add_cross_attention"}) {

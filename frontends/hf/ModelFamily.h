@@ -38,6 +38,10 @@ public:
   /// The config.json model_type values this family reads.
   virtual llvm::ArrayRef<llvm::StringRef> modelTypes() const = 0;
 
+  /// The family that reads this config when one model_type names more than
+  /// one architecture (BERT's with ALiBi is JinaBERT); default: this one.
+  virtual const ModelFamily &variant(const ConfigFields &) const { return *this; }
+
   /// Reads the dims and the family's own fields into `config`: everything but
   /// model_type, vocab_size, max_position_embeddings and the activation,
   /// which parseModelConfig reads for every family.

@@ -1331,7 +1331,7 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
                                                b.getF32FloatAttr(scale),
                                                enc::PaddingAttr::get(b.getContext(), enc::Padding::right),
                                                /*bf16_pv=*/nullptr, /*max_distance=*/nullptr, /*window=*/nullptr,
-                                               /*causal=*/nullptr, /*num_kv_heads=*/nullptr);
+                                               /*causal=*/nullptr, /*num_kv_heads=*/nullptr, /*alibi=*/nullptr);
     set(n, tensorVal(r, dims));
     return llvm::Error::success();
   }

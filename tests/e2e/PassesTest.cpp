@@ -1,7 +1,9 @@
 //===- PassesTest.cpp - Every pass preserves the model's output -----------===//
 //
-// Compiles the same model with no passes, with each pass alone (erf GELU) or
-// each cumulative prefix of the default pipeline (tanh GELU), and checks the hidden states
+// Compiles the same model unfused (--pipeline=none: the decompose pass
+// alone), with decompose + each pass alone (erf GELU) or decompose + each
+// cumulative prefix of the default pipeline (tanh GELU), and the default
+// pipeline on the frontend's own attention, and checks the hidden states
 // (valid tokens) against the unfused build and against the float64 reference:
 // max |got - want| / max |want| <= 1e-5 (measured <= 8e-7 on both tiny models,
 // printed as "[ measured ]"; the gate leaves about 12x). On
@@ -108,7 +110,8 @@ TEST_P(PassesPreserveOutput, TinyModel) {
   const std::vector<std::string> &passes = encc::defaultPassNames();
   for (size_t i = 0; i < passes.size(); ++i) {
     std::vector<std::string> prefix(passes.begin(), passes.begin() + i + 1);
-    for (const std::string &pipeline : {singles ? passes[i] : llvm::join(prefix, ",")}) {
+    for (const std::string &pipeline :
+         {std::string(encc::kDecomposePass) + "," + (singles ? passes[i] : llvm::join(prefix, ","))}) {
       std::string path = dir.path() + "/p.encm";
       ASSERT_EQ(compileWith(model.dir, path, pipeline), "") << pipeline;
       int32_t steps = 0;

@@ -179,7 +179,59 @@ TEST(ModelConfig, ErrorUnsupportedActivationAndPositions) {
   std::string s = std::string(kBert);
   s.insert(1, R"("position_embedding_type":"relative_key",)");
   EXPECT_EQ(error(s), "M/config.json: position_embedding_type 'relative_key' is not supported "
-                      "(supported: absolute)");
+                      "(supported: absolute; alibi: JinaBERT, model_type bert only)");
+}
+
+/// `base` (kBert by default) as jina-embeddings-v2 writes it: ALiBi and
+/// `ffn` ("" leaves feed_forward_type out), `extra` fields first.
+std::string jinaWith(const std::string &extra, const std::string &ffn = "geglu", std::string base = kBert) {
+  base.insert(1, extra + R"("position_embedding_type":"alibi",)" +
+                     (ffn.empty() ? "" : R"("feed_forward_type":")" + ffn + "\","));
+  return base;
+}
+
+TEST(ModelConfig, JinaBertIsBertWithAlibi) {
+  auto c = parseModelConfig(jinaWith(""), "M/config.json");
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  EXPECT_NE(c->family, findModelFamily("bert"));
+  ASSERT_EQ(c->layerAttention.size(), size_t(c->layers));
+  for (const ModelConfig::LayerAttention &l : c->layerAttention)
+    EXPECT_TRUE(l.alibi && l.window < 0 && !l.causal && l.ropeTheta == 0);
+  // Every tensor but the position table comes from the checkpoint; the
+  // feed-forward is one bias-free gated Linear [2I, H], mlp.wo and its norm.
+  bool gated = false;
+  for (const WeightSpec &w : c->family->expectedWeights(*c)) {
+    EXPECT_EQ(w.zeros, w.name == "embeddings.position_embeddings.weight") << w.name;
+    EXPECT_EQ(w.name.find("intermediate"), std::string::npos) << w.name;
+    if (w.name == "encoder.layer.0.mlp.gated_layers.weight") {
+      gated = true;
+      EXPECT_EQ(w.shape, (std::vector<int64_t>{2 * c->intermediate, c->hidden}));
+    }
+    EXPECT_NE(w.name, "encoder.layer.0.mlp.gated_layers.bias");
+  }
+  EXPECT_TRUE(gated);
+  // RoBERTa with ALiBi is no known model: refused as before.
+  std::string r = jinaWith("");
+  r.replace(r.find("\"bert\""), 6, "\"roberta\"");
+  EXPECT_NE(error(r).find("position_embedding_type 'alibi' is not supported"), std::string::npos) << error(r);
+}
+
+TEST(ModelConfig, JinaBertErrors) {
+  EXPECT_EQ(error(jinaWith("", "original")),
+            "M/config.json: JinaBERT (position_embedding_type alibi) with feed_forward_type 'original' is not "
+            "supported (supported: geglu, jina-embeddings-v2's)");
+  EXPECT_NE(error(jinaWith("", "")).find("feed_forward_type 'original' is not supported"), std::string::npos);
+  EXPECT_EQ(error(jinaWith("", "geglu", bertWith("hidden_act", "\"gelu_new\""))),
+            "M/config.json: JinaBERT's GeGLU with hidden_act 'gelu_new' is not supported (supported: gelu, the erf "
+            "GELU)");
+  EXPECT_EQ(error(jinaWith(R"("auto_map":{"AutoModel":"jinaai/jina-bert-v2-qk-post-norm--modeling_bert.JinaBertModel"},)")),
+            "M/config.json: auto_map names 'jinaai/jina-bert-v2-qk-post-norm--modeling_bert.JinaBertModel': JinaBERT "
+            "with q/k norms (jina-bert-v2-qk-post-norm) is not supported");
+  EXPECT_EQ(error(jinaWith(R"("auto_map":{"AutoModel":"jinaai/jina-bert-implementation--modeling_bert.JinaBertModel"},)")),
+            "<no error>");
+  EXPECT_NE(error(jinaWith(R"("architectures":["JinaBertForSequenceClassification"],"num_labels":1,)"))
+                .find("JinaBERT (position_embedding_type alibi): sequence-classification heads are not supported"),
+            std::string::npos);
 }
 
 } // namespace

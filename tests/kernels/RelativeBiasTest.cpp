@@ -4,7 +4,11 @@
 // MPNetEncoder.relative_position_bucket gives on torch 1.13 (recorded below
 // as the first distance of each bucket, for |rel| < 1024), and the bias in
 // the unfused relativePositionBias and in the fused attention (padded and
-// packed layouts, several key tiles, 1 and 3 tasks) against double loops.
+// packed layouts, several key tiles, 1 and 3 tasks) against double loops;
+// ALiBi's slopes against the values JinaBERT's recipe gives (computed in
+// Python: _get_alibi_head_slopes of jina-bert-implementation, as
+// text-embeddings-inference's alibi.rs writes it) and the fused attention
+// with ALiBi against double loops.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
@@ -71,9 +75,31 @@ TEST(RelativeBias, UnfusedAddsTheBucketsBias) {
   }
 }
 
-template <int NH, int D> void testAttentionWithBias(int64_t S, uint32_t seed) {
-  SCOPED_TRACE("attention with bias S=" + std::to_string(S) + " NH=" + std::to_string(NH) + " D=" +
-               std::to_string(D));
+/// ALiBi slopes per head count, as JinaBERT's recipe gives them.
+const std::vector<double> &recordedAlibiSlopes(int NH) {
+  static const std::vector<double> two = {0.0625, 0.00390625}, three = {0.0625, 0.00390625, 0.25},
+                                   twelve = {0.5,        0.25,       0.125,      0.0625,
+                                             0.03125,    0.015625,   0.0078125,  0.00390625,
+                                             0.7071067811865476, 0.35355339059327384, 0.17677669529663692,
+                                             0.08838834764831849};
+  return NH == 2 ? two : NH == 3 ? three : twelve;
+}
+
+TEST(Alibi, SlopesMatchJinaBert) {
+  for (int NH : {2, 3, 12}) {
+    const std::vector<double> &want = recordedAlibiSlopes(NH);
+    for (int h = 0; h < NH; ++h)
+      EXPECT_DOUBLE_EQ(alibiSlope(h, NH), want[h]) << "head " << h << " of " << NH;
+  }
+  // Powers of two: 2^(-8 (h + 1) / NH).
+  for (int h = 0; h < 16; ++h)
+    EXPECT_DOUBLE_EQ(alibiSlope(h, 16), std::exp2(-0.5 * (h + 1)));
+}
+
+/// `alibi`: ALiBi instead of MPNet's table.
+template <int NH, int D> void testAttentionWithBias(int64_t S, uint32_t seed, bool alibi = false) {
+  SCOPED_TRACE(std::string(alibi ? "attention with ALiBi" : "attention with bias") + " S=" + std::to_string(S) +
+               " NH=" + std::to_string(NH) + " D=" + std::to_string(D));
   constexpr int64_t H = int64_t(NH) * D;
   const float scale = 1.0f / std::sqrt(float(D));
   // Lengths 1, S and between: queries and keys up to S apart.
@@ -82,9 +108,11 @@ template <int NH, int D> void testAttentionWithBias(int64_t S, uint32_t seed) {
   auto qkv = randomVec(B * S * 3 * H, seed, -1, 1);
   auto table = biasTable(NH, seed + 1);
   auto bias = [&](int h, int64_t i, int64_t j) {
+    if (alibi)
+      return -recordedAlibiSlopes(NH)[h] * double(i > j ? i - j : j - i);
     return double(table[recordedBucket(kRecorded[0], j - i) * NH + h]);
   };
-  const RelativeBias rb{table.data(), 32, 128};
+  const RelativeBias rb = alibi ? RelativeBias{nullptr, 0, 0, true} : RelativeBias{table.data(), 32, 128};
 
   // Padded [B, S, 3H]: every query row against the valid keys.
   std::vector<double> ref(B * S * H, 0.0);
@@ -111,7 +139,7 @@ template <int NH, int D> void testAttentionWithBias(int64_t S, uint32_t seed) {
                            t, n, rb);
   }, 1e-5, 1e-5);
 
-  // Without the table the result differs: the test sees the bias.
+  // Without the bias the result differs: the test sees the bias.
   std::vector<float> plain(B * S * H);
   attention<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, lengths.data(), plain.data(), B, S, scale,
                    0, 1);
@@ -132,6 +160,23 @@ TEST(RelativeBias, AttentionHeadDim64) {
 TEST(RelativeBias, AttentionOddHeadDim) {
   for (int64_t S : {5, 70})
     testAttentionWithBias<3, 12>(S, 900 + uint32_t(S));
+}
+
+} // namespace
+
+namespace {
+
+TEST(Alibi, AttentionTwoAndThreeHeads) {
+  // Up to 300 keys: several key tiles, distances where the steepest slope
+  // (0.25) leaves keys far away with no weight.
+  for (int64_t S : {1, 9, 140, 300})
+    testAttentionWithBias<2, 16>(S, 950 + uint32_t(S), /*alibi=*/true);
+  for (int64_t S : {5, 70})
+    testAttentionWithBias<3, 12>(S, 960 + uint32_t(S), /*alibi=*/true);
+}
+
+TEST(Alibi, AttentionTwelveHeadsOfBertBase) {
+  testAttentionWithBias<12, 64>(130, 970, /*alibi=*/true);
 }
 
 } // namespace

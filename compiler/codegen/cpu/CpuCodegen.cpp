@@ -964,7 +964,8 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
   const bool bf16Out = hasBf16Result(op), bf16PV = att.getBf16Pv();
   const std::string y = bf16Out ? a.resultBf16(0) : res;
   // The optional trailing arguments, in the kernel's order: position_bias
-  // (the table operand after lengths, buckets and distance as constants),
+  // (the table operand after lengths, buckets and distance as constants)
+  // or ALiBi (slopes from the head count, in the kernel),
   // the band of keys each query sees (window / causal: enc_kernels::AttnBand
   // {left, right}, -1 open), the grouped key/value heads (rows HKV apart,
   // query head h reads head h / group). Written up to the last one set.
@@ -976,6 +977,10 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
     trailing[0] = "enc_kernels::RelativeBias{IN_F(" + std::to_string(numIn + 1) + "), " + buckets + ", " + dist + "}";
     numTrailing = 1;
     biasTag = "_rpb" + buckets + "_" + dist;
+  } else if (att.getAlibi()) {
+    trailing[0] = "enc_kernels::RelativeBias{nullptr, 0, 0, true}";
+    numTrailing = 1;
+    biasTag = "_alibi";
   }
   const int64_t left = att.getWindowAttr() ? att.getWindowAttr().getInt() : -1;
   const int64_t right = att.getCausal() ? 0 : left;

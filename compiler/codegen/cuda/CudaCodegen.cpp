@@ -690,6 +690,8 @@ std::string whyNotAttention(enc::AttentionOp op) {
   if (op.getPositionBias())
     return "a relative position bias (MPNet) is implemented by the CPU attention kernel only; compile this "
            "model for the CPU";
+  if (op.getAlibi())
+    return "ALiBi (alibi) is implemented by the CPU attention kernel only; compile this model for the CPU";
   if (op.getWindow() || op.getCausal())
     return "a sliding window or causal mask has no CUDA kernel yet; compile this model for the CPU";
   if (op.kvHeads() != static_cast<int64_t>(op.getNumHeads()))

@@ -5,9 +5,25 @@
 
 using namespace encc;
 
+namespace encc {
+const ModelFamily &jinaBertFamily(); // families/JinaBert.cpp
+} // namespace encc
+
 llvm::ArrayRef<llvm::StringRef> BertFamily::modelTypes() const {
   static const llvm::StringRef types[] = {"bert"};
   return types;
+}
+
+const ModelFamily &BertFamily::variant(const ConfigFields &f) const {
+  // Only model_type bert (not the families derived from it): JinaBERT is a
+  // bert config whose positions are ALiBi. A malformed field is readConfig's
+  // error.
+  std::string type, positions;
+  if (auto e = f.getString("model_type", type, ""))
+    llvm::consumeError(std::move(e));
+  if (auto e = f.getString("position_embedding_type", positions, "absolute"))
+    llvm::consumeError(std::move(e));
+  return type == "bert" && positions == "alibi" ? jinaBertFamily() : *this;
 }
 
 llvm::Error BertFamily::readConfig(const ConfigFields &f, ModelConfig &c) const {
@@ -21,7 +37,8 @@ llvm::Error BertFamily::readConfig(const ConfigFields &f, ModelConfig &c) const 
   if (auto e = f.getString("position_embedding_type", posType, "absolute"))
     return e;
   if (posType != "absolute")
-    return hfError(f.path() + ": position_embedding_type '" + posType + "' is not supported (supported: absolute)");
+    return hfError(f.path() + ": position_embedding_type '" + posType +
+                   "' is not supported (supported: absolute; alibi: JinaBERT, model_type bert only)");
   return llvm::Error::success();
 }
 

@@ -13,6 +13,8 @@ namespace encc {
 class BertFamily : public ModelFamily {
 public:
   llvm::ArrayRef<llvm::StringRef> modelTypes() const override;
+  /// JinaBERT (families/JinaBert.cpp) for position_embedding_type alibi.
+  const ModelFamily &variant(const ConfigFields &fields) const override;
   llvm::Error readConfig(const ConfigFields &fields, ModelConfig &config) const override;
   ModelWeightNames weightNames(const ModelConfig &config) const override;
   std::vector<std::string> checkpointPrefixes(const ModelConfig &config) const override;

@@ -591,6 +591,14 @@ func.func @sms_lengths(%s: tensor<4x12x?x?xf32>, %l: tensor<3xi32>) {
 
 // -----
 
+func.func @attention_alibi_and_table(%q: tensor<?x?x1152xf32>, %l: tensor<?xi32>, %t: tensor<32x12xf32>) {
+  // expected-error @+1 {{'enc.attention' op expects one position scheme: alibi or a position_bias, not both}}
+  %a = enc.attention %q, %l position_bias(%t) {alibi, max_distance = 128 : i64, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>, tensor<32x12xf32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
 func.func @attention_window(%q: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{'enc.attention' op expects window >= 0 (keys |i - j| <= window) but got -1}}
   %a = enc.attention %q, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32, window = -1 : i64} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>

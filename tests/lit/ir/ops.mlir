@@ -166,6 +166,10 @@ func.func @fused_ops(%x: tensor<?x?x384xf32>, %s: tensor<?x12x?x?xf32>, %lengths
   // CHECK: enc.attention %[[QKV]], %[[LEN]] {causal, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32, window = 512 : i64}
   %acw = enc.attention %qkv, %lengths {causal, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32, window = 512 : i64}
       : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  // ALiBi (JinaBERT): a distance bias per head, no operand.
+  // CHECK: enc.attention %[[QKV]], %[[LEN]] {alibi, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776692 : f32}
+  %aa = enc.attention %qkv, %lengths {alibi, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 0.176776695 : f32}
+      : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
   // MPNet's relative position bias, unfused and in the attention.
   %rt = enc.weight "encoder.relative_attention_bias.weight" : tensor<32x12xf32>
   // CHECK: %[[RB:.*]] = enc.relative_position_bias %[[S]], %{{.*}} {max_distance = 128 : i64} : (tensor<?x12x?x?xf32>, tensor<32x12xf32>) -> tensor<?x12x?x?xf32>

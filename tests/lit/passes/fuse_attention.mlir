@@ -219,3 +219,24 @@ func.func @relative_position_bias_scaled_after(%q: tensor<?x?x8xf32>, %k: tensor
   %c = enc.merge_heads %ch : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %c : tensor<?x?x8xf32>
 }
+
+// -----
+
+// An enc.attention already there (the HF frontend's) on one split's three
+// parts in order takes the packed form, its attributes kept; parts out of
+// order, or grouped key/value heads, stay unpacked.
+// CHECK-LABEL: func.func @pack_existing
+// CHECK-SAME: (%[[QKV:.*]]: tensor<?x?x24xf32>, %[[LEN:.*]]: tensor<?xi32>, %[[T:.*]]: tensor<32x2xf32>)
+// CHECK-NEXT: %[[S:.*]]:3 = enc.split %[[QKV]]
+// CHECK-NEXT: %[[A:.*]] = enc.attention %[[QKV]], %[[LEN]] position_bias(%[[T]]) {max_distance = 128 : i64, num_heads = 2 : i64, padding = #enc.padding<right>, scale = 5.000000e-01 : f32}
+// CHECK-SAME: (tensor<?x?x24xf32>, tensor<?xi32>, tensor<32x2xf32>) -> tensor<?x?x8xf32>
+// CHECK-NEXT: %[[B:.*]] = enc.attention %[[S]]#1, %[[S]]#0, %[[S]]#2, %[[LEN]]
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @pack_existing(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>, %t: tensor<32x2xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %q, %k, %v = enc.split %qkv {parts = 3 : i64} : tensor<?x?x24xf32> -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  %a = enc.attention %q, %k, %v, %len position_bias(%t) {max_distance = 128 : i64, num_heads = 2 : i64, padding = #enc.padding<right>, scale = 0.5 : f32}
+      : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?xi32>, tensor<32x2xf32>) -> tensor<?x?x8xf32>
+  %b = enc.attention %k, %q, %v, %len {num_heads = 2 : i64, padding = #enc.padding<right>, scale = 0.5 : f32}
+      : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  return %a, %b : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}

@@ -26,7 +26,7 @@
 // instructions of that half of the work. q·kᵀ stays fp32: bf16 q and k move
 // the scores by ~1e-3 relative, which the softmax amplifies (MiniLM's min
 // token cosine vs fp32 fell below the gates, 0.99987 bf16 / 0.984 int8).
-// With a RelativeBias (MPNet's enc.attention position_bias) each task lays
+// With a RelativeBias (MPNet's enc.attention position_bias, or ALiBi) each task lays
 // out a head's bias per relative distance once (AttnHeadBias) and adds it to
 // a key tile's scores before the tile's maximum is taken. With a sliding
 // band (AttnBand: query i sees keys i - left <= j <= i + right; enc.attention
@@ -144,11 +144,25 @@ inline void relativePositionBias(const float *x, const float *table, float *y,
 }
 
 /// An enc.attention's position_bias: the [numBuckets, NH] table and its
-/// max_distance; table == nullptr: none.
+/// max_distance; table == nullptr: none. alibi (enc.attention {alibi},
+/// without a table): head h adds -alibiSlope(h, NH) * |i - j|.
 struct RelativeBias {
   const float *table = nullptr;
   int numBuckets = 0, maxDistance = 0;
+  bool alibi = false;
+  bool any() const { return table != nullptr || alibi; }
 };
+
+/// ALiBi's slope of head h of NH: 2^(-8 (h + 1) / P) for the P heads of the
+/// largest power of two P <= NH, then the even-indexed slopes of 2P heads,
+/// 2^(-8 (2 (h - P) + 1) / 2P), for the rest (Press et al.'s recipe, as
+/// JinaBERT computes it).
+inline double alibiSlope(int64_t h, int64_t NH) {
+  int64_t p = 1;
+  while (p * 2 <= NH)
+    p *= 2;
+  return h < p ? std::exp2(-8.0 * double(h + 1) / double(p)) : std::exp2(-8.0 * double(2 * (h - p) + 1) / double(2 * p));
+}
 
 /// The keys a query sees besides the padding mask: query i sees key j iff
 /// i - left <= j <= i + right; -1 leaves that side open. {w, w}: a sliding
@@ -417,7 +431,8 @@ ENC_INLINE void attnScores(const float *qT, const float *kt, float *p,
     attnStore(tmax + L * w, mx[w]);
 }
 
-/// A head's relative position bias in the attention's base-2 score units,
+/// A head's relative position bias (MPNet's table, or ALiBi's distance
+/// times the head's slope) in the attention's base-2 score units,
 /// laid out so the bias of query rows i.. against one key is contiguous:
 /// at(center - j + i) = log2(e) * table[bucket(j - i), h] for query i and
 /// key j of one sequence (center >= every key index; rows up to the last
@@ -426,20 +441,28 @@ class AttnHeadBias {
 public:
   AttnHeadBias(const RelativeBias &rb, int64_t NH, int64_t maxLen)
       : rb_(rb), nh_(NH), center_(std::max<int64_t>(maxLen, 1) - 1) {
-    if (!rb.table)
+    if (!enabled())
       return;
     const int64_t n = 2 * center_ + 1 + kAttnRows;
-    bucket_.resize(n);
     values_.resize(n);
+    if (!rb.table)
+      return;
+    bucket_.resize(n);
     for (int64_t t = 0; t < n; ++t) // t = center - (j - i)
       bucket_[t] = relativePositionBucket(center_ - t, rb.numBuckets, rb.maxDistance);
   }
-  bool enabled() const { return rb_.table != nullptr; }
+  bool enabled() const { return rb_.any(); }
   /// Loads head h's values (once per run of units of that head).
   void selectHead(int64_t h) {
     if (!enabled() || h == head_)
       return;
     head_ = h;
+    if (rb_.alibi) {
+      const double slope = -alibiSlope(h, nh_) * 1.4426950408889634;
+      for (size_t t = 0; t < values_.size(); ++t)
+        values_[t] = static_cast<float>(slope * double(std::abs(center_ - static_cast<int64_t>(t))));
+      return;
+    }
     for (size_t t = 0; t < bucket_.size(); ++t)
       values_[t] = rb_.table[bucket_[t] * nh_ + h] * kLog2e;
   }
@@ -778,7 +801,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
     return;
   detail::AttnScratch<D, PVBf16> ws;
   int64_t maxLen = 0;
-  if (rb.table)
+  if (rb.any())
     for (int64_t s = 0; s < B; ++s)
       maxLen = std::max<int64_t>(maxLen, int64_t(offsets[s + 1]) - offsets[s]);
   detail::AttnHeadBias bias(rb, NH, maxLen);

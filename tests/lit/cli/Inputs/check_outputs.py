@@ -70,7 +70,7 @@ def check_report(d, batch, seq, int8):
     if max(d["lengths"]) != seq or min(d["lengths"]) < 1:
         sys.exit(f"report: lengths {d['lengths']} should span 1..{seq} and reach {seq}")
     rows = d["rows"]
-    if not rows or rows[0]["name"] != "baseline (no passes)":
+    if not rows or rows[0]["name"] != "baseline (unfused)":
         sys.exit("report: the first row must be the baseline")
     if (rows[-1]["name"] == "+quantize-linear-int8") != int8:
         sys.exit(f"report: last row {rows[-1]['name']!r}, int8 row expected: {int8}")
