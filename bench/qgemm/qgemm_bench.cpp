@@ -400,6 +400,36 @@ BENCHMARK_TEMPLATE(BM_Peak, peakAmx<true>)->Name("Peak/int8_tdpbusd_amx");
 BENCHMARK_TEMPLATE(BM_Peak, peakAmx<false>)->Name("Peak/bf16_tdpbf16ps_amx");
 #endif
 
+#if defined(__AVX2__)
+/// One core's read bandwidth out of a buffer of `Bytes` (1 GiB: beyond any
+/// cache; 32 MiB: a weight set the size of MiniLM's, in the shared L3 where it
+/// has one; 512 KiB: the core's L2): 32-byte loads summed into four accumulators, every
+/// byte read once per pass. What the memory-bound steps (weight streaming at
+/// small M, LayerNorm, GELU, quantisation) are judged against
+/// (bench/roofline.py).
+template <int64_t Bytes> void BM_ReadPeak(benchmark::State &state) {
+  static std::vector<int32_t> buf(Bytes / sizeof(int32_t), 1);
+  const __m256i *p = reinterpret_cast<const __m256i *>(buf.data());
+  const int64_t n = Bytes / 32;
+  double bytes = 0.0;
+  for (auto _ : state) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t i = 0; i + 4 <= n; i += 4) {
+      a0 = _mm256_add_epi32(a0, _mm256_loadu_si256(p + i));
+      a1 = _mm256_add_epi32(a1, _mm256_loadu_si256(p + i + 1));
+      a2 = _mm256_add_epi32(a2, _mm256_loadu_si256(p + i + 2));
+      a3 = _mm256_add_epi32(a3, _mm256_loadu_si256(p + i + 3));
+    }
+    benchmark::DoNotOptimize(_mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)));
+    bytes += double(Bytes);
+  }
+  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK_TEMPLATE(BM_ReadPeak, int64_t(1) << 30)->Name("Peak/read_1GiB");
+BENCHMARK_TEMPLATE(BM_ReadPeak, int64_t(32) << 20)->Name("Peak/read_32MiB");
+BENCHMARK_TEMPLATE(BM_ReadPeak, int64_t(512) << 10)->Name("Peak/read_512KiB");
+#endif
+
 double threadCpuSeconds() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
