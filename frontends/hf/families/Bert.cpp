@@ -26,12 +26,16 @@ const ModelFamily &BertFamily::variant(const ConfigFields &f) const {
   return type == "bert" && positions == "alibi" ? jinaBertFamily() : *this;
 }
 
-llvm::Error BertFamily::readConfig(const ConfigFields &f, ModelConfig &c) const {
+llvm::Error BertFamily::readBertFields(const ConfigFields &f, ModelConfig &c) {
   if (auto e = readEncoderDims(f, c))
     return e;
   if (auto e = f.getInt("type_vocab_size", c.typeVocab, 2))
     return e;
-  if (auto e = f.getDouble("layer_norm_eps", c.layerNormEps, 1e-12))
+  return f.getDouble("layer_norm_eps", c.layerNormEps, 1e-12);
+}
+
+llvm::Error BertFamily::readConfig(const ConfigFields &f, ModelConfig &c) const {
+  if (auto e = readBertFields(f, c))
     return e;
   std::string posType;
   if (auto e = f.getString("position_embedding_type", posType, "absolute"))

@@ -20,6 +20,10 @@ public:
   std::vector<std::string> checkpointPrefixes(const ModelConfig &config) const override;
   SpecialTokenTexts specialTokens() const override;
   llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &config) const override;
+
+protected:
+  /// The dims, type_vocab_size and layer_norm_eps, as BERT reads them.
+  static llvm::Error readBertFields(const ConfigFields &fields, ModelConfig &config);
 };
 
 } // namespace encc

@@ -24,11 +24,7 @@ public:
   bool gatedFeedForward() const override { return true; }
 
   llvm::Error readConfig(const ConfigFields &f, ModelConfig &c) const override {
-    if (auto e = readEncoderDims(f, c))
-      return e;
-    if (auto e = f.getInt("type_vocab_size", c.typeVocab, 2))
-      return e;
-    if (auto e = f.getDouble("layer_norm_eps", c.layerNormEps, 1e-12))
+    if (auto e = readBertFields(f, c))
       return e;
     std::string ffn, act;
     if (auto e = f.getString("feed_forward_type", ffn, "original"))
@@ -72,32 +68,21 @@ public:
   }
 
   std::vector<WeightSpec> expectedWeights(const ModelConfig &c) const override {
-    ModelWeightNames n = weightNames(c);
-    const int64_t H = c.hidden, I = c.intermediate;
-    std::vector<WeightSpec> w;
-    auto dense = [&](const std::string &mod, int64_t out, int64_t in) {
-      w.push_back({mod + ".weight", {out, in}});
-      w.push_back({mod + ".bias", {out}});
-    };
-    auto norm = [&](const std::string &mod) {
-      w.push_back({mod + ".weight", {H}});
-      w.push_back({mod + ".bias", {H}});
-    };
-    w.push_back({n.word + ".weight", {c.vocab, H}});
-    w.push_back({n.position + ".weight", {1, H}, false, /*zeros=*/true}); // ALiBi: no table
-    w.push_back({n.tokenType + ".weight", {c.typeVocab, H}});
-    norm(n.embNorm);
-    for (const LayerWeightNames &l : n.layers) {
-      dense(l.query, H, H);
-      dense(l.key, H, H);
-      dense(l.value, H, H);
-      dense(l.attnOut, H, H);
-      norm(l.attnNorm);
-      w.push_back({l.inter + ".weight", {2 * I, H}});
-      dense(l.out, H, I);
-      norm(l.outNorm);
+    // BERT's layout under these names, but no position table (ALiBi: one
+    // zero row the embedding kernel reads) and a bias-free gated Linear.
+    std::vector<WeightSpec> w = BertFamily::expectedWeights(c);
+    const ModelWeightNames n = weightNames(c);
+    std::vector<WeightSpec> out;
+    for (WeightSpec &s : w) {
+      if (s.name == n.position + ".weight")
+        s.shape = {1, c.hidden}, s.zeros = true;
+      else if (llvm::StringRef(s.name).ends_with(".mlp.gated_layers.weight"))
+        s.shape = {2 * c.intermediate, c.hidden};
+      else if (llvm::StringRef(s.name).ends_with(".mlp.gated_layers.bias"))
+        continue;
+      out.push_back(std::move(s));
     }
-    return w;
+    return out;
   }
 
   llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &) const override {
