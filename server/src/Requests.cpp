@@ -198,6 +198,18 @@ EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits)
   const json j = parseObject(body, Api::Tei);
   EmbedRequest r;
   r.normalize = boolField(Api::Tei, j, "normalize", true);
+  if (auto it = j.find("dimensions"); it != j.end() && !it->is_null()) {
+    // Matryoshka: the first N dimensions, then normalised when "normalize" is (TEI's order and words).
+    if (!it->is_number_integer() || it->get<int64_t>() < 0)
+      throw invalidField(Api::Tei, "dimensions", "must be a positive integer");
+    if (it->get<int64_t>() == 0)
+      throw invalidField(Api::Tei, "dimensions", "`dimensions` should be positive");
+    if (it->get<int64_t>() > limits.hidden)
+      throw invalidField(Api::Tei, "dimensions",
+                         "`dimensions` should be smaller than the maximum embedding dimension (" +
+                             std::to_string(limits.hidden) + ")");
+    r.dimensions = int(it->get<int64_t>());
+  }
   r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
   rightTruncation(j);
   r.promptName = promptName(j);

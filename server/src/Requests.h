@@ -48,7 +48,7 @@ struct EmbedRequest {
   bool normalize = true;
   bool truncate = false;
   bool base64 = false;
-  int dimensions = 0; ///< OpenAI's "dimensions": the first N, renormalised (0: all)
+  int dimensions = 0; ///< OpenAI's / TEI's "dimensions": the first N, (re)normalised as asked (0: all)
   /// TEI's prompt_name: the model prompt put before each text; unset: the
   /// model's default prompt (if it has one).
   std::optional<std::string> promptName;
@@ -77,7 +77,8 @@ struct PredictRequest {
 };
 
 /// TEI's POST /embed: {"inputs": str | [str], "normalize", "truncate",
-/// "truncation_direction": "Right", "prompt_name": str | null}.
+/// "truncation_direction": "Right", "prompt_name": str | null, "dimensions":
+/// 1..hidden | null}.
 EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits);
 /// TEI's POST /similarity: {"inputs": {"source_sentence": str, "sentences":
 /// [str]}, "parameters": {"truncate", "truncation_direction", "prompt_name"}}:

@@ -378,10 +378,11 @@ void Routes::install(httplib::Server &server) {
     std::string out;
     out.reserve(job->ids.size() * size_t(info_.embedding_dim) * 12 + 2);
     out += '[';
+    const int dims = r.dimensions ? r.dimensions : info_.embedding_dim;
     for (size_t i = 0; i < job->ids.size(); ++i) {
       if (i)
         out += ',';
-      appendFloatArray(out, row(*job, i, r.normalize, info_.embedding_dim), size_t(info_.embedding_dim));
+      appendFloatArray(out, row(*job, i, r.normalize, dims), size_t(dims));
     }
     out += ']';
     res.set_content(out, "application/json");

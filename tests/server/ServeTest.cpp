@@ -311,6 +311,11 @@ TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
       {"/embed", json({{"inputs", {"a", longText}}}).dump(), 413, "inputs[1]: has 66 tokens"},
       {"/embed", "{\"inputs\": \"" + std::string(5000, 'a') + "\"}", 413, "over 4096 bytes"},
       {"/tokenize", "{\"inputs\": \"a\", \"add_special_tokens\": false}", 422, "add_special_tokens"},
+      {"/embed", "{\"inputs\": \"a\", \"dimensions\": 0}", 422, "`dimensions` should be positive"},
+      {"/embed", "{\"inputs\": \"a\", \"dimensions\": 33}", 422,
+       "`dimensions` should be smaller than the maximum embedding dimension (32)"},
+      {"/embed", "{\"inputs\": \"a\", \"dimensions\": 2.5}", 422, "dimensions: must be a positive integer"},
+      {"/embed", "{\"inputs\": \"a\", \"dimensions\": \"8\"}", 422, "dimensions: must be a positive integer"},
       {"/v1/embeddings", "{}", 400, "\"param\":\"input\""},
       {"/v1/embeddings", "{\"input\": [[1, 2], \"a\"]}", 400, "\"param\":\"input[1]\""},
       {"/v1/embeddings", "{\"input\": [1, 99999]}", 400, "token ids must be integers in [0, 50)"},
@@ -450,6 +455,23 @@ TEST_F(Serve, TeiAliasesContentTypeAndTokenIdsByDefault) {
     sq += double(full[k]) * double(full[k]);
   for (int k = 0; k < 8; ++k)
     EXPECT_NEAR(shortened[k], full[k] / std::sqrt(sq), 1e-6) << "dimension " << k;
+
+  // TEI's dimensions on /embed (and at /): the first N, then normalised as
+  // "normalize" says (TEI's order); normalize false: the first N as they are.
+  for (const char *path : {"/embed", "/"}) {
+    r = post(c, path, {{"inputs", {"hello world"}}, {"dimensions", 8}});
+    ASSERT_TRUE(r && r->status == 200) << path << " " << (r ? r->body : "no answer");
+    const std::vector<float> tei = floatsOf(json::parse(r->body)[0]);
+    ASSERT_EQ(tei.size(), 8u) << path;
+    for (int k = 0; k < 8; ++k)
+      EXPECT_NEAR(tei[k], full[k] / std::sqrt(sq), 1e-6) << path << " dimension " << k;
+  }
+  r = post(c, "/embed", {{"inputs", "hello world"}, {"dimensions", 8}, {"normalize", false}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  expectSameBits(floatsOf(json::parse(r->body)[0]), full.data(), 8, "/embed dimensions 8, normalize false");
+  r = post(c, "/embed", {{"inputs", "hello world"}, {"dimensions", H}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  EXPECT_EQ(json::parse(r->body)[0].size(), size_t(H));
 
   for (const char *type : {"text/plain", "application/x-www-form-urlencoded"}) {
     r = c.Post("/embed", "{\"inputs\": \"hello\"}", type);
