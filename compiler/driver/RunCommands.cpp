@@ -473,6 +473,16 @@ int encc::embedCommand(const Args &args) {
     return fail(args.positionals[0] + ": this artifact has no pooled output (compiled with --pooling=none); use "
                                       "'encc run' for hidden states");
   int64_t n = static_cast<int64_t>(texts.size()), h = info.embedding_dim;
+  int64_t keep = h; // --truncate-dim: sentence-transformers' truncate_dim (Matryoshka models)
+  if (args.has("truncate-dim")) {
+    const std::string v = args.get("truncate-dim");
+    char *end = nullptr;
+    const long long d = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || d < 1 || d > h)
+      return fail("--truncate-dim expects a number of dimensions from 1 to the model's " + std::to_string(h) +
+                  ", got '" + v + "'");
+    keep = d;
+  }
   std::vector<encrt_text> views = textViews(texts);
   std::vector<float> emb(n * h);
   auto t0 = std::chrono::steady_clock::now();
@@ -482,6 +492,13 @@ int encc::embedCommand(const Args &args) {
                                           emb.data())))
     return 1;
   double ms = msSince(t0);
+  if (keep < h) { // the first `keep` of each row, after the model's own normalisation, as sentence-transformers
+    for (int64_t i = 0; i < n; ++i)
+      std::copy_n(emb.begin() + i * h, keep, emb.begin() + i * keep);
+    emb.resize(n * keep);
+  }
+  const int64_t full = h;
+  h = keep;
   std::vector<double> cosine(n * n);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -509,7 +526,8 @@ int encc::embedCommand(const Args &args) {
   }
   auto &os = llvm::outs();
   os << "embeddings: " << n << " x " << h << " (" << info.pooling << " pooling"
-     << (info.normalize ? ", L2-normalised" : "") << "), " << num(ms, 1) << " ms (" << num(ms / n, 2)
+     << (info.normalize ? ", L2-normalised" : "")
+     << (h < full ? ", the first " + std::to_string(h) + " of " + std::to_string(full) + " dimensions" : "") << "), " << num(ms, 1) << " ms (" << num(ms / n, 2)
      << " ms per text)\n";
   for (int64_t i = 0; i < n; ++i) {
     os << "  [" << i << "] ";

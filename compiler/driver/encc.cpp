@@ -206,6 +206,9 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
   --prompt-name NAME    put the model's prompt NAME before each text (sentence-transformers'
                         prompt_name: e.g. query for Qwen3-Embedding; encc inspect lists them);
                         "" none. Default: the model's default prompt, if it has one
+  --truncate-dim N      keep the first N dimensions of each embedding (Matryoshka models;
+                        sentence-transformers' truncate_dim: after the model's normalisation,
+                        not renormalised; the cosines are of the truncated vectors)
   --format FMT          text (default) | json (embeddings and the cosine matrix)
   --threads N           worker threads (default 0: all cores)
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
@@ -432,7 +435,7 @@ int main(int argc, char **argv) {
         "signature"},
        {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage,
-       {"file", "format", "prompt-name", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
+       {"file", "format", "prompt-name", "truncate-dim", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
         "signature"},
        {"profile", "help"}, embedCommand, /*texts=*/true},
       {"rerank", kRerankUsage,
