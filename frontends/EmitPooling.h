@@ -23,6 +23,7 @@ inline std::optional<mlir::enc::PoolingMode> poolOpMode(Pooling pooling) {
   case Pooling::Cls: return mlir::enc::PoolingMode::cls;
   case Pooling::Mean: return mlir::enc::PoolingMode::mean;
   case Pooling::Last: return mlir::enc::PoolingMode::last;
+  case Pooling::Splade: return mlir::enc::PoolingMode::splade;
   }
   return std::nullopt; // unreachable (-Werror=switch)
 }

@@ -22,8 +22,10 @@ namespace encc {
 /// How token states become the model's second output (sentence-transformers'
 /// Pooling module): none (no pooled output), the first token, the mean of
 /// the valid tokens, or the last valid token (decoder-style embedders).
-enum class Pooling { None, Cls, Mean, Last };
-inline constexpr const char *kPoolingNames = "none, cls, mean, last";
+/// Splade: SPLADE's sparse lexical weights, the maximum over the valid tokens
+/// of log(1 + relu) of the masked-LM head's logits (a vocabulary-wide output).
+enum class Pooling { None, Cls, Mean, Last, Splade };
+inline constexpr const char *kPoolingNames = "none, cls, mean, last, splade";
 
 inline const char *poolingName(Pooling p) {
   switch (p) {
@@ -31,13 +33,14 @@ inline const char *poolingName(Pooling p) {
   case Pooling::Cls: return "cls";
   case Pooling::Mean: return "mean";
   case Pooling::Last: return "last";
+  case Pooling::Splade: return "splade";
   }
   return "?"; // unreachable: the switch is exhaustive (-Werror=switch)
 }
 
 /// The Pooling named `name` (as --pooling and the artifact spell it), or none.
 inline std::optional<Pooling> parsePooling(std::string_view name) {
-  for (Pooling p : {Pooling::None, Pooling::Cls, Pooling::Mean, Pooling::Last})
+  for (Pooling p : {Pooling::None, Pooling::Cls, Pooling::Mean, Pooling::Last, Pooling::Splade})
     if (name == poolingName(p))
       return p;
   return std::nullopt;

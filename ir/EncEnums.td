@@ -68,7 +68,8 @@ def Enc_PoolingMode : I32EnumAttr<"PoolingMode",
     "how token states become one sentence embedding", [
       I32EnumAttrCase<"cls", 0>,  // token 0
       I32EnumAttrCase<"mean", 1>, // the mean of the valid tokens
-      I32EnumAttrCase<"last", 2>  // the last valid token (lengths[b] - 1)
+      I32EnumAttrCase<"last", 2>, // the last valid token (lengths[b] - 1)
+      I32EnumAttrCase<"splade", 3> // max over the valid tokens of log(1 + relu(x)) (SPLADE)
     ]> {
   let cppNamespace = "::mlir::enc";
   let genSpecializedAttr = 0;

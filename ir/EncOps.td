@@ -747,7 +747,9 @@ def Enc_PoolOp : Enc_Op<"pool", [Pure]> {
     `x` is `[B, S, H]`, `lengths` `[B]` i32; the result is `[B, H]`.
     `mode = #enc.pooling<cls>` takes token 0; `#enc.pooling<mean>` averages the first
     `lengths[b]` tokens; `#enc.pooling<last>` takes token `lengths[b] - 1` (zeros for an
-    empty sequence).
+    empty sequence); `#enc.pooling<splade>` (SPLADE, on masked-LM logits, `H` the
+    vocabulary) takes the maximum over the valid tokens of `log(1 + relu(x))`
+    (sentence-transformers' SpladePooling, max strategy; zeros for an empty sequence).
 
     Example:
 

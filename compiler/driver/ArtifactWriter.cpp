@@ -170,6 +170,7 @@ encm::Pooling schemaPooling(Pooling pooling) {
   case Pooling::Cls: return encm::Pooling::Cls;
   case Pooling::Mean: return encm::Pooling::Mean;
   case Pooling::Last: return encm::Pooling::Last;
+  case Pooling::Splade: return encm::Pooling::Splade;
   }
   llvm_unreachable("Pooling");
 }
@@ -341,6 +342,8 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
     features.push_back(ENCM_FEATURE_BPE_CHARS);
   if (cfg.embeddingDim != 0)
     features.push_back(ENCM_FEATURE_EMBEDDING_DIM);
+  if (cfg.pooling == Pooling::Splade)
+    features.push_back(ENCM_FEATURE_SPLADE);
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
                                  tokenizerTable, fill, cuda, ENCM_SCHEMA_MINOR,

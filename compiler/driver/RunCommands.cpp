@@ -192,6 +192,27 @@ struct ArtifactFacts {
   size_t vocabTokens = 0;             ///< 0: no tokenizer vocabulary
 };
 
+/// The tokenizer's tokens by id (empty when the artifact has none), read
+/// after the runtime loaded (and verified) the artifact at `path`.
+std::vector<std::string> readVocabulary(const std::string &path) {
+  std::vector<std::string> vocab;
+  auto buf = readRegularFile(path, kMaxArtifactFileBytes, "artifact");
+  if (!buf) {
+    llvm::consumeError(buf.takeError());
+    return vocab;
+  }
+  const auto *data = reinterpret_cast<const uint8_t *>((*buf)->getBufferStart());
+  flatbuffers::Verifier verifier(data, (*buf)->getBufferSize() - std::min<size_t>((*buf)->getBufferSize(),
+                                                                                   ENCM_TRAILER_SIZE));
+  if (!encm::ModelBufferHasIdentifier(data) || !encm::VerifyModelBuffer(verifier))
+    return vocab;
+  const encm::Model *m = encm::GetModel(data);
+  if (m->tokenizer() && m->tokenizer()->vocab())
+    for (const flatbuffers::String *t : *m->tokenizer()->vocab())
+      vocab.push_back(t ? t->str() : "");
+  return vocab;
+}
+
 ArtifactFacts readArtifactFacts(const std::string &path) {
   ArtifactFacts facts;
   auto buf = readRegularFile(path, kMaxArtifactFileBytes, "artifact");
@@ -525,6 +546,26 @@ int encc::embedCommand(const Args &args) {
     return 0;
   }
   auto &os = llvm::outs();
+  if (std::string(info.pooling) == "splade") {
+    // SPLADE: one weight per vocabulary entry, mostly zero: each text's
+    // non-zero count and its heaviest tokens.
+    const std::vector<std::string> vocab = readVocabulary(args.positionals[0]);
+    os << "sparse embeddings (splade: a weight per token of the " << h << "-entry vocabulary), " << num(ms, 1)
+       << " ms (" << num(ms / n, 2) << " ms per text)\n";
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<int64_t> nz;
+      for (int64_t k = 0; k < h; ++k)
+        if (emb[i * h + k] != 0.0f)
+          nz.push_back(k);
+      std::sort(nz.begin(), nz.end(), [&](int64_t a, int64_t b) { return emb[i * h + a] > emb[i * h + b]; });
+      os << "  [" << i << "] " << nz.size() << " non-zero;";
+      for (size_t t = 0; t < std::min<size_t>(5, nz.size()); ++t)
+        os << " " << (size_t(nz[t]) < vocab.size() ? vocab[size_t(nz[t])] : "#" + std::to_string(nz[t])) << " "
+           << num(emb[i * h + nz[t]], 2);
+      os << "  " << texts[i] << "\n";
+    }
+    return 0;
+  }
   os << "embeddings: " << n << " x " << h << " (" << info.pooling << " pooling"
      << (info.normalize ? ", L2-normalised" : "")
      << (h < full ? ", the first " + std::to_string(h) + " of " + std::to_string(full) + " dimensions" : "") << "), " << num(ms, 1) << " ms (" << num(ms / n, 2)
@@ -621,6 +662,7 @@ const char *poolingText(encm::Pooling pooling) {
   case encm::Pooling::Cls: return "cls";
   case encm::Pooling::Mean: return "mean";
   case encm::Pooling::Last: return "last";
+  case encm::Pooling::Splade: return "splade";
   }
   return "unknown";
 }
@@ -839,7 +881,10 @@ int encc::inspectCommand(const Args &args) {
      << (md->num_labels() > 0 ? ", scores (" + std::to_string(md->num_labels()) + (md->num_labels() == 1 ? " label, " : " labels, ") +
                                     str(md->score_activation()) + "; a cross-encoder: encc rerank)"
          : pooled ? ", pooled (" + std::string(poolingText(md->pooling())) +
-                        (md->embedding_dim() ? ", Dense to " + std::to_string(md->embedding_dim()) + " dims" : "") +
+                        (md->pooling() == encm::Pooling::Splade
+                             ? ": one weight per vocabulary entry, " + std::to_string(md->embedding_dim())
+                             : md->embedding_dim() ? ", Dense to " + std::to_string(md->embedding_dim()) + " dims"
+                                                   : "") +
                         (md->normalize() ? ", L2-normalised)" : ")")
                   : std::string())
      << "\n";

@@ -84,7 +84,9 @@ files beside it, or from --tokenizer DIR).
                         x86-64-v4-amx,x86-64-v4-bf16,x86-64-v3.
   --max-seq N           longest sequence the artifact accepts (default: the model's
                         sentence-transformers max_seq_length, else max_position_embeddings)
-  --pooling MODE        cls | mean | last | none (default: from modules.json / 1_Pooling, else mean)
+  --pooling MODE        cls | mean | last | none | splade (default: from modules.json / 1_Pooling or
+                        SpladePooling, else mean); splade: SPLADE's weights from the masked-LM head
+                        (BertForMaskedLM's cls.predictions), max over the tokens of log(1 + relu)
   --normalize, --no-normalize
                         L2-normalise the pooled output (default: from modules.json, else on)
   --save-temps DIR      keep the generated C++ and the shared objects in DIR

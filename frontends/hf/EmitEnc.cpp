@@ -48,9 +48,20 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   EncoderEmitter e(b, c, fileLoc, entry->getArgument(0), lengths, typeIds);
   e.declareWeights(expectedWeights(c));
   SmallVector<Value> outs{c.family->emitEncoder(e)};
+  Value pooledFrom = outs[0];
+  if (c.pooling == Pooling::Splade) {
+    // SPLADE pools the masked-LM logits: transform (dense, the activation,
+    // norm), then the decoder tied to the word embeddings, with its bias.
+    const MlmHeadNames head = llvm::cantFail(c.family->mlmHeadNames(c)); // importHFModel checked it
+    Value t = e.layernorm(e.gelu(e.linear(pooledFrom, head.dense, c.hidden), head.dense), head.norm);
+    auto logitsTy = RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, c.vocab}, b.getF32Type());
+    pooledFrom = b.create<enc::LinearOp>(at("cls.predictions.decoder"), logitsTy, t,
+                                         e.weight(c.family->weightNames(c).word + ".weight"), e.weight(head.bias),
+                                         enc::Epilogue::none);
+  }
   // sentence-transformers' Dense modules go between the pooling and the
   // normalisation.
-  if (Value p = emitPooling(b, fileLoc, c.pooling, c.normalize && c.dense.empty(), outs[0], lengths)) {
+  if (Value p = emitPooling(b, fileLoc, c.pooling, c.normalize && c.dense.empty(), pooledFrom, lengths)) {
     for (size_t i = 0; i < c.dense.size(); ++i) {
       const std::string mod = denseModuleName(i);
       p = e.linear(p, mod, c.dense[i].out);

@@ -3,6 +3,7 @@
 #include "frontends/hf/HFUtil.h"
 #include "frontends/hf/ModelFamily.h"
 #include "frontends/hf/SafeTensors.h"
+#include "encrt/schema_version.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,6 +31,20 @@ std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
       WeightSpec bias{mod + ".bias", {d.out}, true};
       bias.file = file, bias.stored = "linear.bias";
       w.push_back(std::move(bias));
+    }
+  }
+  if (c.pooling == Pooling::Splade) {
+    // importHFModel checked that the family names the head.
+    if (llvm::Expected<MlmHeadNames> h = c.family->mlmHeadNames(c)) {
+      for (const std::string &mod : {h->dense, h->norm})
+        for (const char *part : {".weight", ".bias"})
+          w.push_back({mod + part, mod == h->dense && part == std::string(".weight")
+                                       ? std::vector<int64_t>{c.hidden, c.hidden}
+                                       : std::vector<int64_t>{c.hidden},
+                       true});
+      w.push_back({h->bias, {c.vocab}, true});
+    } else {
+      llvm::consumeError(h.takeError());
     }
   }
   if (!c.classifies())
@@ -329,6 +344,18 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
   }
   if (c.pooling == Pooling::None)
     c.normalize = false;
+  if (c.pooling == Pooling::Splade) {
+    if (auto head = c.family->mlmHeadNames(c); !head)
+      return hfError(dir + ": splade pooling: " + llvm::toString(head.takeError()));
+    if (!c.dense.empty())
+      return hfError(dir + ": splade pooling with Dense modules is not supported");
+    if (!c.tieWordEmbeddings)
+      return hfError(configPath + ": tie_word_embeddings is false: a masked-LM decoder of its own is not supported "
+                                  "(splade pooling reads the word embeddings as the decoder)");
+    if (c.vocab > ENCM_MAX_EMBEDDING_DIM)
+      return hfError(dir + ": splade pooling gives one weight per vocabulary entry; " + Twine(c.vocab) +
+                     " entries are more than the artifact's " + Twine(ENCM_MAX_EMBEDDING_DIM));
+  }
 
   if (auto e = checkWeightsFit(c, configPath))
     return std::move(e);

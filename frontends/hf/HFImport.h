@@ -75,7 +75,11 @@ struct ModelConfig {
   };
   std::vector<DenseModule> dense;
   /// The sentence embedding's width: the last Dense module's, else hidden.
-  int64_t embeddingDim() const { return dense.empty() ? hidden : dense.back().out; }
+  /// SPLADE's: the vocabulary.
+  int64_t embeddingDim() const { return pooling == Pooling::Splade ? vocab : dense.empty() ? hidden : dense.back().out; }
+  /// config.json's tie_word_embeddings: the masked-LM decoder is the word
+  /// embedding matrix (SPLADE reads it so).
+  bool tieWordEmbeddings = true;
   /// A sequence-classification head (architectures: *ForSequenceClassification,
   /// a cross-encoder / reranker): numLabels > 0 scores per sequence instead of
   /// a pooled embedding.
@@ -176,6 +180,14 @@ struct WeightSpec {
 struct ClassifierWeightNames {
   std::string dense, out;
   bool denseUnprefixed = false, outUnprefixed = true;
+};
+
+/// A masked-LM head (SPLADE: sentence-transformers' MLMTransformer): the
+/// transform's dense layer and norm (names without .weight / .bias), then the
+/// decoder, tied to the word embeddings, with its own bias `bias` (a whole
+/// tensor name); all stored outside the checkpoint prefix.
+struct MlmHeadNames {
+  std::string dense, norm, bias;
 };
 
 /// Canonical tensor names of a BERT-style model (the family's choice), used by

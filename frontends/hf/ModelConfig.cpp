@@ -196,6 +196,8 @@ llvm::Expected<ModelConfig> encc::parseModelConfig(const std::string &text, cons
   if (auto e = readActivation(f, c.family->activationKey(), c.hiddenAct, c.family->gatedFeedForward()))
     return std::move(e);
 
+  if (auto e = f.getBool("tie_word_embeddings", c.tieWordEmbeddings, true))
+    return std::move(e);
   if (auto e = readClassifierHead(j, f, c))
     return std::move(e);
 

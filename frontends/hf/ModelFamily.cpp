@@ -81,6 +81,11 @@ llvm::Expected<ClassifierWeightNames> ModelFamily::classifierNames(const ModelCo
                  ")");
 }
 
+llvm::Expected<MlmHeadNames> ModelFamily::mlmHeadNames(const ModelConfig &c) const {
+  return hfError("model_type '" + c.modelType +
+                 "': a masked-LM head (splade pooling) is not supported for this family (supported: bert)");
+}
+
 std::vector<WeightSpec> ModelFamily::expectedWeights(const ModelConfig &c) const {
   ModelWeightNames n = weightNames(c);
   int64_t H = c.hidden, I = c.intermediate;

@@ -90,6 +90,10 @@ public:
   /// and RoBERTa's head.
   virtual mlir::Value emitClassifier(EncoderEmitter &emitter, mlir::Value hidden) const;
 
+  /// The family's masked-LM head (splade pooling); an error when it has no
+  /// supported one. Default: none.
+  virtual llvm::Expected<MlmHeadNames> mlmHeadNames(const ModelConfig &config) const;
+
   /// Weight-name globs that `--quantize=int8` keeps in float by default
   /// (ModelDescription::int8KeepFloat). Default: none.
   virtual std::vector<std::string> int8KeepFloat() const { return {}; }

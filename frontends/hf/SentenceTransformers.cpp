@@ -81,6 +81,30 @@ static llvm::Error readPoolingConfig(const std::string &path, ModelConfig &confi
   return llvm::Error::success();
 }
 
+/// A SparseEncoder's SpladePooling config.json: the max strategy of
+/// log(1 + relu(logits)) over the vocabulary (what encrt computes).
+static llvm::Error readSpladePoolingConfig(const std::string &path, ModelConfig &config) {
+  auto j = readJsonObject(path);
+  if (!j)
+    return j.takeError();
+  if (!j->is_object())
+    return hfError(path + ": expected a JSON object");
+  for (const auto &[key, want] : {std::pair<const char *, const char *>{"pooling_strategy", "max"},
+                                  {"activation_function", "relu"}}) {
+    auto it = j->find(key);
+    if (it == j->end() || it->is_null())
+      continue; // sentence-transformers' defaults: max, relu
+    if (!it->is_string() || it->get<std::string>() != want)
+      return hfError(path + ": " + key + " " + it->dump() + " is not supported (supported: \"" + want + "\")");
+  }
+  for (const char *key : {"embedding_dimension", "word_embedding_dimension"})
+    if (auto it = j->find(key); it != j->end() && !it->is_null() &&
+                                !(it->is_number_integer() && it->get<int64_t>() == config.vocab))
+      return hfError(path + ": " + key + " " + it->dump() + " is not the vocabulary size " + Twine(config.vocab));
+  config.pooling = Pooling::Splade;
+  return llvm::Error::success();
+}
+
 constexpr size_t kMaxPrompts = ENCM_MAX_PROMPTS, kMaxPromptNameBytes = ENCM_MAX_PROMPT_NAME_BYTES,
                  kMaxPromptBytes = ENCM_MAX_PROMPT_BYTES;
 
@@ -193,6 +217,7 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
       return hfError(modulesPath + ": expected a JSON array of modules");
     config.pooling = Pooling::None;
     config.normalize = false;
+    bool mlm = false; // an MLMTransformer came first
     for (const json &m : *j) {
       if (!m.is_object() || !m.contains("type") || !m["type"].is_string())
         return hfError(modulesPath + ": every module needs a string field 'type'");
@@ -210,8 +235,19 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
           return hfError(modulesPath + ": module '" + type + "' has path '" + sub +
                          "', expected a folder inside the model's folder");
       }
-      if (kind == "Transformer")
+      // A SparseEncoder (SPLADE): the masked-LM model, then SpladePooling.
+      const bool sparse = llvm::StringRef(type).starts_with("sentence_transformers.sparse_encoder.");
+      if (kind == "Transformer" || (sparse && kind == "MLMTransformer")) {
+        mlm |= kind == "MLMTransformer";
         continue;
+      }
+      if (sparse && kind == "SpladePooling") {
+        if (!mlm || config.pooling != Pooling::None)
+          return hfError(modulesPath + ": SpladePooling must follow an MLMTransformer module");
+        if (auto e = readSpladePoolingConfig((sub.empty() ? dir : dir + "/" + sub) + "/config.json", config))
+          return e;
+        continue;
+      }
       if (kind == "Normalize") {
         config.normalize = true;
         continue;
@@ -233,7 +269,8 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
         continue;
       }
       return hfError(modulesPath + ": module type '" + type +
-                     "' is not supported (supported: Transformer, Pooling, Dense, Normalize)");
+                     "' is not supported (supported: Transformer, Pooling, Dense, Normalize; sparse_encoder's "
+                     "MLMTransformer, SpladePooling)");
     }
   }
 

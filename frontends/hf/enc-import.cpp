@@ -1,6 +1,6 @@
 //===- enc-import.cpp - Print the enc module of an HF model folder --------===//
 //
-// enc-import DIR [--max-seq N] [--pooling none|cls|mean|last] [--normalize 0|1]
+// enc-import DIR [--max-seq N] [--pooling none|cls|mean|last|splade] [--normalize 0|1]
 // Prints the imported IR (weights by name only) after a summary comment, or the
 // one-line error and exits 1. Used by the lit tests.
 //

@@ -50,6 +50,7 @@ const char *poolingName(encm::Pooling pooling) {
   case encm::Pooling::Cls: return "cls";
   case encm::Pooling::Mean: return "mean";
   case encm::Pooling::Last: return "last";
+  case encm::Pooling::Splade: return "splade";
   }
   return nullptr;
 }
@@ -381,7 +382,7 @@ void Artifact::checkSchemaVersion() {
   if (major == 8 && (minor != 0 || m.required_features()))
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
   static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT, ENCM_FEATURE_BPE_CHARS,
-                                      ENCM_FEATURE_EMBEDDING_DIM};
+                                      ENCM_FEATURE_EMBEDDING_DIM, ENCM_FEATURE_SPLADE};
   auto listed = [&](const char *feature) {
     if (m.required_features())
       for (const flatbuffers::String *f : *m.required_features())
@@ -410,6 +411,9 @@ void Artifact::checkSchemaVersion() {
                                     "', which the artifact does not require");
   if (m.metadata() && m.metadata()->default_prompt() && !listed(ENCM_FEATURE_DEFAULT_PROMPT))
     fail(ENCRT_INVALID_ARTIFACT, p, ": the default prompt needs feature '" ENCM_FEATURE_DEFAULT_PROMPT
+                                    "', which the artifact does not require");
+  if (m.metadata() && m.metadata()->pooling() == encm::Pooling::Splade && !listed(ENCM_FEATURE_SPLADE))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": splade pooling needs feature '" ENCM_FEATURE_SPLADE
                                     "', which the artifact does not require");
   if (m.metadata() && m.metadata()->embedding_dim() != 0 && !listed(ENCM_FEATURE_EMBEDDING_DIM))
     fail(ENCRT_INVALID_ARTIFACT, p, ": embedding_dim needs feature '" ENCM_FEATURE_EMBEDDING_DIM

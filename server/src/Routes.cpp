@@ -37,7 +37,7 @@ bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0 || pa
 /// The metrics label of a path: known routes by name, anything else "other"
 /// (a client must not be able to grow the metrics with made-up paths).
 std::string routeLabel(const std::string &path) {
-  for (const char *r : {"/embed", "/embed_all", "/", "/invocations", "/predict", "/rerank", "/similarity", "/tokenize", "/info", "/health", "/ping", "/metrics",
+  for (const char *r : {"/embed", "/embed_all", "/embed_sparse", "/", "/invocations", "/predict", "/rerank", "/similarity", "/tokenize", "/info", "/health", "/ping", "/metrics",
                         "/v1/embeddings", "/embeddings"})
     if (path == r)
       return r;
@@ -353,6 +353,7 @@ void Routes::install(httplib::Server &server) {
   // A route of the other kind of model: TEI's 424 and words.
   const bool classifier = info_.num_labels > 0;
   const bool pooled = info_.has_pooled_output != 0;
+  const bool sparse = std::string(info_.pooling) == "splade"; // SPLADE: one weight per vocabulary entry
   auto requireEmbedder = [classifier, pooled] {
     if (classifier)
       throw ApiError{424, "Model is not an embedding model (a classifier: POST /predict, or /rerank with one label)",
@@ -368,6 +369,9 @@ void Routes::install(httplib::Server &server) {
     requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
+    if (sparse && r.normalize) // TEI's words and status
+      throw ApiError{424, "`normalize` is not available for SPLADE models (POST /embed_sparse gives their weights)",
+                     "", "backend"};
     if (!r.normalize && info_.normalize)
       throw invalidField(Api::Tei, "normalize",
                          "false is not available: this model L2-normalises inside its compiled graph "
@@ -423,6 +427,35 @@ void Routes::install(httplib::Server &server) {
     else
       embedBody(req, res, body);
   });
+
+  // TEI's embed_sparse (SPLADE models): each text's non-zero weights, [[{"index": token id, "value"}]] by index.
+  const auto teiEmbedSparse = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+    if (!sparse)
+      throw ApiError{424, "Model is not an embedding model with SPLADE pooling", "", "backend"};
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    EmbedRequest r = parseTeiEmbed(body, limits); // inputs, truncate, prompt_name (TEI ignores the rest)
+    std::shared_ptr<Job> job = jobOf(r);
+    run(job, deadline);
+    std::string out = "[";
+    for (size_t i = 0; i < job->ids.size(); ++i) {
+      out += i ? ",[" : "[";
+      const float *v = job->outputs.data() + i * size_t(info_.embedding_dim);
+      bool first = true;
+      for (int k = 0; k < info_.embedding_dim; ++k) {
+        if (v[k] == 0.0f)
+          continue;
+        out += first ? "{\"index\":" : ",{\"index\":";
+        out += std::to_string(k) + ",\"value\":";
+        appendFloat(out, v[k]);
+        out += '}';
+        first = false;
+      }
+      out += ']';
+    }
+    out += ']';
+    res.set_content(out, "application/json");
+  });
+  server.Post("/embed_sparse", teiEmbedSparse);
 
   // TEI's embed_all: each text's last hidden state, special tokens included: [[[float]]] (texts x tokens x
   // hidden). At most --max-batch-tokens tokens per request: the answer is ~12 bytes per float as text.
@@ -527,7 +560,8 @@ void Routes::install(httplib::Server &server) {
   server.Post("/rerank", teiRerank);
   // / and /invocations: what the model does, as TEI routes them (a classifier with one label is a reranker).
   for (const char *path : {"/", "/invocations"})
-    server.Post(path, !classifier              ? httplib::Server::HandlerWithContentReader(teiEmbed)
+    server.Post(path, sparse                  ? httplib::Server::HandlerWithContentReader(teiEmbedSparse)
+                      : !classifier           ? httplib::Server::HandlerWithContentReader(teiEmbed)
                       : info_.num_labels == 1 ? httplib::Server::HandlerWithContentReader(teiRerank)
                                               : httplib::Server::HandlerWithContentReader(teiPredict));
 

@@ -401,6 +401,27 @@ TEST(KernelPool, ClsAndMean) {
   }
 }
 
+// SPLADE: max over the valid tokens of log(1 + relu(x)), per token then the
+// maximum (sentence-transformers' order); padded keys never count, a row whose
+// valid tokens are all negative is 0.
+TEST(KernelPool, Splade) {
+  constexpr int H = 7;
+  const int64_t B = 4, S = 6;
+  const int32_t lengths[B] = {1, 6, 3, 0};
+  auto x = randomVec(B * S * H, 61, -3, 2);
+  x[(1 * S + 5) * H + 2] = 40.0f; // the last valid token of sequence 1 wins column 2
+  x[(2 * S + 4) * H + 0] = 50.0f; // a padded token of sequence 2: must not count
+  std::vector<double> ref(B * H, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int64_t s = 0; s < lengths[b]; ++s)
+        ref[b * H + h] = std::max(ref[b * H + h], std::log1p(std::max(0.0, double(x[(b * S + s) * H + h]))));
+  EXPECT_NEAR(ref[1 * H + 2], std::log1p(40.0), 1e-12);
+  checkKernel(ref, [&](float *y, int32_t t, int32_t k) {
+    pool<H, kPoolSplade>(x.data(), lengths, y, B, S, t, k);
+  }, 1e-6, 1e-6);
+}
+
 TEST(KernelEmbedding, LookupWithClamping) {
   constexpr int H = 7;
   const int64_t V = 11, P = 6, B = 2, S = 5, T = 3, offset = 2;

@@ -332,6 +332,15 @@ TEST(KernelPacked, PoolClsAndMean) {
   checkKernel(rMean, [&](float *y, int32_t t, int32_t k) {
     poolPacked<H, kPoolMean>(x.data(), off.data(), y, B, t, k);
   }, 1e-6, 1e-6);
+  // SPLADE: log(1 + relu) of each row's maximum over its own rows (an empty sequence: zeros).
+  std::vector<double> rSplade(B * H, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int64_t s = 0; s < lengths[b]; ++s)
+        rSplade[b * H + h] = std::max(rSplade[b * H + h], std::log1p(std::max(0.0, double(x[(off[b] + s) * H + h]))));
+  checkKernel(rSplade, [&](float *y, int32_t t, int32_t k) {
+    poolPacked<H, kPoolSplade>(x.data(), off.data(), y, B, t, k);
+  }, 1e-6, 1e-6);
 }
 
 } // namespace

@@ -291,6 +291,13 @@ TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
   spec.requiredFeatures = {ENCM_FEATURE_EMBEDDING_DIM};
   spec.embeddingDim = 8;
   expectLoadError(writeArtifact(spec), kBad, "embedding_dim 8 (expected 0, or 1 to 65536 on a model with pooling)");
+
+  // SPLADE pooling (9.5) needs "splade": a runtime that would not know it refuses by name.
+  spec = TestModel::spec(kernels());
+  spec.pooling = encm::Pooling::Splade;
+  expectLoadError(writeArtifact(spec), kBad, "splade pooling needs feature 'splade', which the artifact does not require");
+  spec.requiredFeatures = {ENCM_FEATURE_SPLADE};
+  expectLoads(writeArtifact(spec));
 }
 
 // Metadata.similarity (sentence-transformers' similarity_fn_name): reported

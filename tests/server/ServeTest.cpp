@@ -432,7 +432,11 @@ TEST_F(Serve, TeiAliasesContentTypeAndTokenIdsByDefault) {
   EXPECT_EQ(r->status, 422);
   EXPECT_NE(r->body.find("inputs.sentences[1]: must be a string"), std::string::npos) << r->body;
 
-  // A classifier's routes on an embedding model: TEI's 424.
+  // A classifier's routes, and a SPLADE model's, on an embedding model: TEI's 424.
+  r = post(c, "/embed_sparse", {{"inputs", "hello"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 424) << r->body;
+  EXPECT_NE(r->body.find("Model is not an embedding model with SPLADE pooling"), std::string::npos) << r->body;
   for (const auto &[path, body] : {std::pair<const char *, json>{"/predict", {{"inputs", "hello"}}},
                                    {"/rerank", {{"query", "hello"}, {"texts", {"world"}}}}}) {
     r = post(c, path, body);
@@ -1130,3 +1134,68 @@ TEST(ServeCrossEncoder, PredictAndRerankMatchCrossEncoderAndTheCApi) {
 #endif
 
 } // namespace
+
+// TEI's /embed_sparse on a SPLADE artifact (tests/reference/splade: a
+// SparseEncoder folder): each text's non-zero weights by token id, equal to
+// the C API's vector bit for bit and within 1e-5 of sentence-transformers'
+// SparseEncoder; / routes there as TEI routes a splade model; /embed needs
+// normalize false (TEI's 424 otherwise); an embedding model's /embed_sparse
+// is TEI's 424.
+TEST(ServeSplade, EmbedSparseMatchesSparseEncoderAndTheCApi) {
+  json ref;
+  std::ifstream(ENCC_SOURCE_DIR "/tests/reference/splade/splade.json") >> ref;
+  const json &c = ref["cases"][0];
+  char tmpl[] = "/tmp/encc-serve-splade-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string artifact = std::string(tmpl) + "/splade.encm";
+  ASSERT_EQ(std::system((std::string(ENCC_CLI) + " compile " ENCC_SOURCE_DIR "/tests/reference/splade/" +
+                         c["dir"].get<std::string>() + " -o " + artifact + " --quiet")
+                            .c_str()),
+            0);
+  const std::vector<std::string> texts = c["texts"].get<std::vector<std::string>>();
+  encrt::Model model(artifact);
+  const size_t V = size_t(model.info().embedding_dim);
+  const std::vector<float> want = encrt::Session(model).embed(texts);
+  ServerProcess server({artifact, "--threads", "1"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client http("127.0.0.1", server.port());
+  for (const char *path : {"/embed_sparse", "/"}) {
+    auto r = post(http, path, {{"inputs", texts}});
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << path << " " << r->body;
+    const json got = json::parse(r->body);
+    ASSERT_EQ(got.size(), texts.size()) << path;
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::vector<float> dense(V, 0.0f);
+      int64_t last = -1;
+      for (const json &e : got[i]) {
+        const int64_t k = e["index"].get<int64_t>();
+        ASSERT_TRUE(k > last && k < int64_t(V)) << path << " text " << i << " index " << k;
+        last = k;
+        dense[size_t(k)] = e["value"].get<float>();
+        EXPECT_NE(dense[size_t(k)], 0.0f);
+      }
+      expectSameBits(dense, want.data() + i * V, int(V), std::string(path) + " text " + std::to_string(i));
+      ASSERT_EQ(got[i].size(), c["sparse"][i].size()) << path << " text " << i;
+      for (size_t j = 0; j < got[i].size(); ++j) {
+        EXPECT_EQ(got[i][j]["index"], c["sparse"][i][j][0]) << path << " text " << i;
+        worst = std::max(worst, std::fabs(got[i][j]["value"].get<double>() - c["sparse"][i][j][1].get<double>()));
+        scale = std::max(scale, std::fabs(c["sparse"][i][j][1].get<double>()));
+      }
+    }
+    EXPECT_LE(worst / scale, 1e-5) << path;
+  }
+  auto r = post(http, "/embed", {{"inputs", texts[0]}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 424) << r->body;
+  EXPECT_NE(r->body.find("`normalize` is not available for SPLADE models"), std::string::npos) << r->body;
+  r = post(http, "/embed", {{"inputs", texts[0]}, {"normalize", false}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  expectSameBits(floatsOf(json::parse(r->body)[0]), want.data(), int(V), "/embed normalize false");
+  r = http.Get("/info");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(json::parse(r->body)["model_type"]["embedding"]["pooling"], "splade") << r->body;
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+  std::filesystem::remove_all(tmpl);
+}

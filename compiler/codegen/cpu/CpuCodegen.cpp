@@ -881,6 +881,7 @@ llvm::Expected<Kernel> Generator::lowerPool(PoolOp p, const StepArgs &a) {
   case PoolingMode::cls: modeArg = "enc_kernels::kPoolCls"; break;
   case PoolingMode::mean: modeArg = "enc_kernels::kPoolMean"; break;
   case PoolingMode::last: modeArg = "enc_kernels::kPoolLast"; break;
+  case PoolingMode::splade: modeArg = "enc_kernels::kPoolSplade"; break;
   }
   k.symbol = "enc_pool_" + stringifyPoolingMode(mode).str() + "_f32_" + shapeTag(x);
   if (packed_)

@@ -720,6 +720,8 @@ std::string whyNotPool(enc::PoolOp op) {
   case enc::PoolingMode::mean: return "";
   case enc::PoolingMode::last:
     return "pooling last has no CUDA kernel yet (compile this model with --target=cpu)";
+  case enc::PoolingMode::splade:
+    return "pooling splade has no CUDA kernel yet (compile this model with --target=cpu)";
   }
   return "";
 }
@@ -804,7 +806,8 @@ llvm::Error Generator::addPool(enc::PoolOp op) {
   switch (mode) {
   case enc::PoolingMode::cls: modeArg = "enc_cuda::kPoolCls"; break;
   case enc::PoolingMode::mean: modeArg = "enc_cuda::kPoolMean"; break;
-  case enc::PoolingMode::last: return opError(op, whyNotPool(op)); // refused by the check first
+  case enc::PoolingMode::last:
+  case enc::PoolingMode::splade: return opError(op, whyNotPool(op)); // refused by the check first
   }
   const std::string body = "enc_cuda::pool<" + actC_ + ", " + std::to_string(*H) + ", " + modeArg +
                            ", " + (norm ? "true" : "false") + ">(a, " + in(0, actC_) + ", " +

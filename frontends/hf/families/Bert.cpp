@@ -7,6 +7,7 @@ using namespace encc;
 
 namespace encc {
 const ModelFamily &jinaBertFamily(); // families/JinaBert.cpp
+const ModelFamily &bertFamily();
 } // namespace encc
 
 llvm::ArrayRef<llvm::StringRef> BertFamily::modelTypes() const {
@@ -67,6 +68,12 @@ llvm::Expected<ClassifierWeightNames> BertFamily::classifierNames(const ModelCon
   // BertForSequenceClassification: the pooler (dense + tanh on [CLS]) inside
   // "bert.", then "classifier".
   return ClassifierWeightNames{"pooler.dense", "classifier", /*denseUnprefixed=*/false, /*outUnprefixed=*/true};
+}
+
+llvm::Expected<MlmHeadNames> BertFamily::mlmHeadNames(const ModelConfig &c) const {
+  if (this != &bertFamily()) // RoBERTa's lm_head, JinaBERT's: not read yet
+    return ModelFamily::mlmHeadNames(c);
+  return MlmHeadNames{"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias"};
 }
 
 SpecialTokenTexts BertFamily::specialTokens() const { return {"[UNK]", "[CLS]", "[SEP]", "[PAD]"}; }

@@ -20,6 +20,8 @@ public:
   std::vector<std::string> checkpointPrefixes(const ModelConfig &config) const override;
   SpecialTokenTexts specialTokens() const override;
   llvm::Expected<ClassifierWeightNames> classifierNames(const ModelConfig &config) const override;
+  /// BertForMaskedLM's cls.predictions (model_type bert only).
+  llvm::Expected<MlmHeadNames> mlmHeadNames(const ModelConfig &config) const override;
 
 protected:
   /// The dims, type_vocab_size and layer_norm_eps, as BERT reads them.

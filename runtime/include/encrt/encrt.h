@@ -141,7 +141,8 @@ ENCRT_API void encrt_model_release(encrt_model *model);
 typedef struct encrt_model_info {
   const char *architecture; /* config.json model_type, e.g. "bert" */
   int32_t hidden_size, num_layers, num_heads, max_seq, vocab_size;
-  const char *pooling; /* "none", "cls", "mean", "last" */
+  const char *pooling; /* "none", "cls", "mean", "last", "splade" (SPLADE: embedding_dim = the vocabulary
+                          size, one non-negative weight per token id, mostly zero) */
   int32_t normalize;
   int32_t has_pooled_output;
   const char *cpu_target; /* chosen CPU code object; "" on CUDA */

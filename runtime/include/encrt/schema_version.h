@@ -16,7 +16,7 @@
 #define ENCRT_SCHEMA_VERSION_H
 
 #define ENCM_SCHEMA_VERSION 9
-#define ENCM_SCHEMA_MINOR 4
+#define ENCM_SCHEMA_MINOR 5
 /* Schema 8 artifacts (the release before versions had minors) are 9.0. */
 #define ENCM_OLDEST_SCHEMA_VERSION 8
 
@@ -26,6 +26,7 @@
 #define ENCM_FEATURE_DEFAULT_PROMPT "default-prompt" /* 9.1: Metadata.default_prompt set */
 #define ENCM_FEATURE_BPE_CHARS "bpe-chars" /* 9.2: Tokenizer.bpe_alphabet Chars (SentencePiece BPE) */
 #define ENCM_FEATURE_EMBEDDING_DIM "embedding-dim" /* 9.4: Metadata.embedding_dim set (pooled width != hidden) */
+#define ENCM_FEATURE_SPLADE "splade" /* 9.5: Metadata.pooling Splade (SPLADE's vocabulary-wide weights) */
 
 /* Metadata.embedding_dim: at most ENCM_MAX_EMBEDDING_DIM (Dense modules' out_features are read up to it). */
 #define ENCM_MAX_EMBEDDING_DIM 65536

@@ -32,7 +32,7 @@
 // MAXSEQ: error: {{.*}}: --max-seq 65 is out of range [1, 64] (the model's position table)
 
 // RUN: not enc-import %t --pooling max 2>&1 | FileCheck %s --check-prefix=POOLOPT
-// POOLOPT: error: --pooling expects one of none, cls, mean, last, got 'max'
+// POOLOPT: error: --pooling expects one of none, cls, mean, last, splade, got 'max'
 
 // RUN: sed -i 's/"pooling_mode_max_tokens": false/"pooling_mode_max_tokens": true/' %t/1_Pooling/config.json
 // RUN: not enc-import %t 2>&1 | FileCheck %s --check-prefix=POOL

@@ -324,12 +324,12 @@ void mergeHeads(const float *x, float *y, int64_t B, int64_t S, int32_t task,
   }
 }
 
-enum PoolMode : int { kPoolCls = 0, kPoolMean = 1, kPoolLast = 2 };
+enum PoolMode : int { kPoolCls = 0, kPoolMean = 1, kPoolLast = 2, kPoolSplade = 3 };
 
 namespace detail {
 /// One pooled row from the `len` rows of xb [len, H]: cls = the first row
-/// (zeros unless hasRow), mean = their average, last = the last of them
-/// (both zeros when len <= 0).
+/// (zeros unless hasRow), mean = their average, last = the last of them,
+/// splade = log(1 + relu(their maximum)) (all zeros when len <= 0).
 template <int H, int Mode>
 ENC_INLINE void poolRow(const float *xb, int64_t len, bool hasRow, float *yr) {
   if (Mode == kPoolCls) {
@@ -340,6 +340,16 @@ ENC_INLINE void poolRow(const float *xb, int64_t len, bool hasRow, float *yr) {
   if (Mode == kPoolLast) {
     for (int64_t h = 0; h < H; ++h)
       yr[h] = len > 0 ? xb[(len - 1) * H + h] : 0.0f;
+    return;
+  }
+  if (Mode == kPoolSplade) { // max_s log1p(relu(x)) = log1p(relu(max_s x)): both are monotonic
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = 0.0f;
+    for (int64_t s = 0; s < len; ++s)
+      for (int64_t h = 0; h < H; ++h)
+        yr[h] = std::max(yr[h], xb[s * H + h]);
+    for (int64_t h = 0; h < H; ++h)
+      yr[h] = std::log1p(yr[h]);
     return;
   }
   for (int64_t h = 0; h < H; ++h)
