@@ -33,15 +33,6 @@ using namespace mlir::enc;
 
 namespace {
 
-/// fp32 -> bf16 bits, nearest even; NaN stays NaN.
-uint16_t roundToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x40u);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 struct ConvertLinearBf16Pass
     : enc::impl::ConvertLinearBf16PassBase<ConvertLinearBf16Pass>,
       PassCounters {
@@ -70,17 +61,13 @@ Value ConvertLinearBf16Pass::convertWeight(WeightOp w) {
   const std::string name = w.getName().str(), bName = name + ".bf16";
   if (store && !store->find(bName)) {
     const WeightTensor *src = store->find(name);
-    if (!src || src->type != WeightType::F32 ||
+    // The f32 value of the IR's weight, as stored (f32, f16 or bf16).
+    if (!src || !isStoredFloat(src->type) ||
         src->shape != std::vector<int64_t>{rows, cols})
       return converted[w] = Value(); // stays f32
-    WeightTensor t;
-    t.type = WeightType::BF16;
-    t.shape = {rows, cols};
-    t.bytes.resize(rows * cols * sizeof(uint16_t));
-    auto *dst = reinterpret_cast<uint16_t *>(t.bytes.data());
-    for (int64_t i = 0; i < rows * cols; ++i)
-      dst[i] = roundToBf16(src->f32()[i]);
-    store->set(bName, std::move(t));
+    // A bf16 checkpoint's tensor is used as it is; others are rounded as the
+    // artifact is written.
+    store->set(bName, src->roundedTo(WeightType::BF16));
     ++weightsCreated;
   }
   OpBuilder b(w);

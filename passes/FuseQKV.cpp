@@ -72,25 +72,28 @@ int attentionRole(LinearOp op) {
 }
 
 /// Writes the concatenation (along dim 0) of `parts` into `store` as `name`
-/// unless present. Fails when a part is missing or not f32 of `partShape`.
+/// unless present (deferred: the rows are copied as the artifact is written).
+/// Fails when a part is missing or not a float tensor of `partShape`.
 LogicalResult concatIntoStore(WeightStore &store, const std::string &name,
                               ArrayRef<WeightOp> parts,
                               ArrayRef<int64_t> partShape, bool &created) {
   created = false;
   if (store.find(name))
     return success();
-  WeightTensor out;
-  out.type = WeightType::F32;
-  out.shape.assign(partShape.begin(), partShape.end());
-  out.shape[0] *= static_cast<int64_t>(parts.size());
+  std::vector<WeightTensor> tensors;
+  bool sameType = true;
   for (WeightOp p : parts) {
     const WeightTensor *t = store.find(p.getName().str());
-    if (!t || t->type != WeightType::F32 ||
+    if (!t || !isStoredFloat(t->type) ||
         t->shape != std::vector<int64_t>(partShape.begin(), partShape.end()))
       return failure();
-    out.bytes.insert(out.bytes.end(), t->bytes.begin(), t->bytes.end());
+    sameType = sameType && (tensors.empty() || t->type == tensors.front().type);
+    tensors.push_back(*t);
   }
-  store.set(name, std::move(out));
+  if (!sameType)
+    for (WeightTensor &t : tensors)
+      t = t.widenedToF32();
+  store.set(name, WeightTensor::concatRows(std::move(tensors)));
   created = true;
   return success();
 }

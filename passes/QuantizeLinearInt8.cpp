@@ -39,10 +39,12 @@ constexpr int64_t kMaxK = 66311;
 
 /// Symmetric per-row int8 quantisation of `w` [rows, cols]:
 /// s = max|w_row| / 127, q = clamp(rne(w * (127 / max)), -127, 127).
-void quantizeRows(const float *w, int64_t rows, int64_t cols, int8_t *q,
+void quantizeRows(const WeightTensor &w, int64_t rows, int64_t cols, int8_t *q,
                   float *scales) {
+  std::vector<float> buffer(cols);
+  const float *row = buffer.data();
   for (int64_t r = 0; r < rows; ++r) {
-    const float *row = w + r * cols;
+    w.toF32(r * cols, cols, buffer.data());
     float amax = 0.0f;
     for (int64_t c = 0; c < cols; ++c)
       amax = std::max(amax, std::fabs(row[c]));
@@ -132,21 +134,17 @@ QuantizedWeight QuantizeLinearInt8Pass::quantizeWeight(WeightOp w) {
   QuantizedWeight result;
   if (store) {
     const WeightTensor *src = store->find(name);
-    if (!src || src->type != WeightType::F32 ||
+    // The f32 value of the IR's weight, as stored (f32, f16 or bf16).
+    if (!src || !isStoredFloat(src->type) ||
         src->shape != std::vector<int64_t>{rows, cols})
       return quantized[w] = result; // stays f32
     const WeightTensor *q = store->find(qName);
     const WeightTensor *s = store->find(sName);
     if (!q || !s) {
-      WeightTensor qt, st;
-      qt.type = WeightType::I8;
-      qt.shape = {rows, cols};
-      qt.bytes.resize(rows * cols);
-      st.type = WeightType::F32;
-      st.shape = {rows};
-      st.bytes.resize(rows * sizeof(float));
-      quantizeRows(src->f32(), rows, cols,
-                   reinterpret_cast<int8_t *>(qt.bytes.data()), st.f32());
+      auto qt = WeightTensor::allocate(WeightType::I8, {rows, cols});
+      auto st = WeightTensor::allocate(WeightType::F32, {rows});
+      quantizeRows(src->read(), rows, cols,
+                   reinterpret_cast<int8_t *>(qt.mutableData()), st.mutableF32());
       store->set(qName, std::move(qt));
       store->set(sName, std::move(st));
       weightsCreated += 2;

@@ -41,7 +41,7 @@ uint32_t addPlanValue(Plan &plan, std::string name, ValueKind kind, DType dtype,
 }
 
 llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
-                                         const mlir::enc::WeightStore &store,
+                                         mlir::enc::WeightStore &store,
                                          llvm::StringRef who) {
   std::string name = op.getName().str();
   auto fail = [&](const llvm::Twine &msg) {
@@ -50,7 +50,7 @@ llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
   auto type = mlir::cast<mlir::RankedTensorType>(op.getType());
   if (!type.hasStaticShape())
     return fail("must have a static shape");
-  const mlir::enc::WeightTensor *w = store.find(name);
+  mlir::enc::WeightTensor *w = store.find(name);
   if (!w)
     return fail("is not in the weight store");
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
@@ -64,22 +64,23 @@ llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
   }
   mlir::Type et = type.getElementType();
   mlir::enc::WeightType want;
-  size_t bytesPer = 4;
   if (et.isF32())
     want = mlir::enc::WeightType::F32;
   else if (et.isInteger(8))
-    want = mlir::enc::WeightType::I8, bytesPer = 1;
+    want = mlir::enc::WeightType::I8;
   else if (et.isInteger(32))
     want = mlir::enc::WeightType::I32;
   else if (et.isBF16())
-    want = mlir::enc::WeightType::BF16, bytesPer = 2;
+    want = mlir::enc::WeightType::BF16;
   else
     return fail("has an unsupported element type");
+  // A checkpoint's f16 / bf16 tensor that no pass gave another form becomes
+  // the f32 the kernels read, converted as the artifact is written.
+  if (want == mlir::enc::WeightType::F32 && mlir::enc::isStoredFloat(w->type))
+    *w = w->widenedToF32();
   if (w->type != want)
-    return fail("has a different element type in the weight store");
-  if (w->bytes.size() != static_cast<size_t>(w->numElements()) * bytesPer)
-    return fail("has " + std::to_string(w->bytes.size()) + " bytes in the weight store, expected " +
-                std::to_string(w->numElements() * bytesPer));
+    return fail(std::string("has element type ") + mlir::enc::weightTypeName(w->type) + " in the weight store but " +
+                mlir::enc::weightTypeName(want) + " in the IR");
   return WeightInfo{name, planDType(want), shape};
 }
 

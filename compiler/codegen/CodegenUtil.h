@@ -56,10 +56,11 @@ struct WeightInfo {
 };
 
 /// `op` checked against `store`: a static shape, present in the store with
-/// that shape, an f32/i8/i32 element type equal to the stored one, and the
-/// stored byte count; errors as opErrorIn(who, op, ...).
+/// that shape and the IR's element type (f32/i8/i32/bf16; an f16 or bf16
+/// tensor the IR reads as f32 is replaced by its deferred widening here);
+/// errors as opErrorIn(who, op, ...).
 llvm::Expected<WeightInfo> checkWeightOp(mlir::enc::WeightOp op,
-                                         const mlir::enc::WeightStore &store,
+                                         mlir::enc::WeightStore &store,
                                          llvm::StringRef who);
 
 /// The plan dtype of a stored weight's element type.

@@ -11,6 +11,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -67,7 +68,7 @@ llvm::Error placeWeights(const Plan &plan, const mlir::enc::WeightStore &store, 
     }
     out.offset[i] = layout.size;
     placed[v.name] = layout.size;
-    layout.size = alignUp(layout.size + t->bytes.size());
+    layout.size = alignUp(layout.size + t->byteSize());
   }
   return llvm::Error::success();
 }
@@ -95,7 +96,7 @@ buildValues(Builder &fbb, const Plan &plan, const WeightLayout::PerPlan &wl) {
     if (v.kind == ValueKind::Weight) {
       dtype = weightDType(wl.tensor[i]->type);
       wOff = wl.offset[i];
-      wBytes = wl.tensor[i]->bytes.size();
+      wBytes = wl.tensor[i]->byteSize();
     }
     values.push_back(encm::CreateValueDirect(fbb, static_cast<uint32_t>(i), v.name.c_str(),
                                              static_cast<encm::ValueKind>(v.kind), dtype, &v.shape, wOff, wBytes,
@@ -354,9 +355,58 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
 
 } // namespace
 
-llvm::Expected<std::vector<uint8_t>> encc::serializeArtifact(const ArtifactContents &c) {
+namespace {
+
+/// encm_checksum64 (encrt/checksum.h) over bytes that arrive in pieces: the
+/// same four lanes over 32-byte blocks, the same tail and finish.
+class StreamingChecksum {
+public:
+  void add(const uint8_t *p, size_t n) {
+    size_ += n;
+    if (pending_ != 0) {
+      const size_t take = std::min(n, sizeof(block_) - pending_);
+      std::memcpy(block_ + pending_, p, take);
+      pending_ += take, p += take, n -= take;
+      if (pending_ < sizeof(block_))
+        return;
+      mixBlock(block_);
+      pending_ = 0;
+    }
+    for (; n >= sizeof(block_); p += sizeof(block_), n -= sizeof(block_))
+      mixBlock(p);
+    std::memcpy(block_, p, n);
+    pending_ = n;
+  }
+  uint64_t finish() const {
+    uint64_t h = encm_mix64(encm_mix64(encm_mix64(encm_mix64(size_, lane_[0]), lane_[1]), lane_[2]), lane_[3]);
+    for (size_t i = 0; i < pending_; ++i)
+      h = encm_mix64(h, block_[i]);
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return h;
+  }
+
+private:
+  void mixBlock(const uint8_t *p) {
+    uint64_t w[4];
+    std::memcpy(w, p, sizeof(w));
+    for (int i = 0; i < 4; ++i)
+      lane_[i] = encm_mix64(lane_[i], w[i]);
+  }
+  uint64_t lane_[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull, 0xA4093822299F31D0ull,
+                       0x082EFA98EC4E6C89ull};
+  uint8_t block_[32];
+  size_t pending_ = 0;
+  uint64_t size_ = 0;
+};
+
+/// Writes the artifact to `os` piece by piece: the table, each weight as it
+/// is read (deferred ones produced one at a time, so the model is never held
+/// whole), the code objects, the checksum trailer.
+llvm::Error emitArtifact(const ArtifactContents &c, llvm::raw_ostream &os) {
   if (!c.model || !c.tokenizer || !(c.plan || c.cuda) || !c.weights)
-    return llvm::createStringError("serializeArtifact: incomplete contents");
+    return llvm::createStringError("writeArtifact: incomplete contents");
   auto wl = layoutWeights(c);
   if (!wl)
     return wl.takeError();
@@ -382,29 +432,51 @@ llvm::Expected<std::vector<uint8_t>> encc::serializeArtifact(const ArtifactConte
   if (alignUp(table.size()) != weightsOffset)
     return llvm::createStringError("artifact layout is unstable (table size changed with offsets)");
 
-  uint64_t end = codeOffsets.empty() ? alignUp(weightsOffset + storedWeights)
-                                     : codeOffsets.back() + all.back()->bytes.size();
-  std::vector<uint8_t> file(end + ENCM_TRAILER_SIZE, 0);
-  std::memcpy(file.data(), table.data(), table.size());
-  if (!c.randomWeightsSeed)
+  StreamingChecksum sum;
+  uint64_t at = 0;
+  auto put = [&](const uint8_t *p, size_t n) {
+    os.write(reinterpret_cast<const char *>(p), n);
+    sum.add(p, n);
+    at += n;
+  };
+  auto padTo = [&](uint64_t offset) {
+    static const uint8_t zeros[kAlign] = {};
+    while (at < offset)
+      put(zeros, size_t(std::min<uint64_t>(kAlign, offset - at)));
+  };
+  put(table.data(), table.size());
+  if (!c.randomWeightsSeed) {
+    // Each stored tensor once, in the order of its offset.
+    std::map<uint64_t, const mlir::enc::WeightTensor *> byOffset;
     for (const WeightLayout::PerPlan *pp : {&wl->cpu, &wl->cuda})
       for (size_t i = 0; i < pp->tensor.size(); ++i)
-        if (const mlir::enc::WeightTensor *t = pp->tensor[i])
-          std::memcpy(file.data() + weightsOffset + pp->offset[i], t->bytes.data(), t->bytes.size());
-  for (size_t i = 0; i < all.size(); ++i)
-    std::memcpy(file.data() + codeOffsets[i], all[i]->bytes.data(), all[i]->bytes.size());
-  uint64_t sum = encm_checksum64(file.data(), end);
-  std::memcpy(file.data() + end, ENCM_TRAILER_MAGIC, 8);
+        if (pp->tensor[i])
+          byOffset.emplace(pp->offset[i], pp->tensor[i]);
+    for (const auto &[offset, tensor] : byOffset) {
+      padTo(weightsOffset + offset);
+      const mlir::enc::WeightTensor bytes = tensor->read();
+      if (bytes.byteSize() != 0)
+        put(bytes.data(), bytes.byteSize());
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    padTo(codeOffsets[i]);
+    put(all[i]->bytes.data(), all[i]->bytes.size());
+  }
+  padTo(codeOffsets.empty() ? alignUp(weightsOffset + storedWeights) : at);
+  uint8_t trailer[ENCM_TRAILER_SIZE];
+  std::memcpy(trailer, ENCM_TRAILER_MAGIC, 8);
+  const uint64_t checksum = sum.finish();
   for (int i = 0; i < 8; ++i)
-    file[end + 8 + i] = static_cast<uint8_t>(sum >> (8 * i));
-  return file;
+    trailer[8 + i] = static_cast<uint8_t>(checksum >> (8 * i));
+  os.write(reinterpret_cast<const char *>(trailer), sizeof(trailer));
+  return llvm::Error::success();
 }
 
+} // namespace
+
 llvm::Error encc::writeArtifact(const std::string &path, const ArtifactContents &c) {
-  auto bytes = serializeArtifact(c);
-  if (!bytes)
-    return bytes.takeError();
-  return writeFileAtomically(path, *bytes);
+  return writeFileAtomically(path, [&](llvm::raw_ostream &os) { return emitArtifact(c, os); });
 }
 
 llvm::Error encc::checkOutputTarget(const std::string &path) {
@@ -426,6 +498,18 @@ llvm::Error encc::checkOutputTarget(const std::string &path) {
 
 llvm::Error encc::writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
                                       unsigned mode) {
+  return writeFileAtomically(
+      path,
+      [&](llvm::raw_ostream &os) {
+        os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        return llvm::Error::success();
+      },
+      mode);
+}
+
+llvm::Error encc::writeFileAtomically(const std::string &path,
+                                      llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write,
+                                      unsigned mode) {
   if (llvm::Error e = checkOutputTarget(path))
     return e;
   // A fresh temporary beside the target (O_EXCL: never an existing file or a
@@ -443,8 +527,14 @@ llvm::Error encc::writeFileAtomically(const std::string &path, llvm::ArrayRef<ui
   };
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/false);
-    os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    llvm::Error written = write(os);
     os.flush();
+    if (written) {
+      os.clear_error();
+      ::close(fd);
+      llvm::sys::fs::remove(tmp);
+      return written;
+    }
     if (os.has_error()) {
       std::error_code ec = os.error();
       os.clear_error(); // handled here, not by raw_fd_ostream's fatal error

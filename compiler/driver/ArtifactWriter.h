@@ -13,6 +13,8 @@
 #include "ir/WeightStore.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Error.h"
 
 #include <optional>
@@ -35,10 +37,8 @@ struct ArtifactContents {
   std::string source; ///< what was compiled, as the user named it
 };
 
-/// The artifact's bytes.
-llvm::Expected<std::vector<uint8_t>> serializeArtifact(const ArtifactContents &contents);
-
-/// Serialises and writes atomically (temp file + rename).
+/// Writes the artifact atomically (temp file + rename), streaming: weights are
+/// read (deferred ones produced) one at a time as they are written.
 llvm::Error writeArtifact(const std::string &path, const ArtifactContents &contents);
 
 /// An error unless `path` is absent, a regular file or a link to one (what
@@ -49,6 +49,11 @@ llvm::Error checkOutputTarget(const std::string &path);
 /// created with `mode`), fsync and rename; nothing is left behind on failure.
 /// An existing `path` must pass checkOutputTarget.
 llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
+                                unsigned mode = 0666);
+/// The same, with the contents written by `write` (an error from it removes
+/// the temporary and is returned).
+llvm::Error writeFileAtomically(const std::string &path,
+                                llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write,
                                 unsigned mode = 0666);
 
 } // namespace encc

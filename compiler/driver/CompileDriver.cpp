@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <optional>
 
 using namespace encc;
@@ -348,10 +349,17 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   auto model = importModel(*ctx, opt.modelDir, io);
   if (!model)
     return model.takeError();
+  // The dtypes the weights are held in (a checkpoint's, as stored).
+  std::set<mlir::enc::WeightType> types;
+  for (const auto &[name, t] : model->weights.all())
+    types.insert(t.type);
+  std::string held;
+  for (mlir::enc::WeightType type : types)
+    held += std::string(held.empty() ? "" : " + ") + mlir::enc::weightTypeName(type);
   const std::string weightsKind =
       opt.randomWeightsSeed ? " of RANDOM weights, seed " + std::to_string(*opt.randomWeightsSeed) +
                                   ": outputs are meaningless"
-                            : " of weights";
+                            : " of " + held + " weights";
   progress("imported " + model->description.architecture + " (" + std::to_string(model->description.layers) +
            " layers, hidden " + std::to_string(model->description.hidden) + ", " + fmt("%.1f MB", model->weights.totalBytes() / 1e6) +
            weightsKind + ") in " + fmt("%.2f s", sw.seconds()));

@@ -67,12 +67,26 @@ static std::string shapeStr(const std::vector<int64_t> &s) {
   return r + "]";
 }
 
-/// The index of the first value of `t` that is NaN or infinite, or -1.
-static int64_t firstNonFinite(const mlir::enc::WeightTensor &t) {
-  const float *f = t.f32();
-  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
-    if (!std::isfinite(f[i]))
-      return i;
+/// The index of the first value of `t` (f32, f16 or bf16, resident) that is
+/// NaN or infinite, or -1; `isNan` says which it is.
+static int64_t firstNonFinite(const mlir::enc::WeightTensor &t, bool &isNan) {
+  using mlir::enc::WeightType;
+  const int64_t n = t.numElements();
+  if (t.type == WeightType::F32) {
+    const float *f = t.f32();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(f[i]))
+        return isNan = std::isnan(f[i]), i;
+    return -1;
+  }
+  // 16-bit floats: an all-ones exponent is infinity (mantissa 0) or NaN.
+  const uint16_t exponent = t.type == WeightType::F16 ? 0x7c00 : 0x7f80;
+  const uint8_t *b = t.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t v = uint16_t(b[2 * i] | b[2 * i + 1] << 8);
+    if ((v & exponent) == exponent)
+      return isNan = (v & ~exponent & 0x7fff) != 0, i;
+  }
   return -1;
 }
 
@@ -165,40 +179,55 @@ llvm::Expected<Checkpoint> Checkpoint::open(const std::string &dir) {
 }
 
 /// Tensor `fileName` of `file` (its header entry `info`, null when absent;
-/// `where` names the file when there is none) as f32, which must have `shape`.
+/// `where` names the file when there is none) as stored, which must have
+/// `shape` and only finite values (unless `allowNonFinite`).
 llvm::Expected<mlir::enc::WeightTensor> readChecked(const SafeTensorsFile *file, const SafeTensorInfo *info,
                                                     const std::string &where, const std::string &fileName,
-                                                    const std::vector<int64_t> &shape) {
+                                                    const std::vector<int64_t> &shape, bool allowNonFinite) {
   if (!info)
     return hfError((file ? file->path() : where) + ": tensor '" + fileName + "' is missing");
   if (info->shape != shape)
     return hfError(file->path() + ": tensor '" + fileName + "' has shape " + shapeStr(info->shape) +
                    ", expected " + shapeStr(shape));
-  return file->readF32(fileName);
+  auto t = file->read(fileName);
+  if (!t)
+    return t.takeError();
+  bool isNan = false;
+  if (int64_t bad = allowNonFinite ? -1 : firstNonFinite(*t, isNan); bad >= 0)
+    return hfError(file->path() + ": tensor '" + fileName + "' has a non-finite value (" +
+                   (isNan ? "NaN" : "infinity") + ") at index " + Twine(bad) +
+                   "; every output would be NaN (--allow-nonfinite compiles it anyway)");
+  return t;
 }
 
-/// The checkpoint tensor `fileName` as f32, which must have `shape`.
+/// The checkpoint tensor `fileName` as stored, which must have `shape`.
 llvm::Expected<mlir::enc::WeightTensor> readTensor(const Checkpoint &ckpt, const std::string &fileName,
-                                                   const std::vector<int64_t> &shape) {
+                                                   const std::vector<int64_t> &shape, bool allowNonFinite) {
   auto [file, info] = ckpt.find(fileName);
-  return readChecked(file, info, ckpt.path(), fileName, shape);
+  return readChecked(file, info, ckpt.path(), fileName, shape, allowNonFinite);
 }
 
 /// spec.concatOf's tensors (under `base`), each spec.shape with dim 0 divided
-/// by their count, concatenated along dim 0.
+/// by their count, concatenated along dim 0 (when the artifact is written; in
+/// f32 if their stored dtypes differ).
 llvm::Expected<mlir::enc::WeightTensor> readConcatenated(const Checkpoint &ckpt, const std::string &base,
-                                                         const WeightSpec &spec) {
+                                                         const WeightSpec &spec, bool allowNonFinite) {
   std::vector<int64_t> partShape = spec.shape;
   partShape[0] /= static_cast<int64_t>(spec.concatOf.size());
-  mlir::enc::WeightTensor out;
-  out.shape = spec.shape;
+  std::vector<mlir::enc::WeightTensor> parts;
   for (const std::string &part : spec.concatOf) {
-    auto t = readTensor(ckpt, base + part, partShape);
+    auto t = readTensor(ckpt, base + part, partShape, allowNonFinite);
     if (!t)
       return t.takeError();
-    out.bytes.insert(out.bytes.end(), t->bytes.begin(), t->bytes.end());
+    parts.push_back(std::move(*t));
   }
-  return out;
+  for (const mlir::enc::WeightTensor &p : parts)
+    if (p.type != parts.front().type) {
+      for (mlir::enc::WeightTensor &q : parts)
+        q = q.widenedToF32();
+      break;
+    }
+  return mlir::enc::WeightTensor::concatRows(std::move(parts));
 }
 
 } // namespace
@@ -220,42 +249,33 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
 
   for (const WeightSpec &spec : expectedWeights(c)) {
     if (spec.zeros) {
-      mlir::enc::WeightTensor zeros;
-      zeros.shape = spec.shape;
-      zeros.bytes.assign(size_t(zeros.numElements()) * 4, 0);
-      store.set(spec.name, std::move(zeros));
+      store.set(spec.name, mlir::enc::WeightTensor::allocate(mlir::enc::WeightType::F32, spec.shape));
       continue;
     }
     const std::string base = spec.unprefixed ? "" : prefix;
-    std::string fileName = base + spec.name;
-    const SafeTensorsFile *module = nullptr; // spec.file's, when it has one
     llvm::Expected<mlir::enc::WeightTensor> t = mlir::enc::WeightTensor();
     if (!spec.file.empty()) {
       auto file = ckpt->moduleFile(dir, spec.file);
       if (!file)
         return file.takeError();
-      module = *file;
-      fileName = spec.stored;
-      t = readChecked(module, module->find(fileName), module->path(), fileName, spec.shape);
+      const SafeTensorsFile *module = *file;
+      t = readChecked(module, module->find(spec.stored), module->path(), spec.stored, spec.shape,
+                      opts.allowNonFinite);
+    } else if (spec.concatOf.empty()) {
+      t = readTensor(*ckpt, base + spec.name, spec.shape, opts.allowNonFinite);
     } else {
-      t = spec.concatOf.empty() ? readTensor(*ckpt, fileName, spec.shape) : readConcatenated(*ckpt, base, spec);
+      t = readConcatenated(*ckpt, base, spec, opts.allowNonFinite);
     }
     if (!t)
       return t.takeError();
-    if (spec.addOne)
-      for (float *f = t->f32(), *end = f + t->numElements(); f != end; ++f)
-        *f += 1.0f; // in f32, as Gemma3RMSNorm computes 1.0 + weight.float()
-    if (int64_t bad = opts.allowNonFinite ? -1 : firstNonFinite(*t); bad >= 0) {
-      const bool isNan = std::isnan(t->f32()[bad]);
-      if (!spec.concatOf.empty()) { // the part that holds it, and the index in that part
-        const int64_t partElements = t->numElements() / static_cast<int64_t>(spec.concatOf.size());
-        fileName = base + spec.concatOf[bad / partElements];
-        bad %= partElements;
-      }
-      return hfError((module ? module : ckpt->find(fileName).first)->path() + ": tensor '" + fileName +
-                     "' has a non-finite value (" +
-                     (isNan ? "NaN" : "infinity") + ") at index " + Twine(bad) +
-                     "; every output would be NaN (--allow-nonfinite compiles it anyway)");
+    if (spec.addOne) {
+      // In f32, as Gemma3RMSNorm computes 1.0 + weight.float().
+      auto plusOne = mlir::enc::WeightTensor::allocate(mlir::enc::WeightType::F32, t->shape);
+      float *f = plusOne.mutableF32();
+      t->read().toF32(0, t->numElements(), f);
+      for (int64_t i = 0, n = plusOne.numElements(); i < n; ++i)
+        f[i] += 1.0f;
+      *t = std::move(plusOne);
     }
     store.set(spec.name, std::move(*t));
   }
@@ -277,10 +297,10 @@ namespace {
 /// generated at load (Artifact.cpp) and the most any artifact would carry.
 constexpr uint64_t kMaxWeightBytes = uint64_t(64) << 30;
 
-/// Up-front size check of every weight the config implies (fp32 while
-/// compiling), so a config with huge dims is a one-line error instead of an
-/// overflowed size or an allocation failure deep in the compile.
-llvm::Error checkWeightsFit(const ModelConfig &c, const std::string &configPath) {
+/// Up-front size check of every weight the config implies (at fp32), so a
+/// config with huge dims is a one-line error instead of an overflowed size or
+/// an allocation failure deep in the compile.
+llvm::Error checkWeightsFit(const ModelConfig &c, const std::string &configPath, bool randomWeights) {
   uint64_t total = 0;
   for (const WeightSpec &spec : expectedWeights(c)) {
     uint64_t bytes = 4;
@@ -296,11 +316,15 @@ llvm::Error checkWeightsFit(const ModelConfig &c, const std::string &configPath)
                    (total == UINT64_MAX ? std::string("more than 2^64 bytes") : gib(total)) +
                    " of fp32 weights, over the limit of " + gib(kMaxWeightBytes));
   const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
-  // The passes and the weight packing hold up to about three copies.
-  if (memory > 0 && total > memory / 3)
-    return hfError(configPath + ": the model's dims imply " + gib(total) +
-                   " of fp32 weights; compiling holds up to three copies and this machine has " +
-                   gib(memory) + " of memory");
+  // Checkpoint weights stay in the mapped files and are converted and packed
+  // one tensor at a time as the artifact is written; what compiling holds in
+  // memory is the int8 tier's quantised copy (a quarter of fp32). Generated
+  // weights are made whole in fp32, and quantised beside that.
+  const uint64_t held = randomWeights ? total + total / 4 : total / 4;
+  if (memory > 0 && held > memory / 3 * 2)
+    return hfError(configPath + ": the model's dims imply " + gib(total) + " of fp32 weights; compiling " +
+                   (randomWeights ? "generated weights" : "them") + " holds up to " + gib(held) +
+                   " in memory and this machine has " + gib(memory));
   return llvm::Error::success();
 }
 
@@ -357,7 +381,7 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
                      " entries are more than the artifact's " + Twine(ENCM_MAX_EMBEDDING_DIM));
   }
 
-  if (auto e = checkWeightsFit(c, configPath))
+  if (auto e = checkWeightsFit(c, configPath, opts.randomWeightsSeed.has_value()))
     return std::move(e);
   ImportedModel m;
   if (opts.randomWeightsSeed) {

@@ -39,11 +39,9 @@ mlir::enc::WeightStore encc::randomWeights(const ModelConfig &config, uint64_t s
   // Sum of 4 uniforms on [0, 65535]: mean 2 * 65535, std 65536 / sqrt(3).
   const float scale = static_cast<float>(kInitStd / (65536.0 / std::sqrt(3.0)));
   for (const WeightSpec &spec : expectedWeights(config)) {
-    mlir::enc::WeightTensor t;
-    t.shape = spec.shape;
+    auto t = mlir::enc::WeightTensor::allocate(mlir::enc::WeightType::F32, spec.shape);
     const int64_t n = t.numElements();
-    t.bytes.assign(size_t(n) * 4, 0);
-    float *out = t.f32();
+    float *out = t.mutableF32();
     const bool isBias = spec.name.size() > 5 && spec.name.compare(spec.name.size() - 5, 5, ".bias") == 0;
     if (spec.zeros) {
       // a part the model does not have (WeightSpec::zeros) stays zero

@@ -1,6 +1,5 @@
 //===- SafeTensors.cpp - Reader for the safetensors file format -----------===//
 #include "frontends/hf/SafeTensors.h"
-#include "encrt/float16.h"
 #include "frontends/hf/HFUtil.h"
 
 #include <nlohmann/json.hpp>
@@ -134,29 +133,26 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, const st
   return std::move(file);
 }
 
-llvm::Expected<mlir::enc::WeightTensor> SafeTensorsFile::readF32(const std::string &name) const {
+llvm::Expected<mlir::enc::WeightTensor> SafeTensorsFile::read(const std::string &name) const {
   const SafeTensorInfo *info = find(name);
   if (!info)
     return hfError(path_ + ": tensor '" + name + "' is missing");
-  mlir::enc::WeightTensor t;
-  t.type = mlir::enc::WeightType::F32;
-  t.shape = info->shape;
-  uint64_t n = uint64_t(t.numElements());
-  t.bytes.resize(n * 4);
-  const uint8_t *src = data_ + info->begin;
-  float *dst = t.f32();
-  if (info->dtype == "F32") {
-    if (n != 0) // an empty tensor has no storage: memcpy(nullptr, ..., 0) is undefined
-      std::memcpy(dst, src, n * 4);
-  } else if (info->dtype == "F16" || info->dtype == "BF16") {
-    bool half = info->dtype == "F16";
-    for (uint64_t i = 0; i < n; ++i) {
-      uint16_t v = uint16_t(src[2 * i] | src[2 * i + 1] << 8);
-      dst[i] = half ? encm_f16_to_f32(v) : encm_bf16_to_f32(v);
-    }
-  } else {
+  mlir::enc::WeightType type;
+  if (info->dtype == "F32")
+    type = mlir::enc::WeightType::F32;
+  else if (info->dtype == "F16")
+    type = mlir::enc::WeightType::F16;
+  else if (info->dtype == "BF16")
+    type = mlir::enc::WeightType::BF16;
+  else
     return hfError(path_ + ": tensor '" + name + "' has dtype " + info->dtype +
                    "; supported: F32, F16, BF16");
-  }
-  return std::move(t);
+  const uint8_t *at = data_ + info->begin;
+  if (reinterpret_cast<uintptr_t>(at) % mlir::enc::weightTypeSize(type) == 0)
+    return mlir::enc::WeightTensor::view(type, info->shape, buffer_, at);
+  // Misaligned for its element type (a header whose length is not a multiple
+  // of 8): copied, so that readers may use it as an array.
+  mlir::enc::WeightTensor copy = mlir::enc::WeightTensor::allocate(type, info->shape);
+  std::memcpy(copy.mutableData(), at, copy.byteSize());
+  return std::move(copy);
 }

@@ -4,7 +4,7 @@
 // JSON ({"name": {"dtype", "shape", "data_offsets": [begin, end]}, ...,
 // optional "__metadata__"}), then the data; offsets are relative to the data
 // start. The file is mapped, every entry is validated when it is opened, and
-// tensors are converted to f32 on request.
+// tensors are read as views of the mapping in their stored dtype.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCC_FRONTENDS_HF_SAFETENSORS_H
@@ -40,12 +40,13 @@ public:
   const SafeTensorInfo *find(const std::string &name) const;
   const std::string &path() const { return path_; }
 
-  /// Converts tensor `name` (F32, F16 or BF16) to an f32 WeightTensor.
-  llvm::Expected<mlir::enc::WeightTensor> readF32(const std::string &name) const;
+  /// Tensor `name` (F32, F16 or BF16) as stored: a view of the mapped file,
+  /// which stays mapped while the view lives.
+  llvm::Expected<mlir::enc::WeightTensor> read(const std::string &name) const;
 
 private:
   std::string path_;
-  std::unique_ptr<llvm::MemoryBuffer> buffer_;
+  std::shared_ptr<const llvm::MemoryBuffer> buffer_;
   const uint8_t *data_ = nullptr; ///< start of the data section
   uint64_t dataSize_ = 0;
   std::map<std::string, SafeTensorInfo> tensors_;

@@ -351,16 +351,14 @@ llvm::Expected<mlir::Value> Lowerer::weight(const onnx::Node &n, Val &v, const s
   if (v.dims.empty() || llvm::any_of(v.dims, [](int64_t d) { return d <= 0; }))
     return nodeErr(n, "weight '" + v.name + "' has the shape " + shapeText(v.dims) + " (a tensor with no empty "
                       "dimension expected)");
-  enc::WeightTensor t;
-  t.type = enc::WeightType::F32;
-  t.shape = v.dims;
+  std::vector<int64_t> shape = v.dims;
   if (transpose2d) {
     if (v.dims.size() != 2)
       return nodeErr(n, "weight '" + v.name + "' is not a matrix");
-    t.shape = {v.dims[1], v.dims[0]};
+    shape = {v.dims[1], v.dims[0]};
   }
-  t.bytes.resize(size_t(product(t.shape)) * 4);
-  float *out = t.f32();
+  auto t = enc::WeightTensor::allocate(enc::WeightType::F32, shape);
+  float *out = t.mutableF32();
   if (transpose2d) {
     const int64_t k = v.dims[0], nn = v.dims[1];
     for (int64_t r = 0; r < k; ++r)

@@ -154,12 +154,10 @@ std::string moduleText(const Cfg &c) {
 void addWeight(WeightStore &ws, const std::string &name,
                std::vector<int64_t> shape, std::mt19937 &rng, float lo,
                float hi) {
-  WeightTensor t;
-  t.shape = std::move(shape);
-  t.bytes.resize(t.numElements() * 4);
+  WeightTensor t = WeightTensor::allocate(mlir::enc::WeightType::F32, std::move(shape));
   std::uniform_real_distribution<float> d(lo, hi);
   for (int64_t i = 0; i < t.numElements(); ++i)
-    t.f32()[i] = d(rng);
+    t.mutableF32()[i] = d(rng);
   ws.set(name, std::move(t));
 }
 
@@ -368,10 +366,11 @@ runPlan(const Plan &plan, void *handle, const WeightStore &ws,
   const int64_t T = offsets[B];
   std::vector<std::vector<float>> storage(plan.values.size());
   std::vector<void *> ptr(plan.values.size(), nullptr);
+  std::vector<WeightTensor> held(plan.values.size()); // packed layouts, produced
   for (size_t i = 0; i < plan.values.size(); ++i) {
     const PlanValue &v = plan.values[i];
     if (v.kind == ValueKind::Weight)
-      ptr[i] = const_cast<uint8_t *>(ws.find(v.name)->bytes.data());
+      held[i] = ws.find(v.name)->read(), ptr[i] = const_cast<uint8_t *>(held[i].data());
     else if (v.kind == ValueKind::Activation || v.kind == ValueKind::Output) {
       storage[i].assign(elems(v, B, S, T), NAN);
       ptr[i] = storage[i].data();

@@ -155,14 +155,12 @@ Weights makeWeights() {
   std::mt19937 rng(77);
   auto f32 = [&](const std::string &name, std::vector<int64_t> shape, float lo,
                  float hi) {
-    WeightTensor wt;
-    wt.shape = shape;
-    wt.bytes.resize(wt.numElements() * 4);
+    WeightTensor wt = WeightTensor::allocate(WeightType::F32, shape);
     std::uniform_real_distribution<float> d(lo, hi);
     std::vector<float> v(wt.numElements());
     for (float &e : v)
       e = d(rng);
-    std::memcpy(wt.bytes.data(), v.data(), wt.bytes.size());
+    std::memcpy(wt.mutableData(), v.data(), wt.byteSize());
     W.store.set(name, std::move(wt));
     W.f[name] = v;
   };
@@ -173,17 +171,12 @@ Weights makeWeights() {
       e = d(rng);
     W.f[base] = v;
     quantizeRowsRef(v, rows, cols, W.q[base], W.s[base]);
-    WeightTensor wq, ws;
-    wq.type = WeightType::I8;
-    wq.shape = {rows, cols};
-    for (int e : W.q[base])
-      wq.bytes.push_back(static_cast<uint8_t>(static_cast<int8_t>(e)));
-    ws.shape = {rows};
-    ws.bytes.resize(rows * 4);
-    for (int64_t r = 0; r < rows; ++r) {
-      float f = float(W.s[base][r]);
-      std::memcpy(ws.bytes.data() + 4 * r, &f, 4);
-    }
+    WeightTensor wq = WeightTensor::allocate(WeightType::I8, {rows, cols});
+    WeightTensor ws = WeightTensor::allocate(WeightType::F32, {rows});
+    for (size_t e = 0; e < W.q[base].size(); ++e)
+      wq.mutableData()[e] = static_cast<uint8_t>(static_cast<int8_t>(W.q[base][e]));
+    for (int64_t r = 0; r < rows; ++r)
+      ws.mutableF32()[r] = float(W.s[base][r]);
     W.store.set(base + ".q8", std::move(wq));
     W.store.set(base + ".q8scale", std::move(ws));
   };
@@ -282,6 +275,7 @@ size_t dtypeBytes(DType d) { return d == DType::U8 || d == DType::I8 ? 1 : 4; }
 
 struct PlanRun {
   std::vector<std::vector<float>> storage; ///< per value (byte buffers)
+  std::vector<WeightTensor> weights;       ///< per value (packed layouts, produced)
   std::vector<void *> ptr;
 };
 
@@ -295,10 +289,12 @@ PlanRun runPlan(const Plan &plan, void *handle, WeightStore &ws,
   PlanRun run;
   run.storage.resize(plan.values.size());
   run.ptr.assign(plan.values.size(), nullptr);
+  run.weights.resize(plan.values.size());
   for (size_t i = 0; i < plan.values.size(); ++i) {
     const PlanValue &v = plan.values[i];
     if (v.kind == ValueKind::Weight) {
-      run.ptr[i] = ws.find(v.name)->bytes.data();
+      run.weights[i] = ws.find(v.name)->read();
+      run.ptr[i] = const_cast<uint8_t *>(run.weights[i].data());
     } else if (v.kind == ValueKind::Activation || v.kind == ValueKind::Output) {
       int64_t n = dtypeBytes(v.dtype);
       for (int64_t d : v.shape)
@@ -556,10 +552,7 @@ func.func @forward(%ids: tensor<?x?xi32>, %lengths: tensor<?xi32>) -> tensor<?x?
   ASSERT_TRUE(module);
   WeightStore ws;
   auto f32 = [&](const std::string &name, std::vector<int64_t> shape) {
-    WeightTensor t;
-    t.shape = shape;
-    t.bytes.assign(t.numElements() * 4, 0);
-    ws.set(name, std::move(t));
+    ws.set(name, WeightTensor::allocate(WeightType::F32, shape));
   };
   f32("word", {10, 8});
   f32("pos", {8, 8});

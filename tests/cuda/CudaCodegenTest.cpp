@@ -96,22 +96,6 @@ bool noNvcc(std::string &why) {
   return true;
 }
 
-float weightElement(const mlir::enc::WeightTensor &t, int64_t i) {
-  uint16_t h;
-  switch (t.type) {
-  case mlir::enc::WeightType::F32: return t.f32()[i];
-  case mlir::enc::WeightType::F16:
-    std::memcpy(&h, t.bytes.data() + 2 * i, 2);
-    return encm_f16_to_f32(h);
-  case mlir::enc::WeightType::BF16:
-    std::memcpy(&h, t.bytes.data() + 2 * i, 2);
-    return encm_bf16_to_f32(h);
-  case mlir::enc::WeightType::I8: return static_cast<int8_t>(t.bytes[i]);
-  case mlir::enc::WeightType::I32: return reinterpret_cast<const int32_t *>(t.bytes.data())[i];
-  }
-  return 0.0f;
-}
-
 /// Every documented invariant of a CUDA plan (see CudaCodegen.h and
 /// encrt/cuda_kernel_abi.h); `act` is the activation dtype.
 void checkPlan(const Plan &plan, const std::string &source,
@@ -250,8 +234,9 @@ void checkPlan(const Plan &plan, const std::string &source,
         ASSERT_NE(f, nullptr);
         ASSERT_EQ(f->type, mlir::enc::WeightType::F32);
         const double rel = act == DType::F16 ? 1.0 / 2048 : 1.0 / 256;
+        const std::vector<float> wants = f->floats(), gots = t->floats(); // rounded as written
         for (int64_t e = 0; e < t->numElements(); ++e) {
-          const float want = f->f32()[e], got = weightElement(*t, e);
+          const float want = wants[e], got = gots[e];
           ASSERT_LE(std::fabs(got - want), rel * std::fabs(want) + 6e-8) << pv.name << "[" << e << "]";
         }
       } else {
@@ -295,10 +280,11 @@ void checkInt8Weights(const Plan &plan, const mlir::enc::WeightStore &weights) {
                *f = weights.find(base);
     ASSERT_TRUE(q && s && f) << base;
     const int64_t N = q->shape[0], K = q->shape[1];
+    const std::vector<float> qv = q->floats(), sv = s->floats(), fv = f->floats();
     for (int64_t n = 0; n < N; ++n)
       for (int64_t k = 0; k < K; ++k) {
-        const float got = static_cast<int8_t>(q->bytes[n * K + k]) * s->f32()[n];
-        ASSERT_LE(std::fabs(got - f->f32()[n * K + k]), s->f32()[n] * 1.0001f)
+        const float got = qv[n * K + k] * sv[n];
+        ASSERT_LE(std::fabs(got - fv[n * K + k]), sv[n] * 1.0001f)
             << qName << "[" << n << ", " << k << "]";
       }
     ++checked;
@@ -490,7 +476,7 @@ TEST(CudaCodegen, MiniLMFp16AllArchs) {
   uint64_t bytes = 0;
   for (const PlanValue &v : gen->plan.values)
     if (v.kind == ValueKind::Weight)
-      bytes += compiled->model.weights.find(v.name)->bytes.size();
+      bytes += compiled->model.weights.find(v.name)->byteSize();
   EXPECT_LT(bytes, 50u << 20) << "fp16 MiniLM weights should be about 45 MB";
   std::string why;
   if (noNvcc(why))

@@ -49,26 +49,7 @@ struct Emulator {
   void loadWeight(uint32_t id) {
     const PlanValue &v = plan.values[id];
     const mlir::enc::WeightTensor *t = weights.find(v.name);
-    std::vector<float> &f = buf[id];
-    f.resize(t->numElements());
-    for (int64_t i = 0; i < t->numElements(); ++i) {
-      uint16_t h;
-      switch (t->type) {
-      case mlir::enc::WeightType::F32: f[i] = t->f32()[i]; break;
-      case mlir::enc::WeightType::I8: f[i] = static_cast<int8_t>(t->bytes[i]); break;
-      case mlir::enc::WeightType::I32:
-        f[i] = static_cast<float>(reinterpret_cast<const int32_t *>(t->bytes.data())[i]);
-        break;
-      case mlir::enc::WeightType::F16:
-        std::memcpy(&h, t->bytes.data() + 2 * i, 2);
-        f[i] = encm_f16_to_f32(h);
-        break;
-      case mlir::enc::WeightType::BF16:
-        std::memcpy(&h, t->bytes.data() + 2 * i, 2);
-        f[i] = encm_bf16_to_f32(h);
-        break;
-      }
-    }
+    buf[id] = t->floats();
   }
 
   /// LayerNorm of row v in place; then y (rounded) and optional int8 q/qs.

@@ -37,14 +37,14 @@ void encc::testing::writeRandomWeightsFolder(const std::string &configPath, uint
     if (!t)
       throw std::runtime_error("randomWeights made no " + spec.name);
     if (spec.concatOf.empty()) {
-      parts.push_back({spec.name, t->shape, t->bytes.data(), t->bytes.size()});
+      parts.push_back({spec.name, t->shape, t->data(), t->byteSize()});
       continue;
     }
-    const size_t n = spec.concatOf.size(), each = t->bytes.size() / n;
+    const size_t n = spec.concatOf.size(), each = t->byteSize() / n;
     std::vector<int64_t> shape = t->shape;
     shape[0] /= static_cast<int64_t>(n);
     for (size_t i = 0; i < n; ++i)
-      parts.push_back({spec.concatOf[i], shape, t->bytes.data() + i * each, each});
+      parts.push_back({spec.concatOf[i], shape, t->data() + i * each, each});
   }
 
   nlohmann::json header = nlohmann::json::object();

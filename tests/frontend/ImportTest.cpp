@@ -69,8 +69,9 @@ void expectWeightsMatch(const ImportedModel &m, const encc::testing::TinyModel &
       continue; // e.g. pooler weights the encoder does not use
     ASSERT_EQ(t->shape, tiny.shapes.at(name)) << canon;
     ASSERT_EQ(size_t(t->numElements()), values.size()) << canon;
+    const std::vector<float> got = t->floats();
     for (size_t i = 0; i < values.size(); ++i)
-      ASSERT_EQ(double(t->f32()[i]), values[i]) << canon << "[" << i << "]";
+      ASSERT_EQ(double(got[i]), values[i]) << canon << "[" << i << "]";
     ++compared;
   }
   EXPECT_EQ(compared, m.weights.all().size());
@@ -227,9 +228,11 @@ TEST(Import, ShardedCheckpoint) {
   ASSERT_TRUE(q0 && q1);
   const std::vector<double> &want0 = tiny.weights.at("encoder.layer.0.attention.self.query.weight");
   const std::vector<double> &want1 = tiny.weights.at("encoder.layer.1.attention.self.query.weight");
+  EXPECT_EQ(q1->type, mlir::enc::WeightType::BF16) << "kept as stored";
+  const std::vector<float> got0 = q0->floats(), got1 = q1->floats();
   for (size_t i = 0; i < want0.size(); ++i) {
-    ASSERT_EQ(q0->f32()[i], float(want0[i])) << i;
-    ASSERT_EQ(q1->f32()[i], float(encc::testing::roundToDtype(want1[i], "BF16"))) << i;
+    ASSERT_EQ(got0[i], float(want0[i])) << i;
+    ASSERT_EQ(got1[i], float(encc::testing::roundToDtype(want1[i], "BF16"))) << i;
   }
 
   // A tensor the index maps to a shard that lacks it; one it does not map.
@@ -333,7 +336,7 @@ TEST(Import, SentenceTransformersDenseModules) {
   const mlir::enc::WeightTensor *b0 = m->weights.find("dense.0.linear.bias");
   ASSERT_TRUE(w0 && b0 && m->weights.find("dense.1.linear.weight"));
   EXPECT_EQ(w0->shape, (std::vector<int64_t>{96, 64}));
-  EXPECT_EQ(b0->f32()[0], 0.25f);
+  EXPECT_EQ(b0->floats()[0], 0.25f);
   EXPECT_EQ(m->weights.find("dense.1.linear.bias"), nullptr);
   auto ops = countOps(*m->module);
   EXPECT_EQ(ops["enc.tanh"], 1);
@@ -461,12 +464,12 @@ TEST(Import, DistilbertNamesAndSyntheticTokenTypes) {
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   const auto *q = m->weights.find("transformer.layer.1.attention.q_lin.weight");
   ASSERT_NE(q, nullptr);
-  EXPECT_EQ(double(q->f32()[5]), tiny.weights.at("encoder.layer.1.attention.self.query.weight")[5]);
+  EXPECT_EQ(double(q->floats()[5]), tiny.weights.at("encoder.layer.1.attention.self.query.weight")[5]);
   const auto *tt = m->weights.find("embeddings.token_type_embeddings.weight");
   ASSERT_NE(tt, nullptr);
   EXPECT_EQ(tt->shape, (std::vector<int64_t>{1, 64}));
-  for (int64_t i = 0; i < tt->numElements(); ++i)
-    ASSERT_EQ(tt->f32()[i], 0.0f);
+  for (float f : tt->floats())
+    ASSERT_EQ(f, 0.0f);
 }
 
 TEST(Import, TokenizerJsonWordPieceAndBPE) {
@@ -819,8 +822,9 @@ TEST(Import, RealMiniLM) {
     ASSERT_NE(t, nullptr) << name;
     const auto &v = ref.weights.at(name);
     ASSERT_EQ(size_t(t->numElements()), v.size());
+    const std::vector<float> got = t->floats();
     for (size_t i = 0; i < v.size(); i += 997)
-      ASSERT_EQ(double(t->f32()[i]), v[i]) << name << "[" << i << "]";
+      ASSERT_EQ(double(got[i]), v[i]) << name << "[" << i << "]";
   }
 }
 

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (const auto &[name, info] : file->tensors()) {
     if (info.dtype != "F32" && info.dtype != "F16" && info.dtype != "BF16")
       continue;
-    auto t = file->readF32(name);
+    auto t = file->read(name);
     if (!t) {
       llvm::consumeError(t.takeError());
       continue;
@@ -31,8 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint64_t n = 1;
     for (int64_t d : info.shape)
       n *= static_cast<uint64_t>(d);
-    if (t->bytes.size() != n * 4) {
-      std::fprintf(stderr, "tensor %s: %zu bytes for %llu elements\n", name.c_str(), t->bytes.size(),
+    const mlir::enc::WeightTensor f32 = t->widenedToF32().read(); // touches every stored byte
+    if (f32.byteSize() != n * 4) {
+      std::fprintf(stderr, "tensor %s: %zu bytes for %llu elements\n", name.c_str(), f32.byteSize(),
                    static_cast<unsigned long long>(n));
       std::abort();
     }

@@ -48,11 +48,9 @@ func.func @layer(%x: tensor<?x?x4xf32>, %len: tensor<?xi32>) -> tensor<?x?x6xf32
 )mlir";
 
 WeightTensor f32Tensor(std::vector<int64_t> shape, float first) {
-  WeightTensor t;
-  t.shape = std::move(shape);
-  t.bytes.resize(t.numElements() * sizeof(float));
+  WeightTensor t = WeightTensor::allocate(mlir::enc::WeightType::F32, std::move(shape));
   for (int64_t i = 0; i < t.numElements(); ++i)
-    t.f32()[i] = first + static_cast<float>(i);
+    t.mutableF32()[i] = first + static_cast<float>(i);
   return t;
 }
 
@@ -154,16 +152,18 @@ TEST_F(Fixture, FullPipelineWritesConcatenatedWeightsAndCounts) {
   ASSERT_NE(wt, nullptr);
   EXPECT_EQ(wt->shape, (std::vector<int64_t>{12, 4}));
   ASSERT_EQ(wt->numElements(), 48);
+  const std::vector<float> wv = wt->floats();
   for (int part = 0; part < 3; ++part)
     for (int i = 0; i < 16; ++i)
-      EXPECT_EQ(wt->f32()[part * 16 + i], 100.0f * part + i)
+      EXPECT_EQ(wv[part * 16 + i], 100.0f * part + i)
           << part << " " << i;
   const WeightTensor *bt = store.find("q.b+k.b+v.b");
   ASSERT_NE(bt, nullptr);
   EXPECT_EQ(bt->shape, (std::vector<int64_t>{12}));
+  const std::vector<float> bv = bt->floats();
   for (int part = 0; part < 3; ++part)
     for (int i = 0; i < 4; ++i)
-      EXPECT_EQ(bt->f32()[part * 4 + i], 1000.0f * (part + 1) + i);
+      EXPECT_EQ(bv[part * 4 + i], 1000.0f * (part + 1) + i);
 
   EXPECT_EQ(counts["fuse-qkv"]["num-fused"], 1u);
   EXPECT_EQ(counts["fuse-qkv"]["num-weights-created"], 2u);
@@ -194,8 +194,8 @@ TEST_F(Fixture, TwoModulesWithTheirOwnStoresInOneContext) {
   const WeightTensor *wa = a.find("q.w+k.w+v.w"), *wb = b.find("q.w+k.w+v.w");
   ASSERT_NE(wa, nullptr);
   ASSERT_NE(wb, nullptr);
-  EXPECT_EQ(wa->f32()[17], 1.0f);    // k.w[0][1] of store a
-  EXPECT_EQ(wb->f32()[17], 5001.0f); // k.w[0][1] of store b
+  EXPECT_EQ(wa->floats()[17], 1.0f);    // k.w[0][1] of store a
+  EXPECT_EQ(wb->floats()[17], 5001.0f); // k.w[0][1] of store b
   EXPECT_EQ(counts["fuse-qkv"]["num-fused"], 2u); // summed over both runs
   EXPECT_EQ(opCounts(*ma), opCounts(*mb));
 }

@@ -59,19 +59,18 @@ func.func @m(%ids: tensor<?x?xi32>) -> (tensor<?x?x6xf32>, tensor<?x?x5xf32>, te
 /// Random weights plus the awkward cases: an all-zero row, a row whose
 /// largest magnitude is negative, exact .5 ties after scaling, denormals.
 WeightTensor weights(int64_t n, int64_t k, unsigned seed) {
-  WeightTensor t;
-  t.shape = {n, k};
-  t.bytes.resize(n * k * sizeof(float));
+  WeightTensor t = WeightTensor::allocate(WeightType::F32, {n, k});
+  float *f = t.mutableF32();
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-0.3f, 0.3f);
   for (int64_t i = 0; i < n * k; ++i)
-    t.f32()[i] = u(rng);
+    f[i] = u(rng);
   for (int64_t c = 0; c < k; ++c)
-    t.f32()[c] = 0.0f; // row 0: zeros
-  t.f32()[k] = -1.27f; // row 1: max |w| negative
+    f[c] = 0.0f; // row 0: zeros
+  f[k] = -1.27f; // row 1: max |w| negative
   if (k > 2) {
-    t.f32()[k + 1] = 0.025f; // 0.025 * 100 = 2.5: a tie
-    t.f32()[k + 2] = 1e-40f; // denormal
+    f[k + 1] = 0.025f; // 0.025 * 100 = 2.5: a tie
+    f[k + 2] = 1e-40f; // denormal
   }
   return t;
 }
@@ -121,9 +120,10 @@ struct QuantizeFixture : ::testing::Test {
     if (!w)
       return {};
     const int n = static_cast<int>(w->shape[0]), k = static_cast<int>(w->shape[1]);
+    const std::vector<float> wf = w->floats(); // as stored: f32, f16 or bf16
     std::vector<int8_t> refQ(n * k);
     std::vector<float> refS(n);
-    enc_kernels::quantizeWeightsQ8(w->f32(), n, k, refQ.data(), refS.data());
+    enc_kernels::quantizeWeightsQ8(wf.data(), n, k, refQ.data(), refS.data());
 
     const WeightTensor *q = store.find(name + ".q8");
     const WeightTensor *s = store.find(name + ".q8scale");
@@ -135,11 +135,9 @@ struct QuantizeFixture : ::testing::Test {
     EXPECT_EQ(q->shape, (std::vector<int64_t>{n, k}));
     EXPECT_EQ(s->type, WeightType::F32);
     EXPECT_EQ(s->shape, (std::vector<int64_t>{n}));
-    EXPECT_EQ(q->bytes.size(), size_t(n) * k);
-    EXPECT_EQ(s->bytes.size(), size_t(n) * sizeof(float));
-    if (q->bytes.size() != size_t(n) * k || s->bytes.size() != n * sizeof(float))
-      return refS;
-    const auto *qv = reinterpret_cast<const int8_t *>(q->bytes.data());
+    if (!q->resident() || !s->resident())
+      return ADD_FAILURE() << "quantised weights are not held", refS;
+    const auto *qv = reinterpret_cast<const int8_t *>(q->data());
     for (int i = 0; i < n * k; ++i)
       EXPECT_EQ(qv[i], refQ[i]) << "element " << i;
     for (int r = 0; r < n; ++r) {
@@ -147,7 +145,7 @@ struct QuantizeFixture : ::testing::Test {
           << "scale " << r << ": " << s->f32()[r] << " vs " << refS[r];
       // Independent of the kernels: symmetric, in range, error <= s/2.
       for (int c = 0; c < k; ++c) {
-        float orig = w->f32()[r * k + c];
+        float orig = wf[r * k + c];
         EXPECT_LE(std::abs(int(qv[r * k + c])), 127);
         EXPECT_LE(std::fabs(qv[r * k + c] * s->f32()[r] - orig),
                   0.5f * s->f32()[r] * 1.0001f + 1e-30f)
@@ -201,14 +199,42 @@ TEST_F(QuantizeFixture, Bf16WritesKernelIdenticalWeights) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->type, WeightType::BF16);
   EXPECT_EQ(b->shape, w->shape);
-  ASSERT_EQ(b->bytes.size(), size_t(w->numElements()) * 2);
-  const auto *bv = reinterpret_cast<const uint16_t *>(b->bytes.data());
+  const WeightTensor bb = b->read(); // rounded as the artifact is written
+  ASSERT_EQ(bb.byteSize(), size_t(w->numElements()) * 2);
+  const auto *bv = reinterpret_cast<const uint16_t *>(bb.data());
   for (int64_t i = 0; i < w->numElements(); ++i) {
     const float orig = w->f32()[i];
     EXPECT_EQ(bv[i], enc_kernels::toBf16Bits(orig)) << "element " << i;
     EXPECT_LE(std::fabs(enc_kernels::bf16ToFloat(bv[i]) - orig), std::ldexp(std::fabs(orig), -8) + 1e-38f)
         << "element " << i;
   }
+}
+
+/// `t`'s values rounded to bf16 and stored so (a bf16 checkpoint's tensor).
+WeightTensor storedBf16(const WeightTensor &t) { return t.roundedTo(WeightType::BF16).read(); }
+
+// A bf16 checkpoint's weights: convert-linear-bf16 uses the stored tensor as
+// it is (the same bytes, not a copy); int8 quantises its values.
+TEST_F(QuantizeFixture, StoredBf16WeightsAreUsedAsStored) {
+  for (const char *name : {"ffn.in.weight", "attn.q.weight", "ffn.out.weight", "emb.word"})
+    store.set(name, storedBf16(*store.find(name)));
+  WeightStore forInt8 = store;
+  useStore(&store);
+  auto m = parse();
+  ASSERT_TRUE(succeeded(quantize(*m, EncPassOptions(), "convert-linear-bf16")));
+  EXPECT_EQ(counts["convert-linear-bf16"]["num-converted"], 1u);
+  const WeightTensor *w = store.find("ffn.out.weight"), *b = store.find("ffn.out.weight.bf16");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->type, WeightType::BF16);
+  ASSERT_TRUE(b->resident());
+  EXPECT_EQ(b->data(), w->data()) << "the stored bf16 tensor is used, not copied";
+
+  store = forInt8; // the bf16 tensors again, without the pass's additions
+  auto m8 = parse();
+  ASSERT_TRUE(succeeded(quantize(*m8, EncPassOptions())));
+  EXPECT_EQ(opCounts(*m8)["enc.qlinear"], 4);
+  for (const char *name : {"ffn.in.weight", "attn.q.weight", "ffn.out.weight", "emb.word"})
+    expectQuantized(name); // against the bf16 values, widened
 }
 
 TEST_F(QuantizeFixture, WritesKernelIdenticalWeightsAndScales) {

@@ -325,14 +325,16 @@ llvm::Expected<uint32_t> Generator::packedWeightValue(Operation *user,
       base.ends_with(".q8") ? info.name + "packed" : info.name + ".q8packed";
   if (auto p = packedIds_.find(packed); p != packedIds_.end())
     return p->second;
-  const mlir::enc::WeightTensor *w = weights_.find(info.name);
-  mlir::enc::WeightTensor t;
-  t.type = mlir::enc::WeightType::I8;
-  t.bytes.assign(enc_kernels::packedWeightsQ8Bytes(int(N), int(K)), 0);
-  t.shape = {static_cast<int64_t>(t.bytes.size())};
-  enc_kernels::packWeightsQ8(reinterpret_cast<const int8_t *>(w->bytes.data()),
-                             int(N), int(K), t.bytes.data());
-  weights_.set(packed, std::move(t));
+  // Packed as the artifact is written.
+  const mlir::enc::WeightTensor src = *weights_.find(info.name);
+  weights_.set(packed, mlir::enc::WeightTensor::deferred(
+                           mlir::enc::WeightType::I8,
+                           {static_cast<int64_t>(enc_kernels::packedWeightsQ8Bytes(int(N), int(K)))},
+                           [src, N, K](uint8_t *out) {
+                             const mlir::enc::WeightTensor w = src.read();
+                             enc_kernels::packWeightsQ8(reinterpret_cast<const int8_t *>(w.data()),
+                                                        int(N), int(K), out);
+                           }));
   weightIds_.erase(packed);
   uint32_t id = weightValue(packed);
   packedIds_[packed] = id;
@@ -355,19 +357,21 @@ llvm::Expected<uint32_t> Generator::sgemmWeightValue(Operation *user,
   const std::string packed = info.name + ".sgemm";
   if (auto p = packedIds_.find(packed); p != packedIds_.end())
     return p->second;
-  const mlir::enc::WeightTensor *w = weights_.find(info.name);
-  mlir::enc::WeightTensor t;
-  t.shape = {enc_kernels::sgemmPanels(N), K, enc_kernels::kSgemmPanel};
-  if (bf16) {
-    t.type = mlir::enc::WeightType::BF16;
-    t.bytes.assign(enc_kernels::packedWeightsBf16Elems(N, K) * sizeof(uint16_t), 0);
-    enc_kernels::packWeightsBf16(reinterpret_cast<const uint16_t *>(w->bytes.data()), N, K,
-                                 reinterpret_cast<uint16_t *>(t.bytes.data()));
-  } else {
-    t.type = mlir::enc::WeightType::F32;
-    t.bytes.assign(enc_kernels::packedWeightsF32Floats(N, K) * sizeof(float), 0);
-    enc_kernels::packWeightsF32(w->f32(), N, K, t.f32());
-  }
+  // Packed as the artifact is written.
+  const mlir::enc::WeightTensor src = *weights_.find(info.name);
+  auto t = mlir::enc::WeightTensor::deferred(
+      bf16 ? mlir::enc::WeightType::BF16 : mlir::enc::WeightType::F32,
+      {enc_kernels::sgemmPanels(N), K, enc_kernels::kSgemmPanel}, [src, N, K, bf16](uint8_t *out) {
+        const mlir::enc::WeightTensor w = src.read();
+        if (bf16)
+          enc_kernels::packWeightsBf16(reinterpret_cast<const uint16_t *>(w.data()), N, K,
+                                       reinterpret_cast<uint16_t *>(out));
+        else
+          enc_kernels::packWeightsF32(w.f32(), N, K, reinterpret_cast<float *>(out));
+      });
+  if (t.byteSize() != (bf16 ? enc_kernels::packedWeightsBf16Elems(N, K) * sizeof(uint16_t)
+                            : enc_kernels::packedWeightsF32Floats(N, K) * sizeof(float)))
+    return opError(user, "internal error: the packed layout's size disagrees with its shape");
   weights_.set(packed, std::move(t));
   weightIds_.erase(packed);
   uint32_t id = weightValue(packed);

@@ -14,7 +14,6 @@
 #include "compiler/codegen/OpLowering.h"
 
 #include "encrt/cuda_kernel_abi.h"
-#include "encrt/float16.h"
 #include "ir/EncOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -262,17 +261,7 @@ llvm::Expected<uint32_t> Generator::actWeight(Operation *user, Value v, const ch
   const std::string name = (*info)->name + "." + actTag_;
   if (!weights_.find(name)) {
     const enc::WeightTensor *src = weights_.find((*info)->name);
-    enc::WeightTensor t;
-    t.type = act_ == DType::F16 ? enc::WeightType::F16 : enc::WeightType::BF16;
-    t.shape = src->shape;
-    const int64_t n = src->numElements();
-    t.bytes.resize(n * 2);
-    const float *f = src->f32();
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t bits = act_ == DType::F16 ? encm_f32_to_f16(f[i]) : encm_f32_to_bf16(f[i]);
-      std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
-    }
-    weights_.set(name, std::move(t));
+    weights_.set(name, src->roundedTo(act_ == DType::F16 ? enc::WeightType::F16 : enc::WeightType::BF16));
   }
   return storeValue(name);
 }
