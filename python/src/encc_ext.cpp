@@ -53,15 +53,18 @@ using FloatArray = nb::ndarray<nb::numpy, float>;
 using IdMatrix = nb::ndarray<const int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using IdVector = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-/// A float32 NumPy array of `shape` owning fresh memory.
-FloatArray newArray(std::initializer_list<size_t> shape, float *&data) {
+/// A NumPy array of `shape` owning fresh memory.
+template <typename T>
+nb::ndarray<nb::numpy, T> newArrayOf(std::initializer_list<size_t> shape, T *&data) {
   size_t n = 1;
   for (size_t d : shape)
     n *= d;
-  data = new float[n > 0 ? n : 1];
-  nb::capsule owner(data, [](void *p) noexcept { delete[] static_cast<float *>(p); });
-  return FloatArray(data, shape.size(), shape.begin(), owner);
+  data = new T[n > 0 ? n : 1];
+  nb::capsule owner(data, [](void *p) noexcept { delete[] static_cast<T *>(p); });
+  return nb::ndarray<nb::numpy, T>(data, shape.size(), shape.begin(), owner);
 }
+
+FloatArray newArray(std::initializer_list<size_t> shape, float *&data) { return newArrayOf<float>(shape, data); }
 
 std::vector<encrt_text> textsOf(const std::vector<nb::bytes> &texts) {
   std::vector<encrt_text> out;
@@ -244,6 +247,28 @@ public:
     return out;
   }
 
+  /// A SPLADE model's sparse embeddings of the texts as they are
+  /// (encrt_session_embed_sparse): counts [N], ids [N, top_k], weights
+  /// [N, top_k]; text i's entries are the first counts[i] of its rows.
+  nb::tuple embedSparse(const std::vector<nb::bytes> &texts, int32_t topK, float threshold) {
+    live();
+    std::vector<encrt_text> t = textsOf(texts);
+    const size_t n = t.size(), k = topK > 0 ? static_cast<size_t>(topK) : 0;
+    int32_t *counts = nullptr, *ids = nullptr;
+    float *weights = nullptr;
+    auto countsOut = newArrayOf<int32_t>({n}, counts);
+    auto idsOut = newArrayOf<int32_t>({n, k}, ids);
+    auto weightsOut = newArrayOf<float>({n, k}, weights);
+    encrt_session *s = session();
+    encrt_status *status = nullptr;
+    {
+      nb::gil_scoped_release unlocked;
+      status = encrt_session_embed_sparse(s, "", t.data(), int64_t(n), topK, threshold, counts, ids, weights);
+    }
+    check(status);
+    return nb::make_tuple(countsOut, idsOut, weightsOut);
+  }
+
   /// A cross-encoder's scores of the pairs (a[i], b[i]) [N, num_labels]
   /// (activated as the model says); truncation is an encrt_pair_truncation.
   FloatArray scorePairs(const std::vector<nb::bytes> &a, const std::vector<nb::bytes> &b, int truncation) {
@@ -316,5 +341,6 @@ NB_MODULE(_encc, m) {
            nb::arg("pooled"))
       .def("score_pairs", &Model::scorePairs)
       .def("prompts", &Model::prompts)
-      .def("embed", &Model::embed);
+      .def("embed", &Model::embed)
+      .def("embed_sparse", &Model::embedSparse);
 }

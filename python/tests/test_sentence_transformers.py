@@ -190,3 +190,59 @@ def test_similarity_function_comes_from_the_model(tmp_path):
         close(m.similarity(e, e), e.astype(np.float64) @ e.T.astype(np.float64), 1e-6)
     with encc.SentenceTransformer(tmp_path / "dot.encm", similarity_fn_name="manhattan") as m:
         assert m.similarity_fn_name == "manhattan"  # the argument wins, as in sentence-transformers
+
+
+@pytest.fixture(scope="module")
+def splade(tmp_path_factory):
+    """The SPLADE SparseEncoder folder of tests/reference/splade, compiled, and its recorded vectors."""
+    with open(os.path.join(ROOT, "tests", "reference", "splade", "splade.json"), encoding="utf-8") as f:
+        case = json.load(f)["cases"][0]
+    path = encc.compile(os.path.join(ROOT, "tests", "reference", "splade", case["dir"]),
+                        tmp_path_factory.mktemp("splade") / "splade.encm", encc=ENCC)
+    dense = np.zeros((len(case["texts"]), case["vocab_size"]))
+    for r, entries in enumerate(case["sparse"]):
+        for index, value in entries:
+            dense[r, index] = value
+    with encc.SparseEncoder(path, threads=2) as m:
+        yield m, case["texts"], dense
+
+
+def test_sparse_encoder_as_sentence_transformers_sparse_encoder(splade):
+    """SparseEncoder.encode's dense form against sentence-transformers 5.7's SparseEncoder (recorded in float64),
+    max_active_dims as its top k, encode_sparse's pairs, and the torch sparse tensors when torch is there."""
+    m, texts, want = splade
+    dense = m.encode(texts, convert_to_tensor=False, convert_to_sparse_tensor=False)
+    assert isinstance(dense, list) and len(dense) == len(texts)
+    print(f"[ measured ] SparseEncoder vs sentence-transformers: {close(np.stack(dense), want, 1e-5):.2e}")
+    assert [(np.asarray(d) != 0).sum() for d in dense] == [(w != 0).sum() for w in want]
+    assert m.get_sentence_embedding_dimension() == want.shape[1]
+    pairs = m.encode_sparse(texts, max_active_dims=4)
+    for (ids, weights), row, w in zip(pairs, dense, want):
+        assert ids.dtype == np.int32 and weights.dtype == np.float32 and len(ids) == min(4, (w != 0).sum())
+        assert list(weights) == sorted(weights, reverse=True) and np.array_equal(row[ids], weights)
+        assert set(ids) == set(np.argsort(-w, kind="stable")[:len(ids)])  # the reference's heaviest
+    top = m.encode(texts[0], convert_to_tensor=False, convert_to_sparse_tensor=False, max_active_dims=3)
+    assert top.shape == (want.shape[1],) and (top != 0).sum() == 3
+    ids, weights = m.encode_sparse(texts[0], threshold=float(np.sort(dense[0])[-3]))
+    assert len(ids) == 2  # strictly above the third-heaviest weight
+    close(m.similarity(np.stack(dense[:2]), np.stack(dense[:2])), want[:2] @ want[:2].T, 1e-5)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="needs torch"):
+            m.encode(texts)  # sentence-transformers' default: a torch sparse tensor
+    else:
+        t = m.encode(texts)
+        assert t.is_sparse and tuple(t.shape) == want.shape
+        close(t.to_dense().numpy(), want, 1e-5)
+    with pytest.raises(ValueError, match="threshold must be a finite number >= 0"):
+        m.encode_sparse(texts, threshold=-1.0)
+    with pytest.raises(ValueError, match="max_active_dims"):
+        m.encode_sparse(texts, max_active_dims=0)
+
+
+def test_sparse_encoder_refuses_a_dense_model(st):
+    with pytest.raises(ValueError, match="not a SPLADE model"):
+        encc.SparseEncoder(st.path)
+    with pytest.raises(ValueError, match="encode_sparse needs a SPLADE model"):
+        st.encode_sparse(["a"])

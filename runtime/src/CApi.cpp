@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -194,6 +195,22 @@ encrt_status *embed(const char *where, encrt_session *session, const char *promp
     std::vector<std::string_view> views = viewTexts(texts, count);
     session->impl->embed(texts ? views.data() : nullptr, count, promptText, out_embeddings);
   });
+}
+
+/// The entries of `row` (`dim` weights) above `threshold`, heaviest first
+/// (equal weights: the lower id first), at most `topK`, into ids / weights;
+/// returns how many.
+int32_t sparseTop(const float *row, int64_t dim, int32_t topK, float threshold, int32_t *ids, float *weights) {
+  std::vector<int32_t> kept;
+  for (int64_t k = 0; k < dim; ++k)
+    if (row[k] > threshold)
+      kept.push_back(static_cast<int32_t>(k));
+  const size_t n = std::min(kept.size(), static_cast<size_t>(topK));
+  std::partial_sort(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(n), kept.end(),
+                    [row](int32_t a, int32_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+  for (size_t i = 0; i < n; ++i)
+    ids[i] = kept[i], weights[i] = row[kept[i]];
+  return static_cast<int32_t>(n);
 }
 
 } // namespace
@@ -489,6 +506,50 @@ encrt_status *encrt_session_embed_prompted(encrt_session *session, const char *p
                                            const encrt_text *texts, int64_t count, float *out_embeddings) {
   return embed("encrt_session_embed_prompted", session, prompt_name, texts, count,
                out_embeddings);
+}
+
+encrt_status *encrt_session_embed_sparse(encrt_session *session, const char *prompt_name,
+                                         const encrt_text *texts, int64_t count, int32_t top_k, float threshold,
+                                         int32_t *out_counts, int32_t *out_ids, float *out_weights) {
+  const char *where = "encrt_session_embed_sparse";
+  if (!session)
+    return nullArgument(where, "session");
+  SessionUse use(*session);
+  if (encrt_status *busy = use.refusal(where))
+    return busy;
+  return guard(where, true, [&] {
+    const LoadedModel &model = session->impl->model();
+    if (model.pooling() != "splade")
+      fail(ENCRT_INVALID_ARGUMENT, "the model's pooling is '", model.pooling(),
+           "'; sparse embeddings come from a splade model (encrt_session_embed gives this one's)");
+    const int64_t dim = model.embeddingDim();
+    if (top_k < 1 || top_k > dim)
+      fail(ENCRT_INVALID_ARGUMENT, "top_k is ", top_k, " (expected 1 to ", dim, ", the vocabulary size)");
+    if (!(threshold >= 0.0f) || !std::isfinite(threshold))
+      fail(ENCRT_INVALID_ARGUMENT, "threshold is ", threshold, " (expected a finite value >= 0)");
+    if (count < 0)
+      fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
+    if (count == 0)
+      return;
+    if (!texts)
+      fail(ENCRT_INVALID_ARGUMENT, "texts is NULL");
+    if (!out_counts || !out_ids || !out_weights)
+      fail(ENCRT_INVALID_ARGUMENT, !out_counts ? "out_counts" : !out_ids ? "out_ids" : "out_weights", " is NULL");
+    const std::string_view prompt = model.promptText(prompt_name);
+    const std::vector<std::string_view> views = viewTexts(texts, count);
+    for (int64_t i = 0; i < count; ++i) // here, where the index is the caller's
+      model.checkText(views[size_t(i)], "texts[" + std::to_string(i) + "]");
+    // The vocabulary-wide vectors of a chunk of texts at a time.
+    constexpr int64_t kChunk = 32;
+    std::vector<float> dense(static_cast<size_t>(std::min(count, kChunk) * dim));
+    for (int64_t at = 0; at < count; at += kChunk) {
+      const int64_t n = std::min(kChunk, count - at);
+      session->impl->embed(views.data() + at, n, prompt, dense.data());
+      for (int64_t i = 0; i < n; ++i)
+        out_counts[at + i] = sparseTop(dense.data() + i * dim, dim, top_k, threshold, out_ids + (at + i) * top_k,
+                                       out_weights + (at + i) * top_k);
+    }
+  });
 }
 
 int64_t encrt_session_profile_count(const encrt_session *session) {

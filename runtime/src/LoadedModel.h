@@ -100,6 +100,9 @@ public:
   /// The text of prompt `name`: null picks the default prompt, "" none;
   /// throws Failure (ENCRT_INVALID_ARGUMENT) for a name the model lacks.
   std::string_view promptText(const char *name) const;
+  /// Throws Failure unless a tokenizer exists and `text` (called `name` in
+  /// errors) is within max_text_bytes.
+  void checkText(std::string_view text, const std::string &name) const;
   /// The number of ids `text` gives untruncated (special tokens included).
   int64_t countTokens(std::string_view text) const;
   /// A text pair in the tokenizer's pair template, truncated to max_seq by
@@ -107,8 +110,6 @@ public:
   PairEncoding encodePair(std::string_view a, std::string_view b, PairTruncation strategy) const;
 
 private:
-  /// A tokenizer exists and `text` (called `name` in errors) is within max_text_bytes.
-  void checkText(std::string_view text, const std::string &name) const;
   LoadedModel() = default;
   /// The steps of the plan that runs (CUDA's or the CPU's); may be null.
   const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *runningSteps() const;

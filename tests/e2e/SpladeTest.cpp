@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -72,6 +73,87 @@ TEST(Splade, MatchesSparseEncoderOnTexts) {
     for (const json &e : c["sparse"][i])
       EXPECT_GT(got[i * V + e[0].get<size_t>()], 0.0f) << texts[i] << " entry " << e[0];
   }
+}
+
+// encrt_session_embed_sparse: each text's heaviest entries as sentence-transformers'
+// max_active_dims keeps them (top k by weight), and those above a threshold; the
+// arguments' errors.
+TEST(Splade, SparseOutputKeepsTheHeaviestEntries) {
+  const json &c = splade();
+  const json ref = denseReference(c);
+  const size_t V = c["vocab_size"].get<size_t>();
+  TempDir tmp;
+  const std::string artifact = compileSplade(tmp, "none");
+  ASSERT_EQ(artifact.rfind("error: ", 0), std::string::npos) << artifact;
+  encrt::Model m(artifact);
+  encrt::Session session(m);
+  std::vector<std::string> texts;
+  for (const json &s : c["texts"])
+    texts.push_back(s.get<std::string>());
+  const std::vector<float> dense = session.embed(texts);
+  constexpr int32_t kTop = 6;
+  const std::vector<encrt::SparseEmbedding> top = session.embedSparse(texts, kTop);
+  ASSERT_EQ(top.size(), texts.size());
+  size_t comparedWithReference = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    SCOPED_TRACE(texts[i]);
+    // The reference's order: weight descending (float64).
+    std::vector<size_t> order;
+    for (size_t k = 0; k < V; ++k)
+      if (ref[i][k].get<double>() > 0)
+        order.push_back(k);
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return ref[i][a].get<double>() > ref[i][b].get<double>(); });
+    const size_t want = std::min<size_t>(kTop, order.size());
+    ASSERT_EQ(top[i].ids.size(), want);
+    for (size_t r = 0; r < want; ++r) {
+      const int32_t id = top[i].ids[r];
+      EXPECT_EQ(top[i].weights[r], dense[i * V + size_t(id)]) << "rank " << r << ": the weight embed gives";
+      if (r > 0)
+        EXPECT_GE(top[i].weights[r - 1], top[i].weights[r]) << "heaviest first";
+      EXPECT_NEAR(top[i].weights[r], ref[i][size_t(id)].get<double>(), 1e-5 * ref[i][order[0]].get<double>());
+    }
+    // The same ids as the reference's top k, unless k-th and next weights are
+    // closer than the fp32 error (then either order is right).
+    const bool clearCut = want == order.size() ||
+                          ref[i][order[want - 1]].get<double>() - ref[i][order[want]].get<double>() >
+                              1e-4 * ref[i][order[0]].get<double>();
+    if (clearCut) {
+      std::vector<int32_t> got = top[i].ids, wantIds(order.begin(), order.begin() + want);
+      std::sort(got.begin(), got.end());
+      std::sort(wantIds.begin(), wantIds.end());
+      EXPECT_EQ(got, wantIds);
+      ++comparedWithReference;
+    }
+    // A threshold keeps exactly the entries above it.
+    const float threshold = top[i].weights[want / 2];
+    const encrt::SparseEmbedding above = session.embedSparse({texts[i]}, int32_t(V), threshold)[0];
+    size_t expected = 0;
+    for (size_t k = 0; k < V; ++k)
+      expected += dense[i * V + k] > threshold;
+    EXPECT_EQ(above.ids.size(), expected);
+  }
+  EXPECT_GE(comparedWithReference, texts.size() / 2);
+
+  // Every non-zero entry with top_k = the vocabulary: as many as embed's.
+  const encrt::SparseEmbedding all = session.embedSparse({texts[0]}, int32_t(V))[0];
+  size_t nonZero = 0;
+  for (size_t k = 0; k < V; ++k)
+    nonZero += dense[k] != 0.0f;
+  EXPECT_EQ(all.ids.size(), nonZero);
+
+  auto error = [&](int32_t k, float threshold) {
+    try {
+      session.embedSparse(texts, k, threshold);
+    } catch (const std::exception &e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_NE(error(0, 0).find("top_k is 0 (expected 1 to " + std::to_string(V)), std::string::npos) << error(0, 0);
+  EXPECT_NE(error(int32_t(V) + 1, 0).find("top_k is"), std::string::npos);
+  EXPECT_NE(error(3, -1).find("threshold is -1"), std::string::npos) << error(3, -1);
+  EXPECT_NE(error(3, NAN).find("threshold is"), std::string::npos);
 }
 
 TEST(Splade, Int8AndBf16AgainstSparseEncoder) {

@@ -251,6 +251,23 @@ TEST_F(RuntimeTest, EmbedManyTextsInChunks) {
   encrt_model_release(m);
 }
 
+// Sparse embeddings need a splade model; this one pools by mean.
+TEST_F(RuntimeTest, EmbedSparseRefusesAModelThatIsNotSplade) {
+  encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(m, nullptr);
+  encrt_session *s = nullptr;
+  ASSERT_EQ(encrt_session_create(m, nullptr, &s), nullptr);
+  const encrt_text text = {"hello", 5};
+  int32_t count = 0, id = 0;
+  float weight = 0;
+  expectError(encrt_session_embed_sparse(nullptr, nullptr, &text, 1, 1, 0, &count, &id, &weight),
+              ENCRT_INVALID_ARGUMENT, "session is NULL");
+  expectError(encrt_session_embed_sparse(s, nullptr, &text, 1, 1, 0, &count, &id, &weight), ENCRT_INVALID_ARGUMENT,
+              "encrt_session_embed_sparse: the model's pooling is 'mean'; sparse embeddings come from a splade model");
+  encrt_session_release(s);
+  encrt_model_release(m);
+}
+
 TEST_F(RuntimeTest, Profiling) {
   encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
   ASSERT_NE(m, nullptr);
@@ -668,7 +685,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
 
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
-  EXPECT_EQ(ENCRT_API_VERSION, 7);
+  EXPECT_EQ(ENCRT_API_VERSION, 8);
   std::string path = write(writeArtifact(TestModel::spec(kernels())));
 
   // Options never initialised: refused, not guessed.

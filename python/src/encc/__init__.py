@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ._encc import _Model, _set_error_classes, runtime_version
 
-__all__ = ["Model", "SentenceTransformer", "CrossEncoder", "quantize_embeddings", "compile", "Error", "InvalidArgumentError", "IOError", "InvalidArtifactError",
+__all__ = ["Model", "SentenceTransformer", "CrossEncoder", "SparseEncoder", "quantize_embeddings", "compile", "Error", "InvalidArgumentError", "IOError", "InvalidArtifactError",
            "UnsupportedError", "OutOfMemoryError", "InternalError", "runtime_version", "__version__"]
 __version__ = "0.1.0"
 
@@ -403,6 +403,51 @@ class Model:
             return np.zeros((0, self._info["embedding_dim"]), dtype=np.float32)
         return np.stack(results).astype(np.float32, copy=False)
 
+    def encode_sparse(self, sentences: Texts, *, prompt_name: Optional[str] = None, prompt: Optional[str] = None,
+                      batch_size: int = 32, max_active_dims: Optional[int] = None, threshold: float = 0.0,
+                      show_progress_bar: Optional[bool] = None) -> Any:
+        """A SPLADE model's sparse embeddings (pooling "splade"): for each sentence, (token ids int32, weights
+        float32), heaviest first (equal weights: the lower id first).
+
+        max_active_dims: keep at most this many entries per sentence (sentence-transformers' SparseEncoder
+            argument); None: every non-zero one.
+        threshold: keep only weights above it (>= 0).
+        prompt_name, prompt, batch_size, show_progress_bar: as encode(). One str: one pair; a list: a list.
+        """
+        if self._info["pooling"] != "splade":
+            raise ValueError(f"encode_sparse needs a SPLADE model; this one pools by {self._info['pooling']!r} "
+                             "(use encode)")
+        single = isinstance(sentences, str)
+        texts = _texts(sentences)
+        prefix = self._prompt_text(prompt_name, prompt)
+        if prefix:
+            texts = [prefix.encode() + t for t in texts]
+        batch_size = _positive_int(batch_size)
+        dim = int(self._info["embedding_dim"])
+        top_k = dim if max_active_dims is None else min(_positive_int(max_active_dims, "max_active_dims"), dim)
+        try:
+            limit = float(threshold) if not isinstance(threshold, (bool, str, bytes)) else -1.0
+        except (TypeError, ValueError):
+            limit = -1.0
+        if not 0 <= limit < np.inf:
+            raise ValueError(f"threshold must be a finite number >= 0, not {threshold!r}")
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        bar = _progress((len(texts) + batch_size - 1) // batch_size, show_progress_bar)
+        results: list[Any] = [None] * len(texts)
+        with _python_words():
+            try:
+                for start in range(0, len(texts), batch_size):
+                    idx = order[start:start + batch_size]
+                    counts, ids, weights = self._model.embed_sparse([texts[i] for i in idx], top_k, limit)
+                    for k, i in enumerate(idx):
+                        results[i] = (ids[k, :counts[k]].copy(), weights[k, :counts[k]].copy())
+                    if bar is not None:
+                        bar.update(1)
+            finally:
+                if bar is not None:
+                    bar.close()
+        return results[0] if single else results
+
     def _prompt_text(self, prompt_name: Optional[str], prompt: Optional[str]) -> str:
         """What encode() puts before each text, as SentenceTransformer.encode resolves it."""
         if prompt is not None:
@@ -518,4 +563,4 @@ def compile(model_dir: Union[str, os.PathLike[str]], output: Union[str, os.PathL
     return os.fspath(output)
 
 
-from ._sentence_transformers import CrossEncoder, SentenceTransformer, quantize_embeddings  # noqa: E402
+from ._sentence_transformers import CrossEncoder, SentenceTransformer, SparseEncoder, quantize_embeddings  # noqa: E402

@@ -1,4 +1,5 @@
-"""sentence-transformers' classes over an encc artifact: ``encc.SentenceTransformer`` and ``encc.CrossEncoder``.
+"""sentence-transformers' classes over an encc artifact: ``encc.SentenceTransformer``, ``encc.CrossEncoder`` and
+``encc.SparseEncoder``.
 
 Code written for ``sentence_transformers.SentenceTransformer`` / ``CrossEncoder`` (5.x) runs with the import
 and the model path changed: the same methods, argument names, defaults, return shapes and dtypes, for every
@@ -227,6 +228,92 @@ class SentenceTransformer(Model):
     def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> Any:
         """The [N] similarities of row i with row i."""
         return _similarity(self.similarity_fn_name, embeddings1, embeddings2, pairwise=True)
+
+
+class SparseEncoder(Model):
+    """``sentence_transformers.SparseEncoder`` over a compiled SPLADE artifact (a SparseEncoder folder, or a BERT
+    masked-LM folder compiled with ``--pooling splade``).
+
+    encode() returns what SparseEncoder.encode returns: torch sparse COO tensors by default (torch needed);
+    ``convert_to_sparse_tensor=False`` gives dense vocabulary-wide vectors (numpy with ``convert_to_tensor=False``).
+    ``max_active_dims`` keeps each embedding's heaviest entries. Model.encode_sparse gives (ids, weights) pairs
+    with numpy alone. Args: encc.Model's.
+    """
+
+    def __init__(self, model_name_or_path: Union[str, "os.PathLike[str]"], *, device: Optional[str] = None,
+                 max_active_dims: Optional[int] = None, threads: int = 0, cpu_target: Optional[str] = None,
+                 require_sha256: Optional[str] = None, trusted_public_key: Optional[str] = None,
+                 signature_path: Optional[str] = None, max_text_bytes: int = 0, max_seq_length: int = 0) -> None:
+        super().__init__(model_name_or_path, threads=threads, device=device or "auto", cpu_target=cpu_target,
+                         require_sha256=require_sha256, trusted_public_key=trusted_public_key,
+                         signature_path=signature_path, max_text_bytes=max_text_bytes, max_seq_length=max_seq_length)
+        if self.info["pooling"] != "splade":
+            raise ValueError(f"{self.path}: not a SPLADE model (pooling {self.info['pooling']!r}); load it with "
+                             "encc.SentenceTransformer")
+        self.max_active_dims = None if max_active_dims is None else _positive_int(max_active_dims, "max_active_dims")
+        self.similarity_fn_name: SimilarityFunction = "dot"
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return int(self.info["embedding_dim"])
+
+    def encode(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,  # type: ignore[override]
+               prompt: Optional[str] = None, batch_size: int = 32, show_progress_bar: Optional[bool] = None,
+               convert_to_tensor: bool = True, convert_to_sparse_tensor: bool = True, save_to_cpu: bool = False,
+               max_active_dims: Optional[int] = None, **kwargs: Any) -> Any:
+        """Sparse embeddings of `inputs`, as SparseEncoder.encode gives them: one str a 1-D result, a list a 2-D
+        [N, vocabulary] one (a list of 1-D results with convert_to_tensor=False)."""
+        if kwargs:
+            raise ValueError(f"{type(self).__name__}.encode() has been called with additional keyword arguments "
+                             f"that this model does not use: {list(kwargs)}.")
+        single = isinstance(inputs, str)
+        pairs = self.encode_sparse(inputs, prompt_name=prompt_name, prompt=prompt, batch_size=batch_size,
+                                   max_active_dims=self.max_active_dims if max_active_dims is None else max_active_dims,
+                                   show_progress_bar=show_progress_bar)
+        rows = [pairs] if single else pairs
+        dim = self.get_sentence_embedding_dimension()
+        if convert_to_sparse_tensor:
+            torch = _torch()
+
+            def sparse(ids: Any, weights: Any, shape: tuple[int, ...]) -> Any:
+                return torch.sparse_coo_tensor(torch.as_tensor(ids, dtype=torch.int64), torch.as_tensor(weights),
+                                               shape, check_invariants=True).coalesce()
+
+            if single or not convert_to_tensor:
+                out = [sparse(i[None, :], w, (dim,)) for i, w in rows]
+                return out[0] if single else out
+            coords = np.array([np.repeat(np.arange(len(rows)), [len(i) for i, _ in rows]),
+                               np.concatenate([i for i, _ in rows]) if rows else np.zeros(0, np.int32)])
+            values = np.concatenate([w for _, w in rows]) if rows else np.zeros(0, np.float32)
+            return sparse(coords, values, (len(rows), dim))
+        dense = np.zeros((len(rows), dim), dtype=np.float32)
+        for r, (ids, weights) in enumerate(rows):
+            dense[r, ids] = weights
+        result: Any = dense
+        if convert_to_tensor:
+            result = _torch().as_tensor(dense)
+        elif not single:
+            result = list(dense)
+        return result[0] if single else result
+
+    def encode_query(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,
+                     prompt: Optional[str] = None, **kwargs: Any) -> Any:
+        """encode() with the model's "query" prompt when it has one and none is given."""
+        if prompt_name is None and prompt is None and "query" in self.prompts:
+            prompt_name = "query"
+        return self.encode(inputs, prompt_name=prompt_name, prompt=prompt, **kwargs)
+
+    def encode_document(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,
+                        prompt: Optional[str] = None, **kwargs: Any) -> Any:
+        """encode() with the model's "document" (else "passage", "corpus") prompt when it has one and none is given."""
+        if prompt_name is None and prompt is None:
+            prompt_name = next((n for n in ("document", "passage", "corpus") if n in self.prompts), None)
+        return self.encode(inputs, prompt_name=prompt_name, prompt=prompt, **kwargs)
+
+    def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
+        """The [N, M] dot products (SparseEncoder's similarity); sparse or dense, torch or numpy in."""
+        def dense(e: Any) -> Any:
+            return e.to_dense() if hasattr(e, "to_dense") else e
+        return _similarity("dot", dense(embeddings1), dense(embeddings2), pairwise=False)
 
 
 class CrossEncoder(Model):

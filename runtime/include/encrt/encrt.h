@@ -56,8 +56,9 @@ extern "C" {
    Version 5: prompts (encrt_model_prompt_count, encrt_model_get_prompt,
    encrt_session_embed_prompted).
    Version 6: encrt_model_options.max_seq_length, encrt_model_info.similarity.
-   Version 7: label names (encrt_model_get_label), encrt_model_info.embedding_dim. */
-#define ENCRT_API_VERSION 7
+   Version 7: label names (encrt_model_get_label), encrt_model_info.embedding_dim.
+   Version 8: sparse embeddings (encrt_session_embed_sparse). */
+#define ENCRT_API_VERSION 8
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -335,6 +336,24 @@ ENCRT_API encrt_status *encrt_session_embed_prompted(encrt_session *session,
                                                      const encrt_text *texts,
                                                      int64_t count,
                                                      float *out_embeddings);
+
+/* API version 8: sparse embeddings of a SPLADE model (encrt_model_info.pooling
+   "splade": one weight per token id, mostly zero). For each text, its weights
+   above `threshold` (>= 0; 0 keeps every non-zero one), heaviest first (equal
+   weights: the lower token id first), at most `top_k` of them (1 to
+   embedding_dim; sentence-transformers' max_active_dims). Text i's entries go
+   to out_ids / out_weights [i * top_k, i * top_k + out_counts[i]); its other
+   slots are left as they are. prompt_name as encrt_session_embed_prompted.
+   A model with another pooling is ENCRT_INVALID_ARGUMENT. The vocabulary-wide
+   vectors are made in chunks of texts, not for all `count` at once. */
+ENCRT_API encrt_status *encrt_session_embed_sparse(encrt_session *session,
+                                                   const char *prompt_name,
+                                                   const encrt_text *texts,
+                                                   int64_t count, int32_t top_k,
+                                                   float threshold,
+                                                   int32_t *out_counts,
+                                                   int32_t *out_ids,
+                                                   float *out_weights);
 
 typedef struct encrt_step_profile {
   const char *kernel; /* valid while the session is alive */

@@ -146,6 +146,12 @@ struct RunResult {
   std::vector<float> pooled;
 };
 
+/// One text's sparse embedding: token ids and their weights, heaviest first.
+struct SparseEmbedding {
+  std::vector<int32_t> ids;
+  std::vector<float> weights;
+};
+
 class Session {
 public:
   explicit Session(const Model &model, bool enableProfiling = false) {
@@ -209,12 +215,35 @@ public:
     return embedWith(promptName.c_str(), texts);
   }
 
+  /// A SPLADE model's sparse embeddings (encrt_session_embed_sparse): per
+  /// text, at most topK (token id, weight) pairs above `threshold`, heaviest
+  /// first; promptName as embed's (null: the model's default prompt).
+  std::vector<SparseEmbedding> embedSparse(const std::vector<std::string> &texts, int32_t topK,
+                                           float threshold = 0.0f, const char *promptName = nullptr) {
+    const std::vector<encrt_text> views = textViews(texts);
+    const size_t k = topK > 0 ? static_cast<size_t>(topK) : 0;
+    std::vector<int32_t> counts(texts.size()), ids(texts.size() * k);
+    std::vector<float> weights(texts.size() * k);
+    check(encrt_session_embed_sparse(session_, promptName, views.data(), static_cast<int64_t>(views.size()), topK,
+                                     threshold, counts.data(), ids.data(), weights.data()));
+    std::vector<SparseEmbedding> out(texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      out[i].ids.assign(ids.begin() + i * k, ids.begin() + i * k + counts[i]);
+      out[i].weights.assign(weights.begin() + i * k, weights.begin() + i * k + counts[i]);
+    }
+    return out;
+  }
+
 private:
-  std::vector<float> embedWith(const char *promptName, const std::vector<std::string> &texts) {
+  static std::vector<encrt_text> textViews(const std::vector<std::string> &texts) {
     std::vector<encrt_text> views;
     views.reserve(texts.size());
     for (const auto &t : texts)
       views.push_back({t.data(), static_cast<int64_t>(t.size())});
+    return views;
+  }
+  std::vector<float> embedWith(const char *promptName, const std::vector<std::string> &texts) {
+    const std::vector<encrt_text> views = textViews(texts);
     std::vector<float> out(texts.size() * static_cast<size_t>(info_.embedding_dim));
     check(encrt_session_embed_prompted(session_, promptName, views.data(), static_cast<int64_t>(views.size()),
                                        out.data()));
