@@ -213,7 +213,7 @@ LogicalResult EmbeddingOp::verify() {
   bool int8Table = word.getElementType().isInteger(8);
   if (Value scaleValue = getWordScale()) {
     if (!int8Table)
-      return emitOpError() << "expects no word_scale with an f32 word table "
+      return emitOpError() << "expects no word_scale with an f32 or bf16 word table "
                               "(word_scale goes with an i8 table) but got "
                            << word;
     auto ws = rtt(scaleValue);

@@ -19,7 +19,7 @@ def Enc_I8Tensor : RankedTensorOf<[I8]>;
 def Enc_U8Tensor : RankedTensorOf<[UI8]>;
 def Enc_BF16Tensor : RankedTensorOf<[BF16]>;
 def Enc_LinearOperand : RankedTensorOf<[F32, BF16]>;
-def Enc_WordTable : RankedTensorOf<[F32, I8]>;
+def Enc_WordTable : RankedTensorOf<[F32, I8, BF16]>;
 def Enc_WeightTensor : RankedTensorOf<[F32, I8, I32, BF16]>;
 
 //===----------------------------------------------------------------------===//
@@ -64,8 +64,10 @@ def Enc_EmbeddingOp : Enc_Op<"embedding", [Pure, AttrSizedOperandSegments]> {
     The word table may be int8 (written by `enc-quantize-linear-int8`): then
     the optional `word_scale` operand `[rows]` f32 is required and the gather
     dequantises row-wise, `word[v, :] = float(word_q[v, :]) * word_scale[v]`
-    (symmetric, no zero point); the computation stays float. An f32 word
-    table takes no `word_scale`.
+    (symmetric, no zero point); the computation stays float. The word table
+    may be bf16 (written by `enc-convert-linear-bf16` with `embeddings`): its
+    rows are widened exactly and the sum is f32. An f32 or bf16 word table
+    takes no `word_scale`.
 
     Example:
 

@@ -106,6 +106,27 @@ void ConvertLinearBf16Pass::runOnOperation() {
     replacedWeights.insert(w);
   });
 
+  // With `embeddings`: the f32 word tables of enc.embedding become bf16 too
+  // (the gather widens them exactly; the sum stays f32). A table tied to a
+  // Linear (SPLADE's decoder) is the same bf16 tensor as that Linear's.
+  unsigned nEmbeddings = 0;
+  if (embeddings)
+    getOperation()->walk([&](EmbeddingOp op) {
+      auto w = op.getWord().getDefiningOp<WeightOp>();
+      if (!w || op.getWordScale() || !cast<RankedTensorType>(w.getType()).getElementType().isF32())
+        return;
+      if (skipPatterns.matches(w.getName())) {
+        ++nSkipped;
+        return;
+      }
+      Value bw = convertWeight(w);
+      if (!bw)
+        return;
+      op.getWordMutable().assign(bw);
+      replacedWeights.insert(w);
+      ++nEmbeddings;
+    });
+
   MLIRContext *ctx = &getContext();
   SmallVector<ToBf16Op> roundings;
   for (auto &[x, group] : byInput) {
@@ -150,6 +171,7 @@ void ConvertLinearBf16Pass::runOnOperation() {
                 {"num-skipped", nSkipped},
                 {"num-to-bf16-ops", nRoundOps - nFolded},
                 {"num-folded-into-producers", nFolded},
+                {"num-embeddings", nEmbeddings},
                 {"num-weights-created", weightsCreated}});
 }
 

@@ -90,6 +90,7 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
   } else if (shortName == "convert-linear-bf16") {
     ConvertLinearBf16PassOptions o;
     o.skip = options.quantizeSkip;
+    o.embeddings = options.quantizeEmbeddings;
     pm.addPass(createConvertLinearBf16Pass(o, options.weights));
   } else {
     std::string msg;

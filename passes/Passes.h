@@ -67,8 +67,8 @@ struct EncPassOptions {
   /// (llvm::GlobPattern: `*`, `?`, `[..]`) on weight names; matching Linears
   /// (and a matching word table) stay f32. E.g. "*attention.output*", "encoder.layer.5.*".
   std::vector<std::string> quantizeSkip;
-  /// quantize-linear-int8: also store the word-embedding table as int8 with
-  /// per-row scales.
+  /// quantize-linear-int8 / convert-linear-bf16: also store the
+  /// word-embedding table as int8 with per-row scales / as bf16.
   bool quantizeEmbeddings = true;
   /// quantize-linear-int8: file of static activation ranges
   /// (`<weight name> <absmax>` lines); empty = dynamic per-token scales.

@@ -240,6 +240,10 @@ def ConvertLinearBf16Pass : Pass<"enc-convert-linear-bf16"> {
     Weights are rounded to nearest, ties to even (`toBf16Bits` of
     enc_bf16.h). With a `WeightStore` the bf16 weights are written into it
     (if absent); a Linear whose weight is missing from the store stays f32.
+    With `embeddings` (the default) an `enc.embedding`'s f32 word table
+    becomes bf16 as well: the gather widens its rows exactly and adds the f32
+    position and type rows (half the bytes of the largest table; a word table
+    tied to a Linear, SPLADE's decoder, is that Linear's bf16 tensor).
     Everything else (LayerNorm, softmax, attention, GELU, residuals) stays
     f32. Replaced f32 `enc.weight` ops that lose their last user are erased.
   }];
@@ -247,6 +251,8 @@ def ConvertLinearBf16Pass : Pass<"enc-convert-linear-bf16"> {
   let options = [
     ListOption<"skip", "skip", "std::string",
                "Glob patterns on weight names to keep in f32">,
+    Option<"embeddings", "embeddings", "bool", "true",
+           "Also make enc.embedding's f32 word tables bf16">,
   ];
 }
 

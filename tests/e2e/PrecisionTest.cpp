@@ -252,7 +252,9 @@ TEST(Int8Compile, SkipPatternsKeepLinearsInFloat) {
   EXPECT_EQ(occurrences(ir, "enc.to_bf16 "), 4u) << ir;
   EXPECT_EQ(linesWith(ir, "enc.attention ", "xbf16>"), 2u) << ir;
   EXPECT_EQ(linesWith(ir, "{epilogue = #enc.epilogue<gelu>}", "xbf16>"), 2u) << ir;
-  EXPECT_EQ(occurrences(ir, ".bf16\" : tensor<"), 8u) << ir;
+  // The eight Linears' weights and the word table.
+  EXPECT_EQ(occurrences(ir, ".bf16\" : tensor<"), 9u) << ir;
+  EXPECT_NE(ir.find("enc.weight \"embeddings.word_embeddings.weight.bf16\""), std::string::npos) << ir;
   opt.quantizeSkip = {"encoder.layer.1.*"};
   ir = emitMlir(opt);
   EXPECT_EQ(occurrences(ir, "enc.to_bf16 "), 2u) << ir;

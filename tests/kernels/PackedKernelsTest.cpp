@@ -2,7 +2,7 @@
 //
 // The kernels of packed plans (kernel_abi.h: sequence b at rows
 // [offsets[b], offsets[b+1]) of a [tokens, ...] value): attentionPacked (three
-// inputs and fused qkv), embeddingPacked / embeddingQ8Packed and poolPacked
+// inputs and fused qkv), embeddingPacked (f32 and bf16 word tables) / embeddingQ8Packed and poolPacked
 // against plain double loops written on the packed layout, with lengths
 // including 1, the maximum and an empty sequence, as 1 and 3 tasks (every
 // element written by exactly one task). Tolerances as in the padded tests.
@@ -280,12 +280,17 @@ TEST(KernelPacked, EmbeddingRowsAndPositions) {
     wordQ[i] = int8_t(int(i * 37 % 255) - 127);
   for (int64_t i = 0; i < V; ++i)
     wordScale[i] = 0.01f * float(i + 1);
+  // A bf16 word table (bits, as convert-linear-bf16 writes it): the gather
+  // widens its values exactly, so the reference takes the rounded values.
+  std::vector<uint16_t> wordBf16(V * H);
+  for (int64_t i = 0; i < V * H; ++i)
+    wordBf16[i] = toBf16Bits(word[i]);
   // padId 3 (RoBERTa's positions, position_pad_id): a literal pad id inside a
   // sequence takes position 3 and the tokens after it count on from the
   // last non-pad one, as transformers' create_position_ids_from_input_ids.
   for (const int64_t padId : {int64_t(-1), int64_t(3)})
   for (const int32_t *types : {static_cast<const int32_t *>(nullptr), static_cast<const int32_t *>(typeIds.data())}) {
-    std::vector<double> ref(off[B] * H), refQ(off[B] * H);
+    std::vector<double> ref(off[B] * H), refQ(off[B] * H), refBf16(off[B] * H);
     for (int64_t b = 0; b < B; ++b)
       for (int64_t s = 0, nonPad = 0; s < lengths[b]; ++s) {
         const int64_t id = std::min<int64_t>(std::max(ids[b * S + s], 0), V - 1);
@@ -298,6 +303,8 @@ TEST(KernelPacked, EmbeddingRowsAndPositions) {
               double(word[id * H + h]) + pos[p * H + h] + type[t * H + h];
           refQ[(off[b] + s) * H + h] = double(wordQ[id * H + h]) * wordScale[id] +
                                        pos[p * H + h] + type[t * H + h];
+          refBf16[(off[b] + s) * H + h] =
+              double(bf16ToFloat(wordBf16[id * H + h])) + pos[p * H + h] + type[t * H + h];
         }
       }
     checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
@@ -308,6 +315,10 @@ TEST(KernelPacked, EmbeddingRowsAndPositions) {
       embeddingQ8Packed<H>(ids.data(), types, wordQ.data(), wordScale.data(), V,
                            pos.data(), P, type.data(), T, y, off.data(), B, S,
                            offset, padId, t, n);
+    }, 1e-6, 1e-6);
+    checkKernel(refBf16, [&](float *y, int32_t t, int32_t n) {
+      embeddingPacked<H>(ids.data(), types, wordBf16.data(), V, pos.data(), P,
+                         type.data(), T, y, off.data(), B, S, offset, padId, t, n);
     }, 1e-6, 1e-6);
   }
 }

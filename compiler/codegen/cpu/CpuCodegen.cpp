@@ -507,14 +507,15 @@ llvm::Expected<Kernel> Generator::lowerEmbedding(EmbeddingOp e, const StepArgs &
     return std::move(err);
   const int64_t V = in[1][0], P = in[2][0], T = in[3][0], H = out.back();
   const bool q8 = e.isQuantized();
+  const bool bf16 = cast<RankedTensorType>(e.getWord().getType()).getElementType().isBF16();
   // Operands: ids, word, pos, type table, [word_scale], [type_ids].
   const std::string typeIds = e.getTypeIds() ? "IN_I(" + std::to_string(q8 ? 5 : 4) + ")" : "nullptr";
-  k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : "f32_") + (e.getTypeIds() ? "typed_" : "") +
+  k.symbol = std::string("enc_embedding_") + (q8 ? "q8_" : bf16 ? "bf16_" : "f32_") + (e.getTypeIds() ? "typed_" : "") +
              shapeTag(out) + "_v" + std::to_string(V) + "_p" + std::to_string(P) + "_t" + std::to_string(T);
   // Positions s + offset, or counted past literal pad ids (position_pad_id; -1: none).
   k.iattrs = {static_cast<int64_t>(e.getPositionOffset()), e.getPositionPadId() ? int64_t(*e.getPositionPadId()) : -1};
   usesInt8_ |= q8;
-  const std::string tables = std::string(q8 ? "IN_I8(1), IN_F(4), " : "IN_F(1), ") + std::to_string(V) +
+  const std::string tables = std::string(q8 ? "IN_I8(1), IN_F(4), " : bf16 ? "IN_BF(1), " : "IN_F(1), ") + std::to_string(V) +
                              ", IN_F(2), " + std::to_string(P) + ", IN_F(3), " + std::to_string(T) + ", " + res;
   const std::string name = std::string(q8 ? "embeddingQ8" : "embedding") + (packed_ ? "Packed" : "");
   const std::string rows = packed_ ? ", c->offsets, c->batch, c->seq" : ", " + dimExpr(out[0]) + ", " + dimExpr(out[1]);

@@ -833,7 +833,7 @@ func.func @embedding_i8_without_scale(%ids: tensor<?x?xi32>, %w: tensor<100x8xi8
 // -----
 
 func.func @embedding_f32_with_scale(%ids: tensor<?x?xi32>, %w: tensor<100x8xf32>, %p: tensor<16x8xf32>, %t: tensor<2x8xf32>, %s: tensor<100xf32>) {
-  // expected-error @+1 {{expects no word_scale with an f32 word table}}
+  // expected-error @+1 {{expects no word_scale with an f32 or bf16 word table}}
   %e = enc.embedding %ids, %w, %p, %t word_scale %s {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<100x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<100xf32>) -> tensor<?x?x8xf32>
   return
 }

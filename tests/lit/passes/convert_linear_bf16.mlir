@@ -1,6 +1,7 @@
 // RUN: enc-opt %s -enc-convert-linear-bf16 -split-input-file | FileCheck %s
 // RUN: enc-opt %s '-enc-convert-linear-bf16=skip=*attention.output*' -split-input-file | FileCheck %s --check-prefix=SKIP
 // RUN: enc-opt %s '-enc-pipeline=passes=canonicalize,convert-linear-bf16' -split-input-file | FileCheck %s --check-prefix=PIPE
+// RUN: enc-opt %s '-enc-convert-linear-bf16=embeddings=false' -split-input-file | FileCheck %s --check-prefix=NOEMB
 // enc-convert-linear-bf16: enc.linear with an f32 enc.weight [N, K] (K even)
 // -> enc.to_bf16 of its input (one per distinct input, right after the
 // producer) + enc.linear over bf16 operands and the weight "<w>.bf16";
@@ -106,4 +107,34 @@ func.func @fold_into_producer(%qkv: tensor<?x?x24xf32>, %len: tensor<?xi32>, %x:
   %wd = enc.weight "l0.output.dense.weight" : tensor<8x16xf32>
   %d = enc.linear %h, %wd : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
   return %o, %d, %x : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
+
+// -----
+
+// The word table of enc.embedding becomes bf16 (embeddings=true, the default);
+// the position and type tables stay f32. A table tied to a Linear (SPLADE's
+// decoder) is one bf16 weight for both. With embeddings=false it stays f32.
+
+// CHECK-LABEL: func.func @tied_word_table
+// CHECK: %[[WB:.*]] = enc.weight "word.bf16" : tensor<50x8xbf16>
+// CHECK: enc.embedding %{{.*}}, %[[WB]], %{{.*}}, %{{.*}} {position_offset = 0 : i64}
+// CHECK-SAME: (tensor<?x?xi32>, tensor<50x8xbf16>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+// CHECK: enc.linear %{{.*}}, %[[WB]]
+// CHECK-NOT: "word" :
+// NOEMB-LABEL: func.func @tied_word_table
+// NOEMB: %[[WB:.*]] = enc.weight "word.bf16" : tensor<50x8xbf16>
+// NOEMB: %[[W:.*]] = enc.weight "word" : tensor<50x8xf32>
+// NOEMB: enc.embedding %{{.*}}, %[[W]], %{{.*}}, %{{.*}} {position_offset = 0 : i64}
+// NOEMB-SAME: (tensor<?x?xi32>, tensor<50x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>)
+// NOEMB: enc.linear %{{.*}}, %[[WB]]
+// SKIP-LABEL: func.func @tied_word_table
+// SKIP: enc.embedding %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {position_offset = 0 : i64}
+// SKIP-SAME: tensor<50x8xbf16>
+func.func @tied_word_table(%ids: tensor<?x?xi32>) -> tensor<?x?x50xf32> {
+  %word = enc.weight "word" : tensor<50x8xf32>
+  %pos = enc.weight "pos" : tensor<16x8xf32>
+  %type = enc.weight "type" : tensor<2x8xf32>
+  %e = enc.embedding %ids, %word, %pos, %type {position_offset = 0 : i64} : (tensor<?x?xi32>, tensor<50x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  %logits = enc.linear %e, %word : (tensor<?x?x8xf32>, tensor<50x8xf32>) -> tensor<?x?x50xf32>
+  return %logits : tensor<?x?x50xf32>
 }

@@ -178,6 +178,13 @@ ENC_INLINE void embeddingRow(int64_t id, const W *word, const float *wordScale,
     const float sc = wordScale[id];
     for (int64_t h = 0; h < H; ++h)
       yr[h] = float(wr[h]) * sc + pr[h] + type[h];
+  } else if constexpr (sizeof(W) == 2) { // bf16 word table (bits), widened exactly
+    for (int64_t h = 0; h < H; ++h) {
+      const uint32_t bits = uint32_t(wr[h]) << 16;
+      float w;
+      std::memcpy(&w, &bits, sizeof w);
+      yr[h] = w + pr[h] + type[h];
+    }
   } else {
     for (int64_t h = 0; h < H; ++h)
       yr[h] = wr[h] + pr[h] + type[h];

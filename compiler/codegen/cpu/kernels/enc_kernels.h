@@ -25,9 +25,10 @@ namespace enc_kernels {
 /// enc.embedding: y[b,s,:] = word[ids[b,s]] + pos[position] +
 /// type[typeIds[b,s]] (type[0] when typeIds is null; T type rows), the
 /// position s + offset or, with padId >= 0, positionRow()'s. Ids, type ids and
-/// positions outside their tables are clamped.
-template <int H>
-void embedding(const int32_t *ids, const int32_t *typeIds, const float *word,
+/// positions outside their tables are clamped. W: float, or uint16_t for a
+/// bf16 word table (its rows widened exactly).
+template <int H, typename W = float>
+void embedding(const int32_t *ids, const int32_t *typeIds, const W *word,
                int64_t V, const float *pos, int64_t P, const float *type,
                int64_t T, float *y, int64_t B, int64_t S, int64_t offset,
                int64_t padId, int32_t task, int32_t numTasks) {
@@ -42,9 +43,9 @@ void embedding(const int32_t *ids, const int32_t *typeIds, const float *word,
 /// word[ids[b, s]] + pos[s + offset] + type[typeIds[b, s]] for s <
 /// lengths[b]; ids and type ids stay padded [B, S]. Clamping as in
 /// embedding().
-template <int H>
+template <int H, typename W = float>
 void embeddingPacked(const int32_t *ids, const int32_t *typeIds,
-                     const float *word, int64_t V, const float *pos, int64_t P,
+                     const W *word, int64_t V, const float *pos, int64_t P,
                      const float *type, int64_t T, float *y,
                      const int32_t *offsets, int64_t B, int64_t S,
                      int64_t offset, int64_t padId, int32_t task, int32_t numTasks) {
