@@ -246,3 +246,32 @@ def test_sparse_encoder_refuses_a_dense_model(st):
         encc.SparseEncoder(st.path)
     with pytest.raises(ValueError, match="encode_sparse needs a SPLADE model"):
         st.encode_sparse(["a"])
+
+
+def test_hybrid_index_example(st, splade, tmp_path):
+    """examples/hybrid_index.py: Qdrant points holding exactly the package's dense and sparse vectors, and a
+    query answered by the fused ranking (the query is a document: it ranks first on cosine and is listed)."""
+    import sys
+    m, recorded, _ = splade
+    texts = [t for t in recorded if t.strip()]  # the example skips blank lines
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "hybrid_index.py"), "--dense", st.path,
+                          "--sparse", m.path, "--docs", str(docs), "--out", str(tmp_path / "index"),
+                          "--query", texts[2], "--top", "3", "--threads", "2"],
+                         capture_output=True, text=True, check=True).stdout
+    points = json.loads((tmp_path / "index" / "points.json").read_text(encoding="utf-8"))["points"]
+    assert [p["id"] for p in points] == list(range(len(texts)))
+    assert [p["payload"]["text"] for p in points] == texts
+    dense = st.encode_document(texts)
+    sparse = m.encode_sparse(texts)
+    for p, d, (ids, weights) in zip(points, dense, sparse):
+        assert np.array_equal(np.array(p["vector"]["dense"], dtype=np.float32), d)
+        assert p["vector"]["sparse"]["indices"] == ids.tolist()
+        assert np.array_equal(np.array(p["vector"]["sparse"]["values"], dtype=np.float32), weights)
+    collection = json.loads((tmp_path / "index" / "collection.json").read_text(encoding="utf-8"))
+    assert collection["vectors"]["dense"] == {"size": 384, "distance": "Cosine"}
+    lines = out.splitlines()
+    assert lines[0].startswith(f"indexed {len(texts)} documents") and lines[1] == f"query: {texts[2]}"
+    ranked = lines[2:]
+    assert len(ranked) == 3 and any(line.endswith(texts[2]) and "cosine 1.000" in line for line in ranked), out
