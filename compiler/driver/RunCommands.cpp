@@ -505,10 +505,63 @@ int encc::embedCommand(const Args &args) {
     keep = d;
   }
   std::vector<encrt_text> views = textViews(texts);
-  std::vector<float> emb(n * h);
   auto t0 = std::chrono::steady_clock::now();
   const std::optional<std::string> prompt =
       args.has("prompt-name") ? std::optional<std::string>(args.get("prompt-name")) : std::nullopt;
+  if (std::string(info.pooling) == "splade") {
+    if (args.has("truncate-dim"))
+      return fail("--truncate-dim does not apply to a SPLADE model (one weight per vocabulary entry); use --top-k");
+    // Every non-zero weight, heaviest first; --top-k of them shown.
+    int64_t top = args.get("format") == "json" ? h : 5;
+    if (args.has("top-k")) {
+      const std::string v = args.get("top-k");
+      char *end = nullptr;
+      top = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || top < 1 || top > h)
+        return fail("--top-k expects a number of entries from 1 to the vocabulary's " + std::to_string(h) + ", got '" +
+                    v + "'");
+    }
+    std::vector<int32_t> counts(n), ids(n * h);
+    std::vector<float> weights(n * h);
+    if (failed(encrt_session_embed_sparse(session.get(), prompt ? prompt->c_str() : nullptr, views.data(), n,
+                                          int32_t(h), 0.0f, counts.data(), ids.data(), weights.data())))
+      return 1;
+    const double ms = msSince(t0);
+    if (args.get("format") == "json") {
+      Json j;
+      j["count"] = n;
+      j["pooling"] = info.pooling;
+      j["vocabulary"] = h;
+      j["latency_ms"] = ms;
+      j["texts"] = texts;
+      Json sparse = Json::array();
+      for (int64_t i = 0; i < n; ++i) {
+        Json entries = Json::array();
+        for (int64_t k = 0; k < std::min<int64_t>(top, counts[i]); ++k)
+          entries.push_back(Json{{"index", ids[i * h + k]}, {"value", weights[i * h + k]}});
+        sparse.push_back(std::move(entries));
+      }
+      j["non_zero"] = counts;
+      j["sparse"] = std::move(sparse);
+      printJson(llvm::outs(), j);
+      return 0;
+    }
+    const std::vector<std::string> vocab = readVocabulary(args.positionals[0]);
+    auto &os = llvm::outs();
+    os << "sparse embeddings (splade: a weight per token of the " << h << "-entry vocabulary), " << num(ms, 1)
+       << " ms (" << num(ms / n, 2) << " ms per text)\n";
+    for (int64_t i = 0; i < n; ++i) {
+      os << "  [" << i << "] " << counts[i] << " non-zero;";
+      for (int64_t k = 0; k < std::min<int64_t>(top, counts[i]); ++k) {
+        const int32_t id = ids[i * h + k];
+        os << " " << (size_t(id) < vocab.size() ? vocab[size_t(id)] : "#" + std::to_string(id)) << " "
+           << num(weights[i * h + k], 2);
+      }
+      os << "  " << texts[i] << "\n";
+    }
+    return 0;
+  }
+  std::vector<float> emb(n * h);
   if (failed(encrt_session_embed_prompted(session.get(), prompt ? prompt->c_str() : nullptr, views.data(), n,
                                           emb.data())))
     return 1;
@@ -546,26 +599,6 @@ int encc::embedCommand(const Args &args) {
     return 0;
   }
   auto &os = llvm::outs();
-  if (std::string(info.pooling) == "splade") {
-    // SPLADE: one weight per vocabulary entry, mostly zero: each text's
-    // non-zero count and its heaviest tokens.
-    const std::vector<std::string> vocab = readVocabulary(args.positionals[0]);
-    os << "sparse embeddings (splade: a weight per token of the " << h << "-entry vocabulary), " << num(ms, 1)
-       << " ms (" << num(ms / n, 2) << " ms per text)\n";
-    for (int64_t i = 0; i < n; ++i) {
-      std::vector<int64_t> nz;
-      for (int64_t k = 0; k < h; ++k)
-        if (emb[i * h + k] != 0.0f)
-          nz.push_back(k);
-      std::sort(nz.begin(), nz.end(), [&](int64_t a, int64_t b) { return emb[i * h + a] > emb[i * h + b]; });
-      os << "  [" << i << "] " << nz.size() << " non-zero;";
-      for (size_t t = 0; t < std::min<size_t>(5, nz.size()); ++t)
-        os << " " << (size_t(nz[t]) < vocab.size() ? vocab[size_t(nz[t])] : "#" + std::to_string(nz[t])) << " "
-           << num(emb[i * h + nz[t]], 2);
-      os << "  " << texts[i] << "\n";
-    }
-    return 0;
-  }
   os << "embeddings: " << n << " x " << h << " (" << info.pooling << " pooling"
      << (info.normalize ? ", L2-normalised" : "")
      << (h < full ? ", the first " + std::to_string(h) + " of " + std::to_string(full) + " dimensions" : "") << "), " << num(ms, 1) << " ms (" << num(ms / n, 2)

@@ -211,7 +211,10 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
   --truncate-dim N      keep the first N dimensions of each embedding (Matryoshka models;
                         sentence-transformers' truncate_dim: after the model's normalisation,
                         not renormalised; the cosines are of the truncated vectors)
-  --format FMT          text (default) | json (embeddings and the cosine matrix)
+  --top-k N             SPLADE models: show each text's N heaviest entries (default 5; with
+                        --format json every non-zero one)
+  --format FMT          text (default) | json (embeddings and the cosine matrix; a SPLADE
+                        model's non-zero entries, heaviest first, as index and value)
   --threads N           worker threads (default 0: all cores)
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
   --device D            auto (default: CUDA when the artifact has a CUDA plan and a GPU is
@@ -437,7 +440,7 @@ int main(int argc, char **argv) {
         "signature"},
        {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage,
-       {"file", "format", "prompt-name", "truncate-dim", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
+       {"file", "format", "prompt-name", "truncate-dim", "top-k", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
         "signature"},
        {"profile", "help"}, embedCommand, /*texts=*/true},
       {"rerank", kRerankUsage,
