@@ -85,6 +85,18 @@ void ConvertLinearBf16Pass::runOnOperation() {
 
   unsigned nConverted = 0, nSkipped = 0, nRoundOps = 0;
   llvm::SetVector<Operation *> replacedWeights;
+  // The bf16 replacement of `w` (which is then dead unless read elsewhere), or
+  // null when a skip pattern keeps it f32 or the store lacks it.
+  auto bf16Replacement = [&](WeightOp w) -> Value {
+    if (skipPatterns.matches(w.getName())) {
+      ++nSkipped;
+      return Value();
+    }
+    Value bw = convertWeight(w);
+    if (bw)
+      replacedWeights.insert(w);
+    return bw;
+  };
   // Linears to rewrite, grouped by input (in program order of first use).
   llvm::MapVector<Value, SmallVector<std::pair<LinearOp, Value>>> byInput;
   getOperation()->walk([&](LinearOp op) {
@@ -95,15 +107,8 @@ void ConvertLinearBf16Pass::runOnOperation() {
     if (!t.getElementType().isF32() || t.getRank() != 2 ||
         t.getDimSize(1) % 2 != 0)
       return;
-    if (skipPatterns.matches(w.getName())) {
-      ++nSkipped;
-      return;
-    }
-    Value bw = convertWeight(w);
-    if (!bw)
-      return;
-    byInput[op.getX()].push_back({op, bw});
-    replacedWeights.insert(w);
+    if (Value bw = bf16Replacement(w))
+      byInput[op.getX()].push_back({op, bw});
   });
 
   // With `embeddings`: the f32 word tables of enc.embedding become bf16 too
@@ -115,16 +120,10 @@ void ConvertLinearBf16Pass::runOnOperation() {
       auto w = op.getWord().getDefiningOp<WeightOp>();
       if (!w || op.getWordScale() || !cast<RankedTensorType>(w.getType()).getElementType().isF32())
         return;
-      if (skipPatterns.matches(w.getName())) {
-        ++nSkipped;
-        return;
+      if (Value bw = bf16Replacement(w)) {
+        op.getWordMutable().assign(bw);
+        ++nEmbeddings;
       }
-      Value bw = convertWeight(w);
-      if (!bw)
-        return;
-      op.getWordMutable().assign(bw);
-      replacedWeights.insert(w);
-      ++nEmbeddings;
     });
 
   MLIRContext *ctx = &getContext();

@@ -21,7 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any, Iterable, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -371,26 +371,9 @@ class Model:
         if output_value not in ("sentence_embedding", "token_embeddings"):
             raise ValueError(f"output_value must be 'sentence_embedding' or 'token_embeddings', "
                              f"not {output_value!r}")
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        bar = _progress((len(texts) + batch_size - 1) // batch_size, show_progress_bar)
-        results: list[Any] = [None] * len(texts)
-        with _python_words():
-            try:
-                for start in range(0, len(texts), batch_size):
-                    idx = order[start:start + batch_size]
-                    batch = [texts[i] for i in idx]
-                    if output_value == "token_embeddings":
-                        for i, rows in zip(idx, self._token_embeddings(batch)):
-                            results[i] = rows
-                    else:
-                        emb = self._model.embed(batch)
-                        for k, i in enumerate(idx):
-                            results[i] = emb[k]
-                    if bar is not None:
-                        bar.update(1)
-            finally:
-                if bar is not None:
-                    bar.close()
+        run: Callable[[list[bytes]], Iterable[Any]] = (
+            self._token_embeddings if output_value == "token_embeddings" else self._model.embed)
+        results = self._in_batches(texts, batch_size, show_progress_bar, run)
         if output_value == "token_embeddings":
             return results[0] if single else results
         if normalize_embeddings:
@@ -431,6 +414,16 @@ class Model:
             limit = -1.0
         if not 0 <= limit < np.inf:
             raise ValueError(f"threshold must be a finite number >= 0, not {threshold!r}")
+        def run(batch: list[bytes]) -> list[tuple[IntArray, FloatArray]]:
+            counts, ids, weights = self._model.embed_sparse(batch, top_k, limit)
+            return [(ids[k, :counts[k]].copy(), weights[k, :counts[k]].copy()) for k in range(len(batch))]
+
+        results = self._in_batches(texts, batch_size, show_progress_bar, run)
+        return results[0] if single else results
+
+    def _in_batches(self, texts: list[bytes], batch_size: int, show_progress_bar: Optional[bool],
+                    run: Callable[[list[bytes]], Iterable[Any]]) -> list[Any]:
+        """run() over batches of `texts`, longest first (batches pack well), its results back in input order."""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         bar = _progress((len(texts) + batch_size - 1) // batch_size, show_progress_bar)
         results: list[Any] = [None] * len(texts)
@@ -438,15 +431,14 @@ class Model:
             try:
                 for start in range(0, len(texts), batch_size):
                     idx = order[start:start + batch_size]
-                    counts, ids, weights = self._model.embed_sparse([texts[i] for i in idx], top_k, limit)
-                    for k, i in enumerate(idx):
-                        results[i] = (ids[k, :counts[k]].copy(), weights[k, :counts[k]].copy())
+                    for i, r in zip(idx, run([texts[i] for i in idx])):
+                        results[i] = r
                     if bar is not None:
                         bar.update(1)
             finally:
                 if bar is not None:
                     bar.close()
-        return results[0] if single else results
+        return results
 
     def _prompt_text(self, prompt_name: Optional[str], prompt: Optional[str]) -> str:
         """What encode() puts before each text, as SentenceTransformer.encode resolves it."""

@@ -97,6 +97,20 @@ def _similarity(fn: SimilarityFunction, a: Any, b: Any, pairwise: bool) -> Any:
     return out
 
 
+def _query_prompt(model: Model, prompt_name: Optional[str], prompt: Optional[str]) -> Optional[str]:
+    """encode_query's prompt name: the given one, else the model's "query" prompt when it has one."""
+    if prompt_name is None and prompt is None and "query" in model.prompts:
+        return "query"
+    return prompt_name
+
+
+def _document_prompt(model: Model, prompt_name: Optional[str], prompt: Optional[str]) -> Optional[str]:
+    """encode_document's prompt name: the given one, else the model's "document" (else "passage", "corpus")."""
+    if prompt_name is None and prompt is None:
+        return next((n for n in ("document", "passage", "corpus") if n in model.prompts), None)
+    return prompt_name
+
+
 class SentenceTransformer(Model):
     """``sentence_transformers.SentenceTransformer`` over a compiled artifact (``encc compile MODEL -o m.encm``).
 
@@ -209,16 +223,12 @@ class SentenceTransformer(Model):
     def encode_query(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,
                      prompt: Optional[str] = None, **kwargs: Any) -> Any:
         """encode() with the model's "query" prompt when it has one and none is given."""
-        if prompt_name is None and prompt is None and "query" in self.prompts:
-            prompt_name = "query"
-        return self.encode(inputs, prompt_name=prompt_name, prompt=prompt, **kwargs)
+        return self.encode(inputs, prompt_name=_query_prompt(self, prompt_name, prompt), prompt=prompt, **kwargs)
 
     def encode_document(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,
                         prompt: Optional[str] = None, **kwargs: Any) -> Any:
         """encode() with the model's "document" (else "passage", "corpus") prompt when it has one and none is given."""
-        if prompt_name is None and prompt is None:
-            prompt_name = next((n for n in ("document", "passage", "corpus") if n in self.prompts), None)
-        return self.encode(inputs, prompt_name=prompt_name, prompt=prompt, **kwargs)
+        return self.encode(inputs, prompt_name=_document_prompt(self, prompt_name, prompt), prompt=prompt, **kwargs)
 
     def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
         """The [N, M] similarity matrix under similarity_fn_name (cosine by default; euclidean and manhattan
@@ -298,16 +308,12 @@ class SparseEncoder(Model):
     def encode_query(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,
                      prompt: Optional[str] = None, **kwargs: Any) -> Any:
         """encode() with the model's "query" prompt when it has one and none is given."""
-        if prompt_name is None and prompt is None and "query" in self.prompts:
-            prompt_name = "query"
-        return self.encode(inputs, prompt_name=prompt_name, prompt=prompt, **kwargs)
+        return self.encode(inputs, prompt_name=_query_prompt(self, prompt_name, prompt), prompt=prompt, **kwargs)
 
     def encode_document(self, inputs: Union[str, Sequence[str]], prompt_name: Optional[str] = None,
                         prompt: Optional[str] = None, **kwargs: Any) -> Any:
         """encode() with the model's "document" (else "passage", "corpus") prompt when it has one and none is given."""
-        if prompt_name is None and prompt is None:
-            prompt_name = next((n for n in ("document", "passage", "corpus") if n in self.prompts), None)
-        return self.encode(inputs, prompt_name=prompt_name, prompt=prompt, **kwargs)
+        return self.encode(inputs, prompt_name=_document_prompt(self, prompt_name, prompt), prompt=prompt, **kwargs)
 
     def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
         """The [N, M] dot products (SparseEncoder's similarity); sparse or dense, torch or numpy in."""
