@@ -363,10 +363,7 @@ class Model:
             arrays, special tokens included, padding excluded).
         """
         single = isinstance(sentences, str)
-        texts = _texts(sentences)
-        prefix = self._prompt_text(prompt_name, prompt)
-        if prefix:
-            texts = [prefix.encode() + t for t in texts]
+        texts = self._prompted(_texts(sentences), prompt_name, prompt)
         batch_size = _positive_int(batch_size)
         if output_value not in ("sentence_embedding", "token_embeddings"):
             raise ValueError(f"output_value must be 'sentence_embedding' or 'token_embeddings', "
@@ -401,10 +398,7 @@ class Model:
             raise ValueError(f"encode_sparse needs a SPLADE model; this one pools by {self._info['pooling']!r} "
                              "(use encode)")
         single = isinstance(sentences, str)
-        texts = _texts(sentences)
-        prefix = self._prompt_text(prompt_name, prompt)
-        if prefix:
-            texts = [prefix.encode() + t for t in texts]
+        texts = self._prompted(_texts(sentences), prompt_name, prompt)
         batch_size = _positive_int(batch_size)
         dim = int(self._info["embedding_dim"])
         top_k = dim if max_active_dims is None else min(_positive_int(max_active_dims, "max_active_dims"), dim)
@@ -439,6 +433,11 @@ class Model:
                 if bar is not None:
                     bar.close()
         return results
+
+    def _prompted(self, texts: list[bytes], prompt_name: Optional[str], prompt: Optional[str]) -> list[bytes]:
+        """`texts` with the prompt encode() puts before each."""
+        prefix = self._prompt_text(prompt_name, prompt)
+        return [prefix.encode() + t for t in texts] if prefix else texts
 
     def _prompt_text(self, prompt_name: Optional[str], prompt: Optional[str]) -> str:
         """What encode() puts before each text, as SentenceTransformer.encode resolves it."""
