@@ -1,6 +1,7 @@
 //===- ArtifactWriter.cpp - Serialise a compiled model to .encm -----------===//
 
 #include "compiler/driver/ArtifactWriter.h"
+#include "compiler/driver/StreamingChecksum.h"
 
 #include "encrt/artifact_generated.h"
 #include "encrt/checksum.h"
@@ -357,50 +358,6 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
 
 namespace {
 
-/// encm_checksum64 (encrt/checksum.h) over bytes that arrive in pieces: the
-/// same four lanes over 32-byte blocks, the same tail and finish.
-class StreamingChecksum {
-public:
-  void add(const uint8_t *p, size_t n) {
-    size_ += n;
-    if (pending_ != 0) {
-      const size_t take = std::min(n, sizeof(block_) - pending_);
-      std::memcpy(block_ + pending_, p, take);
-      pending_ += take, p += take, n -= take;
-      if (pending_ < sizeof(block_))
-        return;
-      mixBlock(block_);
-      pending_ = 0;
-    }
-    for (; n >= sizeof(block_); p += sizeof(block_), n -= sizeof(block_))
-      mixBlock(p);
-    std::memcpy(block_, p, n);
-    pending_ = n;
-  }
-  uint64_t finish() const {
-    uint64_t h = encm_mix64(encm_mix64(encm_mix64(encm_mix64(size_, lane_[0]), lane_[1]), lane_[2]), lane_[3]);
-    for (size_t i = 0; i < pending_; ++i)
-      h = encm_mix64(h, block_[i]);
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 32;
-    return h;
-  }
-
-private:
-  void mixBlock(const uint8_t *p) {
-    uint64_t w[4];
-    std::memcpy(w, p, sizeof(w));
-    for (int i = 0; i < 4; ++i)
-      lane_[i] = encm_mix64(lane_[i], w[i]);
-  }
-  uint64_t lane_[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull, 0xA4093822299F31D0ull,
-                       0x082EFA98EC4E6C89ull};
-  uint8_t block_[32];
-  size_t pending_ = 0;
-  uint64_t size_ = 0;
-};
-
 /// Writes the artifact to `os` piece by piece: the table, each weight as it
 /// is read (deferred ones produced one at a time, so the model is never held
 /// whole), the code objects, the checksum trailer.
@@ -453,6 +410,8 @@ llvm::Error emitArtifact(const ArtifactContents &c, llvm::raw_ostream &os) {
         if (pp->tensor[i])
           byOffset.emplace(pp->offset[i], pp->tensor[i]);
     for (const auto &[offset, tensor] : byOffset) {
+      if (at > weightsOffset + offset)
+        return llvm::createStringError("writeArtifact: a weight ends past the next one's offset (internal error)");
       padTo(weightsOffset + offset);
       const mlir::enc::WeightTensor bytes = tensor->read();
       if (bytes.byteSize() != 0)
