@@ -217,6 +217,15 @@ public:
     return nb::make_tuple(hiddenOut, pooledOut);
   }
 
+  /// Token `id`'s string as the tokenizers library's id_to_token gives it.
+  std::string token(int32_t id) const {
+    live();
+    const char *text = nullptr;
+    int64_t size = 0;
+    check(encrt_model_get_token(model_, id, &text, &size));
+    return std::string(text, static_cast<size_t>(size));
+  }
+
   /// The model's prompts: (name, text, is the default), in the artifact's order.
   std::vector<std::tuple<std::string, std::string, bool>> prompts() const {
     live();
@@ -341,6 +350,7 @@ NB_MODULE(_encc, m) {
            nb::arg("pooled"))
       .def("score_pairs", &Model::scorePairs)
       .def("prompts", &Model::prompts)
+      .def("token", &Model::token)
       .def("embed", &Model::embed)
       .def("embed_sparse", &Model::embedSparse);
 }

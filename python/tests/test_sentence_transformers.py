@@ -235,6 +235,18 @@ def test_sparse_encoder_as_sentence_transformers_sparse_encoder(splade):
         t = m.encode(texts)
         assert t.is_sparse and tuple(t.shape) == want.shape
         close(t.to_dense().numpy(), want, 1e-5)
+    # decode: the vocabulary's strings of the heaviest entries (vocab.txt of the folder), as SparseEncoder.decode.
+    with open(os.path.join(ROOT, "tests", "reference", "splade", "models", "bert_mlm", "vocab.txt"),
+              encoding="utf-8") as f:
+        vocab = f.read().splitlines()
+    decoded = m.decode(np.stack(dense[:2]), top_k=3)
+    assert len(decoded) == 2 and all(len(d) == 3 for d in decoded)
+    for d, row in zip(decoded, dense[:2]):
+        ids = np.argsort(-np.asarray(row), kind="stable")[:3]
+        assert d == [(vocab[i], float(row[i])) for i in ids]
+    assert len(m.decode(dense[0])) == int((np.asarray(dense[0]) != 0).sum())  # 1-D: every non-zero
+    with pytest.raises(ValueError, match="top_k must be a positive integer"):
+        m.decode(dense[0], top_k=0)
     with pytest.raises(ValueError, match="threshold must be a finite number >= 0"):
         m.encode_sparse(texts, threshold=-1.0)
     with pytest.raises(ValueError, match="max_active_dims"):

@@ -593,6 +593,27 @@ encrt_status *encrt_model_get_label(const encrt_model *model, int32_t index, con
   return nullptr;
 }
 
+encrt_status *encrt_model_get_token(const encrt_model *model, int32_t id, const char **out_text,
+                                    int64_t *out_size) {
+  const char *where = "encrt_model_get_token";
+  if (!model)
+    return nullArgument(where, "model");
+  if (!out_text)
+    return nullArgument(where, "out_text");
+  return guard(where, true, [&] {
+    const encrt::Tokenizer *tokenizer = model->impl->tokenizer();
+    if (!tokenizer)
+      fail(ENCRT_UNSUPPORTED, "the artifact has no tokenizer");
+    const std::string *token = tokenizer->token(id);
+    if (!token)
+      fail(ENCRT_INVALID_ARGUMENT, "token id ", id, " is not in the vocabulary (", model->impl->metadata().vocab_size(),
+           " entries) or the added tokens");
+    *out_text = token->c_str();
+    if (out_size)
+      *out_size = static_cast<int64_t>(token->size());
+  });
+}
+
 int32_t encrt_api_version(void) { return ENCRT_API_VERSION; }
 
 } // extern "C"

@@ -285,14 +285,19 @@ std::vector<int32_t> WordPieceTokenizer::encode(std::string_view text,
   return ids;
 }
 
+const std::string *tokenOf(int32_t id, const std::vector<std::string> &vocab,
+                           const std::unordered_map<int32_t, std::string> &added) {
+  if (auto it = added.find(id); it != added.end())
+    return &it->second;
+  return id >= 0 && static_cast<size_t>(id) < vocab.size() ? &vocab[static_cast<size_t>(id)] : nullptr;
+}
+
 std::vector<std::string> piecesOf(const std::vector<int32_t> &ids, const std::vector<std::string> &vocab,
                                   const std::unordered_map<int32_t, std::string> &added) {
   std::vector<std::string> pieces;
   pieces.reserve(ids.size());
-  for (int32_t id : ids) {
-    auto it = added.find(id);
-    pieces.push_back(it != added.end() ? it->second : vocab[static_cast<size_t>(id)]);
-  }
+  for (int32_t id : ids)
+    pieces.push_back(*tokenOf(id, vocab, added)); // every id the tokenizer produces has a string
   return pieces;
 }
 

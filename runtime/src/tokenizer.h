@@ -61,6 +61,10 @@ public:
   /// the model adds around a text; invalid UTF-8 bytes are dropped.
   virtual std::vector<std::string> tokenize(std::string_view text) const = 0;
 
+  /// The string of token `id` as the library's id_to_token gives it: an added
+  /// token's content, else its vocabulary entry; null when nothing has that id.
+  virtual const std::string *token(int32_t id) const = 0;
+
   /// The ids the model runs on: the text's pieces inside the model's special
   /// tokens ([CLS] ... [SEP], <s> ... </s>), the pieces truncated so that the
   /// result has at most maxLen ids (maxLen >= the number of special tokens).
@@ -106,6 +110,11 @@ std::vector<int32_t> encodeWithTemplate(const std::vector<int32_t> &templateIds,
   return ids;
 }
 
+/// The string of `id`: its content in `added`, else its `vocab` entry; null
+/// when it has neither.
+const std::string *tokenOf(int32_t id, const std::vector<std::string> &vocab,
+                           const std::unordered_map<int32_t, std::string> &added);
+
 /// The strings of `ids`: an added token's content, else its vocabulary entry
 /// (every id is one or the other).
 std::vector<std::string> piecesOf(const std::vector<int32_t> &ids, const std::vector<std::string> &vocab,
@@ -134,6 +143,7 @@ public:
   /// [PAD], [UNK], [MASK]; exactly, case-sensitive; or the added tokens of
   /// WordPieceSpecials) stay whole, as in HF.
   std::vector<std::string> tokenize(std::string_view text) const override;
+  const std::string *token(int32_t id) const override { return tokenOf(id, vocab_, addedContent_); }
 
   /// The largest id this tokenizer produces (vocabulary, added tokens, pair
   /// template).

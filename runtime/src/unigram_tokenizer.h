@@ -52,6 +52,7 @@ public:
                    UnigramOptions options);
 
   std::vector<std::string> tokenize(std::string_view text) const override;
+  const std::string *token(int32_t id) const override { return tokenOf(id, vocab_, addedText_); }
   std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const override;
 
   /// The largest id this tokenizer can produce.

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 
 using namespace encc::testing;
 using nlohmann::json;
@@ -134,6 +135,15 @@ TEST(Splade, SparseOutputKeepsTheHeaviestEntries) {
     EXPECT_EQ(above.ids.size(), expected);
   }
   EXPECT_GE(comparedWithReference, texts.size() / 2);
+
+  // The entries' token strings (encrt_model_get_token) are the folder's vocab.txt lines.
+  std::ifstream vocabFile(referenceDataDir() + "/splade/" + c["dir"].get<std::string>() + "/vocab.txt");
+  std::vector<std::string> vocab;
+  for (std::string line; std::getline(vocabFile, line);)
+    vocab.push_back(line);
+  ASSERT_EQ(vocab.size(), V);
+  for (int32_t id : top[0].ids)
+    EXPECT_EQ(m.token(id), vocab[size_t(id)]);
 
   // Every non-zero entry with top_k = the vocabulary: as many as embed's.
   const encrt::SparseEmbedding all = session.embedSparse({texts[0]}, int32_t(V))[0];

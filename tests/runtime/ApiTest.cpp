@@ -187,12 +187,28 @@ TEST_F(RuntimeTest, MaxSeqLengthCutsTextsBelowTheCompiledMaximum) {
   expectError(encrt_model_load(path.c_str(), &o, &m), ENCRT_INVALID_ARGUMENT, "max_seq_length is -1");
 }
 
+/// encrt_model_get_token's string of `id` ("<error>" when it fails).
+std::string tokenText(encrt_model *m, int32_t id) {
+  const char *text = nullptr;
+  int64_t size = -1;
+  if (encrt_status *st = encrt_model_get_token(m, id, &text, &size)) {
+    encrt_status_free(st);
+    return "<error>";
+  }
+  return std::string(text, size_t(size));
+}
+
 TEST_F(RuntimeTest, TokenizeAndEmbed) {
   encrt_model *m = load(writeArtifact(TestModel::spec(kernels())));
   ASSERT_NE(m, nullptr);
   // vocab: [PAD] [UNK] [CLS] [SEP] hello world ##s , the a
   EXPECT_EQ(tokenize(m, "Hello, worlds!"),
             (std::vector<int32_t>{2, 4, 7, 5, 6, 1, 3}));
+  EXPECT_EQ(tokenText(m, 6), "##s");
+  EXPECT_EQ(tokenText(m, 2), "[CLS]");
+  const char *text = nullptr;
+  expectError(encrt_model_get_token(m, -1, &text, nullptr), ENCRT_INVALID_ARGUMENT, "token id -1 is not in the vocabulary");
+  expectError(encrt_model_get_token(m, 0, nullptr, nullptr), ENCRT_INVALID_ARGUMENT, "out_text is NULL");
   EXPECT_EQ(tokenize(m, ""), (std::vector<int32_t>{2, 3}));
   int32_t small[2];
   int64_t n = 0;
@@ -611,6 +627,13 @@ TEST_F(RuntimeTest, BytePairTokenizerThroughTheCApi) {
   ASSERT_EQ(static_cast<int64_t>(ids.size()), TestModel::kMaxSeq);
   EXPECT_EQ(ids.front(), 0);
   EXPECT_EQ(ids.back(), 2);
+  // Token strings as the library's id_to_token: the byte alphabet's spelling,
+  // an added token's content past the vocabulary, nothing past that.
+  EXPECT_EQ(tokenText(m, 16), "\u0120w");
+  EXPECT_EQ(tokenText(m, 15), "hello");
+  EXPECT_EQ(tokenText(m, 17), "<mask>");
+  const char *text = nullptr;
+  expectError(encrt_model_get_token(m, 18, &text, nullptr), ENCRT_INVALID_ARGUMENT, "token id 18 is not in the vocabulary");
   encrt_model_release(m);
 }
 

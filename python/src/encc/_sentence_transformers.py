@@ -315,6 +315,23 @@ class SparseEncoder(Model):
         """encode() with the model's "document" (else "passage", "corpus") prompt when it has one and none is given."""
         return self.encode(inputs, prompt_name=_document_prompt(self, prompt_name, prompt), prompt=prompt, **kwargs)
 
+    def decode(self, embeddings: Any, top_k: Optional[int] = None) -> Any:
+        """(token, weight) pairs of sparse embeddings, heaviest first, as SparseEncoder.decode gives them: a list
+        for a 1-D embedding, a list of lists for a 2-D batch; at most top_k per embedding (None: every non-zero).
+        Takes torch tensors (sparse or dense) or numpy arrays. Tokens are the vocabulary's strings ("##ing")."""
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0):
+            raise ValueError(f"top_k must be a positive integer, got {top_k}.")
+        dense = np.asarray(embeddings.to_dense().cpu().numpy() if hasattr(embeddings, "to_dense") else embeddings)
+        if dense.ndim not in (1, 2):
+            raise ValueError(f"Input tensor must be 1D or 2D, got {dense.ndim}D.")
+        rows = np.atleast_2d(dense)
+        out = []
+        for row in rows:
+            nonzero = np.flatnonzero(row)
+            order = nonzero[np.argsort(-row[nonzero], kind="stable")][:top_k]
+            out.append([(self._model.token(int(i)), float(row[i])) for i in order])
+        return out[0] if dense.ndim == 1 else out
+
     def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
         """The [N, M] dot products (SparseEncoder's similarity); sparse or dense, torch or numpy in."""
         def dense(e: Any) -> Any:

@@ -57,7 +57,8 @@ extern "C" {
    encrt_session_embed_prompted).
    Version 6: encrt_model_options.max_seq_length, encrt_model_info.similarity.
    Version 7: label names (encrt_model_get_label), encrt_model_info.embedding_dim.
-   Version 8: sparse embeddings (encrt_session_embed_sparse). */
+   Version 8: sparse embeddings (encrt_session_embed_sparse), token strings
+   (encrt_model_get_token). */
 #define ENCRT_API_VERSION 8
 
 /*--- Status ---------------------------------------------------------------*/
@@ -336,6 +337,17 @@ ENCRT_API encrt_status *encrt_session_embed_prompted(encrt_session *session,
                                                      const encrt_text *texts,
                                                      int64_t count,
                                                      float *out_embeddings);
+
+/* API version 8: token `id`'s string as the tokenizers library's id_to_token
+   gives it (an added token's content, else its vocabulary entry, in the
+   tokenizer's own spelling: "##ing", "\u0120world" for byte-level BPE,
+   "\u2581the" for SentencePiece), valid while the model lives; *out_size its
+   bytes (out_size may be NULL). An id nothing maps to is
+   ENCRT_INVALID_ARGUMENT; a model without a tokenizer ENCRT_UNSUPPORTED. */
+ENCRT_API encrt_status *encrt_model_get_token(const encrt_model *model,
+                                              int32_t id,
+                                              const char **out_text,
+                                              int64_t *out_size);
 
 /* API version 8: sparse embeddings of a SPLADE model (encrt_model_info.pooling
    "splade": one weight per token id, mostly zero). For each text, its weights

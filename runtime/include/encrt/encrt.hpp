@@ -132,6 +132,15 @@ public:
     return out;
   }
 
+  /// Token `id`'s string as the tokenizers library's id_to_token gives it
+  /// (encrt_model_get_token).
+  std::string token(int32_t id) const {
+    const char *text = nullptr;
+    int64_t size = 0;
+    check(encrt_model_get_token(model_, id, &text, &size));
+    return std::string(text, static_cast<size_t>(size));
+  }
+
   encrt_model *get() const { return model_; }
 
 private:

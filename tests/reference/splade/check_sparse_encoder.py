@@ -7,7 +7,7 @@ PYTHON: a venv with torch, sentence-transformers >= 5 and the encc wheel (not ./
 venv has no torch; it checks the dense form against splade.json instead). ARTIFACT: `encc compile
 tests/reference/splade/models/bert_mlm -o ARTIFACT.encm`. Compares, for a list, one text and convert_to_tensor=False,
 with and without max_active_dims: result types and shapes, values (max |err| / max |ref|, at most 1e-5), the
-non-zero counts, and the similarity matrices. Exits 1 on a difference.
+non-zero counts, the similarity matrices, and decode(top_k=5)'s tokens. Exits 1 on a difference.
 """
 import json
 import os
@@ -54,6 +54,12 @@ err = float((sa - sb).abs().max() / sa.abs().max())
 print(f"similarity: max relative error {err:.2e}")
 if err > 1e-5:
     failures.append("similarity")
+da, db = ref.decode(ref.encode(texts), top_k=5), ours.decode(ours.encode(texts), top_k=5)
+tokens_equal = [[t for t, _ in x] for x in da] == [[t for t, _ in x] for x in db]
+weights_err = max(abs(wa - wb) for xa, xb in zip(da, db) for (_, wa), (_, wb) in zip(xa, xb))
+print(f"decode(top_k=5): tokens {'equal' if tokens_equal else 'DIFFERENT'}, weights within {weights_err:.1e}")
+if not tokens_equal or weights_err > 1e-4:
+    failures.append("decode")
 print("sentence-transformers", __import__("sentence_transformers").__version__, "torch", torch.__version__)
 if failures:
     print("DIFFERENT:", ", ".join(failures))
