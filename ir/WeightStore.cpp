@@ -154,12 +154,16 @@ WeightTensor WeightTensor::concatRows(std::vector<WeightTensor> parts) {
     llvm::report_fatal_error("WeightTensor::concatRows of no parts");
   std::vector<int64_t> shape = parts.front().shape;
   shape[0] = 0;
+  bool sameType = true;
   for (const WeightTensor &p : parts) {
-    if (p.type != parts.front().type || p.shape.size() != shape.size() ||
-        !std::equal(p.shape.begin() + 1, p.shape.end(), shape.begin() + 1))
-      llvm::report_fatal_error("WeightTensor::concatRows of parts with different types or trailing dims");
+    if (p.shape.size() != shape.size() || !std::equal(p.shape.begin() + 1, p.shape.end(), shape.begin() + 1))
+      llvm::report_fatal_error("WeightTensor::concatRows of parts with different trailing dims");
+    sameType = sameType && p.type == parts.front().type;
     shape[0] += p.shape[0];
   }
+  if (!sameType) // float parts stored in different dtypes: joined in f32
+    for (WeightTensor &p : parts)
+      p = p.widenedToF32();
   const WeightType type = parts.front().type;
   return deferred(type, std::move(shape), [parts = std::move(parts)](uint8_t *out) {
     for (const WeightTensor &p : parts) {

@@ -65,9 +65,8 @@ public:
     return n;
   }
   size_t byteSize() const { return size_t(numElements()) * weightTypeSize(type); }
-  /// Owned or a view: data() may be called. Deferred tensors are not.
-  bool resident() const { return data_ != nullptr || produce_ == nullptr; }
-  bool isDeferred() const { return produce_ != nullptr; }
+  /// Owned or a view (not deferred): data() may be called.
+  bool resident() const { return produce_ == nullptr; }
 
   /// The bytes of a resident tensor (a fatal error on a deferred one: read()).
   const uint8_t *data() const;
@@ -93,7 +92,8 @@ public:
   /// even) of its f32, f16 or bf16 values.
   WeightTensor roundedTo(WeightType to) const;
   /// The tensors' rows one after another ([sum of dim 0, rest]): deferred.
-  /// All parts have the same rank, trailing dims and type.
+  /// All parts have the same rank and trailing dims; float parts of
+  /// different dtypes are joined in f32 (widenedToF32).
   static WeightTensor concatRows(std::vector<WeightTensor> parts);
 
 private:

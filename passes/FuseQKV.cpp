@@ -81,18 +81,13 @@ LogicalResult concatIntoStore(WeightStore &store, const std::string &name,
   if (store.find(name))
     return success();
   std::vector<WeightTensor> tensors;
-  bool sameType = true;
   for (WeightOp p : parts) {
     const WeightTensor *t = store.find(p.getName().str());
     if (!t || !isStoredFloat(t->type) ||
         t->shape != std::vector<int64_t>(partShape.begin(), partShape.end()))
       return failure();
-    sameType = sameType && (tensors.empty() || t->type == tensors.front().type);
     tensors.push_back(*t);
   }
-  if (!sameType)
-    for (WeightTensor &t : tensors)
-      t = t.widenedToF32();
   store.set(name, WeightTensor::concatRows(std::move(tensors)));
   created = true;
   return success();

@@ -192,27 +192,6 @@ struct ArtifactFacts {
   size_t vocabTokens = 0;             ///< 0: no tokenizer vocabulary
 };
 
-/// The tokenizer's tokens by id (empty when the artifact has none), read
-/// after the runtime loaded (and verified) the artifact at `path`.
-std::vector<std::string> readVocabulary(const std::string &path) {
-  std::vector<std::string> vocab;
-  auto buf = readRegularFile(path, kMaxArtifactFileBytes, "artifact");
-  if (!buf) {
-    llvm::consumeError(buf.takeError());
-    return vocab;
-  }
-  const auto *data = reinterpret_cast<const uint8_t *>((*buf)->getBufferStart());
-  flatbuffers::Verifier verifier(data, (*buf)->getBufferSize() - std::min<size_t>((*buf)->getBufferSize(),
-                                                                                   ENCM_TRAILER_SIZE));
-  if (!encm::ModelBufferHasIdentifier(data) || !encm::VerifyModelBuffer(verifier))
-    return vocab;
-  const encm::Model *m = encm::GetModel(data);
-  if (m->tokenizer() && m->tokenizer()->vocab())
-    for (const flatbuffers::String *t : *m->tokenizer()->vocab())
-      vocab.push_back(t ? t->str() : "");
-  return vocab;
-}
-
 ArtifactFacts readArtifactFacts(const std::string &path) {
   ArtifactFacts facts;
   auto buf = readRegularFile(path, kMaxArtifactFileBytes, "artifact");
@@ -546,7 +525,6 @@ int encc::embedCommand(const Args &args) {
       printJson(llvm::outs(), j);
       return 0;
     }
-    const std::vector<std::string> vocab = readVocabulary(args.positionals[0]);
     auto &os = llvm::outs();
     os << "sparse embeddings (splade: a weight per token of the " << h << "-entry vocabulary), " << num(ms, 1)
        << " ms (" << num(ms / n, 2) << " ms per text)\n";
@@ -554,8 +532,11 @@ int encc::embedCommand(const Args &args) {
       os << "  [" << i << "] " << counts[i] << " non-zero;";
       for (int64_t k = 0; k < std::min<int64_t>(top, counts[i]); ++k) {
         const int32_t id = ids[i * h + k];
-        os << " " << (size_t(id) < vocab.size() ? vocab[size_t(id)] : "#" + std::to_string(id)) << " "
-           << num(weights[i * h + k], 2);
+        const char *token = nullptr;
+        int64_t size = 0;
+        if (failed(encrt_model_get_token(model.get(), id, &token, &size)))
+          return 1;
+        os << " " << llvm::StringRef(token, size_t(size)) << " " << num(weights[i * h + k], 2);
       }
       os << "  " << texts[i] << "\n";
     }

@@ -208,8 +208,7 @@ llvm::Expected<mlir::enc::WeightTensor> readTensor(const Checkpoint &ckpt, const
 }
 
 /// spec.concatOf's tensors (under `base`), each spec.shape with dim 0 divided
-/// by their count, concatenated along dim 0 (when the artifact is written; in
-/// f32 if their stored dtypes differ).
+/// by their count, concatenated along dim 0 (when the artifact is written).
 llvm::Expected<mlir::enc::WeightTensor> readConcatenated(const Checkpoint &ckpt, const std::string &base,
                                                          const WeightSpec &spec, bool allowNonFinite) {
   std::vector<int64_t> partShape = spec.shape;
@@ -221,12 +220,6 @@ llvm::Expected<mlir::enc::WeightTensor> readConcatenated(const Checkpoint &ckpt,
       return t.takeError();
     parts.push_back(std::move(*t));
   }
-  for (const mlir::enc::WeightTensor &p : parts)
-    if (p.type != parts.front().type) {
-      for (mlir::enc::WeightTensor &q : parts)
-        q = q.widenedToF32();
-      break;
-    }
   return mlir::enc::WeightTensor::concatRows(std::move(parts));
 }
 

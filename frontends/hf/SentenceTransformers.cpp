@@ -22,7 +22,7 @@ using namespace encc;
 using llvm::Twine;
 using nlohmann::json;
 
-static llvm::Expected<json> readJsonObject(const std::string &path) {
+static llvm::Expected<json> readJson(const std::string &path) {
   auto text = readTextFile(path);
   if (!text)
     return text.takeError();
@@ -32,12 +32,18 @@ static llvm::Expected<json> readJsonObject(const std::string &path) {
   return std::move(j);
 }
 
+/// `path` as a JSON object (a module's config.json).
+static llvm::Expected<json> readJsonObject(const std::string &path) {
+  auto j = readJson(path);
+  if (j && !j->is_object())
+    return hfError(path + ": expected a JSON object");
+  return j;
+}
+
 static llvm::Error readPoolingConfig(const std::string &path, ModelConfig &config) {
   auto j = readJsonObject(path);
   if (!j)
     return j.takeError();
-  if (!j->is_object())
-    return hfError(path + ": expected a JSON object");
   static const std::pair<const char *, Pooling> supported[] = {
       {"pooling_mode_cls_token", Pooling::Cls},
       {"pooling_mode_mean_tokens", Pooling::Mean},
@@ -87,8 +93,6 @@ static llvm::Error readSpladePoolingConfig(const std::string &path, ModelConfig 
   auto j = readJsonObject(path);
   if (!j)
     return j.takeError();
-  if (!j->is_object())
-    return hfError(path + ": expected a JSON object");
   for (const auto &[key, want] : {std::pair<const char *, const char *>{"pooling_strategy", "max"},
                                   {"activation_function", "relu"}}) {
     auto it = j->find(key);
@@ -115,8 +119,6 @@ static llvm::Error readDenseConfig(const std::string &dir, const std::string &su
   auto j = readJsonObject(path);
   if (!j)
     return j.takeError();
-  if (!j->is_object())
-    return hfError(path + ": expected a JSON object");
   ModelConfig::DenseModule d;
   d.dir = sub;
   for (auto [key, out] : {std::pair{"in_features", &d.in}, std::pair{"out_features", &d.out}}) {
@@ -210,7 +212,7 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
     config.pooling = Pooling::Mean;
     config.normalize = true;
   } else {
-    auto j = readJsonObject(modulesPath);
+    auto j = readJson(modulesPath);
     if (!j)
       return j.takeError();
     if (!j->is_array())
@@ -276,7 +278,7 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
 
   std::string sbPath = dir + "/sentence_bert_config.json";
   if (fileExists(sbPath)) {
-    auto j = readJsonObject(sbPath);
+    auto j = readJson(sbPath);
     if (!j)
       return j.takeError();
     if (j->is_object() && j->contains("max_seq_length") && !(*j)["max_seq_length"].is_null()) {

@@ -18,6 +18,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace encrt::rt;
@@ -181,16 +182,24 @@ private:
   bool held_;
 };
 
-/// `prompt`: a prompt name, NULL for the model's default prompt, "" none.
-template <typename Texts>
-encrt_status *embed(const char *where, encrt_session *session, const char *prompt, Texts texts, int64_t count,
-                    float *out_embeddings) {
+/// Every session call's frame: a session (not NULL) that no other thread is
+/// using for the length of `body`, whose failures become a status prefixed
+/// by `where`.
+template <typename Body>
+encrt_status *inSession(const char *where, encrt_session *session, Body &&body) {
   if (!session)
     return nullArgument(where, "session");
   SessionUse use(*session);
   if (encrt_status *busy = use.refusal(where))
     return busy;
-  return guard(where, true, [&] {
+  return guard(where, true, std::forward<Body>(body));
+}
+
+/// `prompt`: a prompt name, NULL for the model's default prompt, "" none.
+template <typename Texts>
+encrt_status *embed(const char *where, encrt_session *session, const char *prompt, Texts texts, int64_t count,
+                    float *out_embeddings) {
+  return inSession(where, session, [&] {
     const std::string_view promptText = session->impl->model().promptText(prompt);
     std::vector<std::string_view> views = viewTexts(texts, count);
     session->impl->embed(texts ? views.data() : nullptr, count, promptText, out_embeddings);
@@ -440,13 +449,8 @@ namespace {
 encrt_status *run(const char *where, encrt_session *session, const int32_t *ids,
                   const int32_t *typeIds, const int32_t *lengths, int64_t batch,
                   int64_t seq, float *outHidden, float *outPooled) {
-  if (!session)
-    return nullArgument(where, "session");
-  SessionUse use(*session);
-  if (encrt_status *busy = use.refusal(where))
-    return busy;
-  return guard(where, true,
-               [&] { session->impl->run(ids, typeIds, lengths, batch, seq, outHidden, outPooled); });
+  return inSession(where, session,
+                   [&] { session->impl->run(ids, typeIds, lengths, batch, seq, outHidden, outPooled); });
 }
 } // namespace
 
@@ -479,10 +483,7 @@ encrt_status *encrt_session_score_pairs(encrt_session *session,
     return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": truncation is " +
                                                   std::to_string(truncation) +
                                                   " (expected an encrt_pair_truncation)");
-  SessionUse use(*session);
-  if (encrt_status *busy = use.refusal(where))
-    return busy;
-  return guard(where, true, [&] {
+  return inSession(where, session, [&] {
     std::vector<std::string_view> a = viewTexts(first, count, "first");
     std::vector<std::string_view> b = viewTexts(second, count, "second");
     session->impl->scorePairs(first ? a.data() : nullptr, second ? b.data() : nullptr, count,
@@ -512,12 +513,7 @@ encrt_status *encrt_session_embed_sparse(encrt_session *session, const char *pro
                                          const encrt_text *texts, int64_t count, int32_t top_k, float threshold,
                                          int32_t *out_counts, int32_t *out_ids, float *out_weights) {
   const char *where = "encrt_session_embed_sparse";
-  if (!session)
-    return nullArgument(where, "session");
-  SessionUse use(*session);
-  if (encrt_status *busy = use.refusal(where))
-    return busy;
-  return guard(where, true, [&] {
+  return inSession(where, session, [&] {
     const LoadedModel &model = session->impl->model();
     if (model.pooling() != "splade")
       fail(ENCRT_INVALID_ARGUMENT, "the model's pooling is '", model.pooling(),
