@@ -7,7 +7,7 @@ ENCC_CACHE="${ENCC_CACHE:-$HOME/.cache/encc}"
 ENCC_DEB_PACKAGES=(cmake g++ python3 python3-pip python3-venv python3-dev unzip
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev libbenchmark-dev nlohmann-json3-dev
-  libsodium-dev libcpp-httplib-dev)
+  libsodium-dev zlib1g-dev libcpp-httplib-dev)
 
 # Progress lines carry the time since the first script of this run started
 # (ENCC_T0 is exported, so scripts/test's stages all count from its start).

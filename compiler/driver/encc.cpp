@@ -398,7 +398,7 @@ int serveCommand(int argc, char **argv) {
   ::execvp("encc-serve", args.data());
   llvm::errs() << "encc: error: encc serve needs encc-serve, found neither beside encc ("
                << (self.empty() ? std::string("?") : beside) << ") nor on PATH: " << std::strerror(errno)
-               << " (it is built with the runtime where libcpp-httplib-dev is installed)\n";
+               << " (it is built with the runtime where zlib1g-dev and nlohmann-json3-dev are installed)\n";
   return 1;
 }
 

@@ -17,7 +17,6 @@
 
 #include "JsonText.h"
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -44,7 +43,7 @@ std::string routeLabel(const std::string &path) {
   return "other";
 }
 
-void sendError(httplib::Response &res, const std::string &path, const ApiError &e) {
+void sendError(http::Response &res, const std::string &path, const ApiError &e) {
   res.status = e.status;
   std::string body;
   if (isOpenAi(path)) {
@@ -71,12 +70,12 @@ void sendError(httplib::Response &res, const std::string &path, const ApiError &
     body += "}";
   }
   if (e.status == 429 || e.status == 503) {
-    res.set_header("Retry-After", "1");
-    // An overloaded server frees the connection's thread at once instead of
-    // keeping it for the client's next request (threads are per connection).
-    res.set_header("Connection", "close");
+    res.setHeader("Retry-After", "1");
+    // An overloaded server closes the connection: a client that retries
+    // may reach another replica.
+    res.setHeader("Connection", "close");
   }
-  res.set_content(body, "application/json");
+  res.setContent(body, "application/json");
 }
 
 bool constantTimeEqual(const std::string &a, const std::string &b) {
@@ -95,11 +94,6 @@ std::string printable(const std::string &path) {
     out += c >= 0x20 && c < 0x7f ? c : '?';
   return out;
 }
-
-/// When the request now being handled on this thread arrived (pre-routing
-/// hook to logger hook).
-thread_local Clock::time_point tRequestStart;
-thread_local bool tRequestTimed = false;
 
 } // namespace
 
@@ -121,6 +115,7 @@ Routes::Routes(encrt_model *model, const ServeOptions &options, Batcher &batcher
       encrt_status_free(st);
     }
   }
+  install();
 }
 
 namespace {
@@ -282,48 +277,12 @@ const float *Routes::row(Job &job, size_t i, bool normalize, int dims) const {
   return r;
 }
 
-void Routes::install(httplib::Server &server) {
-  // Errors thrown by a handler become their JSON answer.
-  auto answer = [](const httplib::Request &req, httplib::Response &res, auto &&body) {
-    try {
-      body();
-    } catch (const ApiError &e) {
-      sendError(res, req.path, e);
-    } catch (const std::bad_alloc &) {
-      sendError(res, req.path, ApiError{503, "out of memory", "", "backend"});
-    } catch (const std::exception &e) {
-      sendError(res, req.path, ApiError{500, e.what(), "", "backend"});
-    }
+void Routes::install() {
+  // A POST handler reads the body the HTTP layer decoded (and held to --max-body-bytes, also once decompressed).
+  auto guardedPost = [](auto fn) {
+    return Handler([fn](const http::Request &req, http::Response &res) { fn(req, res, req.body); });
   };
-  auto guarded = [answer](auto fn) {
-    return [answer, fn](const httplib::Request &req, httplib::Response &res) { answer(req, res, [&] { fn(req, res); }); };
-  };
-  // POST handlers read their body themselves: the library decompresses a Content-Encoding: gzip body as
-  // it arrives but checks --max-body-bytes against the bytes on the wire only, so 200 KB could inflate to
-  // 200 MiB in memory. Here the decompressed body stops at the limit (413).
-  auto guardedPost = [this, answer](auto fn) {
-    return [this, answer, fn](const httplib::Request &req, httplib::Response &res,
-                              const httplib::ContentReader &reader) {
-      answer(req, res, [&] {
-        std::string body;
-        bool over = false;
-        const bool read = reader([&](const char *data, size_t n) {
-          if (body.size() + n > size_t(options_.maxBodyBytes))
-            return over = true, false;
-          body.append(data, n);
-          return true;
-        });
-        if (over)
-          throw ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) +
-                                  " bytes once decompressed (--max-body-bytes)", "", "validation"};
-        if (!read) // the library refused it: over the limit on the wire, or not readable
-          throw res.status == 413 ? ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) +
-                                                      " bytes (--max-body-bytes)", "", "validation"}
-                                  : ApiError{400, "the body could not be read", "", "validation"};
-        fn(req, res, body);
-      });
-    };
-  };
+  auto guarded = [](auto fn) { return Handler(fn); };
 
   auto limits = [this] {
     RequestLimits l;
@@ -365,7 +324,7 @@ void Routes::install(httplib::Server &server) {
 
   // TEI's embed: also at / (huggingface_hub's InferenceClient(model=URL).feature_extraction posts there) and
   // /invocations (SageMaker), as TEI routes them for an embedding model.
-  const auto embedBody = [=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  const auto embedBody = [=](const http::Request &, http::Response &res, const std::string &body) {
     requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
@@ -389,12 +348,12 @@ void Routes::install(httplib::Server &server) {
       appendFloatArray(out, row(*job, i, r.normalize, dims), size_t(dims));
     }
     out += ']';
-    res.set_content(out, "application/json");
+    res.setContent(out, "application/json");
   };
-  server.Post("/embed", guardedPost(embedBody));
+  post_["/embed"] = guardedPost(embedBody);
 
   // TEI's similarity: the cosine of inputs.source_sentence's embedding with each of inputs.sentences'.
-  const auto similarityBody = [=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  const auto similarityBody = [=](const http::Request &, http::Response &res, const std::string &body) {
     requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiSimilarity(body, limits);
@@ -415,13 +374,13 @@ void Routes::install(httplib::Server &server) {
     }
     std::string out;
     appendFloatArray(out, cosines.data(), cosines.size());
-    res.set_content(out, "application/json");
+    res.setContent(out, "application/json");
   };
-  server.Post("/similarity", guardedPost(similarityBody));
+  post_["/similarity"] = guardedPost(similarityBody);
   // An embedding model's / and /invocations: TEI's embed, or its similarity for a body shaped as one
   // (TEI routes them there only when started with TASK=sentence-similarity; huggingface_hub's
   // InferenceClient(model=URL).sentence_similarity posts such a body to /).
-  const auto teiEmbed = guardedPost([=](const httplib::Request &req, httplib::Response &res, const std::string &body) {
+  const auto teiEmbed = guardedPost([=](const http::Request &req, http::Response &res, const std::string &body) {
     if (isTeiSimilarity(body))
       similarityBody(req, res, body);
     else
@@ -429,7 +388,7 @@ void Routes::install(httplib::Server &server) {
   });
 
   // TEI's embed_sparse (SPLADE models): each text's non-zero weights, [[{"index": token id, "value"}]] by index.
-  const auto teiEmbedSparse = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  const auto teiEmbedSparse = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
     if (!sparse)
       throw ApiError{424, "Model is not an embedding model with SPLADE pooling", "", "backend"};
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
@@ -453,13 +412,13 @@ void Routes::install(httplib::Server &server) {
       out += ']';
     }
     out += ']';
-    res.set_content(out, "application/json");
+    res.setContent(out, "application/json");
   });
-  server.Post("/embed_sparse", teiEmbedSparse);
+  post_["/embed_sparse"] = teiEmbedSparse;
 
   // TEI's embed_all: each text's last hidden state, special tokens included: [[[float]]] (texts x tokens x
   // hidden). At most --max-batch-tokens tokens per request: the answer is ~12 bytes per float as text.
-  server.Post("/embed_all", guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  post_["/embed_all"] = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
     if (classifier)
       throw ApiError{424, "Model is not an embedding model", "", "backend"};
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
@@ -490,12 +449,12 @@ void Routes::install(httplib::Server &server) {
       out += ']';
     }
     out += ']';
-    res.set_content(out, "application/json");
-  }));
+    res.setContent(out, "application/json");
+  });
 
   // TEI's predict: every input's labels by descending score. One input
   // answers [{"score", "label"}, ...], a list of inputs a list of those.
-  const auto teiPredict = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  const auto teiPredict = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
     if (!classifier)
       throw ApiError{424, "Model is not a classifier model", "", "backend"};
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
@@ -521,13 +480,13 @@ void Routes::install(httplib::Server &server) {
     }
     if (r.batch)
       out += ']';
-    res.set_content(out, "application/json");
+    res.setContent(out, "application/json");
   });
-  server.Post("/predict", teiPredict);
+  post_["/predict"] = teiPredict;
 
   // TEI's rerank (a classifier with one label): the texts by descending
   // score of (query, text), [{"index", "text"?, "score"}, ...].
-  const auto teiRerank = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  const auto teiRerank = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
     if (info_.num_labels != 1)
       throw ApiError{424,
                      classifier ? "model is not a re-ranker model (it has " + std::to_string(info_.num_labels) +
@@ -555,27 +514,24 @@ void Routes::install(httplib::Server &server) {
       out += '}';
     }
     out += ']';
-    res.set_content(out, "application/json");
+    res.setContent(out, "application/json");
   });
-  server.Post("/rerank", teiRerank);
+  post_["/rerank"] = teiRerank;
   // / and /invocations: what the model does, as TEI routes them (a classifier with one label is a reranker).
   for (const char *path : {"/", "/invocations"})
-    server.Post(path, sparse                  ? httplib::Server::HandlerWithContentReader(teiEmbedSparse)
-                      : !classifier           ? httplib::Server::HandlerWithContentReader(teiEmbed)
-                      : info_.num_labels == 1 ? httplib::Server::HandlerWithContentReader(teiRerank)
-                                              : httplib::Server::HandlerWithContentReader(teiPredict));
+    post_[path] = sparse ? teiEmbedSparse : !classifier ? teiEmbed : info_.num_labels == 1 ? teiRerank : teiPredict;
 
-  server.Post("/tokenize", guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  post_["/tokenize"] = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
     EmbedRequest r = parseTeiTokenize(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
     json out = json::array();
     for (const auto &ids : job->ids)
       out.push_back(ids);
-    res.set_content(out.dump(), "application/json");
-  }));
+    res.setContent(out.dump(), "application/json");
+  });
 
   // OpenAI's embeddings, also at /embeddings (TEI's alias).
-  const auto openAiEmbed = guardedPost([=](const httplib::Request &, httplib::Response &res, const std::string &body) {
+  const auto openAiEmbed = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
     requireEmbedder();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseOpenAiEmbeddings(body, limits);
@@ -604,12 +560,12 @@ void Routes::install(httplib::Server &server) {
     appendJsonString(out, options_.modelId);
     out += ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) + ",\"total_tokens\":" +
            std::to_string(tokens) + "}}";
-    res.set_content(out, "application/json");
+    res.setContent(out, "application/json");
   });
   for (const char *path : {"/v1/embeddings", "/embeddings"})
-    server.Post(path, openAiEmbed);
+    post_[path] = openAiEmbed;
 
-  server.Get("/info", guarded([=](const httplib::Request &, httplib::Response &res) {
+  get_["/info"] = guarded([=](const http::Request &, http::Response &res) {
     json modelType = {{"embedding", {{"pooling", info_.pooling}}}};
     if (classifier) { // TEI: a reranker has one label, a classifier more
       json id2label = json::object(), label2id = json::object();
@@ -636,138 +592,123 @@ void Routes::install(httplib::Server &server) {
                 {"device", info_.device},
                 {"cpu_target", info_.cpu_target},
                 {"version", encrt_version()}};
-    res.set_content(out.dump(), "application/json");
-  }));
+    res.setContent(out.dump(), "application/json");
+  });
 
-  const auto health = [this](const httplib::Request &, httplib::Response &res) {
+  const auto health = [this](const http::Request &, http::Response &res) {
     const bool draining = draining_.load();
     res.status = draining ? 503 : 200;
-    res.set_content(draining ? "{\"status\":\"draining\"}" : "{\"status\":\"ok\"}", "application/json");
+    res.setContent(draining ? "{\"status\":\"draining\"}" : "{\"status\":\"ok\"}", "application/json");
   };
   for (const char *path : {"/health", "/ping"}) // /ping: SageMaker's health check, as TEI answers it
-    server.Get(path, health);
+    get_[path] = health;
 
-  server.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
-    res.set_content(metrics_.render(), "text/plain; version=0.0.4");
-  });
+  get_["/metrics"] = [this](const http::Request &, http::Response &res) {
+    res.setContent(metrics_.render(), "text/plain; version=0.0.4");
+  };
+}
 
-  server.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
-    tRequestStart = Clock::now();
-    tRequestTimed = true;
-    ++inFlight_;
-    // Bodies are JSON: another declared type (curl -d's form encoding, text/plain) gets TEI's 415.
-    if (req.method == "POST" && req.has_header("Content-Type")) {
-      std::string type = req.get_header_value("Content-Type");
-      type = type.substr(0, type.find(';'));
-      while (!type.empty() && type.back() == ' ')
-        type.pop_back();
-      std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-      if (type != "application/json") {
-        sendError(res, req.path,
-                  ApiError{415, "Expected request with `Content-Type: application/json` (got " + printable(type) + ")",
-                           "", "unsupported_media_type"});
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    if (options_.apiKey.empty() || req.path == "/health" || req.path == "/ping" || req.method == "OPTIONS")
-      return httplib::Server::HandlerResponse::Unhandled;
-    const std::string auth = req.get_header_value("Authorization");
-    if (!constantTimeEqual(auth, "Bearer " + options_.apiKey)) {
-      res.set_header("WWW-Authenticate", "Bearer");
-      sendError(res, req.path,
-                ApiError{401, auth.empty() ? "missing API key (Authorization: Bearer KEY)" : "wrong API key", "",
-                         "unauthorized"});
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
 
-  // Expect: 100-continue with a Content-Length over --max-body-bytes: 413 at once, before the client sends
-  // the body (the library answered 100 and then waited for a body it would refuse).
-  server.set_expect_100_continue_handler([this](const httplib::Request &req, httplib::Response &res) {
-    const std::string length = req.get_header_value("Content-Length");
-    uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
-    if (ec == std::errc() && end == length.data() + length.size() && n > uint64_t(options_.maxBodyBytes)) {
-      sendError(res, req.path,
-                ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) + " bytes (--max-body-bytes)",
-                         "", "validation"});
-      return 413;
-    }
-    return 100;
-  });
+namespace {
 
-  // CORS (--cors-allow-origin): a browser's preflight (OPTIONS) and the Access-Control-* headers of the
-  // answers, for the listed origins only.
-  if (!options_.corsAllowOrigin.empty()) {
-    const std::string allowed = options_.corsAllowOrigin;
-    auto originAllowed = [allowed](const std::string &origin) {
-      if (origin.empty())
-        return false;
-      size_t from = 0;
-      while (from <= allowed.size()) {
-        const size_t comma = std::min(allowed.find(',', from), allowed.size());
-        std::string entry = allowed.substr(from, comma - from);
-        entry.erase(0, entry.find_first_not_of(' '));
-        entry.erase(entry.find_last_not_of(' ') + 1);
-        if (entry == "*" || entry == origin)
-          return true;
-        from = comma + 1;
-      }
-      return false;
-    };
-    auto corsHeaders = [originAllowed](const httplib::Request &req, httplib::Response &res) {
-      const std::string origin = req.get_header_value("Origin");
-      if (!originAllowed(origin))
-        return false;
-      res.set_header("Access-Control-Allow-Origin", origin);
-      res.set_header("Vary", "Origin");
+/// Whether `origin` is one of the comma-separated `allowed` ("*": any).
+bool originAllowed(const std::string &allowed, std::string_view origin) {
+  if (origin.empty() || allowed.empty())
+    return false;
+  size_t from = 0;
+  while (from <= allowed.size()) {
+    const size_t comma = std::min(allowed.find(',', from), allowed.size());
+    std::string entry = allowed.substr(from, comma - from);
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    if (entry == "*" || entry == origin)
       return true;
-    };
-    server.Options(".*", [corsHeaders](const httplib::Request &req, httplib::Response &res) {
-      if (!corsHeaders(req, res)) {
-        res.status = 403;
-        return;
-      }
-      res.status = 204;
-      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-      res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization");
-      res.set_header("Access-Control-Max-Age", "600");
-    });
-    server.set_post_routing_handler([corsHeaders](const httplib::Request &req, httplib::Response &res) {
-      if (req.method != "OPTIONS")
-        corsHeaders(req, res);
-    });
+    from = comma + 1;
   }
+  return false;
+}
 
-  // Statuses the library sets itself (404, 413 over --max-body-bytes, 400
-  // for a malformed request line) get a JSON body too.
-  server.set_error_handler([this](const httplib::Request &req, httplib::Response &res) {
-    if (!res.body.empty())
+} // namespace
+
+void Routes::route(const http::Request &req, http::Response &res) {
+  // Bodies are JSON: another declared type (curl -d's form encoding, text/plain) gets TEI's 415.
+  if (req.method == "POST" && req.has("Content-Type")) {
+    std::string type(req.header("Content-Type"));
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.back() == ' ')
+      type.pop_back();
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (type != "application/json")
+      throw ApiError{415, "Expected request with `Content-Type: application/json` (got " + printable(type) + ")", "",
+                     "unsupported_media_type"};
+  }
+  // CORS (--cors-allow-origin): a browser's preflight, for the listed origins only.
+  if (req.method == "OPTIONS" && !options_.corsAllowOrigin.empty()) {
+    if (!originAllowed(options_.corsAllowOrigin, req.header("Origin"))) {
+      res.status = 403;
       return;
-    if (res.status == 404)
-      sendError(res, req.path,
-                ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
-                                  " (routes: POST /embed (also / and /invocations), POST /embed_all, POST /predict, "
-                                  "POST /rerank, POST /similarity, "
-                                  "POST /tokenize, POST /v1/embeddings (also /embeddings), GET /info, GET /health, "
-                                  "GET /ping, GET /metrics)",
-                         "", "not_found"});
-    else if (res.status == 413)
-      sendError(res, req.path,
-                ApiError{413, "the body is over " + std::to_string(options_.maxBodyBytes) + " bytes (--max-body-bytes)",
-                         "", "validation"});
-    else
-      sendError(res, req.path, ApiError{res.status, "bad request", "", "validation"});
-  });
+    }
+    res.status = 204;
+    res.setHeader("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    res.setHeader("Access-Control-Allow-Headers", "Content-Type, Authorization");
+    res.setHeader("Access-Control-Max-Age", "600");
+    return;
+  }
+  if (!options_.apiKey.empty() && req.path != "/health" && req.path != "/ping") {
+    const std::string auth(req.header("Authorization"));
+    if (!constantTimeEqual(auth, "Bearer " + options_.apiKey)) {
+      res.setHeader("WWW-Authenticate", "Bearer");
+      throw ApiError{401, auth.empty() ? "missing API key (Authorization: Bearer KEY)" : "wrong API key", "",
+                     "unauthorized"};
+    }
+  }
+  const auto &table = req.method == "POST" ? post_ : get_;
+  if (auto it = table.find(req.path); it != table.end() && (req.method == "POST" || req.method == "GET")) {
+    it->second(req, res);
+    return;
+  }
+  const auto &other = req.method == "POST" ? get_ : post_;
+  if (other.count(req.path)) {
+    res.setHeader("Allow", req.method == "POST" ? "GET" : "POST");
+    throw ApiError{405, "no route " + printable(req.method) + " " + printable(req.path) + " (it is a " +
+                            (req.method == "POST" ? "GET" : "POST") + " route)", "", "method_not_allowed"};
+  }
+  throw ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
+                          " (routes: POST /embed (also / and /invocations), POST /embed_all, POST /embed_sparse, "
+                          "POST /predict, POST /rerank, POST /similarity, POST /tokenize, POST /v1/embeddings (also "
+                          "/embeddings), GET /info, GET /health, GET /ping, GET /metrics)",
+                 "", "not_found"};
+}
 
-  server.set_logger([this](const httplib::Request &req, const httplib::Response &res) {
-    const double seconds = tRequestTimed ? std::chrono::duration<double>(Clock::now() - tRequestStart).count() : 0.0;
-    if (tRequestTimed)
-      --inFlight_;
-    tRequestTimed = false;
-    metrics_.request(routeLabel(req.path), res.status, seconds);
-  });
+void Routes::handle(const http::Request &req, http::Response &res) {
+  const Clock::time_point start = Clock::now();
+  ++inFlight_;
+  // Errors thrown by a handler become their JSON answer.
+  try {
+    route(req, res);
+  } catch (const ApiError &e) {
+    sendError(res, req.path, e);
+  } catch (const std::bad_alloc &) {
+    sendError(res, req.path, ApiError{503, "out of memory", "", "backend"});
+  } catch (const std::exception &e) {
+    sendError(res, req.path, ApiError{500, e.what(), "", "backend"});
+  }
+  if (originAllowed(options_.corsAllowOrigin, req.header("Origin"))) {
+    res.setHeader("Access-Control-Allow-Origin", std::string(req.header("Origin")));
+    res.setHeader("Vary", "Origin");
+  }
+  --inFlight_;
+  metrics_.request(routeLabel(req.path), res.status, std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+void Routes::refuse(const http::Request &req, int status, const std::string &message, http::Response &res) {
+  sendError(res, req.path,
+            ApiError{status, message, "",
+                     status == 408   ? "timeout"
+                     : status == 503 ? "overloaded"
+                     : status == 415 ? "unsupported_media_type"
+                                     : "validation"});
+  metrics_.request(routeLabel(req.path), status, 0.0);
 }
 
 } // namespace encc::serve

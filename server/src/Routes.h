@@ -3,6 +3,7 @@
 #define ENCC_SERVER_ROUTES_H
 
 #include "Batcher.h"
+#include "HttpMessage.h"
 #include "Metrics.h"
 #include "Requests.h"
 #include "ServeOptions.h"
@@ -10,20 +11,23 @@
 #include "encrt/encrt.h"
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <string>
-
-namespace httplib {
-class Server;
-}
 
 namespace encc::serve {
 
 class Routes {
 public:
   Routes(encrt_model *model, const ServeOptions &options, Batcher &batcher, Metrics &metrics);
-  /// Registers every route, the API key check, the error bodies and the
-  /// metrics hooks on `server`.
-  void install(httplib::Server &server);
+  /// Answers a request (on an HTTP handler thread): the content type and API
+  /// key checks, CORS, the route, errors as JSON bodies; counted in the
+  /// metrics.
+  void handle(const http::Request &req, http::Response &res);
+  /// The answer to a request the HTTP layer refuses itself (malformed, over
+  /// a limit, timed out, too many connections): `status` with the API's
+  /// error body for the path; counted in the metrics.
+  void refuse(const http::Request &req, int status, const std::string &message, http::Response &res);
   /// SIGTERM received: /health answers 503 from now on (a load balancer
   /// stops sending), requests are still served.
   void startDraining() { draining_.store(true); }
@@ -31,6 +35,12 @@ public:
   int64_t inFlight() const { return inFlight_.load(); }
 
 private:
+  using Handler = std::function<void(const http::Request &, http::Response &)>;
+  /// Fills post_ and get_.
+  void install();
+  /// handle() without the error bodies and the metrics: throws ApiError.
+  void route(const http::Request &req, http::Response &res);
+
   /// Token ids of `text` (called `field` in errors): cut to max_seq when
   /// `truncate`, else 413 when longer.
   std::vector<int32_t> tokenize(std::string_view text, bool truncate, const std::string &field) const;
@@ -63,6 +73,7 @@ private:
   Metrics &metrics_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> inFlight_{0};
+  std::map<std::string, Handler> post_, get_; ///< by path
 };
 
 } // namespace encc::serve

@@ -51,15 +51,27 @@ TEI answers them; POST /tokenize, GET /info, GET /health, GET /ping), OpenAI's
   --model-id NAME          the model name /info and /v1/embeddings report
                            (default: the artifact's file name)
   --keep-alive-requests N  requests a connection may carry before the server closes
-                           it (default 1: closed after each answer). A connection
-                           holds a thread while it stays open, also when idle, so
-                           keep-alive lets idle clients starve others under
-                           overload (measured: 3x capacity open-loop, 5 051 of
-                           24 647 requests timed out with 1000, none with 1)
-  --http-threads N         connections served at once (a thread each; more wait for
-                           one). Default --max-queue + 64 (at most 4096), so that a
-                           full queue (429), not a shortage of threads, refuses work
-  --max-body-bytes N       request bodies over N bytes get 413 (default 4194304)
+                           it (default 1000)
+  --idle-timeout-ms MS     an open connection with no request in progress is closed
+                           after MS ms (default 5000)
+  --header-timeout-ms MS   a request's line and headers must arrive within MS ms of
+                           its first byte, a new connection's first request within
+                           MS ms (default 10000; else 408 and closed); a body may
+                           pause at most as long
+  --max-connections N      connections open at once (default 10000; the open-file
+                           limit is raised to fit). More are answered 503 and closed.
+                           Connections wait in one event loop: an idle or slow one
+                           holds no thread
+  --max-connections-per-client N
+                           connections from one address (default 0: no limit, as
+                           every client of a server behind a proxy or on 127.0.0.1
+                           shares one address); more are answered 503 and closed
+  --http-threads N         requests handled at once (threads, made as needed; more
+                           wait). Default --max-queue + 64 (at most 4096), so that a
+                           full queue, not a shortage of threads, holds work back
+  --max-body-bytes N       request bodies over N bytes get 413, checked on the wire
+                           and again once a gzip / deflate body is decompressed
+                           (default 4194304)
   --cpu-target T           CPU code object (default: the best this CPU runs)
   --require-sha256 HEX     refuse the artifact unless its SHA-256 is HEX
   --trusted-key HEX        refuse the artifact unless signed by this key (encc sign)
@@ -100,6 +112,10 @@ std::string parseServeOptions(int argc, const char *const *argv, ServeOptions &o
       {"max-wait-ms", {0, 10000, [&](int64_t v) { o.maxWaitMs = int(v); }}},
       {"timeout-ms", {1, 3600 * 1000, [&](int64_t v) { o.timeoutMs = int(v); }}},
       {"keep-alive-requests", {1, 1 << 20, [&](int64_t v) { o.keepAliveRequests = int(v); }}},
+      {"idle-timeout-ms", {1, 3600 * 1000, [&](int64_t v) { o.idleTimeoutMs = int(v); }}},
+      {"header-timeout-ms", {1, 3600 * 1000, [&](int64_t v) { o.headerTimeoutMs = int(v); }}},
+      {"max-connections", {16, 1 << 20, [&](int64_t v) { o.maxConnections = int(v); }}},
+      {"max-connections-per-client", {0, 1 << 20, [&](int64_t v) { o.maxConnectionsPerClient = int(v); }}},
       {"http-threads", {1, 16384, [&](int64_t v) { o.httpThreads = int(v); }}},
       {"max-body-bytes", {1024, int64_t(1) << 32, [&](int64_t v) { o.maxBodyBytes = v; }}},
   };

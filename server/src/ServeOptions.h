@@ -18,9 +18,13 @@ struct ServeOptions {
   int maxInputTexts = 256;      ///< texts of one request
   int timeoutMs = 30000;        ///< a request's whole time in the server
   int maxWaitMs = 0;            ///< how long a short queue waits for more texts
-  int httpThreads = 0;          ///< connections served at once; 0 = min(maxQueue + 64, 4096)
+  int httpThreads = 0;          ///< requests handled at once; 0 = min(maxQueue + 64, 4096)
   int64_t maxBodyBytes = 4 << 20;
-  int keepAliveRequests = 1;    ///< requests per connection before it is closed
+  int keepAliveRequests = 1000; ///< requests per connection before it is closed
+  int maxConnections = 10000;   ///< connections open at once
+  int maxConnectionsPerClient = 0; ///< from one address; 0 = no limit
+  int headerTimeoutMs = 10000;  ///< a request's head, from its first byte; a new connection's first request
+  int idleTimeoutMs = 5000;     ///< an open connection between requests
   bool autoTruncate = false;    ///< default of `truncate`; OpenAI requests too
   bool allowTokenIds = false;   ///< token ids as /v1/embeddings input (else 400)
   std::string apiKey;           ///< "" = no authentication

@@ -7,13 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Batcher.h"
+#include "HttpServer.h"
 #include "Metrics.h"
 #include "Routes.h"
 #include "ServeOptions.h"
 
 #include "encrt/encrt.hpp"
-
-#include <httplib.h>
 
 #include <atomic>
 #include <csignal>
@@ -21,37 +20,11 @@
 #include <cstdio>
 #include <thread>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
 
 using namespace encc::serve;
 
 namespace {
-
-/// Debian's libcpp-httplib 0.11 listens with a backlog of 5 (compiled into
-/// the library): a burst of more connections drops SYNs, and each dropped
-/// client retries only after a second (seen as 1 s latencies and, at
-/// shutdown, refused clients). listen() again on the bound socket raises it;
-/// the socket is found as the listening one on our port.
-void raiseListenBacklog(int port) {
-  for (int fd = 0; fd < 1024; ++fd) {
-    int listening = 0;
-    socklen_t len = sizeof listening;
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
-      continue;
-    sockaddr_storage addr{};
-    socklen_t alen = sizeof addr;
-    if (getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &alen) != 0)
-      continue;
-    const int bound = addr.ss_family == AF_INET    ? ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port)
-                      : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port)
-                                                   : -1;
-    if (bound == port)
-      ::listen(fd, SOMAXCONN);
-  }
-}
 
 /// How long the server must have had no request in flight before a drain
 /// closes the listener.
@@ -117,26 +90,24 @@ int main(int argc, char **argv) {
   Batcher batcher(model, info.num_labels > 0 ? info.num_labels : info.embedding_dim, bo, metrics);
   Routes routes(model, options, batcher, metrics);
 
-  httplib::Server server;
-  const size_t httpThreads = size_t(options.httpThreads);
-  server.new_task_queue = [httpThreads] { return new httplib::ThreadPool(httpThreads); };
-  server.set_payload_max_length(size_t(options.maxBodyBytes));
-  server.set_tcp_nodelay(true);
-  server.set_keep_alive_max_count(size_t(options.keepAliveRequests));
-  // A keep-alive connection holds its thread while idle: let idle ones go
-  // after a second, and slow senders after 10 s.
-  server.set_keep_alive_timeout(1);
-  server.set_read_timeout(10, 0);
-  server.set_write_timeout(30, 0);
-  routes.install(server);
-
-  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
-                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
+  http::ServerLimits limits;
+  limits.parse.maxBodyBytes = options.maxBodyBytes;
+  limits.headerTimeoutMs = options.headerTimeoutMs;
+  limits.bodyTimeoutMs = options.headerTimeoutMs;
+  limits.idleTimeoutMs = options.idleTimeoutMs;
+  limits.maxConnections = options.maxConnections;
+  limits.maxConnectionsPerClient = options.maxConnectionsPerClient;
+  limits.keepAliveRequests = options.keepAliveRequests;
+  limits.handlerThreads = options.httpThreads;
+  http::HttpServer server(
+      limits, [&routes](const http::Request &req, http::Response &res) { routes.handle(req, res); },
+      [&routes](const http::Request &req, int status, const std::string &message, http::Response &res) {
+        routes.refuse(req, status, message, res);
+      });
+  std::string bindError;
+  const int port = server.bind(options.host, options.port, &bindError);
   if (port <= 0)
-    return fail("cannot listen on " + options.host + ":" + std::to_string(options.port) +
-                " (address in use, or not an address of this machine?)");
-
-  raiseListenBacklog(port);
+    return fail(bindError);
 
   std::atomic<bool> listenReturned{false};
   std::thread signals([&] {
@@ -161,24 +132,18 @@ int main(int argc, char **argv) {
         break;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    // stop() before listen_after_bind has started its loop is lost: repeat.
-    while (!listenReturned.load()) {
-      server.stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    server.stop();
   });
 
   std::printf("encc-serve: %s (%s, %s, hidden %d, max_seq %d, %s) listening on http://%s:%d\n",
               options.modelId.c_str(), info.architecture, info.precision, info.hidden_size, info.max_seq,
               info.cpu_target, options.host.c_str(), port);
   std::fflush(stdout);
-  const bool ok = server.listen_after_bind(); // returns once stopped and every connection is answered
+  server.run(); // returns once stopped and every request in progress is answered
   listenReturned.store(true);
   pthread_kill(signals.native_handle(), SIGTERM); // wakes sigwait if no signal came
   signals.join();
   batcher.drainAndStop();
-  if (!ok)
-    return fail("the HTTP server stopped unexpectedly");
   std::fprintf(stderr, "encc-serve: stopped\n");
   return 0;
 }

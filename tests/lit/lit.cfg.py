@@ -41,6 +41,6 @@ for var in ["NVCC"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
-# `REQUIRES: encc-serve`: built only where libcpp-httplib-dev is installed.
+# `REQUIRES: encc-serve`: built only where zlib1g-dev and nlohmann-json3-dev are installed.
 if os.path.exists(os.path.join(config.encc_tools_dir, "encc-serve")):
     config.available_features.add("encc-serve")
