@@ -2,12 +2,17 @@
 // file twice, once with -I on each kernels directory, and run the binaries in
 // turns. Times enc_kernels::attentionPacked (the packed plans' kernel) on the
 // shapes the peer tables use: MiniLM (12 heads of 32) 8 x 128 and BERT-base
-// (12 of 64) 8 x 128 and 1 x 512, packed qkv, 2 tasks on 2 threads; prints the
-// median ms of 31 runs of 20 calls each.
+// (12 of 64) 8 x 128 and 1 x 512, packed qkv, 2 tasks on 2 threads, fp32 p·v
+// and bf16 p·v (the bf16 tier's); prints the median ms of 31 runs of 20 calls
+// each. It asks Linux for the AMX tile state first (an -march=native build on
+// an AMX CPU runs tile instructions).
 //
 //   c++ -O3 -std=c++17 -march=native -pthread -I OLD/kernels attention_ab.cpp -o old
 //   c++ -O3 -std=c++17 -march=native -pthread -I NEW/kernels attention_ab.cpp -o new
 #include "enc_kernels.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-template <int NH, int D> double timeShape(int64_t batch, int64_t seq) {
+template <int NH, int D, bool PVBf16> double timeShape(int64_t batch, int64_t seq) {
   constexpr int64_t H = int64_t(NH) * D;
   std::vector<int32_t> offsets(batch + 1);
   for (int64_t b = 0; b <= batch; ++b)
@@ -28,10 +33,10 @@ template <int NH, int D> double timeShape(int64_t batch, int64_t seq) {
     v = u(rng);
   auto call = [&] {
     std::thread other([&] {
-      enc_kernels::attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
+      enc_kernels::attentionPacked<NH, D, PVBf16>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
                                           y.data(), batch, 0.125f, 1, 2);
     });
-    enc_kernels::attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
+    enc_kernels::attentionPacked<NH, D, PVBf16>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
                                         y.data(), batch, 0.125f, 0, 2);
     other.join();
   };
@@ -49,7 +54,11 @@ template <int NH, int D> double timeShape(int64_t batch, int64_t seq) {
 }
 
 int main() {
-  std::printf("minilm_8x128 %.3f\n", timeShape<12, 32>(8, 128));
-  std::printf("bertbase_8x128 %.3f\n", timeShape<12, 64>(8, 128));
-  std::printf("bertbase_1x512 %.3f\n", timeShape<12, 64>(1, 512));
+  syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */);
+  std::printf("minilm_8x128 %.3f\n", timeShape<12, 32, false>(8, 128));
+  std::printf("bertbase_8x128 %.3f\n", timeShape<12, 64, false>(8, 128));
+  std::printf("bertbase_1x512 %.3f\n", timeShape<12, 64, false>(1, 512));
+  std::printf("minilm_8x128_bf16pv %.3f\n", timeShape<12, 32, true>(8, 128));
+  std::printf("bertbase_8x128_bf16pv %.3f\n", timeShape<12, 64, true>(8, 128));
+  std::printf("bertbase_1x512_bf16pv %.3f\n", timeShape<12, 64, true>(1, 512));
 }

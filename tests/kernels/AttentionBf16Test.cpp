@@ -12,10 +12,18 @@
 // 2e-4 for outputs of scale 1; past one tile the weights are rounded relative
 // to the tile's running maximum, so it is a few bf16 ulps (2e-3). A value
 // pair out of order, a key dropped or a weight of the wrong key is O(0.1).
+// The AMX object (v4amx) also takes q·kᵀ on tiles, as three bf16 products
+// (scores within ~2^-17 of |q||k|, fp32's ~2^-24): a weight near a rounding
+// tie rounds the other way more often, each such weight moving its output by
+// one bf16 ulp of the weight (at most 2^-8 of it: 3.9e-3 for values <= 1),
+// so its tolerance is 4e-3 (a scan of 120 random cases: 5 beyond 1e-3, 1
+// beyond 2e-3; the vector kernels' 0 and 0).
 // Built with the bf16 linear tests (v3: AVX2 emulation, v4: AVX-512F
-// emulation, v4bf16/v4amx: vdpbf16ps).
+// emulation, v4bf16: vdpbf16ps, v4amx: tdpbf16ps tiles for heads of a
+// multiple of 16 columns, vdpbf16ps for the others).
 //
 //===----------------------------------------------------------------------===//
+#include "AmxPermission.h"
 #include "KernelTestUtil.h"
 #include "enc_attention.h"
 
@@ -31,6 +39,19 @@ using namespace kernel_test;
 namespace {
 
 float roundBf16(float x) { return bf16ToFloat(toBf16Bits(x)); }
+
+/// The tolerances of outputs of scale 1, within one key tile and past it.
+constexpr double kOneTileAtol = ENC_ATTN_AMX ? 4e-3 : 2e-4;
+constexpr double kTilesAtol = ENC_ATTN_AMX ? 4e-3 : 2e-3;
+
+/// The AMX object runs tile instructions: skip where this process may not.
+#if ENC_ATTN_AMX
+#define REQUIRE_KERNEL_CPU()                                                                                          \
+  if (!amxUsable(22))                                                                                                 \
+  GTEST_SKIP() << "AMX-BF16 not usable here"
+#else
+#define REQUIRE_KERNEL_CPU() (void)0
+#endif
 
 /// Attention of sequence rows [row0, row0+len) in double (rows of q, k, v
 /// `ld` apart), values and weights rounded to bf16: out rows NH*D apart.
@@ -102,22 +123,27 @@ void testBf16Attention(const std::vector<int32_t> &lengths, float range, float s
 }
 
 TEST(AttentionBf16, OneKeyTile) {
-  testBf16Attention<2, 32>({1}, 1.0f, 0.17677669f, 2e-4, 10);
-  testBf16Attention<2, 32>({7, 1, 3, 6, 0}, 1.0f, 0.17677669f, 2e-4, 20);
-  testBf16Attention<2, 32>({128, 1, 3, 127, 64, 65, 16, 17}, 2.0f, 0.17677669f, 2e-4, 30);
-  testBf16Attention<3, 64>({33, 1, 3, 32}, 1.0f, 0.125f, 2e-4, 40);
+  REQUIRE_KERNEL_CPU();
+  testBf16Attention<2, 32>({1}, 1.0f, 0.17677669f, kOneTileAtol, 10);
+  testBf16Attention<2, 32>({7, 1, 3, 6, 0}, 1.0f, 0.17677669f, kOneTileAtol, 20);
+  testBf16Attention<2, 32>({128, 1, 3, 127, 64, 65, 16, 17}, 2.0f, 0.17677669f, kOneTileAtol, 30);
+  testBf16Attention<3, 64>({33, 1, 3, 32}, 1.0f, 0.125f, kOneTileAtol, 40);
   // D not a multiple of the lanes (scalar p·v), odd lengths.
   testBf16Attention<3, 12>({70, 0, 1, 9}, 1.0f, 0.3f, 2e-4, 50);
 }
 
 TEST(AttentionBf16, SeveralKeyTiles) {
+  REQUIRE_KERNEL_CPU();
   // Large scores: the running maximum changes across key tiles.
-  testBf16Attention<1, 32>({200, 1, 129}, 3.0f, 1.0f, 2e-3, 60);
-  testBf16Attention<2, 64>({300, 257}, 1.0f, 0.125f, 2e-3, 70);
+  testBf16Attention<1, 32>({200, 1, 129}, 3.0f, 1.0f, kTilesAtol, 60);
+  testBf16Attention<2, 64>({300, 257}, 1.0f, 0.125f, kTilesAtol, 70);
+  // Heads of 48 columns on AMX: p·v on tiles, q·kᵀ in fp32 (48 is not a multiple of 32).
+  testBf16Attention<2, 48>({40, 3, 17}, 1.0f, 0.14433757f, 2e-4, 80);
 }
 
 /// The bf16 result (an enc.to_bf16 fused in) is the rounded fp32 result.
 TEST(AttentionBf16, Bf16OutputIsTheRoundedFp32Output) {
+  REQUIRE_KERNEL_CPU();
   constexpr int NH = 2, D = 32, H = NH * D;
   const std::vector<int32_t> lengths = {70, 1, 0, 33};
   const std::vector<int32_t> off = offsetsOf(lengths);
@@ -138,6 +164,7 @@ TEST(AttentionBf16, Bf16OutputIsTheRoundedFp32Output) {
 /// NaN in a key or a value propagates to every query of its sequence and
 /// head (it is not lost in the rounding to bf16), and no further.
 TEST(AttentionBf16, NanPropagates) {
+  REQUIRE_KERNEL_CPU();
   constexpr int NH = 1, D = 32, H = NH * D;
   const std::vector<int32_t> lengths = {5, 4};
   const std::vector<int32_t> off = offsetsOf(lengths);

@@ -50,6 +50,15 @@
 #include <immintrin.h>
 #endif
 
+// p·v on AMX tiles (tdpbf16ps) where the object has them and a head's width
+// is a multiple of 16 columns (one tile).
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+#include "enc_amx.h"
+#define ENC_ATTN_AMX 1
+#else
+#define ENC_ATTN_AMX 0
+#endif
+
 namespace enc_kernels {
 
 /// enc.scale_mask_softmax: x viewed as [B, R, Sk]; y = softmax_j(scale * x)
@@ -377,6 +386,20 @@ template <int D, bool PVBf16> struct AttnScratch {
   alignas(64) float qT[D * QT]; // qT[d*QT + r] = scale * q[r][d]; r >= nq: 0
   alignas(64) float p[KT * QT]; // scores, then probabilities: p[j*QT + r]
   alignas(64) uint32_t pb[PVBf16 ? KT / 2 * QT : 1]; // pb[i*QT + r] = bf16(p[2i][r]), bf16(p[2i+1][r])
+  /// AMX p·v: pb transposed, pa[r*KT/2 + i] (query row r's key pairs in a
+  /// row, tdpbf16ps's A operand), pairs past the tile's zero.
+  static constexpr bool kAmx = ENC_ATTN_AMX && PVBf16 && D % 16 == 0;
+  alignas(64) uint32_t pa[kAmx ? QT * KT / 2 : 1];
+  /// AMX q·kᵀ (D a multiple of 32, a tile's row of bf16): each of q and k
+  /// split into a bf16 high part and the bf16 of the rest, the scores the sum
+  /// of three tile products (hi·hi + hi·lo + lo·hi: ~2^-17 of |q||k| from
+  /// fp32's). khi/klo: key rows in bf16 (rows past the tile's keys zero, to
+  /// the next 16); qhi/qlo: the scaled queries in tdpbf16ps's B layout,
+  /// qhi[i*QT + r] = (q[r][2i], q[r][2i+1]).
+  static constexpr bool kAmxScores = kAmx && D % 32 == 0;
+  alignas(64) uint16_t khi[kAmxScores ? KT * D : 1], klo[kAmxScores ? KT * D : 1];
+  alignas(64) uint32_t qhi[kAmxScores ? D / 2 * QT : 1], qlo[kAmxScores ? D / 2 * QT : 1];
+  int amxLoaded[2] = {-1, -1};
   alignas(64) float acc[QT][D];
   alignas(64) float alpha[QT];
   alignas(64) float tmax[QT]; // the tile's maximum score per query row
@@ -631,6 +654,151 @@ ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const P *p, const float *alp
   }
 }
 
+#if ENC_ATTN_AMX
+/// acc[r] = acc[r] * alpha[r] + sum_i pa[r*KT/2 + i] . vb pairs i, for the
+/// row blocks of 16 holding rows < nq, over `steps` blocks of 16 key pairs
+/// (pa and vb zero past the tile's keys) on AMX tiles: tmm0..3 the
+/// accumulators of 16 rows x 64 columns (loaded from acc and stored back),
+/// tmm4 16 rows x 16 key pairs of probabilities, tmm6 16 key pairs x 16
+/// columns of values (attnCopyVBf16's pair layout is tdpbf16ps's B layout).
+/// tdpbf16ps sums each pair's two products before adding them (the vector
+/// form adds the odd one first): the fp32 results differ by roundings.
+template <int D, int QT, int KT>
+void attnAccumulateAmx(float (&acc)[QT][D], const uint32_t *pa, const float *alpha, const uint16_t *vb,
+                       int steps, int nq, int (&loaded)[2]) {
+  constexpr int L = kAttnLanes;
+  for (int r = 0; r < nq; ++r)
+    for (int d = 0; d < D; d += L)
+      attnStore(&acc[r][d], attnLoad(&acc[r][d]) * alpha[r]);
+  amxConfigure(16, 16, loaded);
+  constexpr int64_t ldAcc = D * sizeof(float), ldA = KT / 2 * sizeof(uint32_t), ldB = D * 2 * sizeof(uint16_t);
+  for (int r0 = 0; r0 < nq; r0 += 16) {
+    for (int d0 = 0; d0 < D; d0 += 64) {
+      const int blocks = std::min(4, (D - d0) / 16);
+      float *c = &acc[r0][d0];
+      _tile_loadd(0, c, ldAcc);
+      if (blocks > 1)
+        _tile_loadd(1, c + 16, ldAcc);
+      if (blocks > 2)
+        _tile_loadd(2, c + 32, ldAcc);
+      if (blocks > 3)
+        _tile_loadd(3, c + 48, ldAcc);
+      for (int s = 0; s < steps; ++s) {
+        _tile_loadd(4, pa + r0 * (KT / 2) + s * 16, ldA);
+        const uint16_t *b = vb + (s * 16 * D + d0) * 2;
+        _tile_loadd(6, b, ldB);
+        _tile_dpbf16ps(0, 4, 6);
+        if (blocks > 1) {
+          _tile_loadd(6, b + 32, ldB);
+          _tile_dpbf16ps(1, 4, 6);
+        }
+        if (blocks > 2) {
+          _tile_loadd(6, b + 64, ldB);
+          _tile_dpbf16ps(2, 4, 6);
+        }
+        if (blocks > 3) {
+          _tile_loadd(6, b + 96, ldB);
+          _tile_dpbf16ps(3, 4, 6);
+        }
+      }
+      _tile_stored(0, c, ldAcc);
+      if (blocks > 1)
+        _tile_stored(1, c + 16, ldAcc);
+      if (blocks > 2)
+        _tile_stored(2, c + 32, ldAcc);
+      if (blocks > 3)
+        _tile_stored(3, c + 48, ldAcc);
+    }
+  }
+}
+#endif
+
+#if ENC_ATTN_AMX
+/// The low and high bf16 of each 32-bit lane, widened to fp32.
+ENC_INLINE attn_vf attnLowBf16(attn_vu u) { return attnAsFloat(u << 16); }
+ENC_INLINE attn_vf attnHighBf16(attn_vu u) { return attnAsFloat(u & attnSplatU(0xffff0000u)); }
+
+/// qhi/qlo (AttnScratch) of the scaled, transposed queries qT.
+template <int D, int QT>
+ENC_INLINE void attnSplitQ(const float *qT, uint32_t *qhi, uint32_t *qlo) {
+  constexpr int L = kAttnLanes;
+  for (int i = 0; i < D / 2; ++i)
+    for (int r = 0; r < QT; r += L) {
+      const attn_vf a = attnLoad(qT + 2 * i * QT + r), b = attnLoad(qT + (2 * i + 1) * QT + r);
+      const attn_vu hi = attnPackBf16(a, b);
+      attnStoreU(qhi + i * QT + r, hi);
+      attnStoreU(qlo + i * QT + r, attnPackBf16(a - attnLowBf16(hi), b - attnHighBf16(hi)));
+    }
+}
+
+/// Key rows [0, nk) of kbuf (D floats each) as bf16 high and low parts,
+/// rows up to the next multiple of 16 zero.
+template <int D>
+ENC_INLINE void attnSplitK(const float *kbuf, int nk, uint16_t *khi, uint16_t *klo) {
+  for (int i = 0; i < nk * D; ++i) {
+    const uint16_t hi = toBf16Bits(kbuf[i]);
+    khi[i] = hi;
+    klo[i] = toBf16Bits(kbuf[i] - bf16ToFloat(hi));
+  }
+  const int padded = (nk + 15) / 16 * 16;
+  std::memset(khi + nk * D, 0, sizeof(uint16_t) * (padded - nk) * D);
+  std::memset(klo + nk * D, 0, sizeof(uint16_t) * (padded - nk) * D);
+}
+
+/// attnScores on AMX tiles: p[j*QT + r] for keys j < nk (and up to the next
+/// 16, from the zero rows) and the rows of the 16-row blocks below nq,
+/// tmax[r] over the keys j < nk. tmm0..3: the scores of 4 blocks of 16 keys x
+/// 16 rows; tmm4 / tmm5 16 keys' hi / lo parts x 32 of D; tmm6 / tmm7 the
+/// rows' hi / lo parts.
+template <int D, int QT, int KT>
+void attnScoresAmx(const uint32_t *qhi, const uint32_t *qlo, const uint16_t *khi, const uint16_t *klo, float *p,
+                   float *tmax, int nk, int nq, int (&loaded)[2]) {
+  constexpr int L = kAttnLanes, QV = QT / L;
+  amxConfigure(16, 16, loaded);
+  constexpr int64_t ldK = D * sizeof(uint16_t), ldQ = QT * sizeof(uint32_t), ldP = QT * sizeof(float);
+  const int blocks = (nk + 15) / 16;
+  for (int r0 = 0; r0 < nq; r0 += 16)
+    for (int b0 = 0; b0 < blocks; b0 += 4) {
+      const int nb = std::min(4, blocks - b0);
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int s = 0; s < D / 32; ++s) {
+        _tile_loadd(6, qhi + s * 16 * QT + r0, ldQ);
+        _tile_loadd(7, qlo + s * 16 * QT + r0, ldQ);
+#define ENC_ATTN_SCORE_BLOCK(t)                                                                                       \
+  if (nb > t) {                                                                                                       \
+    _tile_loadd(4, khi + (b0 + t) * 16 * D + s * 32, ldK);                                                           \
+    _tile_loadd(5, klo + (b0 + t) * 16 * D + s * 32, ldK);                                                           \
+    _tile_dpbf16ps(t, 4, 6);                                                                                          \
+    _tile_dpbf16ps(t, 4, 7);                                                                                          \
+    _tile_dpbf16ps(t, 5, 6);                                                                                          \
+  }
+        ENC_ATTN_SCORE_BLOCK(0)
+        ENC_ATTN_SCORE_BLOCK(1)
+        ENC_ATTN_SCORE_BLOCK(2)
+        ENC_ATTN_SCORE_BLOCK(3)
+#undef ENC_ATTN_SCORE_BLOCK
+      }
+      float *c = p + b0 * 16 * QT + r0;
+      _tile_stored(0, c, ldP);
+      if (nb > 1)
+        _tile_stored(1, c + 16 * QT, ldP);
+      if (nb > 2)
+        _tile_stored(2, c + 32 * QT, ldP);
+      if (nb > 3)
+        _tile_stored(3, c + 48 * QT, ldP);
+    }
+  for (int w = 0; w < QV; ++w) {
+    attn_vf mx = attnSplat(-INFINITY);
+    for (int j = 0; j < nk; ++j)
+      mx = attnMax(mx, attnLoad(p + j * QT + L * w));
+    attnStore(tmax + L * w, mx);
+  }
+}
+#endif
+
 /// One unit: nq (<= kAttnRows) query rows i0.. at q (rows `ld` apart)
 /// against keys and values [0, len) at k and v; output rows at y, `ldy`
 /// apart (fp32, or rounded to bf16 for uint16_t). Query row r is lane r % L
@@ -644,7 +812,15 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
   constexpr int QT = kAttnRows, KT = kAttnKeyTile, L = kAttnLanes;
   constexpr int QV = QT / L;
   attnTransposeQ<D, QT>(q, ldq, nq, scale * kLog2e, ws.qT);
-  for (int r = 0; r < nq; ++r)
+#if ENC_ATTN_AMX
+  if constexpr (AttnScratch<D, PVBf16>::kAmxScores)
+    attnSplitQ<D, QT>(ws.qT, ws.qhi, ws.qlo);
+#endif
+  constexpr bool amx = AttnScratch<D, PVBf16>::kAmx;
+  // AMX works on blocks of 16 rows: the rows past nq in the last block are
+  // computed too (finite: their queries are 0).
+  const int accRows = amx ? std::min(QT, (nq + 15) / 16 * 16) : nq;
+  for (int r = 0; r < accRows; ++r)
     for (int d = 0; d < D; ++d)
       ws.acc[r][d] = 0.0f;
   attn_vf m[QV], l[QV];
@@ -678,12 +854,27 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
           __builtin_prefetch(v + row + D + c);
         }
       }
-      if constexpr (PVBf16)
+      if constexpr (PVBf16) {
         attnCopyVBf16<D>(ws.vbuf, v, ld, j0, nk);
+        if constexpr (amx) { // key pairs up to the next 16 are zero for the tiles
+          const int pairs = (nk + 1) / 2, padded = (pairs + 15) / 16 * 16;
+          std::memset(ws.vbuf + pairs * D * 2, 0, sizeof(uint16_t) * (padded - pairs) * D * 2);
+        }
+#if ENC_ATTN_AMX
+        if constexpr (AttnScratch<D, PVBf16>::kAmxScores)
+          attnSplitK<D>(ws.kbuf, nk, ws.khi, ws.klo);
+#endif
+      }
       ws.packedK = reuse ? k : nullptr;
       ws.packedLen = len;
     }
-    attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
+    if constexpr (AttnScratch<D, PVBf16>::kAmxScores) {
+#if ENC_ATTN_AMX
+      attnScoresAmx<D, QT, KT>(ws.qhi, ws.qlo, ws.khi, ws.klo, ws.p, ws.tmax, nk, nq, ws.amxLoaded);
+#endif
+    } else {
+      attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
+    }
     if (bias.enabled())
       attnAddBias(bias, i0, j0, ws.p, ws.tmax, nk);
     if (masked)
@@ -721,7 +912,19 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
       m[w] = mNew;
       attnStore(ws.alpha + L * w, a);
     }
-    if constexpr (PVBf16)
+    if constexpr (amx) {
+#if ENC_ATTN_AMX
+      const int pairs = (nk + 1) / 2, steps = (pairs + 15) / 16;
+      for (int r = 0; r < accRows; ++r) {
+        uint32_t *row = ws.pa + r * (KT / 2);
+        for (int i = 0; i < pairs; ++i)
+          row[i] = ws.pb[i * QT + r];
+        for (int i = pairs; i < steps * 16; ++i)
+          row[i] = 0;
+      }
+      attnAccumulateAmx<D, QT, KT>(ws.acc, ws.pa, ws.alpha, ws.vbuf, steps, accRows, ws.amxLoaded);
+#endif
+    } else if constexpr (PVBf16)
       attnAccumulate<D, QT>(ws.acc, ws.pb, ws.alpha, ws.vbuf, (nk + 1) / 2, nq);
     else
       attnAccumulate<D, QT>(ws.acc, ws.p, ws.alpha, ws.vbuf, nk, nq);
