@@ -399,6 +399,12 @@ template <int D, bool PVBf16> struct AttnScratch {
   static constexpr bool kAmxScores = kAmx && D % 32 == 0;
   alignas(64) uint16_t khi[kAmxScores ? KT * D : 1], klo[kAmxScores ? KT * D : 1];
   alignas(64) uint32_t qhi[kAmxScores ? D / 2 * QT : 1], qlo[kAmxScores ? D / 2 * QT : 1];
+  /// Without a band, a whole sequence's keys split (seqKhi / seqKlo) and
+  /// values in pairs (seqV) for one head, made once for all its units (not
+  /// once per unit and key tile); zero past the keys to the next 32.
+  std::vector<uint16_t> seqKhi, seqKlo, seqV;
+  const float *seqK = nullptr; // k of the head in seq*, if any
+  int64_t seqLen = -1;
   int amxLoaded[2] = {-1, -1};
   alignas(64) float acc[QT][D];
   alignas(64) float alpha[QT];
@@ -731,18 +737,56 @@ ENC_INLINE void attnSplitQ(const float *qT, uint32_t *qhi, uint32_t *qlo) {
     }
 }
 
-/// Key rows [0, nk) of kbuf (D floats each) as bf16 high and low parts,
-/// rows up to the next multiple of 16 zero.
+/// Key rows [0, nk) of k (rows `ld` apart) as bf16 high and low parts, D
+/// each, rows up to the next multiple of 16 zero.
 template <int D>
-ENC_INLINE void attnSplitK(const float *kbuf, int nk, uint16_t *khi, uint16_t *klo) {
-  for (int i = 0; i < nk * D; ++i) {
-    const uint16_t hi = toBf16Bits(kbuf[i]);
-    khi[i] = hi;
-    klo[i] = toBf16Bits(kbuf[i] - bf16ToFloat(hi));
-  }
-  const int padded = (nk + 15) / 16 * 16;
+ENC_INLINE void attnSplitK(const float *k, int64_t ld, int64_t nk, uint16_t *khi, uint16_t *klo) {
+  for (int64_t j = 0; j < nk; ++j)
+    for (int d = 0; d < D; ++d) {
+      const float x = k[j * ld + d];
+      const uint16_t hi = toBf16Bits(x);
+      khi[j * D + d] = hi;
+      klo[j * D + d] = toBf16Bits(x - bf16ToFloat(hi));
+    }
+  const int64_t padded = (nk + 15) / 16 * 16;
   std::memset(khi + nk * D, 0, sizeof(uint16_t) * (padded - nk) * D);
   std::memset(klo + nk * D, 0, sizeof(uint16_t) * (padded - nk) * D);
+}
+
+/// pa[r*KT/2 + i] = pb[i*QT + r] for rows r < rows (a multiple of 16) and
+/// key pairs i < steps * 16, 0 for pairs >= pairs: 16 x 16 transposes.
+template <int QT, int KT>
+ENC_INLINE void attnTransposePairs(const uint32_t *pb, uint32_t *pa, int pairs, int steps, int rows) {
+  for (int r0 = 0; r0 < rows; r0 += 16)
+    for (int g = 0; g < steps; ++g) {
+      __m512i x[16], t[16];
+      for (int i = 0; i < 16; ++i)
+        x[i] = g * 16 + i < pairs ? _mm512_loadu_si512(pb + (g * 16 + i) * QT + r0) : _mm512_setzero_si512();
+      for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(x[i], x[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(x[i], x[i + 1]);
+      }
+      for (int i = 0; i < 16; i += 4) { // x[i + c], 128-bit lane l: column 4l + c of rows i..i+3
+        x[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+        x[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+        x[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+        x[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+      }
+      for (int c = 0; c < 4; ++c) {
+        t[c] = _mm512_shuffle_i32x4(x[c], x[4 + c], 0x88);
+        t[4 + c] = _mm512_shuffle_i32x4(x[c], x[4 + c], 0xdd);
+        t[8 + c] = _mm512_shuffle_i32x4(x[8 + c], x[12 + c], 0x88);
+        t[12 + c] = _mm512_shuffle_i32x4(x[8 + c], x[12 + c], 0xdd);
+      }
+      for (int c = 0; c < 4; ++c) {
+        x[c] = _mm512_shuffle_i32x4(t[c], t[8 + c], 0x88);
+        x[8 + c] = _mm512_shuffle_i32x4(t[c], t[8 + c], 0xdd);
+        x[4 + c] = _mm512_shuffle_i32x4(t[4 + c], t[12 + c], 0x88);
+        x[12 + c] = _mm512_shuffle_i32x4(t[4 + c], t[12 + c], 0xdd);
+      }
+      for (int c = 0; c < 16; ++c)
+        _mm512_storeu_si512(pa + (r0 + c) * (KT / 2) + g * 16, x[c]);
+    }
 }
 
 /// attnScores on AMX tiles: p[j*QT + r] for keys j < nk (and up to the next
@@ -834,12 +878,32 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
   const int64_t kBegin = band.left < 0 ? 0 : std::max<int64_t>(0, i0 - band.left);
   const int64_t kEnd = band.right < 0 ? len : std::min<int64_t>(len, i0 + nq + band.right);
   const bool reuse = !masked && len <= KT;
+  // AMX q·kᵀ without a band: the head's keys and values converted once.
+  const bool wholeSequence = AttnScratch<D, PVBf16>::kAmxScores && !masked;
+#if ENC_ATTN_AMX
+  if constexpr (AttnScratch<D, PVBf16>::kAmxScores) {
+    if (wholeSequence && !(ws.seqK == k && ws.seqLen == len)) {
+      const int64_t rows = (len + 31) / 32 * 32;
+      ws.seqKhi.resize(rows * D);
+      ws.seqKlo.resize(rows * D);
+      ws.seqV.resize(rows * D);
+      attnSplitK<D>(k, ld, len, ws.seqKhi.data(), ws.seqKlo.data());
+      std::memset(ws.seqKhi.data() + (len + 15) / 16 * 16 * D, 0, sizeof(uint16_t) * (rows - (len + 15) / 16 * 16) * D);
+      std::memset(ws.seqKlo.data() + (len + 15) / 16 * 16 * D, 0, sizeof(uint16_t) * (rows - (len + 15) / 16 * 16) * D);
+      attnCopyVBf16<D>(ws.seqV.data(), v, ld, 0, int(len));
+      const int64_t pairs = (len + 1) / 2;
+      std::memset(ws.seqV.data() + pairs * D * 2, 0, sizeof(uint16_t) * (rows / 2 - pairs) * D * 2);
+      ws.seqK = k;
+      ws.seqLen = len;
+    }
+  }
+#endif
   for (int64_t j0 = kBegin; j0 < kEnd; j0 += KT) {
     const int nk = static_cast<int>(std::min<int64_t>(KT, kEnd - j0));
     // Copy the tile's k and v rows to contiguous buffers (rows `ld` apart,
     // ld = 3H for packed qkv, would map onto few cache sets), unless they
     // are there from the previous unit.
-    if (!(reuse && ws.packedK == k && ws.packedLen == len)) {
+    if (!wholeSequence && !(reuse && ws.packedK == k && ws.packedLen == len)) {
       for (int jj = 0; jj < nk; ++jj) {
         const int64_t row = (j0 + jj) * ld;
         std::memcpy(ws.kbuf + jj * D, k + row, sizeof(float) * D);
@@ -862,7 +926,7 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
         }
 #if ENC_ATTN_AMX
         if constexpr (AttnScratch<D, PVBf16>::kAmxScores)
-          attnSplitK<D>(ws.kbuf, nk, ws.khi, ws.klo);
+          attnSplitK<D>(ws.kbuf, D, nk, ws.khi, ws.klo);
 #endif
       }
       ws.packedK = reuse ? k : nullptr;
@@ -870,7 +934,9 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
     }
     if constexpr (AttnScratch<D, PVBf16>::kAmxScores) {
 #if ENC_ATTN_AMX
-      attnScoresAmx<D, QT, KT>(ws.qhi, ws.qlo, ws.khi, ws.klo, ws.p, ws.tmax, nk, nq, ws.amxLoaded);
+      attnScoresAmx<D, QT, KT>(ws.qhi, ws.qlo, wholeSequence ? ws.seqKhi.data() + j0 * D : ws.khi,
+                               wholeSequence ? ws.seqKlo.data() + j0 * D : ws.klo, ws.p, ws.tmax, nk, nq,
+                               ws.amxLoaded);
 #endif
     } else {
       attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
@@ -915,14 +981,9 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
     if constexpr (amx) {
 #if ENC_ATTN_AMX
       const int pairs = (nk + 1) / 2, steps = (pairs + 15) / 16;
-      for (int r = 0; r < accRows; ++r) {
-        uint32_t *row = ws.pa + r * (KT / 2);
-        for (int i = 0; i < pairs; ++i)
-          row[i] = ws.pb[i * QT + r];
-        for (int i = pairs; i < steps * 16; ++i)
-          row[i] = 0;
-      }
-      attnAccumulateAmx<D, QT, KT>(ws.acc, ws.pa, ws.alpha, ws.vbuf, steps, accRows, ws.amxLoaded);
+      attnTransposePairs<QT, KT>(ws.pb, ws.pa, pairs, steps, accRows);
+      attnAccumulateAmx<D, QT, KT>(ws.acc, ws.pa, ws.alpha, wholeSequence ? ws.seqV.data() + j0 * D : ws.vbuf,
+                                   steps, accRows, ws.amxLoaded);
 #endif
     } else if constexpr (PVBf16)
       attnAccumulate<D, QT>(ws.acc, ws.pb, ws.alpha, ws.vbuf, (nk + 1) / 2, nq);
