@@ -427,6 +427,8 @@ LogicalResult AttentionOp::verify() {
   } else if (getMaxDistance()) {
     return emitOpError() << "expects max_distance only with a position_bias";
   }
+  if (getBf16Pv() && getBf16Amx())
+    return emitOpError() << "expects one bf16 form: bf16_pv (everywhere) or bf16_amx (on AMX tiles), not both";
   if (getAlibi() && getPositionBias())
     return emitOpError() << "expects one position scheme: alibi or a position_bias, not both";
   if (IntegerAttr w = getWindowAttr(); w && w.getInt() < 0)

@@ -464,6 +464,13 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     dot product, `p_j` and `v` rounded to bf16 (nearest, ties to even), exact
     products, f32 sums; `<q, k>`, the scale and the softmax stay f32.
 
+    `bf16_amx` (set by `enc-convert-attention-bf16-amx`, the int8
+    tier's): on CPUs with AMX tiles (the x86-64-v4-amx code object) `<q, k>`
+    is the sum of three bf16 tile products of q's and k's bf16 high and low
+    parts (hi·hi + hi·lo + lo·hi: within ~2^-17 of |q||k|) and `sum_j p_j v_j`
+    as with `bf16_pv`, f32 sums; on every other code object and device the
+    attention is f32. Not with `bf16_pv`.
+
     The result is f32, or bf16: the f32 result rounded to nearest, ties to
     even, as `enc.to_bf16` rounds it (`enc-convert-linear-bf16` folds a
     rounding that is the result's only user into the op).
@@ -484,7 +491,7 @@ def Enc_AttentionOp : Enc_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let arguments = (ins Variadic<Enc_F32Tensor>:$inputs, Enc_I32Tensor:$lengths,
                    Optional<Enc_F32Tensor>:$position_bias,
                    I64Attr:$num_heads, F32Attr:$scale, Enc_PaddingAttr:$padding,
-                   UnitAttr:$bf16_pv, OptionalAttr<I64Attr>:$max_distance,
+                   UnitAttr:$bf16_pv, UnitAttr:$bf16_amx, OptionalAttr<I64Attr>:$max_distance,
                    OptionalAttr<I64Attr>:$window, UnitAttr:$causal,
                    OptionalAttr<I64Attr>:$num_kv_heads, UnitAttr:$alibi);
   let results = (outs Enc_LinearOperand:$result);

@@ -34,7 +34,7 @@ const char *whyKeptFused(AttentionOp op) {
     return "ALiBi (no op adds a distance bias)";
   if (op.getNumKvHeads())
     return "grouped key/value heads (enc.split_heads splits one head count)";
-  if (op.getBf16Pv() || !cast<RankedTensorType>(op.getType()).getElementType().isF32())
+  if (op.getBf16Pv() || op.getBf16Amx() || !cast<RankedTensorType>(op.getType()).getElementType().isF32())
     return "bf16 arithmetic (set by the precision passes, which run later)";
   return nullptr;
 }

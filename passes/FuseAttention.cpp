@@ -134,7 +134,7 @@ struct FuseAttentionBlock : OpRewritePattern<MergeHeadsOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         merge, merge.getType(), inputs, probs->lengths, probs->positionBias,
         rewriter.getI64IntegerAttr(static_cast<int64_t>(heads)),
-        probs->scale, probs->padding, /*bf16_pv=*/nullptr, probs->maxDistance, /*window=*/nullptr,
+        probs->scale, probs->padding, /*bf16_pv=*/nullptr, /*bf16_amx=*/nullptr, probs->maxDistance, /*window=*/nullptr,
         /*causal=*/nullptr, /*num_kv_heads=*/nullptr, /*alibi=*/nullptr);
     ++fused;
     if (isPacked)

@@ -33,6 +33,7 @@ const std::vector<std::string> &mlir::enc::knownPassNames() {
     all.push_back("quantize-linear-int8");
     all.push_back("convert-linear-bf16");
     all.push_back("convert-attention-bf16");
+    all.push_back("convert-attention-bf16-amx");
     all.push_back("form-fusion-groups");
     return all;
   }();
@@ -87,6 +88,8 @@ LogicalResult mlir::enc::addPassByName(OpPassManager &pm,
     pm.addPass(createFormFusionGroupsPass());
   } else if (shortName == "convert-attention-bf16") {
     pm.addPass(createConvertAttentionBf16Pass());
+  } else if (shortName == "convert-attention-bf16-amx") {
+    pm.addPass(createConvertAttentionBf16AmxPass());
   } else if (shortName == "convert-linear-bf16") {
     ConvertLinearBf16PassOptions o;
     o.skip = options.quantizeSkip;

@@ -3,7 +3,7 @@
 // turns. Times enc_kernels::attentionPacked (the packed plans' kernel) on the
 // shapes the peer tables use: MiniLM (12 heads of 32) 8 x 128 and BERT-base
 // (12 of 64) 8 x 128 and 1 x 512, packed qkv, 2 tasks on 2 threads, fp32 p·v
-// and bf16 p·v (the bf16 tier's); prints the median ms of 31 runs of 20 calls
+// and bf16 p·v (the bf16 tier's), and on AMX the int8 tier's split products; prints the median ms of 31 runs of 20 calls
 // each. It asks Linux for the AMX tile state first (an -march=native build on
 // an AMX CPU runs tile instructions).
 //
@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-template <int NH, int D, bool PVBf16> double timeShape(int64_t batch, int64_t seq) {
+template <int NH, int D, bool PVBf16, bool Split = false> double timeShape(int64_t batch, int64_t seq) {
   constexpr int64_t H = int64_t(NH) * D;
   std::vector<int32_t> offsets(batch + 1);
   for (int64_t b = 0; b <= batch; ++b)
@@ -33,10 +33,10 @@ template <int NH, int D, bool PVBf16> double timeShape(int64_t batch, int64_t se
     v = u(rng);
   auto call = [&] {
     std::thread other([&] {
-      enc_kernels::attentionPacked<NH, D, PVBf16>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
+      enc_kernels::attentionPacked<NH, D, PVBf16, Split>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
                                           y.data(), batch, 0.125f, 1, 2);
     });
-    enc_kernels::attentionPacked<NH, D, PVBf16>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
+    enc_kernels::attentionPacked<NH, D, PVBf16, Split>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets.data(),
                                         y.data(), batch, 0.125f, 0, 2);
     other.join();
   };
@@ -61,4 +61,9 @@ int main() {
   std::printf("minilm_8x128_bf16pv %.3f\n", timeShape<12, 32, true>(8, 128));
   std::printf("bertbase_8x128_bf16pv %.3f\n", timeShape<12, 64, true>(8, 128));
   std::printf("bertbase_1x512_bf16pv %.3f\n", timeShape<12, 64, true>(1, 512));
+#if ENC_ATTN_AMX // the int8 tier's bf16_amx: split bf16 products on tiles
+  std::printf("minilm_8x128_split %.3f\n", timeShape<12, 32, true, true>(8, 128));
+  std::printf("bertbase_8x128_split %.3f\n", timeShape<12, 64, true, true>(8, 128));
+  std::printf("bertbase_1x512_split %.3f\n", timeShape<12, 64, true, true>(1, 512));
+#endif
 }

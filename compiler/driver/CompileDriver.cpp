@@ -92,7 +92,7 @@ llvm::Expected<std::vector<std::string>> encc::buildPipeline(std::vector<std::st
 
 std::vector<std::string> encc::precisionPasses(const std::string &quantize) {
   if (quantize == "int8")
-    return {kQuantizeInt8Pass};
+    return {kQuantizeInt8Pass, kAttentionBf16AmxPass};
   if (quantize == "bf16")
     return {kConvertBf16Pass, kAttentionBf16Pass};
   return {};

@@ -51,15 +51,19 @@ constexpr const char *kQuantizeInt8Pass = "quantize-linear-int8";
 constexpr const char *kConvertBf16Pass = "convert-linear-bf16";
 /// The attention pass `--quantize=bf16` appends after kConvertBf16Pass.
 constexpr const char *kAttentionBf16Pass = "convert-attention-bf16";
+/// The attention pass `--quantize=int8` appends after kQuantizeInt8Pass:
+/// bf16 attention on CPUs with AMX tiles only.
+constexpr const char *kAttentionBf16AmxPass = "convert-attention-bf16-amx";
 /// The pass every build runs last (unless disabled): the chains one kernel
 /// computes become enc.fusion groups for codegen.
 constexpr const char *kFormFusionGroupsPass = "form-fusion-groups";
 
 /// The passes a precision appends to the pipeline, in order: int8:
-/// kQuantizeInt8Pass; bf16: kConvertBf16Pass, kAttentionBf16Pass (not int8:
-/// its code objects have VNNI but not always AVX512-BF16, where bf16 p·v is
-/// emulated and slower than fp32, and on int8's noise it doubled a tiny
-/// RoBERTa cross-encoder's score error). Empty for other values.
+/// kQuantizeInt8Pass, kAttentionBf16AmxPass (bf16 attention only where AMX
+/// tiles run it, 1.05-2.4x faster than f32 there; not kAttentionBf16Pass:
+/// int8's other code objects have VNNI but not always AVX512-BF16, where bf16
+/// p·v is emulated and slower than fp32); bf16: kConvertBf16Pass,
+/// kAttentionBf16Pass. Empty for other values.
 std::vector<std::string> precisionPasses(const std::string &quantize);
 
 struct CompileOptions {

@@ -116,12 +116,15 @@ passes (default pipeline: canonicalize, fuse-qkv, fuse-scale-mask-softmax, fuse-
 quantisation:
   --quantize MODE       none (default: fp32) | int8: appends quantize-linear-int8 (Linears int8
                         with per-channel weight scales and per-token activation scales; the
-                        word embeddings int8 with per-row scales) | bf16: appends
+                        word embeddings int8 with per-row scales) and convert-attention-bf16-amx
+                        (attention in bf16 on CPUs with AMX tiles, where it is faster, fp32 on
+                        others; --disable-pass it for fp32 everywhere) | bf16: appends
                         convert-linear-bf16 (Linears with bf16 weights and activations, fp32
                         sums; AMX tiles on CPUs with AMX-BF16, vdpbf16ps on AVX512-BF16 CPUs,
                         widened to fp32 on others; CPU only) and convert-attention-bf16
-                        (attention's p.v over bf16 probabilities and values; --disable-pass
-                        it to keep p.v in fp32); the rest fp32
+                        (attention's p.v over bf16 probabilities and values, q.k^T too as three
+                        bf16 products on AMX tiles; --disable-pass it to keep attention in
+                        fp32); the rest fp32
   --quantize-skip PAT   keep the Linears whose weight name matches the glob PAT in float
                         (repeatable), e.g. '*attention.output*' or 'encoder.layer.5.*'
   --calibrate FILE      static activation scales instead of per-token ones: FILE has lines

@@ -115,7 +115,7 @@ Value EncoderEmitter::attention(Value q, Value k, Value v, const ModelConfig::La
   return b.create<enc::AttentionOp>(
       loc(mod), q.getType(), ValueRange{q, k, v}, lengths, positionBias, b.getI64IntegerAttr(c.heads),
       b.getF32FloatAttr(float(c.attentionScale > 0 ? c.attentionScale : 1.0 / std::sqrt(double(headDim)))),
-      enc::PaddingAttr::get(b.getContext(), enc::Padding::right), /*bf16_pv=*/nullptr,
+      enc::PaddingAttr::get(b.getContext(), enc::Padding::right), /*bf16_pv=*/nullptr, /*bf16_amx=*/nullptr,
       positionBias ? b.getI64IntegerAttr(positionMaxDistance) : nullptr,
       kind.window >= 0 ? b.getI64IntegerAttr(kind.window) : nullptr, kind.causal ? b.getUnitAttr() : nullptr,
       kvHeads != c.heads ? b.getI64IntegerAttr(kvHeads) : nullptr, kind.alibi ? b.getUnitAttr() : nullptr);

@@ -1328,7 +1328,7 @@ llvm::Error Lowerer::lowerMicrosoft(const onnx::Node &n) {
                                                /*position_bias=*/mlir::Value(), b.getI64IntegerAttr(heads->i),
                                                b.getF32FloatAttr(scale),
                                                enc::PaddingAttr::get(b.getContext(), enc::Padding::right),
-                                               /*bf16_pv=*/nullptr, /*max_distance=*/nullptr, /*window=*/nullptr,
+                                               /*bf16_pv=*/nullptr, /*bf16_amx=*/nullptr, /*max_distance=*/nullptr, /*window=*/nullptr,
                                                /*causal=*/nullptr, /*num_kv_heads=*/nullptr, /*alibi=*/nullptr);
     set(n, tensorVal(r, dims));
     return llvm::Error::success();

@@ -141,6 +141,51 @@ TEST(AttentionBf16, SeveralKeyTiles) {
   testBf16Attention<2, 48>({40, 3, 17}, 1.0f, 0.14433757f, 2e-4, 80);
 }
 
+/// enc.attention {bf16_amx} (the int8 tier's): on AMX tiles q·kᵀ and p·v
+/// as three bf16 products each of split operands, within ~2^-16 of f32:
+/// against the double reference without any rounding, 1e-4 for outputs of
+/// scale 1 (scores of up to ~17 here, which 2^-17 of |q||k| moves by ~2e-4;
+/// measured 3.8e-5; bf16 p·v without the low parts fails it). Elsewhere the
+/// codegen's instantiation is the f32 kernel (1e-5 here).
+template <int NH, int D>
+void testSplitAttention(const std::vector<int32_t> &lengths, float range, float scale, uint32_t seed) {
+  constexpr bool amx = ENC_ATTN_AMX != 0;
+  constexpr int64_t H = int64_t(NH) * D;
+  const std::vector<int32_t> off = offsetsOf(lengths);
+  const int64_t B = lengths.size(), T = off[B];
+  std::vector<float> qkv = randomVec(T * 3 * H, seed, -range, range);
+  std::vector<double> ref(T * H, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h)
+      for (int64_t i = 0; i < lengths[b]; ++i) {
+        std::vector<double> sc(lengths[b]);
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < lengths[b]; ++j) {
+          double dot = 0;
+          for (int d = 0; d < D; ++d)
+            dot += double(qkv[(off[b] + i) * 3 * H + h * D + d]) * qkv[(off[b] + j) * 3 * H + H + h * D + d];
+          sc[j] = scale * dot;
+          mx = std::max(mx, sc[j]);
+        }
+        for (double &x : sc)
+          sum += (x = std::exp(x - mx));
+        for (int64_t j = 0; j < lengths[b]; ++j)
+          for (int d = 0; d < D; ++d)
+            ref[(off[b] + i) * H + h * D + d] += sc[j] / sum * qkv[(off[b] + j) * 3 * H + 2 * H + h * D + d];
+      }
+  checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
+    attentionPacked<NH, D, amx, amx>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), y, B, scale,
+                                     t, n);
+  }, amx ? 1e-4 : 1e-5, 0.0);
+}
+
+TEST(AttentionBf16, SplitOnTilesIsWithinF32sReach) {
+  REQUIRE_KERNEL_CPU();
+  testSplitAttention<2, 64>({128, 1, 3, 127, 64, 17}, 2.0f, 0.125f, 90);
+  testSplitAttention<2, 32>({300, 129, 2}, 3.0f, 0.17677669f, 91);
+  testSplitAttention<3, 16>({40, 7}, 1.0f, 0.25f, 92); // p·v split on tiles, q·kᵀ f32 (16 < 32 columns)
+}
+
 /// The bf16 result (an enc.to_bf16 fused in) is the rounded fp32 result.
 TEST(AttentionBf16, Bf16OutputIsTheRoundedFp32Output) {
   REQUIRE_KERNEL_CPU();

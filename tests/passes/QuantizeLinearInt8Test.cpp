@@ -168,9 +168,11 @@ TEST(QuantizePassApi, Names) {
   EXPECT_EQ(std::count(defaultPipeline().begin(), defaultPipeline().end(),
                        "quantize-linear-int8"),
             0);
-  EXPECT_EQ(knownPassNames().end()[-4], "quantize-linear-int8");
-  EXPECT_EQ(knownPassNames().end()[-3], "convert-linear-bf16");
-  EXPECT_EQ(knownPassNames().end()[-2], "convert-attention-bf16");
+  EXPECT_EQ(knownPassNames().end()[-5], "quantize-linear-int8");
+  EXPECT_EQ(knownPassNames().end()[-4], "convert-linear-bf16");
+  EXPECT_EQ(knownPassNames().end()[-3], "convert-attention-bf16");
+  EXPECT_EQ(knownPassNames().end()[-2], "convert-attention-bf16-amx");
+  EXPECT_EQ(encShortNameForPassArgument("enc-convert-attention-bf16-amx"), "convert-attention-bf16-amx");
   EXPECT_EQ(knownPassNames().back(), "form-fusion-groups");
   EXPECT_EQ(std::count(defaultPipeline().begin(), defaultPipeline().end(), "form-fusion-groups"), 0);
   EXPECT_EQ(encShortNameForPassArgument("enc-quantize-linear-int8"),

@@ -968,6 +968,10 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
       packed ? "IN_F(0), IN_F(0) + " + Hs + ", IN_F(0) + 2 * " + Hs + ", 3 * " + Hs
              : "IN_F(0), IN_F(1), IN_F(2), " + Hs;
   const bool bf16Out = hasBf16Result(op), bf16PV = att.getBf16Pv();
+  // bf16_amx: attention as split bf16 tile products (PVBf16 and Split) in the
+  // AMX object only (ENC_ATTN_AMX, set by enc_attention.h there) for heads of
+  // a multiple of 16 columns, f32 elsewhere.
+  const bool bf16Amx = att.getBf16Amx() && (H / NH) % 16 == 0;
   const std::string y = bf16Out ? a.resultBf16(0) : res;
   // The optional trailing arguments, in the kernel's order: position_bias
   // (the table operand after lengths, buckets and distance as constants)
@@ -1005,8 +1009,10 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
   for (int i = 0; i < numTrailing; ++i)
     bias += ", " + trailing[i];
   k.symbol = std::string("enc_attention") + (packed ? "_packed" : "") + "_f32_" + shapeTag(out) + "_h" +
-             std::to_string(NH) + biasTag + (bf16PV ? "_bf16pv" : "") + (bf16Out ? "_tobf16" : "");
-  const std::string head = std::to_string(NH) + ", " + std::to_string(H / NH) + (bf16PV ? ", true" : "") +
+             std::to_string(NH) + biasTag + (bf16PV ? "_bf16pv" : bf16Amx ? "_bf16amx" : "") +
+             (bf16Out ? "_tobf16" : "");
+  const std::string head = std::to_string(NH) + ", " + std::to_string(H / NH) +
+                           (bf16PV ? ", true" : bf16Amx ? ", ENC_ATTN_AMX != 0, ENC_ATTN_AMX != 0" : "") +
                            ">(" + qkv + ", ";
   if (packed_)
     k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + y +

@@ -599,6 +599,14 @@ func.func @attention_alibi_and_table(%q: tensor<?x?x1152xf32>, %l: tensor<?xi32>
 
 // -----
 
+func.func @attention_two_bf16_forms(%q: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'enc.attention' op expects one bf16 form: bf16_pv (everywhere) or bf16_amx (on AMX tiles), not both}}
+  %a = enc.attention %q, %l {bf16_amx, bf16_pv, num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>
+  return
+}
+
+// -----
+
 func.func @attention_window(%q: tensor<?x?x1152xf32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{'enc.attention' op expects window >= 0 (keys |i - j| <= window) but got -1}}
   %a = enc.attention %q, %l {num_heads = 12 : i64, padding = #enc.padding<right>, scale = 1.0 : f32, window = -1 : i64} : (tensor<?x?x1152xf32>, tensor<?xi32>) -> tensor<?x?x384xf32>

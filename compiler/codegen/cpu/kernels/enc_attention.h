@@ -26,6 +26,18 @@
 // instructions of that half of the work. q·kᵀ stays fp32: bf16 q and k move
 // the scores by ~1e-3 relative, which the softmax amplifies (MiniLM's min
 // token cosine vs fp32 fell below the gates, 0.99987 bf16 / 0.984 int8).
+// In the AMX object (x86-64-v4-amx) PVBf16 runs on tiles: p·v by tdpbf16ps
+// (the probabilities transposed into rows of key pairs, the values in the
+// same pair layout) for heads of a multiple of 16 columns, and q·kᵀ too for
+// multiples of 32, as three tile products of bf16 high and low parts of q
+// and k (hi·hi + hi·lo + lo·hi: scores within ~2^-17 of |q||k|, where one
+// bf16 product's ~1e-3 failed the gates); without a band a head's split keys
+// and paired values are made once for all its units. Split (enc.attention
+// {bf16_amx}, the int8 tier's) takes p·v as three products of split
+// probabilities and values as well, so the attention is within ~2^-16 of
+// f32 (bf16 probabilities and values cost MPNet's int8 min token cosine
+// 0.988 -> 0.984, under its gate; split: 0.9875); other objects run the f32
+// kernel for it.
 // With a RelativeBias (MPNet's enc.attention position_bias, or ALiBi) each task lays
 // out a head's bias per relative distance once (AttnHeadBias) and adds it to
 // a key tile's scores before the tile's maximum is taken. With a sliding
@@ -373,12 +385,33 @@ ENC_INLINE void attnCopyVBf16(uint16_t *vbuf, const float *v, int64_t ld, int64_
   }
 }
 
+/// attnCopyVBf16's layout holding what its rounding left out of each value:
+/// bf16(v - bf16(v)) (the low parts of a split p·v).
+template <int D>
+ENC_INLINE void attnCopyVBf16Lo(uint16_t *vbuf, const float *v, int64_t ld, int64_t j0, int nk) {
+  constexpr int L = kAttnLanes;
+  // What attnPackBf16 rounds away from each lane (x - its bf16, widened).
+  auto rest = [](attn_vf x) { return x - attnAsFloat(attnToBf16(x) << 16); };
+  for (int jj = 0; jj < nk; jj += 2) {
+    const float *a = v + (j0 + jj) * ld;
+    const float *b = jj + 1 < nk ? a + ld : nullptr;
+    uint16_t *out = vbuf + jj * D;
+    int d = 0;
+    for (; d + L <= D; d += L)
+      attnStoreU(out + 2 * d, attnPackBf16(rest(attnLoad(a + d)), b ? rest(attnLoad(b + d)) : attnSplat(0.0f)));
+    for (; d < D; ++d) {
+      out[2 * d] = toBf16Bits(a[d] - bf16ToFloat(toBf16Bits(a[d])));
+      out[2 * d + 1] = b ? toBf16Bits(b[d] - bf16ToFloat(toBf16Bits(b[d]))) : uint16_t(0);
+    }
+  }
+}
+
 /// Per-call working memory of the attention kernels. kbuf/vbuf hold the
 /// key/value rows of one key tile, contiguous; when a sequence fits in one
 /// tile they are kept for the next unit of the same (sequence, head).
 /// With PVBf16, vbuf holds the values as bf16 in attnCopyVBf16's pair
 /// layout and pb the probabilities as bf16 pairs of keys 2i, 2i+1.
-template <int D, bool PVBf16> struct AttnScratch {
+template <int D, bool PVBf16, bool Split = false> struct AttnScratch {
   static constexpr int QT = kAttnRows, KT = kAttnKeyTile;
   static_assert(!PVBf16 || KT % 2 == 0, "bf16 p·v takes keys in pairs");
   alignas(64) float kbuf[KT * D];
@@ -397,6 +430,15 @@ template <int D, bool PVBf16> struct AttnScratch {
   /// the next 16); qhi/qlo: the scaled queries in tdpbf16ps's B layout,
   /// qhi[i*QT + r] = (q[r][2i], q[r][2i+1]).
   static constexpr bool kAmxScores = kAmx && D % 32 == 0;
+  /// Split (enc.attention {bf16_amx}): p·v too as three tile products of
+  /// bf16 high and low parts (Phi·Vhi + Phi·Vlo + Plo·Vhi), so the whole
+  /// attention is within ~2^-16 of f32 (the int8 tier's: its gates did not
+  /// survive bf16 probabilities and values). pbLo / paLo, vbufLo / seqVlo:
+  /// the low parts, laid out as pb / pa, vbuf / seqV.
+  static constexpr bool kSplit = Split && kAmx;
+  alignas(64) uint32_t pbLo[kSplit ? KT / 2 * QT : 1], paLo[kSplit ? QT * KT / 2 : 1];
+  alignas(64) uint16_t vbufLo[kSplit ? KT * D : 1];
+  std::vector<uint16_t> seqVlo;
   alignas(64) uint16_t khi[kAmxScores ? KT * D : 1], klo[kAmxScores ? KT * D : 1];
   alignas(64) uint32_t qhi[kAmxScores ? D / 2 * QT : 1], qlo[kAmxScores ? D / 2 * QT : 1];
   /// Without a band, a whole sequence's keys split (seqKhi / seqKlo) and
@@ -669,9 +711,9 @@ ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const P *p, const float *alp
 /// columns of values (attnCopyVBf16's pair layout is tdpbf16ps's B layout).
 /// tdpbf16ps sums each pair's two products before adding them (the vector
 /// form adds the odd one first): the fp32 results differ by roundings.
-template <int D, int QT, int KT>
-void attnAccumulateAmx(float (&acc)[QT][D], const uint32_t *pa, const float *alpha, const uint16_t *vb,
-                       int steps, int nq, int (&loaded)[2]) {
+template <int D, int QT, int KT, bool Split>
+void attnAccumulateAmx(float (&acc)[QT][D], const uint32_t *pa, const uint32_t *paLo, const float *alpha,
+                       const uint16_t *vb, const uint16_t *vbLo, int steps, int nq, int (&loaded)[2]) {
   constexpr int L = kAttnLanes;
   for (int r = 0; r < nq; ++r)
     for (int d = 0; d < D; d += L)
@@ -691,21 +733,25 @@ void attnAccumulateAmx(float (&acc)[QT][D], const uint32_t *pa, const float *alp
         _tile_loadd(3, c + 48, ldAcc);
       for (int s = 0; s < steps; ++s) {
         _tile_loadd(4, pa + r0 * (KT / 2) + s * 16, ldA);
-        const uint16_t *b = vb + (s * 16 * D + d0) * 2;
-        _tile_loadd(6, b, ldB);
-        _tile_dpbf16ps(0, 4, 6);
-        if (blocks > 1) {
-          _tile_loadd(6, b + 32, ldB);
-          _tile_dpbf16ps(1, 4, 6);
-        }
-        if (blocks > 2) {
-          _tile_loadd(6, b + 64, ldB);
-          _tile_dpbf16ps(2, 4, 6);
-        }
-        if (blocks > 3) {
-          _tile_loadd(6, b + 96, ldB);
-          _tile_dpbf16ps(3, 4, 6);
-        }
+        if constexpr (Split)
+          _tile_loadd(5, paLo + r0 * (KT / 2) + s * 16, ldA);
+        const int64_t at = (s * 16 * D + d0) * 2;
+        // Column block t: P·V (Split: Phi·Vhi + Plo·Vhi + Phi·Vlo).
+#define ENC_ATTN_PV_BLOCK(t)                                                                                          \
+  if (blocks > t) {                                                                                                   \
+    _tile_loadd(6, vb + at + 32 * t, ldB);                                                                            \
+    _tile_dpbf16ps(t, 4, 6);                                                                                          \
+    if constexpr (Split) {                                                                                            \
+      _tile_dpbf16ps(t, 5, 6);                                                                                        \
+      _tile_loadd(7, vbLo + at + 32 * t, ldB);                                                                        \
+      _tile_dpbf16ps(t, 4, 7);                                                                                        \
+    }                                                                                                                 \
+  }
+        ENC_ATTN_PV_BLOCK(0)
+        ENC_ATTN_PV_BLOCK(1)
+        ENC_ATTN_PV_BLOCK(2)
+        ENC_ATTN_PV_BLOCK(3)
+#undef ENC_ATTN_PV_BLOCK
       }
       _tile_stored(0, c, ldAcc);
       if (blocks > 1)
@@ -741,13 +787,23 @@ ENC_INLINE void attnSplitQ(const float *qT, uint32_t *qhi, uint32_t *qlo) {
 /// each, rows up to the next multiple of 16 zero.
 template <int D>
 ENC_INLINE void attnSplitK(const float *k, int64_t ld, int64_t nk, uint16_t *khi, uint16_t *klo) {
-  for (int64_t j = 0; j < nk; ++j)
-    for (int d = 0; d < D; ++d) {
+  constexpr int L = kAttnLanes; // 16: AVX-512 is part of every AMX object
+  for (int64_t j = 0; j < nk; ++j) {
+    int d = 0;
+    for (; d + L <= D; d += L) {
+      const attn_vf x = attnLoad(k + j * ld + d);
+      const attn_vu hi = attnToBf16(x);
+      const attn_vu lo = attnToBf16(x - attnAsFloat(hi << 16));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(khi + j * D + d), _mm512_cvtepi32_epi16((__m512i)hi));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(klo + j * D + d), _mm512_cvtepi32_epi16((__m512i)lo));
+    }
+    for (; d < D; ++d) {
       const float x = k[j * ld + d];
       const uint16_t hi = toBf16Bits(x);
       khi[j * D + d] = hi;
       klo[j * D + d] = toBf16Bits(x - bf16ToFloat(hi));
     }
+  }
   const int64_t padded = (nk + 15) / 16 * 16;
   std::memset(khi + nk * D, 0, sizeof(uint16_t) * (padded - nk) * D);
   std::memset(klo + nk * D, 0, sizeof(uint16_t) * (padded - nk) * D);
@@ -847,8 +903,8 @@ void attnScoresAmx(const uint32_t *qhi, const uint32_t *qlo, const uint16_t *khi
 /// against keys and values [0, len) at k and v; output rows at y, `ldy`
 /// apart (fp32, or rounded to bf16 for uint16_t). Query row r is lane r % L
 /// of score vector r / L. PVBf16: p·v over bf16 probabilities and values.
-template <int D, bool PVBf16, typename Y>
-void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int64_t i0,
+template <int D, bool PVBf16, bool Split, typename Y>
+void attentionTile(AttnScratch<D, PVBf16, Split> &ws, const float *q, int64_t ldq, int64_t i0,
                    const float *k, const float *v, int64_t ld, Y *y,
                    int64_t ldy, int nq, int64_t len, float scale,
                    const AttnHeadBias &bias, const AttnBand &band) {
@@ -857,10 +913,10 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
   constexpr int QV = QT / L;
   attnTransposeQ<D, QT>(q, ldq, nq, scale * kLog2e, ws.qT);
 #if ENC_ATTN_AMX
-  if constexpr (AttnScratch<D, PVBf16>::kAmxScores)
+  if constexpr (AttnScratch<D, PVBf16, Split>::kAmxScores)
     attnSplitQ<D, QT>(ws.qT, ws.qhi, ws.qlo);
 #endif
-  constexpr bool amx = AttnScratch<D, PVBf16>::kAmx;
+  constexpr bool amx = AttnScratch<D, PVBf16, Split>::kAmx;
   // AMX works on blocks of 16 rows: the rows past nq in the last block are
   // computed too (finite: their queries are 0).
   const int accRows = amx ? std::min(QT, (nq + 15) / 16 * 16) : nq;
@@ -879,9 +935,9 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
   const int64_t kEnd = band.right < 0 ? len : std::min<int64_t>(len, i0 + nq + band.right);
   const bool reuse = !masked && len <= KT;
   // AMX q·kᵀ without a band: the head's keys and values converted once.
-  const bool wholeSequence = AttnScratch<D, PVBf16>::kAmxScores && !masked;
+  const bool wholeSequence = AttnScratch<D, PVBf16, Split>::kAmxScores && !masked;
 #if ENC_ATTN_AMX
-  if constexpr (AttnScratch<D, PVBf16>::kAmxScores) {
+  if constexpr (AttnScratch<D, PVBf16, Split>::kAmxScores) {
     if (wholeSequence && !(ws.seqK == k && ws.seqLen == len)) {
       const int64_t rows = (len + 31) / 32 * 32;
       ws.seqKhi.resize(rows * D);
@@ -893,6 +949,11 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
       attnCopyVBf16<D>(ws.seqV.data(), v, ld, 0, int(len));
       const int64_t pairs = (len + 1) / 2;
       std::memset(ws.seqV.data() + pairs * D * 2, 0, sizeof(uint16_t) * (rows / 2 - pairs) * D * 2);
+      if constexpr (AttnScratch<D, PVBf16, Split>::kSplit) {
+        ws.seqVlo.resize(rows * D);
+        attnCopyVBf16Lo<D>(ws.seqVlo.data(), v, ld, 0, int(len));
+        std::memset(ws.seqVlo.data() + pairs * D * 2, 0, sizeof(uint16_t) * (rows / 2 - pairs) * D * 2);
+      }
       ws.seqK = k;
       ws.seqLen = len;
     }
@@ -923,16 +984,20 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
         if constexpr (amx) { // key pairs up to the next 16 are zero for the tiles
           const int pairs = (nk + 1) / 2, padded = (pairs + 15) / 16 * 16;
           std::memset(ws.vbuf + pairs * D * 2, 0, sizeof(uint16_t) * (padded - pairs) * D * 2);
+          if constexpr (AttnScratch<D, PVBf16, Split>::kSplit) {
+            attnCopyVBf16Lo<D>(ws.vbufLo, v, ld, j0, nk);
+            std::memset(ws.vbufLo + pairs * D * 2, 0, sizeof(uint16_t) * (padded - pairs) * D * 2);
+          }
         }
 #if ENC_ATTN_AMX
-        if constexpr (AttnScratch<D, PVBf16>::kAmxScores)
+        if constexpr (AttnScratch<D, PVBf16, Split>::kAmxScores)
           attnSplitK<D>(ws.kbuf, D, nk, ws.khi, ws.klo);
 #endif
       }
       ws.packedK = reuse ? k : nullptr;
       ws.packedLen = len;
     }
-    if constexpr (AttnScratch<D, PVBf16>::kAmxScores) {
+    if constexpr (AttnScratch<D, PVBf16, Split>::kAmxScores) {
 #if ENC_ATTN_AMX
       attnScoresAmx<D, QT, KT>(ws.qhi, ws.qlo, wholeSequence ? ws.seqKhi.data() + j0 * D : ws.khi,
                                wholeSequence ? ws.seqKlo.data() + j0 * D : ws.klo, ws.p, ws.tmax, nk, nq,
@@ -965,7 +1030,12 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
           const attn_vf e1 =
               j + 1 < nk ? attnExpScore(attnLoad(pw + (j + 1) * QT), mNew, masked) : attnSplat(0.0f);
           sum += e0 + e1;
-          attnStoreU(ws.pb + j / 2 * QT + L * w, attnPackBf16(e0, e1));
+          const attn_vu hi = attnPackBf16(e0, e1);
+          attnStoreU(ws.pb + j / 2 * QT + L * w, hi);
+#if ENC_ATTN_AMX
+          if constexpr (AttnScratch<D, PVBf16, Split>::kSplit)
+            attnStoreU(ws.pbLo + j / 2 * QT + L * w, attnPackBf16(e0 - attnLowBf16(hi), e1 - attnHighBf16(hi)));
+#endif
         }
       } else {
         for (int j = 0; j < nk; ++j) {
@@ -981,9 +1051,15 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
     if constexpr (amx) {
 #if ENC_ATTN_AMX
       const int pairs = (nk + 1) / 2, steps = (pairs + 15) / 16;
+      constexpr bool split = AttnScratch<D, PVBf16, Split>::kSplit;
       attnTransposePairs<QT, KT>(ws.pb, ws.pa, pairs, steps, accRows);
-      attnAccumulateAmx<D, QT, KT>(ws.acc, ws.pa, ws.alpha, wholeSequence ? ws.seqV.data() + j0 * D : ws.vbuf,
-                                   steps, accRows, ws.amxLoaded);
+      if constexpr (split)
+        attnTransposePairs<QT, KT>(ws.pbLo, ws.paLo, pairs, steps, accRows);
+      attnAccumulateAmx<D, QT, KT, split>(ws.acc, ws.pa, ws.paLo, ws.alpha,
+                                          wholeSequence ? ws.seqV.data() + j0 * D : ws.vbuf,
+                                          split && wholeSequence ? ws.seqVlo.data() + j0 * D : ws.vbufLo, steps,
+                                          accRows,
+                                          ws.amxLoaded);
 #endif
     } else if constexpr (PVBf16)
       attnAccumulate<D, QT>(ws.acc, ws.pb, ws.alpha, ws.vbuf, (nk + 1) / 2, nq);
@@ -1013,7 +1089,7 @@ void attentionTile(AttnScratch<D, PVBf16> &ws, const float *q, int64_t ldq, int6
 /// rounded to bf16, fp32 sums. band: query s sees only the keys
 /// s - left <= j <= s + right (a local layer, causal attention; default: all).
 /// kv: grouped key/value heads (k and v rows kv.ld apart, head h / kv.group).
-template <int NH, int D, bool PVBf16 = false, typename Y>
+template <int NH, int D, bool PVBf16 = false, bool Split = false, typename Y>
 void attention(const float *q, const float *k, const float *v, int64_t ld,
                const int32_t *lengths, Y *y, int64_t B, int64_t S,
                float scale, int32_t task, int32_t numTasks,
@@ -1025,7 +1101,7 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
   taskShare(B * NH * tiles, task, numTasks, u0, u1);
   if (u0 >= u1)
     return;
-  detail::AttnScratch<D, PVBf16> ws;
+  detail::AttnScratch<D, PVBf16, Split> ws;
   detail::AttnHeadBias bias(rb, NH, S);
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t b = u / (NH * tiles), h = (u / tiles) % NH;
@@ -1034,7 +1110,7 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
     const int64_t len = std::min<int64_t>(std::max<int64_t>(lengths[b], 0), S);
     const int64_t col = h * D, kvCol = h / kv.group * D, ldkv = kv.ld > 0 ? kv.ld : ld;
     bias.selectHead(h);
-    detail::attentionTile<D, PVBf16>(ws, q + (b * S + i0) * ld + col, ld, i0,
+    detail::attentionTile<D, PVBf16, Split>(ws, q + (b * S + i0) * ld + col, ld, i0,
                              k + b * S * ldkv + kvCol, v + b * S * ldkv + kvCol, ldkv,
                              y + (b * S + i0) * ldy + col, ldy, nq, len,
                              scale, bias, band);
@@ -1046,7 +1122,7 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
 /// [offsets[b], offsets[b+1]) for queries, keys and values alike; y is
 /// [tokens, NH*D]. Work units: (b, h, 32-row query tile) over the real
 /// queries only (ceil(len_b / 32) tiles per head), contiguous per task.
-template <int NH, int D, bool PVBf16 = false, typename Y>
+template <int NH, int D, bool PVBf16 = false, bool Split = false, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
                      int64_t ld, const int32_t *offsets, Y *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks,
@@ -1063,7 +1139,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
   taskShare(total, task, numTasks, u0, u1);
   if (u0 >= u1)
     return;
-  detail::AttnScratch<D, PVBf16> ws;
+  detail::AttnScratch<D, PVBf16, Split> ws;
   int64_t maxLen = 0;
   if (rb.any())
     for (int64_t s = 0; s < B; ++s)
@@ -1085,7 +1161,7 @@ void attentionPacked(const float *q, const float *k, const float *v,
     const int nq = static_cast<int>(std::min<int64_t>(QT, len - i0));
     const int64_t col = h * D, kvCol = h / kv.group * D, ldkv = kv.ld > 0 ? kv.ld : ld;
     bias.selectHead(h);
-    detail::attentionTile<D, PVBf16>(ws, q + (row0 + i0) * ld + col, ld, i0,
+    detail::attentionTile<D, PVBf16, Split>(ws, q + (row0 + i0) * ld + col, ld, i0,
                              k + row0 * ldkv + kvCol, v + row0 * ldkv + kvCol, ldkv,
                              y + (row0 + i0) * ldy + col, ldy, nq, len,
                              scale, bias, band);

@@ -72,7 +72,7 @@ def check_report(d, batch, seq, int8):
     rows = d["rows"]
     if not rows or rows[0]["name"] != "baseline (unfused)":
         sys.exit("report: the first row must be the baseline")
-    if (rows[-1]["name"] == "+quantize-linear-int8") != int8:
+    if rows[-1]["name"].startswith("+quantize-linear-int8") != int8:
         sys.exit(f"report: last row {rows[-1]['name']!r}, int8 row expected: {int8}")
     base = rows[0]
     for i, r in enumerate(rows):
