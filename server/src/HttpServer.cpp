@@ -572,6 +572,8 @@ int HttpServer::bind(const std::string &host, int port, std::string *error) {
                                      : ntohs(reinterpret_cast<sockaddr_in &>(bound).sin_port);
 }
 
+int HttpServer::maxConnections() const { return impl_->limits.maxConnections; }
+
 void HttpServer::run() { impl_->run(); }
 
 void HttpServer::stop() {

@@ -62,6 +62,9 @@ public:
   /// -1 with *error set. Raises the open-file limit to fit maxConnections
   /// (lowering maxConnections to what the hard limit allows).
   int bind(const std::string &host, int port, std::string *error);
+  /// The connection limit in force: maxConnections, or less where bind()
+  /// could not raise the open-file limit that far.
+  int maxConnections() const;
   /// Serves until stop(); returns once every request being handled has been
   /// answered (or its write timed out).
   void run();

@@ -108,6 +108,11 @@ int main(int argc, char **argv) {
   const int port = server.bind(options.host, options.port, &bindError);
   if (port <= 0)
     return fail(bindError);
+  if (server.maxConnections() < options.maxConnections)
+    std::fprintf(stderr,
+                 "encc-serve: note: at most %d connections (--max-connections %d is more than the open-file limit "
+                 "allows; raise it with ulimit -n)\n",
+                 server.maxConnections(), options.maxConnections);
 
   std::atomic<bool> listenReturned{false};
   std::thread signals([&] {
