@@ -711,6 +711,24 @@ ENC_INLINE void attnAccumulate(float (&acc)[QT][D], const P *p, const float *alp
 /// columns of values (attnCopyVBf16's pair layout is tdpbf16ps's B layout).
 /// tdpbf16ps sums each pair's two products before adding them (the vector
 /// form adds the odd one first): the fp32 results differ by roundings.
+/// tmm0..tmm(blocks-1) loaded from (Load) or stored to the 16-column blocks
+/// of c, rows ld bytes apart (tile numbers are immediates: a branch each).
+template <bool Load>
+ENC_INLINE void attnAccTiles(float *c, int blocks, int64_t ld) {
+#define ENC_ATTN_ACC_TILE(t)                                                                                          \
+  if (blocks > t) {                                                                                                   \
+    if constexpr (Load)                                                                                               \
+      _tile_loadd(t, c + 16 * t, ld);                                                                                 \
+    else                                                                                                              \
+      _tile_stored(t, c + 16 * t, ld);                                                                                \
+  }
+  ENC_ATTN_ACC_TILE(0)
+  ENC_ATTN_ACC_TILE(1)
+  ENC_ATTN_ACC_TILE(2)
+  ENC_ATTN_ACC_TILE(3)
+#undef ENC_ATTN_ACC_TILE
+}
+
 template <int D, int QT, int KT, bool Split>
 void attnAccumulateAmx(float (&acc)[QT][D], const uint32_t *pa, const uint32_t *paLo, const float *alpha,
                        const uint16_t *vb, const uint16_t *vbLo, int steps, int nq, int (&loaded)[2]) {
@@ -724,13 +742,7 @@ void attnAccumulateAmx(float (&acc)[QT][D], const uint32_t *pa, const uint32_t *
     for (int d0 = 0; d0 < D; d0 += 64) {
       const int blocks = std::min(4, (D - d0) / 16);
       float *c = &acc[r0][d0];
-      _tile_loadd(0, c, ldAcc);
-      if (blocks > 1)
-        _tile_loadd(1, c + 16, ldAcc);
-      if (blocks > 2)
-        _tile_loadd(2, c + 32, ldAcc);
-      if (blocks > 3)
-        _tile_loadd(3, c + 48, ldAcc);
+      attnAccTiles<true>(c, blocks, ldAcc);
       for (int s = 0; s < steps; ++s) {
         _tile_loadd(4, pa + r0 * (KT / 2) + s * 16, ldA);
         if constexpr (Split)
@@ -753,13 +765,7 @@ void attnAccumulateAmx(float (&acc)[QT][D], const uint32_t *pa, const uint32_t *
         ENC_ATTN_PV_BLOCK(3)
 #undef ENC_ATTN_PV_BLOCK
       }
-      _tile_stored(0, c, ldAcc);
-      if (blocks > 1)
-        _tile_stored(1, c + 16, ldAcc);
-      if (blocks > 2)
-        _tile_stored(2, c + 32, ldAcc);
-      if (blocks > 3)
-        _tile_stored(3, c + 48, ldAcc);
+      attnAccTiles<false>(c, blocks, ldAcc);
     }
   }
 }
