@@ -9,8 +9,8 @@
 // is one (sequence, head, tile of 32 query rows); the rows are the lanes of
 // the score vectors (8 lanes, or 16 with AVX-512), so q·kᵀ needs no
 // horizontal sums and the softmax is lane-wise. Per key tile of up to 128
-// keys (copied to contiguous buffers, and kept for the next unit of the same
-// head when the sequence fits in one tile): scores by a register-blocked
+// keys (without a band, a head's keys and values are laid out contiguously
+// once for all its units; with one, copied per tile): scores by a register-blocked
 // q·kᵀ (query tile transposed once per unit), tile max taken on the way, an
 // online softmax in base 2 (running max and sum per row, accumulators
 // rescaled per tile), then P·V as a register-blocked GEMM into the row
@@ -441,9 +441,12 @@ template <int D, bool PVBf16, bool Split = false> struct AttnScratch {
   std::vector<uint16_t> seqVlo;
   alignas(64) uint16_t khi[kAmxScores ? KT * D : 1], klo[kAmxScores ? KT * D : 1];
   alignas(64) uint32_t qhi[kAmxScores ? D / 2 * QT : 1], qlo[kAmxScores ? D / 2 * QT : 1];
-  /// Without a band, a whole sequence's keys split (seqKhi / seqKlo) and
-  /// values in pairs (seqV) for one head, made once for all its units (not
-  /// once per unit and key tile); zero past the keys to the next 32.
+  /// Without a band, a whole sequence's keys and values for one head, laid
+  /// out once for all its units (they were copied again by every unit when
+  /// longer than a key tile): keys as f32 rows (seqKf) or split (seqKhi /
+  /// seqKlo, AMX q·kᵀ), values as f32 rows (seqVf) or bf16 pairs (seqV);
+  /// zero past the keys to the next 32.
+  std::vector<float> seqKf, seqVf;
   std::vector<uint16_t> seqKhi, seqKlo, seqV;
   const float *seqK = nullptr; // k of the head in seq*, if any
   int64_t seqLen = -1;
@@ -451,8 +454,6 @@ template <int D, bool PVBf16, bool Split = false> struct AttnScratch {
   alignas(64) float acc[QT][D];
   alignas(64) float alpha[QT];
   alignas(64) float tmax[QT]; // the tile's maximum score per query row
-  const float *packedK = nullptr; // k of the rows in kbuf/vbuf, if reusable
-  int64_t packedLen = 0;
 };
 
 /// p[j*QT + r] = sum_d qT[d*QT + r] * kt[j*D + d] for keys j < nk: query
@@ -905,6 +906,55 @@ void attnScoresAmx(const uint32_t *qhi, const uint32_t *qlo, const uint16_t *khi
 }
 #endif
 
+/// ws.seq*: head k / v's keys and values [0, len) (rows `ld` apart) laid out
+/// for every unit of the head (AttnScratch), rows up to the next 32 zero.
+/// The next head's queries, keys and values are prefetched on the way (the
+/// next units' work, usually; prefetches never fault, so rows past the end
+/// are harmless).
+template <int D, bool PVBf16, bool Split>
+void attnLayOutSequence(AttnScratch<D, PVBf16, Split> &ws, const float *qHead, int64_t ldq, const float *k,
+                        const float *v, int64_t ld, int64_t len) {
+  using Scratch = AttnScratch<D, PVBf16, Split>;
+  const int64_t rows = (len + 31) / 32 * 32, pairs = (len + 1) / 2;
+  // resize, not assign: the rows are written below, the padding zeroed.
+  auto padded = [&](auto &buffer, int64_t from) {
+    buffer.resize(rows * D);
+    std::memset(buffer.data() + from, 0, sizeof(buffer[0]) * (rows * D - from));
+  };
+  if constexpr (Scratch::kAmxScores) {
+#if ENC_ATTN_AMX
+    padded(ws.seqKhi, len * D);
+    padded(ws.seqKlo, len * D);
+    attnSplitK<D>(k, ld, len, ws.seqKhi.data(), ws.seqKlo.data());
+#endif
+  } else {
+    padded(ws.seqKf, len * D);
+  }
+  if constexpr (PVBf16) {
+    padded(ws.seqV, pairs * 2 * D);
+    attnCopyVBf16<D>(ws.seqV.data(), v, ld, 0, int(len));
+    if constexpr (Scratch::kSplit) {
+      padded(ws.seqVlo, pairs * 2 * D);
+      attnCopyVBf16Lo<D>(ws.seqVlo.data(), v, ld, 0, int(len));
+    }
+  } else {
+    padded(ws.seqVf, len * D);
+  }
+  for (int64_t j = 0; j < len; ++j) {
+    if constexpr (!Scratch::kAmxScores)
+      std::memcpy(ws.seqKf.data() + j * D, k + j * ld, sizeof(float) * D);
+    if constexpr (!PVBf16)
+      std::memcpy(ws.seqVf.data() + j * D, v + j * ld, sizeof(float) * D);
+    for (int c = 0; c < D; c += 16) {
+      __builtin_prefetch(qHead + j * ldq + D + c);
+      __builtin_prefetch(k + j * ld + D + c);
+      __builtin_prefetch(v + j * ld + D + c);
+    }
+  }
+  ws.seqK = k;
+  ws.seqLen = len;
+}
+
 /// One unit: nq (<= kAttnRows) query rows i0.. at q (rows `ld` apart)
 /// against keys and values [0, len) at k and v; output rows at y, `ldy`
 /// apart (fp32, or rounded to bf16 for uint16_t). Query row r is lane r % L
@@ -939,38 +989,15 @@ void attentionTile(AttnScratch<D, PVBf16, Split> &ws, const float *q, int64_t ld
   const bool masked = band.any();
   const int64_t kBegin = band.left < 0 ? 0 : std::max<int64_t>(0, i0 - band.left);
   const int64_t kEnd = band.right < 0 ? len : std::min<int64_t>(len, i0 + nq + band.right);
-  const bool reuse = !masked && len <= KT;
-  // AMX q·kᵀ without a band: the head's keys and values converted once.
-  const bool wholeSequence = AttnScratch<D, PVBf16, Split>::kAmxScores && !masked;
-#if ENC_ATTN_AMX
-  if constexpr (AttnScratch<D, PVBf16, Split>::kAmxScores) {
-    if (wholeSequence && !(ws.seqK == k && ws.seqLen == len)) {
-      const int64_t rows = (len + 31) / 32 * 32;
-      ws.seqKhi.resize(rows * D);
-      ws.seqKlo.resize(rows * D);
-      ws.seqV.resize(rows * D);
-      attnSplitK<D>(k, ld, len, ws.seqKhi.data(), ws.seqKlo.data());
-      std::memset(ws.seqKhi.data() + (len + 15) / 16 * 16 * D, 0, sizeof(uint16_t) * (rows - (len + 15) / 16 * 16) * D);
-      std::memset(ws.seqKlo.data() + (len + 15) / 16 * 16 * D, 0, sizeof(uint16_t) * (rows - (len + 15) / 16 * 16) * D);
-      attnCopyVBf16<D>(ws.seqV.data(), v, ld, 0, int(len));
-      const int64_t pairs = (len + 1) / 2;
-      std::memset(ws.seqV.data() + pairs * D * 2, 0, sizeof(uint16_t) * (rows / 2 - pairs) * D * 2);
-      if constexpr (AttnScratch<D, PVBf16, Split>::kSplit) {
-        ws.seqVlo.resize(rows * D);
-        attnCopyVBf16Lo<D>(ws.seqVlo.data(), v, ld, 0, int(len));
-        std::memset(ws.seqVlo.data() + pairs * D * 2, 0, sizeof(uint16_t) * (rows / 2 - pairs) * D * 2);
-      }
-      ws.seqK = k;
-      ws.seqLen = len;
-    }
-  }
-#endif
+  // Without a band every unit of the head reads all its keys: laid out once.
+  const bool wholeSequence = !masked;
+  if (wholeSequence && !(ws.seqK == k && ws.seqLen == len))
+    attnLayOutSequence<D>(ws, qHead, ldq, k, v, ld, len);
   for (int64_t j0 = kBegin; j0 < kEnd; j0 += KT) {
     const int nk = static_cast<int>(std::min<int64_t>(KT, kEnd - j0));
-    // Copy the tile's k and v rows to contiguous buffers (rows `ld` apart,
-    // ld = 3H for packed qkv, would map onto few cache sets), unless they
-    // are there from the previous unit.
-    if (!wholeSequence && !(reuse && ws.packedK == k && ws.packedLen == len)) {
+    // With a band, copy the tile's k and v rows to contiguous buffers (rows
+    // `ld` apart, ld = 3H for packed qkv, would map onto few cache sets).
+    if (!wholeSequence) {
       for (int jj = 0; jj < nk; ++jj) {
         const int64_t row = (j0 + jj) * ld;
         std::memcpy(ws.kbuf + jj * D, k + row, sizeof(float) * D);
@@ -1000,8 +1027,6 @@ void attentionTile(AttnScratch<D, PVBf16, Split> &ws, const float *q, int64_t ld
           attnSplitK<D>(ws.kbuf, D, nk, ws.khi, ws.klo);
 #endif
       }
-      ws.packedK = reuse ? k : nullptr;
-      ws.packedLen = len;
     }
     if constexpr (AttnScratch<D, PVBf16, Split>::kAmxScores) {
 #if ENC_ATTN_AMX
@@ -1010,7 +1035,7 @@ void attentionTile(AttnScratch<D, PVBf16, Split> &ws, const float *q, int64_t ld
                                ws.amxLoaded);
 #endif
     } else {
-      attnScores<D>(ws.qT, ws.kbuf, ws.p, ws.tmax, nk);
+      attnScores<D>(ws.qT, wholeSequence ? ws.seqKf.data() + j0 * D : ws.kbuf, ws.p, ws.tmax, nk);
     }
     if (bias.enabled())
       attnAddBias(bias, i0, j0, ws.p, ws.tmax, nk);
@@ -1068,9 +1093,10 @@ void attentionTile(AttnScratch<D, PVBf16, Split> &ws, const float *q, int64_t ld
                                           ws.amxLoaded);
 #endif
     } else if constexpr (PVBf16)
-      attnAccumulate<D, QT>(ws.acc, ws.pb, ws.alpha, ws.vbuf, (nk + 1) / 2, nq);
+      attnAccumulate<D, QT>(ws.acc, ws.pb, ws.alpha, wholeSequence ? ws.seqV.data() + j0 * D : ws.vbuf, (nk + 1) / 2,
+                            nq);
     else
-      attnAccumulate<D, QT>(ws.acc, ws.p, ws.alpha, ws.vbuf, nk, nq);
+      attnAccumulate<D, QT>(ws.acc, ws.p, ws.alpha, wholeSequence ? ws.seqVf.data() + j0 * D : ws.vbuf, nk, nq);
   }
   alignas(32) float lv[QT];
   for (int w = 0; w < QV; ++w)
