@@ -919,7 +919,8 @@ void attnLayOutSequence(AttnScratch<D, PVBf16, Split> &ws, const float *qHead, i
   // resize, not assign: the rows are written below, the padding zeroed.
   auto padded = [&](auto &buffer, int64_t from) {
     buffer.resize(rows * D);
-    std::memset(buffer.data() + from, 0, sizeof(buffer[0]) * (rows * D - from));
+    if (rows * D > from)
+      std::memset(buffer.data() + from, 0, sizeof(buffer[0]) * (rows * D - from));
   };
   if constexpr (Scratch::kAmxScores) {
 #if ENC_ATTN_AMX
@@ -991,7 +992,7 @@ void attentionTile(AttnScratch<D, PVBf16, Split> &ws, const float *q, int64_t ld
   const int64_t kEnd = band.right < 0 ? len : std::min<int64_t>(len, i0 + nq + band.right);
   // Without a band every unit of the head reads all its keys: laid out once.
   const bool wholeSequence = !masked;
-  if (wholeSequence && !(ws.seqK == k && ws.seqLen == len))
+  if (wholeSequence && len > 0 && !(ws.seqK == k && ws.seqLen == len))
     attnLayOutSequence<D>(ws, qHead, ldq, k, v, ld, len);
   for (int64_t j0 = kBegin; j0 < kEnd; j0 += KT) {
     const int nk = static_cast<int>(std::min<int64_t>(KT, kEnd - j0));
