@@ -3,6 +3,13 @@
 
 namespace encc::serve::http {
 
+std::string printable(std::string_view s, size_t max) {
+  std::string out;
+  for (char c : s.substr(0, max))
+    out += c >= 0x20 && c < 0x7f ? c : '?';
+  return out;
+}
+
 bool equalsIgnoringCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size())
     return false;

@@ -11,6 +11,10 @@ namespace encc::serve::http {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+/// A client's bytes as they may appear in a message: printable ASCII (other
+/// bytes as '?'), at most `max` characters.
+std::string printable(std::string_view s, size_t max);
+
 /// ASCII case-insensitive equality (header names, tokens).
 bool equalsIgnoringCase(std::string_view a, std::string_view b);
 

@@ -33,13 +33,8 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-/// Printable ASCII, at most 64 characters: a client's bytes as they may appear in a message.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 64))
-    out += c >= 0x20 && c < 0x7f ? c : '?';
-  return out;
-}
+/// A client's bytes in a refusal: at most 64 printable characters.
+std::string printable(std::string_view s) { return http::printable(s, 64); }
 
 /// Each line of a (complete) head, without its CR LF.
 std::vector<std::string_view> linesOf(std::string_view head) {

@@ -88,12 +88,7 @@ bool constantTimeEqual(const std::string &a, const std::string &b) {
 
 /// A client's path as it may appear in a message: printable ASCII, at most
 /// 100 characters.
-std::string printable(const std::string &path) {
-  std::string out;
-  for (char c : path.substr(0, 100))
-    out += c >= 0x20 && c < 0x7f ? c : '?';
-  return out;
-}
+std::string printable(const std::string &path) { return http::printable(path, 100); }
 
 } // namespace
 
