@@ -111,6 +111,15 @@ struct NormalizerStepData {
   bool stripSpacesOnly = false;               ///< Strip: only U+0020, not all White_Space
 };
 
+/// One step of a tokenizer.json decoder (artifact.fbs DecoderStep).
+struct DecoderStepData {
+  enum class Kind { WordPiece, ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, Bpe, Unsupported } kind =
+      Kind::Fuse;
+  std::string text, content; ///< prefix / replacement / pattern / character / suffix / type; Replace's content
+  bool cleanup = false, prepend = true;
+  int32_t start = 0, stop = 0;
+};
+
 /// The tokenizer as the artifact stores it (runtime/schema/artifact.fbs).
 struct TokenizerData {
   TokenizerKind kind = TokenizerKind::WordPiece;
@@ -130,6 +139,9 @@ struct TokenizerData {
   /// byteFallback: <0xXX> tokens for those outside the vocabulary).
   enum class BpeAlphabet { Bytes, Chars } bpeAlphabet = BpeAlphabet::Bytes;
   std::vector<int32_t> templateIds; ///< one sequence's post-processing; -1 = the text
+  /// What the post-processor does to the pieces' offsets (RobertaProcessing /
+  /// ByteLevel with trim_offsets; KeepPrefixSpace: with add_prefix_space).
+  enum class OffsetTrim { None, Trim, TrimKeepPrefixSpace } offsetTrim = OffsetTrim::None;
   /// A text pair's post-processing: ids with -1 / -2 for the two texts, and
   /// each entry's token type (BPE, Unigram; empty: none; WordPiece's is built in).
   std::vector<int32_t> pairTemplateIds, pairTypeIds;
@@ -141,6 +153,9 @@ struct TokenizerData {
   std::string metaspaceReplacement = "\xE2\x96\x81"; ///< U+2581
   enum class Prepend { Always, First, Never } metaspacePrepend = Prepend::Always;
   bool metaspaceSplit = true;
+  /// The decoder (tokenizer.json's, or WordPiece's "##" with cleanup for a
+  /// vocab.txt); empty: none (token strings joined by spaces).
+  std::vector<DecoderStepData> decoders;
   std::string note; ///< why `vocab` is empty, if it is; or what of the tokenizer files is not followed
 };
 

@@ -166,6 +166,30 @@ encm::BpeAlphabet schemaBpeAlphabet(TokenizerData::BpeAlphabet alphabet) {
   llvm_unreachable("TokenizerData::BpeAlphabet");
 }
 
+encm::DecoderKind schemaDecoderKind(DecoderStepData::Kind kind) {
+  switch (kind) {
+  case DecoderStepData::Kind::WordPiece: return encm::DecoderKind::WordPiece;
+  case DecoderStepData::Kind::ByteLevel: return encm::DecoderKind::ByteLevel;
+  case DecoderStepData::Kind::Metaspace: return encm::DecoderKind::Metaspace;
+  case DecoderStepData::Kind::Replace: return encm::DecoderKind::Replace;
+  case DecoderStepData::Kind::ByteFallback: return encm::DecoderKind::ByteFallback;
+  case DecoderStepData::Kind::Fuse: return encm::DecoderKind::Fuse;
+  case DecoderStepData::Kind::Strip: return encm::DecoderKind::Strip;
+  case DecoderStepData::Kind::Bpe: return encm::DecoderKind::Bpe;
+  case DecoderStepData::Kind::Unsupported: return encm::DecoderKind::Unsupported;
+  }
+  llvm_unreachable("DecoderStepData::Kind");
+}
+
+encm::OffsetTrim schemaOffsetTrim(TokenizerData::OffsetTrim trim) {
+  switch (trim) {
+  case TokenizerData::OffsetTrim::None: return encm::OffsetTrim::None;
+  case TokenizerData::OffsetTrim::Trim: return encm::OffsetTrim::Trim;
+  case TokenizerData::OffsetTrim::TrimKeepPrefixSpace: return encm::OffsetTrim::TrimKeepPrefixSpace;
+  }
+  llvm_unreachable("TokenizerData::OffsetTrim");
+}
+
 encm::Pooling schemaPooling(Pooling pooling) {
   switch (pooling) {
   case Pooling::None: return encm::Pooling::None;
@@ -230,6 +254,12 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
     scores = fbb.CreateVector(tk.scores);
     replacement = fbb.CreateString(tk.metaspaceReplacement);
   }
+  std::vector<flatbuffers::Offset<encm::DecoderStep>> decoderSteps;
+  for (const DecoderStepData &d : tk.decoders)
+    decoderSteps.push_back(encm::CreateDecoderStep(fbb, schemaDecoderKind(d.kind), fbb.CreateString(d.text),
+                                                   fbb.CreateString(d.content), d.cleanup, d.prepend, d.start,
+                                                   d.stop));
+  const auto decoders = fbb.CreateVector(decoderSteps); // present even when empty: "no decoder" recorded
   encm::TokenizerBuilder t(fbb);
   t.add_vocab(vocab);
   t.add_do_lower_case(tk.lowercase);
@@ -241,6 +271,8 @@ flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuild
   t.add_pad_id(tk.padId);
   t.add_max_input_chars_per_word(100);
   t.add_kind(schemaKind(tk.kind));
+  t.add_offset_trim(schemaOffsetTrim(tk.offsetTrim));
+  t.add_decoders(decoders);
   if (bpe) {
     t.add_merges(merges);
     t.add_add_prefix_space(tk.addPrefixSpace);

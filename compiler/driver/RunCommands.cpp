@@ -401,6 +401,53 @@ std::vector<encrt_text> textViews(const std::vector<std::string> &texts) {
 
 } // namespace
 
+namespace {
+
+/// encc tokenize --offsets: each text's tokens with the bytes they cover
+/// (JSON: {"texts", "tokens": [[{"id", "token", "special", "start", "stop"}]]};
+/// text: one line per token, its id, string and span, and the span's text).
+int printTokenOffsets(encrt_model *model, const std::vector<std::string> &texts,
+                      const std::vector<std::vector<encrt_token>> &tokens, bool json) {
+  auto tokenString = [&](int32_t id) {
+    const char *text = nullptr;
+    int64_t size = 0;
+    if (encrt_status *st = encrt_model_get_token(model, id, &text, &size)) {
+      encrt_status_free(st);
+      return std::string("?");
+    }
+    return std::string(text, static_cast<size_t>(size));
+  };
+  if (json) {
+    Json j;
+    j["texts"] = texts;
+    Json all = Json::array();
+    for (const auto &list : tokens) {
+      Json one = Json::array();
+      for (const encrt_token &t : list)
+        one.push_back({{"id", t.id}, {"token", tokenString(t.id)}, {"special", t.special == 1}, {"start", t.start},
+                       {"stop", t.stop}});
+      all.push_back(std::move(one));
+    }
+    j["tokens"] = std::move(all);
+    printJson(llvm::outs(), j);
+    return 0;
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    llvm::outs() << "[" << i << "] " << tokens[i].size() << " tokens:\n";
+    for (const encrt_token &t : tokens[i]) {
+      llvm::outs() << "  " << t.id << " " << jsonText(Json(tokenString(t.id)));
+      if (t.special)
+        llvm::outs() << " special\n";
+      else
+        llvm::outs() << " " << t.start << ":" << t.stop << " "
+                     << jsonText(Json(texts[i].substr(size_t(t.start), size_t(t.stop - t.start)))) << "\n";
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
 int encc::tokenizeCommand(const Args &args) {
   ModelPtr model;
   SessionPtr session;
@@ -416,6 +463,22 @@ int encc::tokenizeCommand(const Args &args) {
   if (pairs && texts.size() % 2 != 0)
     return fail("--pair takes the texts two at a time; " + std::to_string(texts.size()) + " is odd");
   const std::vector<encrt_text> views = textViews(texts);
+  if (args.has("offsets")) {
+    if (pairs)
+      return fail("--offsets applies to single texts, not --pair");
+    encrt_model_info info;
+    encrt_model_get_info(model.get(), &info, sizeof info);
+    std::vector<std::vector<encrt_token>> tokens;
+    for (const encrt_text &v : views) {
+      int64_t count = 0;
+      if (failed(encrt_model_tokenize_offsets(model.get(), v, 1, info.max_seq, nullptr, 0, &count)))
+        return 1;
+      tokens.emplace_back(static_cast<size_t>(count));
+      if (failed(encrt_model_tokenize_offsets(model.get(), v, 1, info.max_seq, tokens.back().data(), count, &count)))
+        return 1;
+    }
+    return printTokenOffsets(model.get(), texts, tokens, args.get("format") == "json");
+  }
   std::vector<std::vector<int32_t>> ids, types;
   for (size_t i = 0; i < views.size(); i += pairs ? 2 : 1) {
     int64_t count = 0;

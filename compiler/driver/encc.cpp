@@ -194,6 +194,9 @@ truncated to the compiled maximum sequence length).
   --file FILE           also tokenize each non-empty line of FILE (repeatable)
   --format FMT          text (default) | json ({"texts": [...], "ids": [[...], ...]}, with
                         "type_ids" for pairs)
+  --offsets             each token with the bytes [start:stop] of the text it covers and its
+                        string (the tokenizers library's offsets; special: added by the model's
+                        template); JSON: "tokens": [[{"id", "token", "special", "start", "stop"}]]
   --pair                the texts are pairs (query, document; sentence, sentence), taken two
                         at a time: the model's pair template ([CLS] a [SEP] b [SEP], <s> a
                         </s></s> b </s>) with each token's type id
@@ -451,7 +454,7 @@ int main(int argc, char **argv) {
         "signature"},
        {"profile", "help"}, rerankCommand, /*texts=*/true},
       {"tokenize", kTokenizeUsage, {"file", "format", "truncation", "require-sha256", "trusted-key", "signature"},
-       {"pair", "help"}, tokenizeCommand, /*texts=*/true},
+       {"pair", "offsets", "help"}, tokenizeCommand, /*texts=*/true},
       {"inspect", kInspectUsage, {"format"}, {"verbose", "help"}, inspectCommand},
       {"keygen", kKeygenUsage, {}, {"quiet", "help"}, keygenCommand},
       {"sign", kSignUsage, {"key", "output"}, {"quiet", "help"}, signCommand},

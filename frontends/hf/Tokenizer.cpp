@@ -209,6 +209,17 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
   if (auto e = idOf(names.pad, 1, tok.padId))
     return std::move(e);
 
+  // WordPiece decodes as transformers' BERT tokenizers do ("##" joins, the
+  // cleanup of spaces before punctuation); a tokenizer.json's decoder below
+  // replaces it.
+  if (wordPiece) {
+    DecoderStepData decoder;
+    decoder.kind = DecoderStepData::Kind::WordPiece;
+    decoder.text = "##";
+    decoder.cleanup = true;
+    tok.decoders = {decoder};
+  }
+
   // A WordPiece tokenizer.json (beside vocab.txt or the vocabulary's source):
   // the added tokens and pair template the library applies.
   if (wordPiece && fileExists(tjPath)) {

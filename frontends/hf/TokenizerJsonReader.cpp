@@ -138,11 +138,27 @@ llvm::Error TokenizerJsonReader::templatePieces(const json &pieces, const json &
   return llvm::Error::success();
 }
 
+/// RobertaProcessing's and ByteLevel's trim_offsets (default true in both)
+/// and add_prefix_space (default true / true) into tok_.offsetTrim.
+llvm::Error TokenizerJsonReader::readOffsetTrim(const json &post, const std::string &where) {
+  bool trim = true, prefixSpace = true;
+  if (auto e = readBool(post, "trim_offsets", where.c_str(), trim))
+    return e;
+  if (auto e = readBool(post, "add_prefix_space", where.c_str(), prefixSpace))
+    return e;
+  if (trim)
+    tok_.offsetTrim = prefixSpace ? TokenizerData::OffsetTrim::TrimKeepPrefixSpace : TokenizerData::OffsetTrim::Trim;
+  return llvm::Error::success();
+}
+
 llvm::Error TokenizerJsonReader::templateOf(const json &post, Unsupported &unsupported) {
   const std::string type = typeOf(post);
   std::vector<int32_t> &ids = tok_.templateIds;
   std::vector<int32_t> &pairIds = tok_.pairTemplateIds, &pairTypes = tok_.pairTypeIds;
   ids.clear(), pairIds.clear(), pairTypes.clear();
+  if (type == "ByteLevel" || type == "RobertaProcessing")
+    if (auto e = readOffsetTrim(post, "post_processor."))
+      return e;
   if (type == "ByteLevel") {
     ids = {-1};
     pairIds = {-1, -2}, pairTypes = {0, 0};
@@ -184,11 +200,12 @@ llvm::Error TokenizerJsonReader::templateOf(const json &post, Unsupported &unsup
 /// members only trim offsets and whose last other member decides.
 llvm::Error TokenizerJsonReader::readPostProcessor(Unsupported &unsupported) {
   const json *post = field(j_, "post_processor");
+  tok_.offsetTrim = TokenizerData::OffsetTrim::None;
   // ByteLevel's post-processing trims offsets only (Qwen2's tokenizer.json).
   if (!post || post->is_null() || (post->is_object() && typeOf(*post) == "ByteLevel")) {
     tok_.templateIds = {-1};
     tok_.pairTemplateIds = {-1, -2}, tok_.pairTypeIds = {0, 0};
-    return llvm::Error::success();
+    return post && !post->is_null() ? readOffsetTrim(*post, "post_processor.") : llvm::Error::success();
   }
   if (!post->is_object())
     return bad("field 'post_processor' must be an object or null");
@@ -199,12 +216,125 @@ llvm::Error TokenizerJsonReader::readPostProcessor(Unsupported &unsupported) {
     return bad("post_processor (Sequence) needs 'processors'");
   tok_.templateIds = {-1};
   tok_.pairTemplateIds = {-1, -2}, tok_.pairTypeIds = {0, 0};
-  for (const json &p : *list)
-    if (typeOf(p) != "ByteLevel")
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json &p = (*list)[i];
+    if (typeOf(p) != "ByteLevel") {
       if (auto e = templateOf(p, unsupported); e || unsupported)
         return e;
+    } else if (auto e = readOffsetTrim(p, "post_processor.processors[" + std::to_string(i) + "].")) {
+      return e;
+    }
+  }
   return llvm::Error::success();
 }
+/// One decoder (not a Sequence) into tok_.decoders.
+llvm::Error TokenizerJsonReader::readDecoderStep(const json &d, const std::string &where) {
+  using Kind = DecoderStepData::Kind;
+  DecoderStepData step;
+  const std::string type = typeOf(d);
+  auto text = [&](const char *key, const char *fallback, std::string &out) -> llvm::Error {
+    const json *v = field(d, key);
+    if (!v || v->is_null())
+      return out = fallback, llvm::Error::success();
+    if (!v->is_string())
+      return bad("field '" + where + "." + key + "' must be a string");
+    out = v->get<std::string>();
+    return llvm::Error::success();
+  };
+  auto count = [&](const char *key, int32_t &out) -> llvm::Error {
+    const json *v = field(d, key);
+    if (!v || !v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > 1 << 20)
+      return bad("field '" + where + "." + key + "' must be an integer >= 0");
+    out = static_cast<int32_t>(v->get<int64_t>());
+    return llvm::Error::success();
+  };
+  if (type == "WordPiece") {
+    step.kind = Kind::WordPiece;
+    step.cleanup = true;
+    if (auto e = text("prefix", "##", step.text))
+      return e;
+    if (auto e = readBool(d, "cleanup", (where + ".").c_str(), step.cleanup))
+      return e;
+  } else if (type == "ByteLevel") {
+    step.kind = Kind::ByteLevel;
+  } else if (type == "Metaspace") {
+    step.kind = Kind::Metaspace;
+    if (auto e = text("replacement", "\xE2\x96\x81", step.text))
+      return e;
+    // prepend_scheme "always" / "first" / "never", or the older add_prefix_space.
+    const json *scheme = field(d, "prepend_scheme");
+    if (scheme && scheme->is_string()) {
+      const std::string v = scheme->get<std::string>();
+      if (v != "always" && v != "first" && v != "never")
+        return bad("field '" + where + ".prepend_scheme' must be \"always\", \"first\" or \"never\"");
+      step.prepend = v != "never";
+    } else if (auto e = readBool(d, "add_prefix_space", (where + ".").c_str(), step.prepend)) {
+      return e;
+    }
+  } else if (type == "Replace") {
+    step.kind = Kind::Replace;
+    const json *pattern = field(d, "pattern");
+    const json *literal = pattern && pattern->is_object() ? field(*pattern, "String") : nullptr;
+    if (!literal || !literal->is_string() || literal->get<std::string>().empty()) {
+      step.kind = Kind::Unsupported; // a Regex pattern
+      step.text = "Replace with a regex";
+    } else {
+      step.text = literal->get<std::string>();
+      if (auto e = text("content", "", step.content))
+        return e;
+    }
+  } else if (type == "ByteFallback") {
+    step.kind = Kind::ByteFallback;
+  } else if (type == "Fuse") {
+    step.kind = Kind::Fuse;
+  } else if (type == "Strip") {
+    step.kind = Kind::Strip;
+    if (auto e = text("content", " ", step.text))
+      return e;
+    if (auto e = count("start", step.start))
+      return e;
+    if (auto e = count("stop", step.stop))
+      return e;
+  } else if (type == "BPEDecoder") {
+    step.kind = Kind::Bpe;
+    if (auto e = text("suffix", "</w>", step.text))
+      return e;
+  } else { // CTC and anything newer: decoding is refused, naming it
+    step.kind = Kind::Unsupported;
+    step.text = quotedType(d);
+  }
+  tok_.decoders.push_back(std::move(step));
+  return llvm::Error::success();
+}
+
+llvm::Error TokenizerJsonReader::readDecoder() {
+  tok_.decoders.clear();
+  const json *d = field(j_, "decoder");
+  if (!d || d->is_null())
+    return llvm::Error::success();
+  if (!d->is_object())
+    return bad("field 'decoder' must be an object or null");
+  if (typeOf(*d) != "Sequence")
+    return readDecoderStep(*d, "decoder");
+  const json *list = field(*d, "decoders");
+  if (!list || !list->is_array())
+    return bad("decoder (Sequence) needs 'decoders'");
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string where = "decoder.decoders[" + std::to_string(i) + "]";
+    if (typeOf((*list)[i]) == "Sequence") { // nested: flattened
+      const json *inner = field((*list)[i], "decoders");
+      if (!inner || !inner->is_array())
+        return bad(where + " (Sequence) needs 'decoders'");
+      for (size_t k = 0; k < inner->size(); ++k)
+        if (auto e = readDecoderStep((*inner)[k], where + ".decoders[" + std::to_string(k) + "]"))
+          return e;
+    } else if (auto e = readDecoderStep((*list)[i], where)) {
+      return e;
+    }
+  }
+  return llvm::Error::success();
+}
+
 bool encc::decodeBase64(const std::string &text, std::string &out) {
   out.clear();
   out.reserve(text.size() / 4 * 3);

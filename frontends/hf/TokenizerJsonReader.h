@@ -68,6 +68,9 @@ protected:
   llvm::Error readAddedTokens(Unsupported &unsupported);
   /// post_processor into tok_.templateIds (null: the text alone).
   llvm::Error readPostProcessor(Unsupported &unsupported);
+  /// decoder into tok_.decoders (a Sequence flattened; a kind encrt does
+  /// not implement as an Unsupported step, which only decoding refuses).
+  llvm::Error readDecoder();
 
   const json &j_;
   const std::string &path_;
@@ -76,6 +79,8 @@ protected:
 private:
   llvm::Error pairId(const json &post, const char *key, int32_t &out) const;
   llvm::Error templateOf(const json &post, Unsupported &unsupported);
+  llvm::Error readOffsetTrim(const json &post, const std::string &where);
+  llvm::Error readDecoderStep(const json &d, const std::string &where);
   llvm::Error templatePieces(const json &pieces, const json &specials, const char *which, std::vector<int32_t> &ids,
                              std::vector<int32_t> &types) const;
 };

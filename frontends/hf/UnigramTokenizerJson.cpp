@@ -90,7 +90,9 @@ public:
         return e;
     if (auto e = readPreTokenizer(unsupported); e || unsupported)
       return e;
-    return readPostProcessor(unsupported);
+    if (auto e = readPostProcessor(unsupported); e || unsupported)
+      return e;
+    return readDecoder();
   }
 
 private:

@@ -15,7 +15,9 @@ public:
   llvm::Error read(Unsupported &unsupported) {
     if (auto e = readAddedTokens(unsupported); e || unsupported)
       return e;
-    return readPostProcessor(unsupported);
+    if (auto e = readPostProcessor(unsupported); e || unsupported)
+      return e;
+    return readDecoder();
   }
 };
 
@@ -38,6 +40,8 @@ llvm::Error encc::readWordPieceSpecials(const json &j, const std::string &path, 
   }
   tok.addedTokens = std::move(file.addedTokens);
   tok.pairTemplateIds = std::move(file.pairTemplateIds);
+  tok.offsetTrim = file.offsetTrim;
+  tok.decoders = std::move(file.decoders);
   tok.pairTypeIds = std::move(file.pairTypeIds);
   return llvm::Error::success();
 }

@@ -610,6 +610,68 @@ encrt_status *encrt_model_get_token(const encrt_model *model, int32_t id, const 
   });
 }
 
+encrt_status *encrt_model_tokenize_offsets(const encrt_model *model, encrt_text text, int32_t add_special_tokens,
+                                           int64_t max_tokens, encrt_token *out_tokens, int64_t capacity,
+                                           int64_t *out_count) {
+  const char *where = "encrt_model_tokenize_offsets";
+  if (!model)
+    return nullArgument(where, "model");
+  if (!out_count)
+    return nullArgument(where, "out_count");
+  *out_count = 0;
+  if (!out_tokens && capacity != 0)
+    return nullArgument(where, "out_tokens");
+  if (add_special_tokens != 0 && add_special_tokens != 1)
+    return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": add_special_tokens is " +
+                                                  std::to_string(add_special_tokens) + " (expected 0 or 1)");
+  if (max_tokens < 0)
+    return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": max_tokens is " + std::to_string(max_tokens) +
+                                                  " (expected 0 for every token, or a limit > 0)");
+  return guard(where, true, [&] {
+    const std::vector<encrt::EncodedToken> tokens =
+        model->impl->encodeTokens(viewText(text, "text"), static_cast<uint64_t>(max_tokens), add_special_tokens == 1);
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    *out_count = n;
+    if (!out_tokens && capacity == 0)
+      return; // size query
+    if (capacity < n)
+      fail(ENCRT_INVALID_ARGUMENT, "the buffer holds ", capacity, " tokens, the text has ", n);
+    for (int64_t i = 0; i < n; ++i) {
+      const encrt::EncodedToken &t = tokens[static_cast<size_t>(i)];
+      out_tokens[i] = {t.id, t.special ? 1 : 0, t.span.start, t.span.end};
+    }
+  });
+}
+
+encrt_status *encrt_model_decode(const encrt_model *model, const int32_t *ids, int64_t count,
+                                 int32_t skip_special_tokens, char *out_text, int64_t capacity, int64_t *out_size) {
+  const char *where = "encrt_model_decode";
+  if (!model)
+    return nullArgument(where, "model");
+  if (!out_size)
+    return nullArgument(where, "out_size");
+  *out_size = 0;
+  if (!ids && count != 0)
+    return nullArgument(where, "ids");
+  if (!out_text && capacity != 0)
+    return nullArgument(where, "out_text");
+  if (count < 0)
+    return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": count is " + std::to_string(count));
+  if (skip_special_tokens != 0 && skip_special_tokens != 1)
+    return makeStatus(ENCRT_INVALID_ARGUMENT, std::string(where) + ": skip_special_tokens is " +
+                                                  std::to_string(skip_special_tokens) + " (expected 0 or 1)");
+  return guard(where, true, [&] {
+    const std::string text = model->impl->decode(ids, static_cast<size_t>(count), skip_special_tokens == 1);
+    const int64_t n = static_cast<int64_t>(text.size());
+    *out_size = n;
+    if (!out_text && capacity == 0)
+      return; // size query
+    if (capacity < n)
+      fail(ENCRT_INVALID_ARGUMENT, "the buffer holds ", capacity, " bytes, the text has ", n);
+    std::memcpy(out_text, text.data(), text.size());
+  });
+}
+
 int32_t encrt_api_version(void) { return ENCRT_API_VERSION; }
 
 } // extern "C"

@@ -76,6 +76,8 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
   m->truncateTo_ = options.maxSeqLength > 0 ? options.maxSeqLength : compiled;
   // The tokenizer (data only) is built and checked before any code is loaded.
   m->tokenizer_ = loadTokenizer(m->model().tokenizer(), m->metadata().vocab_size(), path);
+  if (m->tokenizer_)
+    m->decoder_ = loadDecoder(*m->model().tokenizer(), *m->tokenizer_, path, m->noDecoder_);
   m->loadBackend(options, choice);
 
   const encm::Metadata &md = m->metadata();
@@ -156,6 +158,31 @@ std::string_view LoadedModel::promptText(const char *name) const {
 int64_t LoadedModel::countTokens(std::string_view text) const {
   checkText(text, "text");
   return static_cast<int64_t>(tokenizer_->encode(text, std::numeric_limits<int32_t>::max()).size());
+}
+
+std::vector<EncodedToken> LoadedModel::encodeTokens(std::string_view text, uint64_t maxTokens,
+                                                   bool addSpecialTokens) const {
+  checkText(text, "text");
+  try {
+    return tokenizer_->encodeTokens(text, static_cast<size_t>(std::min<uint64_t>(maxTokens, SIZE_MAX)),
+                                    addSpecialTokens);
+  } catch (const std::length_error &e) {
+    fail(ENCRT_INVALID_ARGUMENT, e.what());
+  } catch (const std::logic_error &e) {
+    fail(ENCRT_UNSUPPORTED, artifact_->path(), ": ", e.what());
+  }
+}
+
+std::string LoadedModel::decode(const int32_t *ids, size_t count, bool skipSpecialTokens) const {
+  if (!tokenizer_)
+    fail(ENCRT_UNSUPPORTED, artifact_->path(), ": the artifact has no tokenizer");
+  if (!decoder_)
+    fail(ENCRT_UNSUPPORTED, artifact_->path(), ": ", noDecoder_);
+  try {
+    return decoder_->decode(*tokenizer_, ids, count, skipSpecialTokens);
+  } catch (const std::out_of_range &e) {
+    fail(ENCRT_INVALID_ARGUMENT, e.what());
+  }
 }
 
 PairEncoding LoadedModel::encodePair(std::string_view a, std::string_view b, PairTruncation strategy) const {

@@ -15,6 +15,7 @@
 #include "Artifact.h"
 #include "CodeModule.h"
 #include "ThreadPool.h"
+#include "token_decoder.h"
 #include "tokenizer.h"
 
 #include <memory>
@@ -105,6 +106,14 @@ public:
   void checkText(std::string_view text, const std::string &name) const;
   /// The number of ids `text` gives untruncated (special tokens included).
   int64_t countTokens(std::string_view text) const;
+  /// The text of token ids (the tokenizer.json decoder); Failure
+  /// ENCRT_INVALID_ARGUMENT for an id without a string, ENCRT_UNSUPPORTED
+  /// without a tokenizer or a decoder.
+  std::string decode(const int32_t *ids, size_t count, bool skipSpecialTokens) const;
+  /// Tokenizer::encodeTokens after checkText (maxTokens 0: every token);
+  /// Failure ENCRT_UNSUPPORTED where the artifact did not record the
+  /// offsets' trimming.
+  std::vector<EncodedToken> encodeTokens(std::string_view text, uint64_t maxTokens, bool addSpecialTokens) const;
   /// A text pair in the tokenizer's pair template, truncated to max_seq by
   /// `strategy` (ENCRT_INVALID_ARGUMENT when it cannot be).
   PairEncoding encodePair(std::string_view a, std::string_view b, PairTruncation strategy) const;
@@ -121,6 +130,8 @@ private:
   std::unique_ptr<CodeModule> code_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<TokenDecoder> decoder_; ///< null: noDecoder_ says why
+  std::string noDecoder_;
   std::unique_ptr<cuda::CudaModel> cuda_;
   std::string architecture_, pooling_, device_, scoreActivation_, precision_ = "fp32";
   std::vector<std::pair<std::string, std::string>> prompts_;

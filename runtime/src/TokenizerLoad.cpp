@@ -12,6 +12,7 @@ namespace {
 
 std::vector<AddedToken> addedTokens(const encm::Tokenizer &t);
 PairTemplate pairTemplate(const encm::Tokenizer &t);
+OffsetTrim offsetTrim(const encm::Tokenizer &t, OffsetTrim unrecorded);
 
 std::unique_ptr<WordPieceTokenizer> wordPiece(const encm::Tokenizer &t, std::vector<std::string> vocab) {
   WordPieceOptions o;
@@ -23,7 +24,9 @@ std::unique_ptr<WordPieceTokenizer> wordPiece(const encm::Tokenizer &t, std::vec
   o.sepId = t.sep_id();
   o.padId = t.pad_id();
   o.maxCharsPerWord = t.max_input_chars_per_word();
-  return std::make_unique<WordPieceTokenizer>(std::move(vocab), o, WordPieceSpecials{addedTokens(t), pairTemplate(t)});
+  return std::make_unique<WordPieceTokenizer>(std::move(vocab), o,
+                                              WordPieceSpecials{addedTokens(t), pairTemplate(t),
+                                                                offsetTrim(t, OffsetTrim::None)});
 }
 
 std::vector<AddedToken> addedTokens(const encm::Tokenizer &t) {
@@ -47,6 +50,20 @@ PairTemplate pairTemplate(const encm::Tokenizer &t) {
   if (t.pair_type_ids())
     p.typeIds.assign(t.pair_type_ids()->begin(), t.pair_type_ids()->end());
   return p;
+}
+
+/// The post-processor's offset trimming; an artifact older than 9.6 did not
+/// record it: `unrecorded` (WordPiece: None, as BertProcessing and
+/// TemplateProcessing leave offsets alone and a WordPiece piece has no
+/// spaces to trim; BPE, Unigram: Unknown, so that offsets are refused).
+OffsetTrim offsetTrim(const encm::Tokenizer &t, OffsetTrim unrecorded) {
+  switch (t.offset_trim()) {
+  case encm::OffsetTrim::Unrecorded: return unrecorded;
+  case encm::OffsetTrim::None: return OffsetTrim::None;
+  case encm::OffsetTrim::Trim: return OffsetTrim::Trim;
+  case encm::OffsetTrim::TrimKeepPrefixSpace: return OffsetTrim::TrimKeepPrefixSpace;
+  default: throw std::invalid_argument("unknown offset trim " + std::to_string(int(t.offset_trim())));
+  }
 }
 
 /// The normalizer sequence (Unigram's; BPE's NFC), each kind through an
@@ -107,6 +124,7 @@ std::unique_ptr<BytePairTokenizer> bytePair(const encm::Tokenizer &t, std::vecto
   o.templateIds = templateIds(t);
   o.pairTemplate = pairTemplate(t);
   o.normalizers = normalizers(t);
+  o.offsetTrim = offsetTrim(t, OffsetTrim::Unknown);
   return std::make_unique<BytePairTokenizer>(std::move(vocab), merges, addedTokens(t), std::move(o));
 }
 
@@ -130,6 +148,7 @@ std::unique_ptr<UnigramTokenizer> unigram(const encm::Tokenizer &t, std::vector<
   o.split = t.metaspace_split();
   o.templateIds = templateIds(t);
   o.pairTemplate = pairTemplate(t);
+  o.offsetTrim = offsetTrim(t, OffsetTrim::Unknown);
   return std::make_unique<UnigramTokenizer>(std::move(vocab), std::move(scores), addedTokens(t), std::move(o));
 }
 
@@ -143,6 +162,50 @@ std::unique_ptr<Tokenizer> fitting(std::unique_ptr<T> tok, int32_t modelVocab, c
 }
 
 } // namespace
+
+std::unique_ptr<TokenDecoder> loadDecoder(const encm::Tokenizer &table, const Tokenizer &tokenizer,
+                                          const std::string &path, std::string &why) {
+  if (!table.decoders()) {
+    why = "the artifact does not record its tokenizer's decoder (compiled before schema 9.6): compile the model "
+          "again to decode";
+    return nullptr;
+  }
+  std::vector<DecoderStep> steps;
+  for (const encm::DecoderStep *d : *table.decoders()) {
+    DecoderStep s;
+    switch (d->kind()) {
+    case encm::DecoderKind::WordPiece: s.kind = DecoderStep::Kind::WordPiece; break;
+    case encm::DecoderKind::ByteLevel: s.kind = DecoderStep::Kind::ByteLevel; break;
+    case encm::DecoderKind::Metaspace: s.kind = DecoderStep::Kind::Metaspace; break;
+    case encm::DecoderKind::Replace: s.kind = DecoderStep::Kind::Replace; break;
+    case encm::DecoderKind::ByteFallback: s.kind = DecoderStep::Kind::ByteFallback; break;
+    case encm::DecoderKind::Fuse: s.kind = DecoderStep::Kind::Fuse; break;
+    case encm::DecoderKind::Strip: s.kind = DecoderStep::Kind::Strip; break;
+    case encm::DecoderKind::Bpe: s.kind = DecoderStep::Kind::Bpe; break;
+    case encm::DecoderKind::Unsupported:
+      why = "the tokenizer's decoder " + (d->text() ? d->text()->str().substr(0, 100) : std::string("(unnamed)")) +
+            " is not implemented by encrt";
+      return nullptr;
+    default: fail(ENCRT_INVALID_ARTIFACT, path, ": unknown decoder kind ", static_cast<int>(d->kind()));
+    }
+    s.text = d->text() ? d->text()->str() : std::string();
+    s.content = d->content() ? d->content()->str() : std::string();
+    s.cleanup = d->cleanup();
+    s.prepend = d->prepend();
+    s.start = d->start();
+    s.stop = d->stop();
+    steps.push_back(std::move(s));
+  }
+  std::unordered_set<std::string> specials;
+  for (const AddedToken &t : tokenizer.addedTokens())
+    if (t.special)
+      specials.insert(t.content);
+  try {
+    return std::make_unique<TokenDecoder>(std::move(steps), std::move(specials));
+  } catch (const std::invalid_argument &e) {
+    fail(ENCRT_INVALID_ARTIFACT, path, ": tokenizer ", e.what());
+  }
+}
 
 std::unique_ptr<Tokenizer> loadTokenizer(const encm::Tokenizer *table, int32_t modelVocab,
                                          const std::string &path) {

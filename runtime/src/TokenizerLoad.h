@@ -9,6 +9,7 @@
 #ifndef ENCRT_TOKENIZERLOAD_H
 #define ENCRT_TOKENIZERLOAD_H
 
+#include "token_decoder.h"
 #include "tokenizer.h"
 
 #include "encrt/artifact_generated.h"
@@ -23,6 +24,14 @@ namespace encrt::rt {
 /// naming `path`, on anything inconsistent.
 std::unique_ptr<Tokenizer> loadTokenizer(const encm::Tokenizer *table, int32_t modelVocab,
                                          const std::string &path);
+
+/// The tokenizer's decoder (its table's steps, the tokenizer's special added
+/// tokens); null with `why` set when decoding cannot be done: an artifact
+/// older than schema 9.6 (no steps recorded) or a decoder encrt does not
+/// implement. Fails with ENCRT_INVALID_ARTIFACT on an unknown or malformed
+/// step.
+std::unique_ptr<TokenDecoder> loadDecoder(const encm::Tokenizer &table, const Tokenizer &tokenizer,
+                                          const std::string &path, std::string &why);
 
 } // namespace encrt::rt
 

@@ -56,6 +56,9 @@ public:
   /// segments are left out.
   void split(std::string_view text, bool normalizedPass, std::vector<TextPiece> &out) const;
 
+  /// The tokens, as given.
+  const std::vector<AddedToken> &tokens() const { return tokens_; }
+
   /// Both passes, for a tokenizer without a normalizer: the plain pieces of
   /// the first pass are cut again at the normalized tokens.
   void split(std::string_view text, std::vector<TextPiece> &out) const;

@@ -26,18 +26,6 @@ namespace {
 
 [[noreturn]] void invalid(const std::string &what) { throw std::invalid_argument("BytePairTokenizer: " + what); }
 
-/// GPT-2's bytes_to_unicode: printable Latin-1 bytes map to themselves, the
-/// others to U+0100 + n in byte order.
-char32_t byteChar(unsigned b) {
-  auto printable = [](unsigned x) { return (x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE); };
-  if (printable(b))
-    return b;
-  char32_t n = 0;
-  for (unsigned x = 0; x < b; ++x)
-    n += !printable(x);
-  return 0x100 + n;
-}
-
 /// `s` (valid UTF-8) as code points, with the byte offset of each and of the end.
 void decodeAll(std::string_view s, std::vector<char32_t> &cps, std::vector<size_t> &offsets) {
   cps.clear();
@@ -196,6 +184,7 @@ struct Symbol {
   int32_t id;
   int32_t prev, next;
   bool alive;
+  uint32_t len; ///< bytes of the word it stands for (the library's Word offsets add them up)
 };
 
 struct Merge {
@@ -228,7 +217,7 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
   for (int32_t i = 0; i < n; ++i)
     ids_[vocab_[i]] = i;
   for (unsigned b = 0; b < 256; ++b) {
-    unicode::appendUtf8(byteChars_[b], byteChar(b));
+    unicode::appendUtf8(byteChars_[b], unicode::gpt2ByteChar(b));
     // Bytes: the byte's alphabet character; Chars: its fallback token, "<0x0A>" as Rust's {:#04X} spells it.
     char fallback[8];
     std::snprintf(fallback, sizeof fallback, "<0x%02X>", b);
@@ -285,7 +274,7 @@ void BytePairTokenizer::byteSymbols(std::string_view bytes, Scratch &scratch) co
       lastWasUnk = false;
     }
     const int32_t k = static_cast<int32_t>(symbols.size());
-    symbols.push_back({id, k - 1, k + 1, true});
+    symbols.push_back({id, k - 1, k + 1, true, 1});
   }
   if (!symbols.empty())
     symbols.back().next = -1;
@@ -299,11 +288,11 @@ void BytePairTokenizer::charSymbols(std::string_view word, Scratch &scratch) con
   // fallback bytes between them, as the library does.
   std::vector<Symbol> &symbols = scratch.symbols;
   symbols.clear();
-  auto add = [&](int32_t id) {
+  auto add = [&](int32_t id, size_t len) {
     const int32_t k = static_cast<int32_t>(symbols.size());
-    symbols.push_back({id, k - 1, k + 1, true});
+    symbols.push_back({id, k - 1, k + 1, true, static_cast<uint32_t>(len)});
   };
-  bool unkPending = false;
+  size_t unkPending = 0; // bytes of the pending unknown, 0: none
   for (size_t pos = 0; pos < word.size();) {
     const size_t start = pos;
     char32_t cp;
@@ -311,29 +300,30 @@ void BytePairTokenizer::charSymbols(std::string_view word, Scratch &scratch) con
     scratch.mapped.assign(word.substr(start, pos - start));
     if (auto it = ids_.find(scratch.mapped); it != ids_.end()) {
       if (unkPending)
-        add(options_.unkId), unkPending = false;
-      add(it->second);
+        add(options_.unkId, unkPending), unkPending = 0;
+      add(it->second, pos - start);
       continue;
     }
     if (options_.byteFallback &&
         std::all_of(word.begin() + start, word.begin() + pos, [&](char b) { return byteIds_[uint8_t(b)] >= 0; })) {
       for (size_t b = start; b < pos; ++b)
-        add(byteIds_[uint8_t(word[b])]);
+        add(byteIds_[uint8_t(word[b])], 1);
       continue;
     }
     if (options_.unkId < 0)
       continue; // no unk token: the character is dropped
     if (unkPending && !options_.fuseUnk)
-      add(options_.unkId);
-    unkPending = true;
+      add(options_.unkId, unkPending), unkPending = 0;
+    unkPending += pos - start;
   }
   if (unkPending)
-    add(options_.unkId);
+    add(options_.unkId, unkPending);
   if (!symbols.empty())
     symbols.back().next = -1;
 }
 
-void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const {
+void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids,
+                                  std::vector<TextSpan> *spans) const {
   const bool chars = options_.alphabet == BpeAlphabet::Chars;
   if (options_.ignoreMerges) {
     std::string &mapped = scratch.mapped;
@@ -345,6 +335,8 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std:
         mapped += byteChars_[b];
     if (auto it = ids_.find(mapped); it != ids_.end()) {
       ids.push_back(it->second);
+      if (spans)
+        spans->push_back({0, static_cast<uint32_t>(bytes.size())});
       return;
     }
   }
@@ -381,6 +373,7 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std:
     if (it == merges_.end() || it->second.second != top.newId)
       continue; // stale: one side has merged since
     cur.id = top.newId;
+    cur.len += symbols[nextPos].len;
     symbols[nextPos].alive = false;
     cur.next = symbols[nextPos].next;
     if (cur.next >= 0)
@@ -389,55 +382,102 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std:
       pushPair(static_cast<size_t>(cur.prev));
     pushPair(top.pos);
   }
+  uint32_t at = 0; // the library's offsets: the lengths added up, a dropped character's left out
   for (const Symbol &s : symbols)
-    if (s.alive)
+    if (s.alive) {
       ids.push_back(s.id);
+      if (spans)
+        spans->push_back({at, at + s.len});
+      at += s.len;
+    }
 }
 
-void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
+void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids,
+                                     std::vector<PieceSpan> *spans) const {
   // Invalid bytes are dropped (the library only ever sees valid strings).
   std::string buffer;
-  const std::string_view clean = unicode::validUtf8(text, buffer, "");
+  const std::string_view clean = cleanText(text, buffer, "", nullptr);
   const size_t base = ids.size();
   auto full = [&] { return ids.size() - base >= maxPieces; };
+  // Each piece of the text between added tokens, with (for spans) where it
+  // came from: an added token's bytes, a plain piece's alignments.
+  struct Part {
+    TextPiece piece;
+    TextSpan span;
+    const TextSpan *align;
+  };
+  std::vector<Part> parts;
   std::vector<TextPiece> pieces;
+  std::vector<TextSpan> cleanAlign;
+  std::deque<std::string> normalized; // what the normalized pass's pieces point into
+  std::deque<std::vector<TextSpan>> normalizedAlign;
+  auto offsetIn = [](std::string_view of, std::string_view in) { return static_cast<uint32_t>(of.data() - in.data()); };
+  if (normalizer_.empty()) {
+    added_.split(clean, pieces);
+    if (spans)
+      characterAlignments(clean, cleanAlign);
+    for (const TextPiece &p : pieces) {
+      const uint32_t at = offsetIn(p.text, clean);
+      parts.push_back({p, {at, at + static_cast<uint32_t>(p.text.size())}, spans ? cleanAlign.data() + at : nullptr});
+    }
+  } else {
+    std::vector<TextPiece> rawPieces;
+    added_.split(clean, /*normalizedPass=*/false, rawPieces);
+    for (const TextPiece &p : rawPieces) {
+      const uint32_t at = offsetIn(p.text, clean);
+      if (p.id >= 0) {
+        parts.push_back({p, {at, at + static_cast<uint32_t>(p.text.size())}, nullptr});
+        continue;
+      }
+      std::vector<TextSpan> *align = spans ? &normalizedAlign.emplace_back() : nullptr;
+      normalizer_.apply(p.text, normalized.emplace_back(), align);
+      if (align)
+        for (TextSpan &a : *align)
+          a.start += at, a.end += at;
+      pieces.clear();
+      added_.split(normalized.back(), /*normalizedPass=*/true, pieces);
+      for (const TextPiece &q : pieces) {
+        const size_t from = offsetIn(q.text, normalized.back());
+        parts.push_back({q, align ? spanOf(*align, from, from + q.text.size()) : TextSpan{},
+                         align ? align->data() + from : nullptr});
+      }
+    }
+  }
   std::vector<char32_t> cps;
   std::vector<size_t> offsets;
   std::vector<int32_t> wordIds;
+  std::vector<TextSpan> wordSpans, segmentAlign;
   std::string segment;
   Scratch scratch;
-  std::deque<std::string> normalized; // what the normalized pass's pieces point into
-  if (normalizer_.empty()) {
-    added_.split(clean, pieces);
-  } else {
-    std::vector<TextPiece> raw;
-    added_.split(clean, /*normalizedPass=*/false, raw);
-    for (const TextPiece &p : raw) {
-      if (p.id >= 0) {
-        pieces.push_back(p);
-        continue;
-      }
-      normalizer_.apply(p.text, normalized.emplace_back());
-      added_.split(normalized.back(), /*normalizedPass=*/true, pieces);
-    }
-  }
-  for (const TextPiece &p : pieces) {
+  for (const Part &part : parts) {
+    const TextPiece &p = part.piece;
     if (full())
       break;
     if (p.id >= 0) {
       ids.push_back(p.id);
+      if (spans)
+        spans->push_back({part.span, true});
       continue;
     }
     segment.clear();
-    if (options_.addPrefixSpace && p.text.front() != ' ')
-      segment = " ";
+    segmentAlign.clear();
+    if (options_.addPrefixSpace && p.text.front() != ' ') {
+      segment = " "; // NormalizedString::prepend: it shares the first character's alignment
+      if (spans)
+        segmentAlign.push_back(part.align[0]);
+    }
     segment.append(p.text);
+    if (spans)
+      segmentAlign.insert(segmentAlign.end(), part.align, part.align + p.text.size());
     auto piece = [&](size_t from, size_t to) {
       wordIds.clear();
-      mergeWord(std::string_view(segment).substr(from, to - from), scratch, wordIds);
-      for (int32_t id : wordIds)
-        if (!full())
-          ids.push_back(id);
+      wordSpans.clear();
+      mergeWord(std::string_view(segment).substr(from, to - from), scratch, wordIds, spans ? &wordSpans : nullptr);
+      for (size_t i = 0; i < wordIds.size() && !full(); ++i) {
+        ids.push_back(wordIds[i]);
+        if (spans)
+          spans->push_back({spanOf(segmentAlign, from + wordSpans[i].start, from + wordSpans[i].end)});
+      }
       return !full();
     };
     split(options_.split, segment, cps, offsets, piece);
@@ -458,13 +498,13 @@ std::vector<std::string> BytePairTokenizer::preTokenize(BpeSplit split, std::str
 
 std::vector<std::string> BytePairTokenizer::tokenize(std::string_view text) const {
   std::vector<int32_t> ids;
-  appendPieces(text, std::numeric_limits<size_t>::max(), ids);
+  appendPieces(text, std::numeric_limits<size_t>::max(), ids, nullptr);
   return piecesOf(ids, vocab_, addedText_);
 }
 
 std::vector<int32_t> BytePairTokenizer::encode(std::string_view text, int32_t maxLen) const {
   return encodeWithTemplate(options_.templateIds, maxLen, text.size(),
-                            [&](size_t maxPieces, std::vector<int32_t> &ids) { appendPieces(text, maxPieces, ids); });
+                            [&](size_t maxPieces, std::vector<int32_t> &ids) { appendPieces(text, maxPieces, ids, nullptr); });
 }
 
 } // namespace encrt

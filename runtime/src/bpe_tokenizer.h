@@ -69,6 +69,8 @@ struct BpeOptions {
   static constexpr int32_t kSequence = -1;
   /// The text-pair post-processing (empty ids: none).
   PairTemplate pairTemplate;
+  /// What the post-processor does to the offsets.
+  OffsetTrim offsetTrim = OffsetTrim::None;
   /// tokenizer.json's normalizer (NFC for GPT-NeoX's; Replace " " -> "▁",
   /// Prepend "▁" for SentencePiece BPE), applied to the text
   /// between the raw added tokens; empty: none.
@@ -87,6 +89,7 @@ public:
 
   std::vector<std::string> tokenize(std::string_view text) const override;
   const std::string *token(int32_t id) const override { return tokenOf(id, vocab_, addedText_); }
+  const std::vector<AddedToken> &addedTokens() const override { return added_.tokens(); }
   std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const override;
 
   /// The largest id this tokenizer can produce.
@@ -98,13 +101,19 @@ public:
 
 protected:
   /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
-  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const override;
+  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids,
+                    std::vector<PieceSpan> *spans) const override;
   const PairTemplate &pairTemplate() const override { return options_.pairTemplate; }
+  const std::vector<int32_t> &singleTemplate() const override { return options_.templateIds; }
+  OffsetTrim offsetTrim() const override { return options_.offsetTrim; }
 
 private:
   struct Scratch;
-  /// BPE of one pre-token (raw bytes), appending ids.
-  void mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids) const;
+  /// BPE of one pre-token (raw bytes), appending ids, and with `spans` the
+  /// bytes of `bytes` each stands for (the library's offsets: the symbols'
+  /// lengths added up, so a dropped character shifts what follows).
+  void mergeWord(std::string_view bytes, Scratch &scratch, std::vector<int32_t> &ids,
+                 std::vector<TextSpan> *spans) const;
   /// The word's initial symbols into scratch.symbols: Bytes (the byte
   /// alphabet) or Chars (characters, byte fallback, fused unknowns).
   void byteSymbols(std::string_view bytes, Scratch &scratch) const;

@@ -22,8 +22,8 @@ bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x8
 /// Replace: non-overlapping occurrences left to right (or runs of at least
 /// minRepeat), as a regex / string replace_all. A replacement's bytes take
 /// the origin of the last byte it replaced.
-void replace(std::string_view text, const NormalizerStep &s, std::string &out, const std::vector<uint32_t> *in,
-             std::vector<uint32_t> *origin) {
+void replace(std::string_view text, const NormalizerStep &s, std::string &out, const std::vector<TextSpan> *in,
+             std::vector<TextSpan> *origin) {
   const std::string_view p = s.pattern;
   auto keep = [&](size_t from, size_t to) {
     out.append(text.substr(from, to - from));
@@ -52,8 +52,8 @@ void replace(std::string_view text, const NormalizerStep &s, std::string &out, c
   keep(pos, text.size());
 }
 
-void strip(std::string_view text, const NormalizerStep &s, std::string &out, const std::vector<uint32_t> *in,
-           std::vector<uint32_t> *origin) {
+void strip(std::string_view text, const NormalizerStep &s, std::string &out, const std::vector<TextSpan> *in,
+           std::vector<TextSpan> *origin) {
   auto strippable = [&](char32_t cp) { return s.stripSpacesOnly ? cp == ' ' : isWhiteSpace(cp); };
   size_t from = 0, to = text.size();
   if (s.stripLeft)
@@ -88,8 +88,8 @@ void strip(std::string_view text, const NormalizerStep &s, std::string &out, con
 /// replaced folds the difference into the previous transformation, which the
 /// first part has none of.
 void precompiledOrigins(std::string_view text, std::string_view out,
-                        const std::vector<PrecompiledCharsmap::Part> &parts, const std::vector<uint32_t> &in,
-                        std::vector<uint32_t> &origin) {
+                        const std::vector<PrecompiledCharsmap::Part> &parts, const std::vector<TextSpan> &in,
+                        std::vector<TextSpan> &origin) {
   struct Change {
     uint32_t bytes;
     int64_t change;
@@ -118,14 +118,14 @@ void precompiledOrigins(std::string_view text, std::string_view out,
     if (!continuation(text[b]))
       oldStarts.push_back(b);
   auto originOf = [&](size_t oldChar) {
-    return oldChar < oldStarts.size() ? in[oldStarts[oldChar]] : in.empty() ? 0 : in.back();
+    return oldChar < oldStarts.size() ? in[oldStarts[oldChar]] : in.empty() ? TextSpan{} : in.back();
   };
   origin.clear();
   size_t next = 0; // the next old character to replace
   for (const Change &c : changes) {
-    uint32_t o;
+    TextSpan o;
     if (c.change > 0) {
-      o = next == 0 ? 0 : originOf(next - 1);
+      o = next == 0 ? TextSpan{} : originOf(next - 1);
     } else {
       o = originOf(next);
       next += 1 + size_t(-c.change);
@@ -135,6 +135,18 @@ void precompiledOrigins(std::string_view text, std::string_view out,
 }
 
 } // namespace
+
+void characterAlignments(std::string_view text, std::vector<TextSpan> &out) {
+  out.clear();
+  out.reserve(text.size());
+  for (size_t b = 0; b < text.size();) {
+    size_t end = b + 1;
+    while (end < text.size() && continuation(text[end]))
+      ++end;
+    out.insert(out.end(), end - b, TextSpan{uint32_t(b), uint32_t(end)});
+    b = end;
+  }
+}
 
 TextNormalizer::TextNormalizer(const std::vector<NormalizerStep> &steps) {
   for (const NormalizerStep &s : steps) {
@@ -168,14 +180,11 @@ TextNormalizer::TextNormalizer(const std::vector<NormalizerStep> &steps) {
   }
 }
 
-void TextNormalizer::apply(std::string_view text, std::string &out, std::vector<uint32_t> *origin) const {
+void TextNormalizer::apply(std::string_view text, std::string &out, std::vector<TextSpan> *origin) const {
   out.assign(text);
-  std::vector<uint32_t> in;
-  if (origin) {
-    origin->clear();
-    for (size_t b = 0, start = 0; b < text.size(); ++b)
-      origin->push_back(uint32_t(continuation(text[b]) ? start : (start = b)));
-  }
+  std::vector<TextSpan> in;
+  if (origin)
+    characterAlignments(text, *origin);
   std::string next;
   std::vector<PrecompiledCharsmap::Part> parts;
   for (const Step &step : steps_) {
@@ -205,7 +214,7 @@ void TextNormalizer::apply(std::string_view text, std::string &out, std::vector<
         next = step.spec.content;
       next += out;
       if (origin) { // the inserted characters share the first one's origin
-        origin->assign(next.size() - out.size(), in.empty() ? 0 : in.front());
+        origin->assign(next.size() - out.size(), in.empty() ? TextSpan{} : in.front());
         origin->insert(origin->end(), in.begin(), in.end());
       }
       break;

@@ -12,6 +12,7 @@
 #define ENCRT_TEXT_NORMALIZER_H
 
 #include "precompiled_charsmap.h"
+#include "text_span.h"
 
 #include <memory>
 #include <string>
@@ -42,14 +43,14 @@ public:
 
   /// `text` (valid UTF-8) after every step, in `out` (replaced). With
   /// `origin`, also the library's alignment of the result to `text`: for
-  /// each byte of `out`, the byte offset in `text` where the character it
-  /// came from starts (Metaspace's prepend_scheme "first" asks whether a
+  /// each byte of `out`, the bytes of `text` of the character it came from
+  /// (a token's offsets; Metaspace's prepend_scheme "first" asks whether a
   /// piece starts at 0). It follows the library's bookkeeping, quirks
-  /// included: inserted characters share their predecessor's origin, a
-  /// replacement takes the origin of the last character it replaced, and the
-  /// precompiled charsmap deleting a leading character shifts the origins of
-  /// what follows onto the deleted one.
-  void apply(std::string_view text, std::string &out, std::vector<uint32_t> *origin = nullptr) const;
+  /// included: inserted characters share their predecessor's origin ((0, 0)
+  /// at the start), a replacement takes the origin of the last character it
+  /// replaced, and the precompiled charsmap deleting a leading character
+  /// shifts the origins of what follows onto the deleted one.
+  void apply(std::string_view text, std::string &out, std::vector<TextSpan> *origin = nullptr) const;
 
 private:
   struct Step {

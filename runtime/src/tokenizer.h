@@ -13,6 +13,7 @@
 #define ENCRT_TOKENIZER_H
 
 #include "added_tokens.h"
+#include "text_span.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -53,6 +54,33 @@ struct PairEncoding {
   std::vector<int32_t> ids, typeIds;
 };
 
+/// What a post-processor does to the pieces' offsets (processors/roberta.rs
+/// and byte_level.rs with trim_offsets): None; Trim moves a piece's start past
+/// its leading spaces and its end before its trailing ones (counted in the
+/// token's characters: "\u0120" or whitespace); TrimKeepPrefixSpace does so
+/// except for the one space add_prefix_space put before the first piece.
+/// Unknown: not recorded (an old artifact): encodeTokens refuses.
+enum class OffsetTrim { None, Trim, TrimKeepPrefixSpace, Unknown };
+
+/// Where a piece came from: the bytes of the (clean) text it covers, and
+/// whether it is an added token cut out of the text (its token string, for
+/// the offsets' trimming, is the text it matched, the whitespace lstrip /
+/// rstrip swallowed included, as the library's).
+struct PieceSpan {
+  TextSpan span;
+  bool added = false;
+};
+
+/// One token of Tokenizer::encodeTokens: its id, the bytes of the text it
+/// covers, and whether the post-processor added it (the library's
+/// special_tokens_mask: a special token written in the text is 0; the
+/// template's have the span (0, 0)).
+struct EncodedToken {
+  int32_t id = 0;
+  TextSpan span;
+  bool special = false;
+};
+
 class Tokenizer {
 public:
   virtual ~Tokenizer() = default;
@@ -64,6 +92,10 @@ public:
   /// The string of token `id` as the library's id_to_token gives it: an added
   /// token's content, else its vocabulary entry; null when nothing has that id.
   virtual const std::string *token(int32_t id) const = 0;
+
+  /// The tokens cut out of the text before the model (WordPiece without a
+  /// tokenizer.json: [PAD] [UNK] [CLS] [SEP] [MASK]).
+  virtual const std::vector<AddedToken> &addedTokens() const = 0;
 
   /// The ids the model runs on: the text's pieces inside the model's special
   /// tokens ([CLS] ... [SEP], <s> ... </s>), the pieces truncated so that the
@@ -79,12 +111,42 @@ public:
   /// the tokenizer has no pair template.
   PairEncoding encodePair(std::string_view a, std::string_view b, int32_t maxLen, PairTruncation strategy) const;
 
+  /// The tokens of `text` with their offsets, as the library's Encoding has
+  /// them (get_ids, get_offsets in bytes, get_special_tokens_mask): inside
+  /// the one-text template with addSpecialTokens, else the pieces alone; the
+  /// pieces cut so that the result has at most maxLen tokens (0: all of
+  /// them; never fewer than the template's own); the offsets trimmed as the
+  /// post-processor trims them. Offsets are into `text` as given (an invalid
+  /// UTF-8 byte the tokenizer replaced or dropped is never inside a token's).
+  /// Throws std::length_error for a text of 4 GiB or more, std::logic_error
+  /// when the trimming is Unknown.
+  std::vector<EncodedToken> encodeTokens(std::string_view text, size_t maxLen, bool addSpecialTokens) const;
+
 protected:
-  /// Appends the ids of `text`'s pieces (no special tokens), at most maxPieces.
-  virtual void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const = 0;
+  /// Appends the ids of `text`'s pieces (no special tokens), at most
+  /// maxPieces; with `spans`, also where each came from (valid UTF-8 `text`:
+  /// a text with invalid bytes is cleaned first, and the spans are then
+  /// into the clean text).
+  virtual void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids,
+                            std::vector<PieceSpan> *spans) const = 0;
+  /// What replaces an invalid UTF-8 byte before tokenisation ("": dropped).
+  virtual std::string_view invalidByteReplacement() const { return {}; }
   /// The pair template; empty ids: none.
   virtual const PairTemplate &pairTemplate() const = 0;
+  /// The one-text template: ids with -1 where the pieces go (once).
+  virtual const std::vector<int32_t> &singleTemplate() const = 0;
+  /// What the post-processor does to offsets.
+  virtual OffsetTrim offsetTrim() const { return OffsetTrim::None; }
 };
+
+/// The text a tokenizer works on: `text` with each invalid UTF-8 byte
+/// replaced by `replacement` (possibly empty: dropped), and, with `raw`,
+/// each byte's offset in `text` (every byte of a replacement has its
+/// invalid byte's) when any byte was replaced.
+std::string_view cleanText(std::string_view text, std::string &buffer, std::string_view replacement,
+                           std::vector<uint32_t> *raw);
+
+
 
 /// Checks a pair template (each text once, type ids one per entry and >= 0,
 /// special ids >= 0) and returns its largest special id (-1 if none); throws
@@ -130,6 +192,8 @@ struct WordPieceSpecials {
   std::vector<AddedToken> addedTokens;
   /// The pair template; empty ids: [CLS] a [SEP] b [SEP], types 0 0 0 1 1.
   PairTemplate pairTemplate;
+  /// What the post-processor does to offsets (MPNet's RobertaProcessing trims).
+  OffsetTrim offsetTrim = OffsetTrim::None;
 };
 
 class WordPieceTokenizer : public Tokenizer {
@@ -144,6 +208,7 @@ public:
   /// WordPieceSpecials) stay whole, as in HF.
   std::vector<std::string> tokenize(std::string_view text) const override;
   const std::string *token(int32_t id) const override { return tokenOf(id, vocab_, addedContent_); }
+  const std::vector<AddedToken> &addedTokens() const override { return specials_.tokens(); }
 
   /// The largest id this tokenizer produces (vocabulary, added tokens, pair
   /// template).
@@ -156,17 +221,24 @@ public:
   const WordPieceOptions &options() const { return options_; }
 
 protected:
-  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const override {
-    run(text, maxPieces, &ids, nullptr);
+  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids,
+                    std::vector<PieceSpan> *spans) const override {
+    run(text, maxPieces, &ids, nullptr, spans);
   }
+  /// U+FFFD, as Python's errors="replace" would give the library (BERT's
+  /// cleaning then drops it).
+  std::string_view invalidByteReplacement() const override { return "\xef\xbf\xbd"; }
   /// [CLS] a [SEP] b [SEP], token types 0 0 0 1 1 (BertProcessing), or
   /// WordPieceSpecials' template.
   const PairTemplate &pairTemplate() const override { return pair_; }
+  /// [CLS] text [SEP].
+  const std::vector<int32_t> &singleTemplate() const override { return single_; }
+  OffsetTrim offsetTrim() const override { return offsetTrim_; }
 
 private:
-  /// Tokenises `text`, appending at most `maxPieces` ids and/or pieces.
-  void run(std::string_view text, size_t maxPieces, std::vector<int32_t> *ids,
-           std::vector<std::string> *pieces) const;
+  /// Tokenises `text`, appending at most `maxPieces` ids, pieces and/or spans.
+  void run(std::string_view text, size_t maxPieces, std::vector<int32_t> *ids, std::vector<std::string> *pieces,
+           std::vector<PieceSpan> *spans) const;
 
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int32_t> ids_;
@@ -181,6 +253,8 @@ private:
   /// Longest vocabulary entry in bytes; longer candidates are not looked up.
   size_t maxPieceBytes_ = 0;
   PairTemplate pair_;
+  std::vector<int32_t> single_;
+  OffsetTrim offsetTrim_ = OffsetTrim::None;
   int32_t maxId_ = 0;
 };
 

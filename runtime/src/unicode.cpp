@@ -78,6 +78,16 @@ std::string_view validUtf8(std::string_view text, std::string &buffer, std::stri
   return buffer;
 }
 
+char32_t gpt2ByteChar(unsigned b) {
+  auto printable = [](unsigned x) { return (x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE); };
+  if (printable(b))
+    return b;
+  char32_t n = 0;
+  for (unsigned x = 0; x < b; ++x)
+    n += !printable(x);
+  return 0x100 + n;
+}
+
 void appendUtf8(std::string &out, char32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));

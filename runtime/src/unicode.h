@@ -54,6 +54,10 @@ int bertNormalize(char32_t cp, bool stripAccents, bool lowercase, char32_t out[k
 /// `tokenizers` library's Oniguruma tables have them (unicode_gpt2_gen.py):
 /// \p{L}, \p{N}, \s (Unicode White_Space, also what added tokens' lstrip
 /// and rstrip strip), and everything else.
+/// GPT-2's bytes_to_unicode (byte-level BPE's alphabet): printable Latin-1
+/// bytes map to themselves, the others to U+0100 + n in byte order.
+char32_t gpt2ByteChar(unsigned byte);
+
 enum class Gpt2Class : uint8_t { Other = 0, Letter = 1, Number = 2, Space = 3 };
 
 Gpt2Class gpt2Class(char32_t cp);

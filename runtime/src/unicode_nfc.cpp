@@ -14,7 +14,7 @@ using namespace detail;
 constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
 constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kSCount = kLCount * kVCount * kTCount;
 
-uint8_t combiningClass(char32_t cp) {
+uint8_t cccOf(char32_t cp) {
   if (cp < 0x300)
     return 0;
   const NfcClass *end = kCombiningClass + kCombiningClassCount;
@@ -46,15 +46,20 @@ char32_t compose(char32_t first, char32_t second) {
   return it != end && it->first == first && it->second == second ? it->composite : 0;
 }
 
+/// A character on its way through, with the library's change count
+/// (unicode-normalization-alignments: 0 replaces the next input character,
+/// 1 is inserted, -n replaces it and removes n more).
 struct Char {
   char32_t cp;
-  uint32_t origin; ///< the input offset it came from
+  int32_t change;
   uint8_t cls;
 };
 
 } // namespace
 
-void nfc(std::string_view text, std::string &out, std::vector<uint32_t> *origin) {
+uint8_t combiningClass(char32_t cp) { return cccOf(cp); }
+
+void nfc(std::string_view text, std::string &out, std::vector<TextSpan> *origin) {
   // Below U+0300 nothing decomposes, combines or composes (U+00C0.. are
   // composites already): most text is its own NFC.
   bool simple = true;
@@ -70,24 +75,23 @@ void nfc(std::string_view text, std::string &out, std::vector<uint32_t> *origin)
   std::vector<Char> chars;
   chars.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
-    const size_t at = pos;
     char32_t cp = 0;
     if (!decodeUtf8(text, pos, cp))
       continue; // callers pass valid UTF-8; a stray byte is dropped as validUtf8 drops it
-    const uint32_t o = origin ? (*origin)[at] : uint32_t(at);
+    // A decomposition's first character replaces the input one, the rest are inserted.
     if (cp >= kSBase && cp < kSBase + kSCount) {
       const char32_t s = cp - kSBase;
-      chars.push_back({kLBase + s / (kVCount * kTCount), o, 0});
-      chars.push_back({kVBase + (s % (kVCount * kTCount)) / kTCount, o, 0});
+      chars.push_back({kLBase + s / (kVCount * kTCount), 0, 0});
+      chars.push_back({kVBase + (s % (kVCount * kTCount)) / kTCount, 1, 0});
       if (s % kTCount)
-        chars.push_back({kTBase + s % kTCount, o, 0});
+        chars.push_back({kTBase + s % kTCount, 1, 0});
     } else if (const NfcDecomposition *d = decomposition(cp)) {
       for (uint32_t i = 0; i < d->length; ++i) {
         const char32_t part = kDecompositionData[d->offset + i];
-        chars.push_back({part, o, combiningClass(part)});
+        chars.push_back({part, i == 0 ? 0 : 1, cccOf(part)});
       }
     } else {
-      chars.push_back({cp, o, combiningClass(cp)});
+      chars.push_back({cp, 0, cccOf(cp)});
     }
   }
   // Canonical ordering: each run of non-starters sorted by class, stably.
@@ -114,6 +118,7 @@ void nfc(std::string_view text, std::string &out, std::vector<uint32_t> *origin)
       if (adjacent || (last != 0 && last < c.cls))
         if (char32_t comp = compose(composed[starter].cp, c.cp)) {
           composed[starter].cp = comp;
+          composed[starter].change += c.change - 1; // the crate's k.1 + change - 1
           continue;
         }
     }
@@ -122,13 +127,35 @@ void nfc(std::string_view text, std::string &out, std::vector<uint32_t> *origin)
     composed.push_back(c);
   }
   out.clear();
-  if (origin)
-    origin->clear();
-  for (const Char &c : composed) {
-    const size_t before = out.size();
+  for (const Char &c : composed)
     appendUtf8(out, c.cp);
-    if (origin)
-      origin->insert(origin->end(), out.size() - before, c.origin);
+  if (!origin)
+    return;
+  // The alignments as NormalizedString::transform replays the changes: a
+  // replacing character takes the next input character's, an inserted one
+  // its predecessor's ((0, 0) at the start); reordered characters keep
+  // their changes, so alignments stay with positions.
+  const std::vector<TextSpan> in = std::move(*origin);
+  origin->clear();
+  origin->reserve(out.size());
+  size_t at = 0; // the next input byte
+  auto skipChar = [&] {
+    size_t pos = at;
+    char32_t cp;
+    decodeUtf8(text, pos, cp);
+    at = pos > at ? pos : at + 1;
+  };
+  for (const Char &c : composed) {
+    TextSpan a;
+    if (c.change > 0) {
+      a = at == 0 ? TextSpan{} : in[at - 1];
+    } else {
+      a = at < in.size() ? in[at] : TextSpan{};
+      for (int32_t k = 0; k <= -c.change && at < text.size(); ++k)
+        skipChar();
+    }
+    const size_t bytes = c.cp < 0x80 ? 1 : c.cp < 0x800 ? 2 : c.cp < 0x10000 ? 3 : 4;
+    origin->insert(origin->end(), bytes, a);
   }
 }
 

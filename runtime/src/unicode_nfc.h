@@ -13,6 +13,8 @@
 #ifndef ENCRT_UNICODE_NFC_H
 #define ENCRT_UNICODE_NFC_H
 
+#include "text_span.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,10 +24,14 @@
 namespace encrt::unicode {
 
 /// The NFC form of `text` (valid UTF-8) into `out`. With `origin`: on entry
-/// the input offset of each byte of `text` (as TextNormalizer tracks them),
-/// on return that of each byte of `out`: a composed or reordered character
-/// takes the offset of the input character it starts from.
-void nfc(std::string_view text, std::string &out, std::vector<uint32_t> *origin = nullptr);
+/// the alignment of each byte of `text` (as TextNormalizer tracks them), on
+/// return that of each byte of `out`: a composed or reordered character
+/// takes the alignment of the input character it starts from.
+void nfc(std::string_view text, std::string &out, std::vector<TextSpan> *origin = nullptr);
+
+/// The canonical combining class of `cp` as the library's normalizers see it
+/// (0: a starter).
+uint8_t combiningClass(char32_t cp);
 
 namespace detail {
 struct NfcClass {

@@ -47,7 +47,8 @@ struct UnigramTokenizer::Scratch {
   std::vector<Best> best;
   std::vector<std::pair<size_t, int32_t>> path; ///< (start, id) from the end back
   std::string meta;
-  std::vector<uint32_t> origin; ///< of `normalized`'s bytes in the segment
+  std::vector<TextSpan> metaAlign; ///< of `meta`'s bytes
+  std::vector<TextSpan> origin;    ///< of the normalised segment's bytes
 };
 
 UnigramTokenizer::UnigramTokenizer(std::vector<std::string> vocab, std::vector<double> scores,
@@ -154,7 +155,13 @@ int32_t UnigramTokenizer::lookup(std::string_view piece) const {
   return piece.empty() ? -1 : nodes_[node].id;
 }
 
-void UnigramTokenizer::viterbi(std::string_view piece, Scratch &scratch, std::vector<int32_t> &ids) const {
+void UnigramTokenizer::viterbi(std::string_view piece, const TextSpan *align, Scratch &scratch,
+                               std::vector<int32_t> &ids, std::vector<PieceSpan> *spans) const {
+  auto push = [&](int32_t id, size_t from, size_t to) {
+    ids.push_back(id);
+    if (spans)
+      spans->push_back({{align[from].start, align[to - 1].end}});
+  };
   const size_t n = piece.size();
   auto &best = scratch.best;
   best.assign(n + 1, {0.0, -1, 0});
@@ -192,7 +199,8 @@ void UnigramTokenizer::viterbi(std::string_view piece, Scratch &scratch, std::ve
   std::reverse(path.begin(), path.end());
   for (size_t i = 0; i < path.size();) {
     if (path[i].second != options_.unkId) {
-      ids.push_back(path[i++].second);
+      push(path[i].second, path[i].first, i + 1 < path.size() ? path[i + 1].first : n);
+      ++i;
       continue;
     }
     size_t j = i;
@@ -202,36 +210,47 @@ void UnigramTokenizer::viterbi(std::string_view piece, Scratch &scratch, std::ve
     const std::string_view fused = piece.substr(from, to - from);
     i = j;
     if (const int32_t id = lookup(fused); id >= 0) {
-      ids.push_back(id);
+      push(id, from, to);
       continue;
     }
     if (options_.byteFallback &&
         std::all_of(fused.begin(), fused.end(), [&](char b) { return byteIds_[static_cast<unsigned char>(b)] >= 0; })) {
-      for (char b : fused)
-        ids.push_back(byteIds_[static_cast<unsigned char>(b)]);
+      for (char b : fused) // each byte piece has the whole run's offsets, as in the library
+        push(byteIds_[static_cast<unsigned char>(b)], from, to);
       continue;
     }
-    ids.push_back(options_.unkId);
+    push(options_.unkId, from, to);
   }
 }
 
-void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *origin, size_t limit,
-                               Scratch &scratch, std::vector<int32_t> &ids) const {
+void UnigramTokenizer::segment(std::string_view normalized, const TextSpan *align, size_t limit, Scratch &scratch,
+                               std::vector<int32_t> &ids, std::vector<PieceSpan> *spans) const {
   const std::string_view rep = options_.replacement;
-  auto metaspace = [&](std::string_view word, bool first) {
+  auto metaspace = [&](std::string_view word, const TextSpan *wordAlign) {
     std::string &m = scratch.meta;
+    std::vector<TextSpan> &mAlign = scratch.metaAlign;
     m.clear();
-    for (char c : word)
-      if (c == ' ')
+    mAlign.clear();
+    for (size_t i = 0; i < word.size(); ++i) {
+      if (word[i] == ' ')
         m.append(rep);
       else
-        m.push_back(c);
+        m.push_back(word[i]);
+      if (wordAlign) // the replacement takes the space's alignment
+        mAlign.insert(mAlign.end(), word[i] == ' ' ? rep.size() : 1, wordAlign[i]);
+    }
+    // prepend_scheme "first": only a word that starts the text (offsets_original().0 == 0)
+    const bool first = wordAlign && !word.empty() && wordAlign[0].start == 0;
     const bool prepend = options_.prepend == UnigramOptions::Prepend::Always ||
                          (options_.prepend == UnigramOptions::Prepend::First && first);
-    if (prepend && std::string_view(m).substr(0, rep.size()) != rep)
+    if (prepend && std::string_view(m).substr(0, rep.size()) != rep) {
       m.insert(0, rep);
+      if (wordAlign && !mAlign.empty()) // NormalizedString::prepend: the first character's alignment
+        mAlign.insert(mAlign.begin(), rep.size(), mAlign.front());
+    }
+    const TextSpan *ma = wordAlign ? mAlign.data() : nullptr;
     if (!options_.split) {
-      viterbi(m, scratch, ids);
+      viterbi(m, ma, scratch, ids, spans);
       return;
     }
     // Cut before each replacement (it starts the next piece).
@@ -240,14 +259,14 @@ void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *orig
     for (size_t at = text.find(rep, rep.size()); at != std::string::npos && ids.size() < limit;
          at = text.find(rep, at + rep.size())) {
       if (at > from)
-        viterbi(text.substr(from, at - from), scratch, ids);
+        viterbi(text.substr(from, at - from), ma ? ma + from : nullptr, scratch, ids, spans);
       from = at;
     }
     if (from < text.size() && ids.size() < limit)
-      viterbi(text.substr(from), scratch, ids);
+      viterbi(text.substr(from), ma ? ma + from : nullptr, scratch, ids, spans);
   };
   if (!options_.whitespaceSplit) {
-    metaspace(normalized, origin && origin[0] == 0);
+    metaspace(normalized, align);
     return;
   }
   size_t wordStart = std::string::npos;
@@ -264,61 +283,73 @@ void UnigramTokenizer::segment(std::string_view normalized, const uint32_t *orig
     if (!space && wordStart == std::string::npos)
       wordStart = at;
     if (space && wordStart != std::string::npos) {
-      metaspace(normalized.substr(wordStart, at - wordStart), origin && origin[wordStart] == 0);
+      metaspace(normalized.substr(wordStart, at - wordStart), align ? align + wordStart : nullptr);
       wordStart = std::string::npos;
     }
   }
 }
 
-void UnigramTokenizer::appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const {
+void UnigramTokenizer::appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids,
+                                    std::vector<PieceSpan> *spans) const {
   // Invalid bytes are dropped (the library only ever sees valid strings).
   std::string buffer;
-  const std::string_view clean = unicode::validUtf8(text, buffer, "");
-  const size_t base = ids.size();
+  const std::string_view clean = cleanText(text, buffer, "", nullptr);
+  const size_t base = ids.size(), spansBase = spans ? spans->size() : 0;
   const size_t limit = maxPieces > std::numeric_limits<size_t>::max() - base ? std::numeric_limits<size_t>::max()
                                                                               : base + maxPieces;
   auto full = [&] { return ids.size() - base >= maxPieces; };
-  std::vector<TextPiece> raw, normalizedPieces;
+  std::vector<TextPiece> rawPieces, normalizedPieces;
   std::string normalized;
   Scratch scratch;
-  added_.split(clean, /*normalizedPass=*/false, raw);
-  for (const TextPiece &p : raw) {
+  // The alignments: for the offsets, and for prepend_scheme "first" (which
+  // pieces start at the text's start).
+  const bool align = spans || options_.prepend == UnigramOptions::Prepend::First;
+  added_.split(clean, /*normalizedPass=*/false, rawPieces);
+  for (const TextPiece &p : rawPieces) {
     if (full())
       break;
+    const uint32_t at = static_cast<uint32_t>(p.text.data() - clean.data());
     if (p.id >= 0) {
       ids.push_back(p.id);
+      if (spans)
+        spans->push_back({{at, at + static_cast<uint32_t>(p.text.size())}, true});
       continue;
     }
-    // prepend_scheme "first" asks which pieces start at the text's start.
-    const bool first = options_.prepend == UnigramOptions::Prepend::First;
-    normalizer_.apply(p.text, normalized, first ? &scratch.origin : nullptr);
+    normalizer_.apply(p.text, normalized, align ? &scratch.origin : nullptr);
+    if (align)
+      for (TextSpan &a : scratch.origin) // as in the text (a piece's "(0, 0)" is its own start)
+        a.start += at, a.end += at;
     normalizedPieces.clear();
     added_.split(normalized, /*normalizedPass=*/true, normalizedPieces);
     for (const TextPiece &q : normalizedPieces) {
       if (full())
         break;
+      const size_t offset = size_t(q.text.data() - normalized.data());
       if (q.id >= 0) {
         ids.push_back(q.id);
+        if (spans)
+          spans->push_back({spanOf(scratch.origin, offset, offset + q.text.size()), true});
         continue;
       }
-      const size_t offset = size_t(q.text.data() - normalized.data());
-      segment(q.text, first && p.text.data() == clean.data() ? &scratch.origin[offset] : nullptr, limit, scratch,
-              ids);
+      segment(q.text, align ? &scratch.origin[offset] : nullptr, limit, scratch, ids, spans);
     }
   }
-  if (ids.size() - base > maxPieces)
+  if (ids.size() - base > maxPieces) {
     ids.resize(base + maxPieces);
+    if (spans)
+      spans->resize(spansBase + maxPieces);
+  }
 }
 
 std::vector<std::string> UnigramTokenizer::tokenize(std::string_view text) const {
   std::vector<int32_t> ids;
-  appendPieces(text, std::numeric_limits<size_t>::max(), ids);
+  appendPieces(text, std::numeric_limits<size_t>::max(), ids, nullptr);
   return piecesOf(ids, vocab_, addedText_);
 }
 
 std::vector<int32_t> UnigramTokenizer::encode(std::string_view text, int32_t maxLen) const {
   return encodeWithTemplate(options_.templateIds, maxLen, text.size(),
-                            [&](size_t maxPieces, std::vector<int32_t> &ids) { appendPieces(text, maxPieces, ids); });
+                            [&](size_t maxPieces, std::vector<int32_t> &ids) { appendPieces(text, maxPieces, ids, nullptr); });
 }
 
 } // namespace encrt

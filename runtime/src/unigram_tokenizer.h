@@ -40,6 +40,8 @@ struct UnigramOptions {
   static constexpr int32_t kSequence = -1;
   /// The text-pair post-processing (empty ids: none).
   PairTemplate pairTemplate;
+  /// What the post-processor does to the offsets.
+  OffsetTrim offsetTrim = OffsetTrim::None;
 };
 
 class UnigramTokenizer : public Tokenizer {
@@ -53,6 +55,7 @@ public:
 
   std::vector<std::string> tokenize(std::string_view text) const override;
   const std::string *token(int32_t id) const override { return tokenOf(id, vocab_, addedText_); }
+  const std::vector<AddedToken> &addedTokens() const override { return added_.tokens(); }
   std::vector<int32_t> encode(std::string_view text, int32_t maxLen) const override;
 
   /// The largest id this tokenizer can produce.
@@ -60,20 +63,24 @@ public:
 
 protected:
   /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
-  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids) const override;
+  void appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids,
+                    std::vector<PieceSpan> *spans) const override;
   const PairTemplate &pairTemplate() const override { return options_.pairTemplate; }
+  const std::vector<int32_t> &singleTemplate() const override { return options_.templateIds; }
+  OffsetTrim offsetTrim() const override { return options_.offsetTrim; }
 
 private:
   struct Scratch;
-  /// Pre-tokenises and segments one normalised plain segment; `origin`: its
-  /// bytes' offsets in the original text when the segment begins the text
-  /// and prepend_scheme is "first" (a piece starting at 0 gets the "▁"),
-  /// else null.
-  /// Stops once `ids` holds `limit` ids.
-  void segment(std::string_view normalized, const uint32_t *origin, size_t limit, Scratch &scratch,
-               std::vector<int32_t> &ids) const;
-  /// Viterbi over one pre-token, appending ids.
-  void viterbi(std::string_view piece, Scratch &scratch, std::vector<int32_t> &ids) const;
+  /// Pre-tokenises and segments one normalised plain segment; `align`: its
+  /// bytes' alignments to the text (with prepend_scheme "first" a word
+  /// starting at 0 gets the "▁"; with `spans`, the pieces' offsets), or null
+  /// when neither is asked for. Stops once `ids` holds `limit` ids.
+  void segment(std::string_view normalized, const TextSpan *align, size_t limit, Scratch &scratch,
+               std::vector<int32_t> &ids, std::vector<PieceSpan> *spans) const;
+  /// Viterbi over one pre-token, appending ids, and with `spans` their
+  /// offsets by `align` (the pre-token's bytes' alignments).
+  void viterbi(std::string_view piece, const TextSpan *align, Scratch &scratch, std::vector<int32_t> &ids,
+               std::vector<PieceSpan> *spans) const;
   /// The id of exactly `piece`, or -1.
   int32_t lookup(std::string_view piece) const;
 

@@ -121,6 +121,24 @@ void runLoaded(encrt_model *model) {
     for (int64_t i = 0; i <= size; ++i) // the terminating NUL included
       sum = sum + static_cast<unsigned char>(text[i]);
   }
+  // Offsets and decoding through a damaged tokenizer table: in range or refused.
+  static const char kText[] = "Hello, wor\xc3\xa9lds <mask> ##s";
+  const encrt_text text{kText, int64_t(sizeof kText - 1)};
+  encrt_token tokens[64];
+  int64_t count = 0;
+  if (encrt_status *st = encrt_model_tokenize_offsets(model, text, 1, 0, tokens, 64, &count)) {
+    encrt_status_free(st);
+  } else {
+    for (int64_t i = 0; i < count; ++i)
+      if (tokens[i].start < 0 || tokens[i].start > tokens[i].stop || tokens[i].stop > text.size)
+        __builtin_trap();
+    std::vector<int32_t> tokenIds;
+    for (int64_t i = 0; i < count; ++i)
+      tokenIds.push_back(tokens[i].id);
+    char decoded[4096];
+    int64_t size = 0;
+    encrt_status_free(encrt_model_decode(model, tokenIds.data(), count, 0, decoded, sizeof decoded, &size));
+  }
   encrt_session_release(session);
 }
 

@@ -19,11 +19,14 @@
 // and byte_fallback; prepend_scheme "first"), checked the same way, and the
 // input itself is tried as a precompiled charsmap (refused or used on the
 // text, never read outside its bytes). Each tokenizer also encodes the input
-// split in two as a text pair under the three truncation strategies.
+// split in two as a text pair under the three truncation strategies, and
+// through encodeTokens with and without the template (the same ids as
+// encode, every offset a range of the text) and a decoder (valid UTF-8 out).
 //
 //===----------------------------------------------------------------------===//
 #include "bpe_tokenizer.h"
 #include "precompiled_charsmap.h"
+#include "token_decoder.h"
 #include "tests/tokenizer/ByteLevelVocab.h"
 #include "tests/tokenizer/UnigramJson.h"
 #include "tokenizer.h"
@@ -56,6 +59,43 @@ std::vector<std::string> vocabulary() {
 [[noreturn]] void violated(const char *what) {
   std::fprintf(stderr, "tokenizer invariant violated: %s\n", what);
   std::abort();
+}
+
+/// The tokens with offsets (with and without the template): the ids are
+/// encode()'s (with it) or the pieces between the template's (without), each
+/// offset a range within the text; the ids decode (WordPiece's decoder, which
+/// needs only token strings) to valid UTF-8.
+void checkOffsets(const encrt::Tokenizer &tok, std::string_view text, int32_t maxLen) {
+  const std::vector<int32_t> ids = tok.encode(text, maxLen);
+  for (bool special : {true, false}) {
+    const std::vector<encrt::EncodedToken> tokens = tok.encodeTokens(text, size_t(std::max(maxLen, 0)), special);
+    size_t pieces = 0;
+    for (const encrt::EncodedToken &t : tokens) {
+      if (t.span.start > t.span.end || t.span.end > text.size())
+        violated("an offset outside the text");
+      if (t.special && (t.span.start != 0 || t.span.end != 0))
+        violated("a template token with offsets");
+      pieces += !t.special;
+    }
+    if (special) {
+      if (tokens.size() != ids.size())
+        violated("encodeTokens and encode disagree on the count");
+      for (size_t i = 0; i < ids.size(); ++i)
+        if (tokens[i].id != ids[i])
+          violated("encodeTokens and encode disagree on an id");
+    } else if (pieces != tokens.size()) {
+      violated("a template token without the template");
+    }
+  }
+  static const encrt::TokenDecoder decoder({{encrt::DecoderStep::Kind::WordPiece, "##", "", true},
+                                            {encrt::DecoderStep::Kind::ByteFallback},
+                                            {encrt::DecoderStep::Kind::Metaspace, "\xE2\x96\x81"},
+                                            {encrt::DecoderStep::Kind::Strip, " ", "", false, true, 1, 1}},
+                                           {"[CLS]", "<s>"});
+  const std::string decoded = decoder.decode(tok, ids.data(), ids.size(), true);
+  std::string buffer;
+  if (encrt::unicode::validUtf8(decoded, buffer, "").size() != decoded.size())
+    violated("a decoded text that is not valid UTF-8");
 }
 
 /// The text split in two as a pair, under each truncation strategy: at most
@@ -106,6 +146,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (ids.front() != o.clsId || ids.back() != o.sepId)
     violated("encode is not [CLS] ... [SEP]");
   checkPair(tok, text, maxLen, int32_t(vocab.size()) - 1, 3);
+  checkOffsets(tok, text, maxLen);
   const size_t inner = ids.size() - 2;
   if (inner != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
     violated("encode and tokenize disagree on the number of pieces");
@@ -135,6 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != o.clsId || ids.back() != o.sepId)
     violated("WordPiece (added tokens) encode is not [CLS] ... [SEP] within maxLen");
   checkPair(added, text, maxLen, maskId, 4);
+  checkOffsets(added, text, maxLen);
   if (ids.size() - 2 != std::min(pieces.size(), static_cast<size_t>(maxLen - 2)))
     violated("WordPiece (added tokens) encode and tokenize disagree on the number of pieces");
   for (size_t i = 1; i + 1 < ids.size(); ++i) {
@@ -170,6 +212,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }();
   for (const encrt::BytePairTokenizer &bpeTok : bpeToks) {
     checkPair(bpeTok, text, maxLen, bpeTok.maxId(), 4);
+    checkOffsets(bpeTok, text, maxLen);
     pieces = bpeTok.tokenize(text);
     ids = bpeTok.encode(text, maxLen);
     if (ids.size() < 2 || ids.size() > static_cast<size_t>(maxLen) || ids.front() != 0 || ids.back() != 1)
@@ -258,14 +301,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
 
-  // NFC: valid UTF-8 out, idempotent, one origin per output byte, each an
-  // input offset.
+  // NFC: valid UTF-8 out, idempotent, one origin per output byte, each a
+  // range of the input.
   {
     std::string buffer, once, twice;
     const std::string_view valid = encrt::unicode::validUtf8(text, buffer, "");
-    std::vector<uint32_t> origin(valid.size());
-    for (size_t i = 0; i < origin.size(); ++i)
-      origin[i] = static_cast<uint32_t>(i);
+    std::vector<encrt::TextSpan> origin;
+    encrt::characterAlignments(valid, origin);
     encrt::unicode::nfc(valid, once, &origin);
     encrt::unicode::nfc(once, twice);
     std::string check;
@@ -275,8 +317,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       violated("NFC is not idempotent");
     if (origin.size() != once.size())
       violated("NFC origins do not cover its output");
-    for (uint32_t o : origin)
-      if (o >= valid.size())
+    for (const encrt::TextSpan &o : origin)
+      if (o.start > o.end || o.end > valid.size())
         violated("NFC origin outside the input");
   }
 
@@ -290,6 +332,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const encrt::UnigramTokenizer &tok = *unigrams[u];
     const size_t specials = u == 2 ? 1 : 2; // "first" is $A </s>
     checkPair(tok, text, maxLen, tok.maxId(), u == 2 ? 2 : 4);
+    checkOffsets(tok, text, maxLen);
     pieces = tok.tokenize(text);
     ids = tok.encode(text, maxLen);
     if (ids.size() < specials || ids.size() > static_cast<size_t>(maxLen) || ids.back() != 2 ||

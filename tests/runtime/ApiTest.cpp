@@ -9,6 +9,7 @@
 #include "encrt/schema_version.h"
 #include "encrt/encrt.hpp"
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cerrno>
@@ -637,6 +638,144 @@ TEST_F(RuntimeTest, BytePairTokenizerThroughTheCApi) {
   encrt_model_release(m);
 }
 
+/// encrt_model_tokenize_offsets's tokens as (id, special, start, stop) (a
+/// size query first).
+std::vector<std::array<int64_t, 4>> tokenOffsets(encrt_model *m, const std::string &text, int32_t special = 1,
+                                                 int64_t maxTokens = 0) {
+  const encrt_text t{text.data(), int64_t(text.size())};
+  int64_t n = -1;
+  EXPECT_EQ(encrt_model_tokenize_offsets(m, t, special, maxTokens, nullptr, 0, &n), nullptr);
+  std::vector<encrt_token> tokens(size_t(std::max<int64_t>(n, 0)));
+  EXPECT_EQ(encrt_model_tokenize_offsets(m, t, special, maxTokens, tokens.data(), n, &n), nullptr);
+  std::vector<std::array<int64_t, 4>> out;
+  for (const encrt_token &k : tokens)
+    out.push_back({k.id, k.special, k.start, k.stop});
+  return out;
+}
+
+TEST_F(RuntimeTest, TokenOffsetsThroughTheCApi) {
+  // WordPiece (vocab: [PAD] [UNK] [CLS] [SEP] hello world ##s , the a):
+  // offsets are bytes of the text as given, the template's tokens special
+  // at (0, 0), a special token written in the text not special.
+  encrt_model *wp = load(writeArtifact(TestModel::spec(kernels())));
+  ASSERT_NE(wp, nullptr);
+  using T = std::vector<std::array<int64_t, 4>>;
+  EXPECT_EQ(tokenOffsets(wp, "Hello, worlds!"),
+            (T{{2, 1, 0, 0}, {4, 0, 0, 5}, {7, 0, 5, 6}, {5, 0, 7, 12}, {6, 0, 12, 13}, {1, 0, 13, 14}, {3, 1, 0, 0}}));
+  // Without the template; an accent stripped still covers its two bytes;
+  // [SEP] in the text is a piece; an invalid byte is in no token.
+  EXPECT_EQ(tokenOffsets(wp, "h\xc3\xa9llo [SEP]\xff the", 0),
+            (T{{4, 0, 0, 6}, {3, 0, 7, 12}, {8, 0, 14, 17}}));
+  // Cut to three tokens: one piece between [CLS] and [SEP].
+  EXPECT_EQ(tokenOffsets(wp, "hello world", 1, 3), (T{{2, 1, 0, 0}, {4, 0, 0, 5}, {3, 1, 0, 0}}));
+  EXPECT_EQ(tokenOffsets(wp, "", 1), (T{{2, 1, 0, 0}, {3, 1, 0, 0}}));
+  const encrt_text hello{"hello world", 11};
+  encrt_token small[2];
+  int64_t n = -1;
+  expectError(encrt_model_tokenize_offsets(wp, hello, 1, 0, small, 2, &n), ENCRT_INVALID_ARGUMENT,
+              "the buffer holds 2 tokens, the text has 4");
+  EXPECT_EQ(n, 4);
+  expectError(encrt_model_tokenize_offsets(wp, hello, 2, 0, small, 2, &n), ENCRT_INVALID_ARGUMENT,
+              "add_special_tokens is 2 (expected 0 or 1)");
+  expectError(encrt_model_tokenize_offsets(wp, hello, 1, -1, small, 2, &n), ENCRT_INVALID_ARGUMENT,
+              "max_tokens is -1");
+  expectError(encrt_model_tokenize_offsets(wp, hello, 1, 0, nullptr, 2, &n), ENCRT_INVALID_ARGUMENT,
+              "out_tokens is NULL");
+  expectError(encrt_model_tokenize_offsets(wp, hello, 1, 0, small, 2, nullptr), ENCRT_INVALID_ARGUMENT,
+              "out_count is NULL");
+  encrt_model_release(wp);
+
+  // Byte-level BPE with RobertaProcessing's trimming: "\u0120w" starts after
+  // its space; the added token's offsets are its own.
+  ArtifactSpec spec = TestModel::spec(kernels());
+  SpecTokenizer &t = *spec.tokenizer;
+  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
+             "he", "ll", "hell", "hello", "\u0120w"};
+  t.bpe = true;
+  t.unkId = -1;
+  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  t.added = {{"<mask>", 17}};
+  t.templateIds = {0, -1, 2};
+  t.offsetTrim = encm::OffsetTrim::Trim;
+  encrt_model *bpe = load(writeArtifact(spec));
+  ASSERT_NE(bpe, nullptr);
+  EXPECT_EQ(tokenOffsets(bpe, "hello wo<mask>"),
+            (T{{0, 1, 0, 0}, {15, 0, 0, 5}, {16, 0, 6, 7}, {7, 0, 7, 8}, {17, 0, 8, 14}, {2, 1, 0, 0}}));
+  encrt_model_release(bpe);
+  // Untrimmed, "\u0120w" covers its space.
+  t.offsetTrim = encm::OffsetTrim::None;
+  bpe = load(writeArtifact(spec));
+  ASSERT_NE(bpe, nullptr);
+  EXPECT_EQ(tokenOffsets(bpe, "hello wo", 0), (T{{15, 0, 0, 5}, {16, 0, 5, 7}, {7, 0, 7, 8}}));
+  encrt_model_release(bpe);
+  // An artifact from before schema 9.6 did not record the trimming: no guess.
+  t.offsetTrim = encm::OffsetTrim::Unrecorded;
+  bpe = load(writeArtifact(spec));
+  ASSERT_NE(bpe, nullptr);
+  expectError(encrt_model_tokenize_offsets(bpe, hello, 1, 0, nullptr, 0, &n), ENCRT_UNSUPPORTED,
+              "compile the model again for offsets");
+  EXPECT_EQ(tokenize(bpe, "hello"), (std::vector<int32_t>{0, 15, 2})); // ids are unaffected
+  encrt_model_release(bpe);
+}
+
+/// encrt_model_decode's text (a size query first).
+std::string decodeIds(encrt_model *m, const std::vector<int32_t> &ids, int32_t skip = 1) {
+  int64_t size = -1;
+  EXPECT_EQ(encrt_model_decode(m, ids.data(), int64_t(ids.size()), skip, nullptr, 0, &size), nullptr);
+  std::string text(size_t(std::max<int64_t>(size, 0)), '\0');
+  EXPECT_EQ(encrt_model_decode(m, ids.data(), int64_t(ids.size()), skip, text.data(), size, &size), nullptr);
+  return text;
+}
+
+TEST_F(RuntimeTest, DecodeThroughTheCApi) {
+  // WordPiece (vocab: [PAD] [UNK] [CLS] [SEP] hello world ##s , the a): "##"
+  // joins, the clean-up drops the space before ",", [CLS] / [SEP] skipped.
+  ArtifactSpec spec = TestModel::spec(kernels());
+  encrt_model *wp = load(writeArtifact(spec));
+  ASSERT_NE(wp, nullptr);
+  EXPECT_EQ(decodeIds(wp, {2, 4, 7, 5, 6, 3}), "hello, worlds");
+  EXPECT_EQ(decodeIds(wp, {2, 4, 7, 5, 6, 3}, 0), "[CLS] hello, worlds [SEP]");
+  EXPECT_EQ(decodeIds(wp, {6, 8}), "##s the"); // a continuation first keeps its "##"
+  EXPECT_EQ(decodeIds(wp, {}), "");
+  const int32_t ids[] = {4, 10};
+  char small[4];
+  int64_t n = -1;
+  expectError(encrt_model_decode(wp, ids, 2, 1, small, 4, &n), ENCRT_INVALID_ARGUMENT,
+              "ids[1] = 10 is not in the vocabulary or the added tokens");
+  expectError(encrt_model_decode(wp, ids, 1, 1, small, 4, &n), ENCRT_INVALID_ARGUMENT,
+              "the buffer holds 4 bytes, the text has 5");
+  EXPECT_EQ(n, 5);
+  expectError(encrt_model_decode(wp, ids, 1, 3, small, 4, &n), ENCRT_INVALID_ARGUMENT, "skip_special_tokens is 3");
+  expectError(encrt_model_decode(wp, ids, -1, 1, small, 4, &n), ENCRT_INVALID_ARGUMENT, "count is -1");
+  expectError(encrt_model_decode(wp, nullptr, 1, 1, small, 4, &n), ENCRT_INVALID_ARGUMENT, "ids is NULL");
+  encrt_model_release(wp);
+
+  // Byte-level BPE: the byte alphabet back to UTF-8; the special added
+  // token skipped unless asked, <s> / </s> (no added tokens here) kept; a
+  // lone lead byte is one U+FFFD.
+  SpecTokenizer &t = *spec.tokenizer;
+  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
+             "he", "ll", "hell", "hello", "\u0120w", "\u00c3"};
+  t.bpe = true;
+  t.unkId = -1;
+  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  t.added = {{"<mask>", 18}};
+  t.templateIds = {0, -1, 2};
+  encrt_model *bpe = load(writeArtifact(spec));
+  ASSERT_NE(bpe, nullptr);
+  EXPECT_EQ(decodeIds(bpe, {0, 15, 16, 7, 10, 6, 11, 18, 2}), "<s>hello world</s>");
+  EXPECT_EQ(decodeIds(bpe, {0, 15, 16, 7, 10, 6, 11, 18, 2}, 0), "<s>hello world<mask></s>");
+  EXPECT_EQ(decodeIds(bpe, {15, 17, 7}), "hello\xef\xbf\xbdo"); // "\u00c3" is byte C3, a lead without its tail
+  encrt_model_release(bpe);
+  // An artifact from before schema 9.6 did not record its decoder.
+  t.recordDecoder = false;
+  bpe = load(writeArtifact(spec));
+  ASSERT_NE(bpe, nullptr);
+  expectError(encrt_model_decode(bpe, ids, 1, 1, nullptr, 0, &n), ENCRT_UNSUPPORTED,
+              "compile the model again to decode");
+  encrt_model_release(bpe);
+}
+
 /// encrt_model_tokenize_pair's ids and type ids (a size query first).
 std::pair<std::vector<int32_t>, std::vector<int32_t>> tokenizePair(encrt_model *m, const std::string &a,
                                                                    const std::string &b,
@@ -708,7 +847,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
 
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
-  EXPECT_EQ(ENCRT_API_VERSION, 8);
+  EXPECT_EQ(ENCRT_API_VERSION, 9);
   std::string path = write(writeArtifact(TestModel::spec(kernels())));
 
   // Options never initialised: refused, not guessed.

@@ -93,6 +93,13 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
       normalizers.push_back(encm::CreateNormalizerStepDirect(b, encm::NormalizerKind::Precompiled, &map));
     }
     const bool table = t.bpe || t.unigram;
+    std::vector<flatbuffers::Offset<encm::DecoderStep>> decoders;
+    if (t.bpe)
+      decoders.push_back(encm::CreateDecoderStepDirect(b, encm::DecoderKind::ByteLevel));
+    else if (t.unigram)
+      decoders.push_back(encm::CreateDecoderStepDirect(b, encm::DecoderKind::Metaspace, "\u2581", nullptr, false, true));
+    else
+      decoders.push_back(encm::CreateDecoderStepDirect(b, encm::DecoderKind::WordPiece, "##", nullptr, true));
     tokenizer = encm::CreateTokenizerDirect(
         b, &vocab, true, true, true, t.unkId, t.clsId, t.sepId, t.padId, 100,
         t.bpe       ? encm::TokenizerKind::ByteLevelBPE
@@ -101,7 +108,8 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
         t.bpe ? &merges : nullptr, table ? &added : nullptr, false, false, false,
         table ? &t.templateIds : nullptr, t.unigram ? &t.scores : nullptr, false,
         t.unigram ? &normalizers : nullptr, false, nullptr, encm::PrependScheme::Always, true,
-        table ? &t.pairTemplateIds : nullptr, table ? &t.pairTypeIds : nullptr, t.bpeSplit, t.bpeAlphabet);
+        table ? &t.pairTemplateIds : nullptr, table ? &t.pairTypeIds : nullptr, t.bpeSplit, t.bpeAlphabet,
+        t.offsetTrim, t.recordDecoder ? &decoders : nullptr);
   }
   std::vector<std::string> passesStr = {"canonicalize"};
   std::vector<flatbuffers::Offset<flatbuffers::String>> passes;

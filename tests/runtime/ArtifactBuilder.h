@@ -55,6 +55,10 @@ struct SpecTokenizer {
   std::vector<int32_t> pairTemplateIds, pairTypeIds; ///< BPE / Unigram text pairs
   encm::BpeSplit bpeSplit = encm::BpeSplit::Gpt2;      ///< BPE's pre-tokenizer regex
   encm::BpeAlphabet bpeAlphabet = encm::BpeAlphabet::Bytes; ///< BPE's symbols (Chars: SentencePiece BPE)
+  encm::OffsetTrim offsetTrim = encm::OffsetTrim::None; ///< Unrecorded: as an artifact before 9.6
+  /// The decoder: WordPiece's ("##", clean-up), ByteLevel or Metaspace ("▁")
+  /// by the kind; false: none recorded, as an artifact before 9.6.
+  bool recordDecoder = true;
   /// Unigram instead: these scores (one per piece), added, templateIds,
   /// unkId, and one precompiled charsmap normalizer when not empty.
   bool unigram = false;

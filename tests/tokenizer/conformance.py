@@ -9,8 +9,12 @@ tests/tokenizer/spbpe's Gemma- and Llama-style files and one without byte fallba
 files of tests/tokenizer/unigram) this compiles a model whose artifact carries
 that tokenizer, then tokenises every string of a seeded corpus twice: with the library
 (Tokenizer.encode, truncated to the artifact's maximum) and with encrt through its C API
-(encrt_model_tokenize_text over ctypes, so NUL and newlines are data). Any difference is printed
-and the exit status is 1.
+(encrt_model_tokenize_text over ctypes, so NUL and newlines are data). It also compares each token's
+offsets and special flag (encrt_model_tokenize_offsets against the Encoding's offsets, taken from
+characters to bytes, and special_tokens_mask; on every 7th string without the template too) and
+decoding (encrt_model_decode against Tokenizer.decode on each string's ids, special tokens skipped, and
+kept on every 5th, and on random sequences of the tokenizer's ids). Any difference is printed and
+the exit status is 1.
 
 The corpus (COUNT strings, default 100 000): the project's sentences; generated multilingual text
 (words of code points drawn from the assigned code points of many Unicode blocks, joined by
@@ -148,6 +152,11 @@ class EncrtText(ctypes.Structure):
     _fields_ = [("data", ctypes.c_char_p), ("size", ctypes.c_int64)]
 
 
+class EncrtToken(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int32), ("special", ctypes.c_int32), ("start", ctypes.c_int64),
+                ("stop", ctypes.c_int64)]
+
+
 class Encrt:
     def __init__(self, lib, path):
         self.lib = lib
@@ -155,6 +164,7 @@ class Encrt:
         self.model = ctypes.c_void_p()
         self._check(lib.encrt_model_load(path.encode(), None, ctypes.byref(self.model)))
         self.ids = (ctypes.c_int32 * (MAX_SEQ + 8))()
+        self.tokens = (EncrtToken * (MAX_SEQ + 8))()
 
     def _check(self, status):
         if status:
@@ -167,6 +177,71 @@ class Encrt:
         self._check(self.lib.encrt_model_tokenize_text(self.model, EncrtText(data, len(data)), self.ids,
                                                        ctypes.c_int64(len(self.ids)), ctypes.byref(count)))
         return list(self.ids[:count.value])
+
+    def offsets(self, data, add_special_tokens):
+        """[(id, special, start, stop)] by encrt_model_tokenize_offsets, cut to MAX_SEQ tokens."""
+        count = ctypes.c_int64()
+        self._check(self.lib.encrt_model_tokenize_offsets(
+            self.model, EncrtText(data, len(data)), ctypes.c_int32(int(add_special_tokens)), ctypes.c_int64(MAX_SEQ),
+            self.tokens, ctypes.c_int64(len(self.tokens)), ctypes.byref(count)))
+        return [(t.id, t.special, t.start, t.stop) for t in self.tokens[:count.value]]
+
+    def decode(self, ids, skip_special_tokens):
+        """encrt_model_decode's text (bytes, decoded as UTF-8: it is valid)."""
+        arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        size = ctypes.c_int64()
+        self._check(self.lib.encrt_model_decode(self.model, arr, ctypes.c_int64(len(ids)),
+                                                ctypes.c_int32(int(skip_special_tokens)), None, ctypes.c_int64(0),
+                                                ctypes.byref(size)))
+        buf = ctypes.create_string_buffer(max(size.value, 1))
+        self._check(self.lib.encrt_model_decode(self.model, arr, ctypes.c_int64(len(ids)),
+                                                ctypes.c_int32(int(skip_special_tokens)), buf, size,
+                                                ctypes.byref(size)))
+        return buf.raw[:size.value].decode("utf-8")
+
+
+def char_spans(data, errors):
+    """The bytes of `data` each character of data.decode("utf-8", errors) came from: a valid character
+    its own; with errors="replace", each U+FFFD of an invalid run the whole run."""
+    spans, run_start, i = [], None, 0
+
+    def close_run(end):
+        if run_start is not None and errors == "replace":
+            spans.extend([(run_start, end)] * len(data[run_start:end].decode("utf-8", "replace")))
+
+    while i < len(data):
+        for k in (1, 2, 3, 4):
+            try:
+                if len(data[i:i + k].decode("utf-8")) == 1:
+                    break
+            except UnicodeDecodeError:
+                pass
+        else:
+            if run_start is None:
+                run_start = i
+            i += 1
+            continue
+        close_run(i)
+        run_start = None
+        spans.append((i, i + k))
+        i += k
+    close_run(len(data))
+    return spans
+
+
+def library_tokens(encoding, data, errors):
+    """[(id, special, start, stop)] of a library Encoding, its character offsets as bytes of `data`."""
+    spans = char_spans(data, errors)
+    out = []
+    for id_, (a, b), special in zip(encoding.ids, encoding.offsets, encoding.special_tokens_mask):
+        if special:
+            out.append((id_, 1, 0, 0))
+        elif a == b:
+            at = spans[a][0] if a < len(spans) else len(data)
+            out.append((id_, 0, at, at))
+        else:
+            out.append((id_, 0, spans[a][0], spans[b - 1][1]))
+    return out
 
 
 # --- the tokenizers under test ------------------------------------------------------------
@@ -246,6 +321,14 @@ def main():
           f"{sum(1 for d in corpus if not is_utf8(d))} with invalid UTF-8 ({time.time() - t0:.0f} s)")
     lib = ctypes.CDLL(os.path.join(args.build, "lib", "libencrt.so"))
     failed = False
+    lib.encrt_model_tokenize_offsets.argtypes = [ctypes.c_void_p, EncrtText, ctypes.c_int32, ctypes.c_int64,
+                                                 ctypes.POINTER(EncrtToken), ctypes.c_int64,
+                                                 ctypes.POINTER(ctypes.c_int64)]
+    lib.encrt_model_tokenize_offsets.restype = ctypes.c_void_p
+    lib.encrt_model_decode.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64,
+                                       ctypes.c_int32, ctypes.c_char_p, ctypes.c_int64,
+                                       ctypes.POINTER(ctypes.c_int64)]
+    lib.encrt_model_decode.restype = ctypes.c_void_p
     with tempfile.TemporaryDirectory() as tmp:
         for name, tj, art, errors in build_artifacts(args.build, args.minilm, tmp, args.mpnet):
             if args.only and name not in args.only:
@@ -256,17 +339,53 @@ def main():
             ref.no_padding()
             texts = [d.decode("utf-8", errors=errors) for d in corpus]
             want = [e.ids for e in ref.encode_batch(texts)]
+            encodings = ref.encode_batch(texts)
+            want = [e.ids for e in encodings]
+            # Offsets without the template on every 7th string (RobertaProcessing trims them anyway).
+            plain = ref.encode_batch(texts[::7], add_special_tokens=False)
             enc = Encrt(lib, art)
-            mismatches, ids = 0, 0
-            for data, text, w in zip(corpus, texts, want):
+            mismatches, ids, offset_mismatches = 0, 0, 0
+            for i, (data, text, w) in enumerate(zip(corpus, texts, want)):
                 got = enc.tokenize(data)
                 ids += len(w)
                 if got != w:
                     mismatches += 1
                     if mismatches <= 5:
                         print(f"  {name}: {text!r}\n    encrt      {got}\n    tokenizers {w}")
-            failed |= mismatches > 0
-            print(f"{name:18s} {len(corpus)} strings, {ids} ids, {mismatches} mismatches "
+                checks = [(True, encodings[i])] + ([(False, plain[i // 7])] if i % 7 == 0 else [])
+                for special, encoding in checks:
+                    got_tokens, want_tokens = enc.offsets(data, special), library_tokens(encoding, data, errors)
+                    if got_tokens != want_tokens:
+                        offset_mismatches += 1
+                        if offset_mismatches <= 5:
+                            diff = [(g, w) for g, w in zip(got_tokens, want_tokens) if g != w][:4]
+                            print(f"  {name} offsets (add_special_tokens={special}): {data!r}\n"
+                                  f"    (encrt, tokenizers) {diff} lengths {len(got_tokens)} {len(want_tokens)}")
+            # Decoding: the ids back to text, special tokens kept on every 5th string.
+            decode_mismatches = 0
+            for i, w in enumerate(want):
+                for skip in (True,) + ((False,) if i % 5 == 0 else ()):
+                    got_text, want_text = enc.decode(w, skip), ref.decode(w, skip_special_tokens=skip)
+                    if got_text != want_text:
+                        decode_mismatches += 1
+                        if decode_mismatches <= 5:
+                            print(f"  {name} decode (skip_special_tokens={skip}) {w[:40]}\n"
+                                  f"    encrt      {got_text!r}\n    tokenizers {want_text!r}")
+            # And random sequences of the tokenizer's ids (lone byte tokens, specials anywhere).
+            rng = random.Random(args.seed)
+            every_id = sorted(ref.get_vocab(with_added_tokens=True).values())
+            for i in range(max(1, len(corpus) // 20)):
+                w = [rng.choice(every_id) for _ in range(rng.randint(1, 30))]
+                skip = i % 2 == 0
+                got_text, want_text = enc.decode(w, skip), ref.decode(w, skip_special_tokens=skip)
+                if got_text != want_text:
+                    decode_mismatches += 1
+                    if decode_mismatches <= 5:
+                        print(f"  {name} decode of random ids (skip_special_tokens={skip}) {w}\n"
+                              f"    encrt      {got_text!r}\n    tokenizers {want_text!r}")
+            failed |= mismatches > 0 or offset_mismatches > 0 or decode_mismatches > 0
+            print(f"{name:18s} {len(corpus)} strings, {ids} ids, {mismatches} mismatches, "
+                  f"{offset_mismatches} offset mismatches, {decode_mismatches} decode mismatches "
                   f"({time.time() - t0:.0f} s)")
     print(f"tokenizers {tokenizers.__version__}: {'MISMATCHES' if failed else 'all identical'}")
     return 1 if failed else 0

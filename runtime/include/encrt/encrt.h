@@ -58,8 +58,10 @@ extern "C" {
    Version 6: encrt_model_options.max_seq_length, encrt_model_info.similarity.
    Version 7: label names (encrt_model_get_label), encrt_model_info.embedding_dim.
    Version 8: sparse embeddings (encrt_session_embed_sparse), token strings
-   (encrt_model_get_token). */
-#define ENCRT_API_VERSION 8
+   (encrt_model_get_token).
+   Version 9: tokens with their offsets (encrt_model_tokenize_offsets), ids
+   back to text (encrt_model_decode). */
+#define ENCRT_API_VERSION 9
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -366,6 +368,59 @@ ENCRT_API encrt_status *encrt_session_embed_sparse(encrt_session *session,
                                                    int32_t *out_counts,
                                                    int32_t *out_ids,
                                                    float *out_weights);
+
+/* API version 9: one token of encrt_model_tokenize_offsets (a fixed layout:
+   it is an array element, with no struct_size). */
+typedef struct encrt_token {
+  int32_t id;
+  int32_t special; /* 1: the model's template added it ([CLS], </s>; start =
+                      stop = 0); 0: a piece of the text, a special token
+                      written in the text included (the tokenizers library's
+                      special_tokens_mask) */
+  int64_t start;   /* the bytes [start, stop) of the text the token covers: */
+  int64_t stop;    /* the library's offsets, in bytes, quirks included (a
+                      piece of a character covers the whole character;
+                      RobertaProcessing / ByteLevel trim_offsets leave out a
+                      piece's spaces; Metaspace's "\u2581" covers the
+                      character after it) */
+} encrt_token;
+
+/* API version 9: the tokens of `text` (UTF-8) with their offsets, as the
+   tokenizers library's Encoding holds them (ids, offsets, special tokens
+   mask): add_special_tokens 1 puts them in the model's template (the ids of
+   encrt_model_tokenize), 0 gives the text's pieces alone. max_tokens 0 keeps
+   every piece; > 0 cuts the pieces so that at most max_tokens tokens remain
+   (never fewer than the template's own). *out_count is always set; with
+   out_tokens == NULL and capacity == 0 nothing is written (a size query);
+   otherwise a capacity below the count is an error. An invalid UTF-8 byte is
+   inside no token's offsets. A BPE or Unigram tokenizer in an artifact
+   compiled before schema 9.6 is ENCRT_UNSUPPORTED (it did not record how the
+   post-processor trims offsets: compile the model again). */
+ENCRT_API encrt_status *encrt_model_tokenize_offsets(const encrt_model *model,
+                                                     encrt_text text,
+                                                     int32_t add_special_tokens,
+                                                     int64_t max_tokens,
+                                                     encrt_token *out_tokens,
+                                                     int64_t capacity,
+                                                     int64_t *out_count);
+
+/* API version 9: the text of `count` token ids as the tokenizers library's
+   decode gives it: each id's string (encrt_model_get_token), the special
+   added tokens ([CLS], <s>, ...) left out with skip_special_tokens 1 (0
+   keeps them), through the tokenizer.json decoder (WordPiece's "##" joins and
+   clean-up, byte-level BPE's bytes back to UTF-8 with U+FFFD for invalid
+   sequences, Metaspace's "\u2581" as spaces, byte fallback, ...). Writes at
+   most `capacity` bytes to out_text (no NUL added) and sets *out_size to
+   the text's size; out_text == NULL with capacity 0 is a size query, a
+   smaller capacity an error. An id without a string is
+   ENCRT_INVALID_ARGUMENT (the library drops it silently); a decoder encrt
+   does not implement, or an artifact compiled before schema 9.6,
+   ENCRT_UNSUPPORTED. */
+ENCRT_API encrt_status *encrt_model_decode(const encrt_model *model,
+                                           const int32_t *ids, int64_t count,
+                                           int32_t skip_special_tokens,
+                                           char *out_text, int64_t capacity,
+                                           int64_t *out_size);
 
 typedef struct encrt_step_profile {
   const char *kernel; /* valid while the session is alive */

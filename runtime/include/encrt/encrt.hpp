@@ -141,6 +141,29 @@ public:
     return std::string(text, static_cast<size_t>(size));
   }
 
+  /// The tokens of `text` with their offsets (encrt_model_tokenize_offsets):
+  /// in the model's template with addSpecialTokens, every piece unless
+  /// maxTokens > 0 cuts them.
+  std::vector<encrt_token> tokenizeOffsets(std::string_view text, bool addSpecialTokens = true,
+                                           int64_t maxTokens = 0) const {
+    const encrt_text t{text.data(), static_cast<int64_t>(text.size())};
+    int64_t count = 0;
+    check(encrt_model_tokenize_offsets(model_, t, addSpecialTokens ? 1 : 0, maxTokens, nullptr, 0, &count));
+    std::vector<encrt_token> tokens(static_cast<size_t>(count));
+    check(encrt_model_tokenize_offsets(model_, t, addSpecialTokens ? 1 : 0, maxTokens, tokens.data(), count, &count));
+    return tokens;
+  }
+
+  /// The text of token ids (encrt_model_decode).
+  std::string decode(const std::vector<int32_t> &ids, bool skipSpecialTokens = true) const {
+    int64_t size = 0;
+    const int64_t n = static_cast<int64_t>(ids.size());
+    check(encrt_model_decode(model_, ids.data(), n, skipSpecialTokens ? 1 : 0, nullptr, 0, &size));
+    std::string text(static_cast<size_t>(size), '\0');
+    check(encrt_model_decode(model_, ids.data(), n, skipSpecialTokens ? 1 : 0, text.data(), size, &size));
+    return text;
+  }
+
   encrt_model *get() const { return model_; }
 
 private:
