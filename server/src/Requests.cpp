@@ -264,11 +264,44 @@ bool isTeiSimilarity(const std::string &body) {
 EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits) {
   const json j = parseObject(body, Api::Tei);
   EmbedRequest r;
-  if (!boolField(Api::Tei, j, "add_special_tokens", true))
-    throw invalidField(Api::Tei, "add_special_tokens", "only true is supported (the ids the model runs on)");
+  r.addSpecialTokens = boolField(Api::Tei, j, "add_special_tokens", true);
   r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
   r.promptName = promptName(j);
   teiTexts(j, limits, r);
+  return r;
+}
+
+DecodeRequest parseTeiDecode(const std::string &body, const RequestLimits &limits) {
+  const json j = parseObject(body, Api::Tei);
+  DecodeRequest r;
+  r.skipSpecialTokens = boolField(Api::Tei, j, "skip_special_tokens", true);
+  auto it = j.find("ids");
+  if (it == j.end())
+    throw invalidField(Api::Tei, "ids", "missing");
+  if (!it->is_array())
+    throw invalidField(Api::Tei, "ids", "must be a list of token ids or a list of lists of them");
+  r.batch = !it->empty() && it->front().is_array();
+  const auto ids = [&](const json &list, const std::string &field) {
+    if (!list.is_array())
+      throw invalidField(Api::Tei, field, std::string("must be a list of token ids, got ") + list.type_name());
+    if (list.empty()) // TEI's words
+      throw ApiError{400, "`input_ids` cannot be empty", field, "empty"};
+    std::vector<int32_t> out;
+    out.reserve(list.size());
+    for (const json &v : list) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
+        throw invalidField(Api::Tei, field, "token ids must be integers >= 0");
+      out.push_back(int32_t(v.get<int64_t>()));
+    }
+    return out;
+  };
+  if (!r.batch) {
+    r.ids.push_back(ids(*it, "ids"));
+    return r;
+  }
+  checkCount("ids", it->size(), limits);
+  for (size_t i = 0; i < it->size(); ++i)
+    r.ids.push_back(ids((*it)[i], r.field(i)));
   return r;
 }
 

@@ -47,6 +47,7 @@ struct EmbedRequest {
   bool similarity = false;
   bool normalize = true;
   bool truncate = false;
+  bool addSpecialTokens = true; ///< TEI's /tokenize: the model's template around the pieces
   bool base64 = false;
   int dimensions = 0; ///< OpenAI's / TEI's "dimensions": the first N, (re)normalised as asked (0: all)
   /// TEI's prompt_name: the model prompt put before each text; unset: the
@@ -76,6 +77,17 @@ struct PredictRequest {
   std::string field(size_t i) const;
 };
 
+/// TEI's POST /decode: {"ids": [id] | [[id]], "skip_special_tokens": true}:
+/// 1..maxInputTexts non-empty lists of ids >= 0 (ids without a token are
+/// refused when decoded).
+struct DecodeRequest {
+  std::vector<std::vector<int32_t>> ids;
+  bool batch = false; ///< given as a list of lists: errors name ids[i]
+  bool skipSpecialTokens = true;
+  std::string field(size_t i) const { return batch ? "ids[" + std::to_string(i) + "]" : "ids"; }
+};
+DecodeRequest parseTeiDecode(const std::string &body, const RequestLimits &limits);
+
 /// TEI's POST /embed: {"inputs": str | [str], "normalize", "truncate",
 /// "truncation_direction": "Right", "prompt_name": str | null, "dimensions":
 /// 1..hidden | null}.
@@ -87,7 +99,8 @@ EmbedRequest parseTeiSimilarity(const std::string &body, const RequestLimits &li
 /// A body shaped as TEI's similarity request (an object whose "inputs" is an
 /// object), which / answers as /similarity; false for anything else.
 bool isTeiSimilarity(const std::string &body);
-/// TEI's POST /tokenize: {"inputs", "add_special_tokens": true, "truncate", "prompt_name"}.
+/// TEI's POST /tokenize: {"inputs", "add_special_tokens": true, "prompt_name"}, and as an
+/// extension "truncate" (default --auto-truncate: cut to the model's maximum; TEI never cuts).
 EmbedRequest parseTeiTokenize(const std::string &body, const RequestLimits &limits);
 /// TEI's POST /predict: {"inputs": str | [str, str] | [[str] | [str, str], ...],
 /// "truncate", "truncation_direction", "raw_scores"}.

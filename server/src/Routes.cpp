@@ -4,7 +4,9 @@
 // "normalize": bool, "truncate": bool} -> [[float]]; POST /embed_all ->
 // [[[float]]] (texts x tokens x hidden); POST /similarity -> [cosine]; on a classifier POST
 // /predict -> [{"score", "label"}] and POST /rerank {"query", "texts"} ->
-// [{"index", "text"?, "score"}]; POST /tokenize -> [[id]]; GET /info; GET /health. Errors {"error": msg, "error_type": kind}; 422 for a
+// [{"index", "text"?, "score"}]; POST /tokenize -> [[{"id", "text", "special", "start",
+// "stop"}]] (byte offsets); POST /decode {"ids", "skip_special_tokens"} -> [text]; GET /info;
+// GET /health. Errors {"error": msg, "error_type": kind}; 422 for a
 // malformed field, 413 for too much (texts, tokens, bytes), 429 when the queue
 // is full, 503 when shutting down or timed out.
 // OpenAI: POST /v1/embeddings {"input": str | [str] | [int] | [[int]],
@@ -36,7 +38,7 @@ bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0 || pa
 /// The metrics label of a path: known routes by name, anything else "other"
 /// (a client must not be able to grow the metrics with made-up paths).
 std::string routeLabel(const std::string &path) {
-  for (const char *r : {"/embed", "/embed_all", "/embed_sparse", "/", "/invocations", "/predict", "/rerank", "/similarity", "/tokenize", "/info", "/health", "/ping", "/metrics",
+  for (const char *r : {"/embed", "/embed_all", "/embed_sparse", "/", "/invocations", "/predict", "/rerank", "/similarity", "/tokenize", "/decode", "/info", "/health", "/ping", "/metrics",
                         "/v1/embeddings", "/embeddings"})
     if (path == r)
       return r;
@@ -149,6 +151,40 @@ std::vector<int32_t> Routes::tokenize(std::string_view text, bool truncate, cons
     throwTokenizerStatus(st, field);
   ids.resize(size_t(count));
   return ids;
+}
+
+void Routes::appendTokens(std::string &out, std::string_view text, bool addSpecialTokens, bool truncate,
+                          const std::string &field) const {
+  const encrt_text t = textOf(text);
+  const int64_t limit = truncate ? info_.max_seq : 0; // TEI's /tokenize never cuts
+  int64_t count = 0;
+  std::vector<encrt_token> tokens;
+  encrt_status *st = encrt_model_tokenize_offsets(model_, t, addSpecialTokens, limit, nullptr, 0, &count);
+  if (!st) {
+    tokens.resize(size_t(count));
+    st = encrt_model_tokenize_offsets(model_, t, addSpecialTokens, limit, tokens.data(), count, &count);
+  }
+  if (st)
+    throwTokenizerStatus(st, field);
+  out += '[';
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const encrt_token &k = tokens[i];
+    out += i ? ",{\"id\":" : "{\"id\":";
+    out += std::to_string(k.id);
+    out += ",\"text\":";
+    if (k.special) { // the token's own string, as TEI gives it
+      const char *token = nullptr;
+      int64_t size = 0;
+      if (encrt_status *e = encrt_model_get_token(model_, k.id, &token, &size))
+        throwTokenizerStatus(e, field);
+      appendJsonString(out, std::string_view(token, size_t(size)));
+      out += ",\"special\":true,\"start\":null,\"stop\":null}";
+    } else { // the bytes of the text it covers (whole characters)
+      appendJsonString(out, text.substr(size_t(k.start), size_t(k.stop - k.start)));
+      out += ",\"special\":false,\"start\":" + std::to_string(k.start) + ",\"stop\":" + std::to_string(k.stop) + '}';
+    }
+  }
+  out += ']';
 }
 
 std::shared_ptr<Job> Routes::classifierJob(const PredictRequest &r) const {
@@ -517,12 +553,41 @@ void Routes::install() {
     post_[path] = sparse ? teiEmbedSparse : !classifier ? teiEmbed : info_.num_labels == 1 ? teiRerank : teiPredict;
 
   post_["/tokenize"] = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
-    EmbedRequest r = parseTeiTokenize(body, limits);
-    std::shared_ptr<Job> job = jobOf(r);
-    json out = json::array();
-    for (const auto &ids : job->ids)
-      out.push_back(ids);
-    res.setContent(out.dump(), "application/json");
+    const EmbedRequest r = parseTeiTokenize(body, limits);
+    const std::string prompt = promptText(r.promptName); // offsets are into prompt + text, as TEI's
+    std::string out = "[";
+    for (size_t i = 0; i < r.texts.size(); ++i) {
+      if (i)
+        out += ',';
+      appendTokens(out, prompt + r.texts[i], r.addSpecialTokens, r.truncate, r.field(i));
+    }
+    out += ']';
+    res.setContent(out, "application/json");
+  });
+
+  // TEI's /decode: each id list's text, as the tokenizer.json decoder makes it.
+  post_["/decode"] = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
+    const DecodeRequest r = parseTeiDecode(body, limits);
+    std::string out = "[";
+    for (size_t i = 0; i < r.ids.size(); ++i) {
+      const std::vector<int32_t> &ids = r.ids[i];
+      int64_t size = 0;
+      encrt_status *st =
+          encrt_model_decode(model_, ids.data(), int64_t(ids.size()), r.skipSpecialTokens, nullptr, 0, &size);
+      std::string text;
+      if (!st) {
+        text.resize(size_t(size));
+        st = encrt_model_decode(model_, ids.data(), int64_t(ids.size()), r.skipSpecialTokens, text.data(), size,
+                                &size);
+      }
+      if (st)
+        throwTokenizerStatus(st, r.field(i));
+      if (i)
+        out += ',';
+      appendJsonString(out, text);
+    }
+    out += ']';
+    res.setContent(out, "application/json");
   });
 
   // OpenAI's embeddings, also at /embeddings (TEI's alias).
@@ -670,7 +735,7 @@ void Routes::route(const http::Request &req, http::Response &res) {
   }
   throw ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
                           " (routes: POST /embed (also / and /invocations), POST /embed_all, POST /embed_sparse, "
-                          "POST /predict, POST /rerank, POST /similarity, POST /tokenize, POST /v1/embeddings (also "
+                          "POST /predict, POST /rerank, POST /similarity, POST /tokenize, POST /decode, POST /v1/embeddings (also "
                           "/embeddings), GET /info, GET /health, GET /ping, GET /metrics)",
                  "", "not_found"};
 }

@@ -44,6 +44,12 @@ private:
   /// Token ids of `text` (called `field` in errors): cut to max_seq when
   /// `truncate`, else 413 when longer.
   std::vector<int32_t> tokenize(std::string_view text, bool truncate, const std::string &field) const;
+  /// TEI's /tokenize answer for `text` appended to `out`: a list of {id,
+  /// text, special, start, stop} (start and stop byte offsets, null for the
+  /// template's tokens, whose text is the token's string), inside the
+  /// model's template with addSpecialTokens, cut to max_seq when `truncate`.
+  void appendTokens(std::string &out, std::string_view text, bool addSpecialTokens, bool truncate,
+                    const std::string &field) const;
   /// A classifier's job for `r`: each input tokenised alone or in the pair
   /// template (with token types where the model has two), cut or refused as
   /// tokenize() does.

@@ -15,7 +15,8 @@ An embedding and reranking server: Hugging Face text-embeddings-inference's API
 (POST /embed, POST /embed_all (each token's hidden state; the only route of a
 model compiled with --pooling none), POST /similarity; on a cross-encoder / classifier artifact POST /predict and, with
 one label, POST /rerank; POST / and POST /invocations do what the model does, as
-TEI answers them; POST /tokenize, GET /info, GET /health, GET /ping), OpenAI's
+TEI answers them; POST /tokenize (tokens with byte offsets), POST /decode, GET /info,
+GET /health, GET /ping), OpenAI's
 (POST /v1/embeddings, also POST /embeddings) and Prometheus metrics (GET /metrics). Bodies are JSON: another Content-Type gets 415. Requests are merged into packed batches
 (no padding work); each text gets the same bits as when embedded alone.
 

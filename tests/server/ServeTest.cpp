@@ -244,9 +244,61 @@ TEST_F(Serve, EmbedAndOpenAiMatchTheCApiBitForBit) {
   r = post(c, "/v1/embeddings", {{"input", kTexts}, {"encoding_format", "base64"}});
   ASSERT_TRUE(r && r->status == 200);
   json b = json::parse(r->body);
+  // TEI's /tokenize: token objects with the byte offsets of the C API, the
+  // template's tokens special with null offsets and their own text.
   r = post(c, "/tokenize", {{"inputs", kTexts}});
   ASSERT_TRUE(r && r->status == 200) << r->body;
-  json ids = json::parse(r->body);
+  const json tokenized = json::parse(r->body);
+  json ids = json::array();
+  ASSERT_EQ(tokenized.size(), kTexts.size());
+  for (size_t i = 0; i < kTexts.size(); ++i) {
+    const std::vector<encrt_token> want = model_->tokenizeOffsets(kTexts[i]);
+    ASSERT_EQ(tokenized[i].size(), want.size()) << i;
+    ids.push_back(json::array());
+    for (size_t k = 0; k < want.size(); ++k) {
+      const json &t = tokenized[i][k];
+      ids[i].push_back(t["id"]);
+      EXPECT_EQ(t["id"], want[k].id);
+      EXPECT_EQ(t["special"], want[k].special == 1);
+      if (want[k].special) {
+        EXPECT_TRUE(t["start"].is_null() && t["stop"].is_null()) << t;
+        EXPECT_EQ(t["text"], model_->token(want[k].id));
+      } else {
+        EXPECT_EQ(t["start"], want[k].start);
+        EXPECT_EQ(t["stop"], want[k].stop);
+        EXPECT_EQ(t["text"], kTexts[i].substr(size_t(want[k].start), size_t(want[k].stop - want[k].start)));
+      }
+    }
+  }
+  EXPECT_EQ(tokenized[2][1], json({{"id", 8}, {"text", "the"}, {"special", false}, {"start", 0}, {"stop", 3}}));
+  EXPECT_EQ(tokenized[2][0], json({{"id", 2}, {"text", "[CLS]"}, {"special", true}, {"start", nullptr},
+                                   {"stop", nullptr}}));
+  // add_special_tokens false: the pieces alone; a text longer than the
+  // model's maximum is not cut (as TEI's), unless "truncate" asks.
+  std::string many;
+  for (int i = 0; i < encrt::test::TestModel::kMaxSeq; ++i)
+    many += "world ";
+  r = post(c, "/tokenize", {{"inputs", {"hello world", many}}, {"add_special_tokens", false}});
+  ASSERT_TRUE(r && r->status == 200) << r->body;
+  json plain = json::parse(r->body);
+  EXPECT_EQ(plain[0], json::parse(R"([{"id":4,"text":"hello","special":false,"start":0,"stop":5},)"
+                                  R"({"id":5,"text":"world","special":false,"start":6,"stop":11}])"));
+  EXPECT_EQ(plain[1].size(), size_t(encrt::test::TestModel::kMaxSeq));
+  r = post(c, "/tokenize", {{"inputs", many}, {"truncate", true}});
+  ASSERT_TRUE(r && r->status == 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)[0].size(), size_t(encrt::test::TestModel::kMaxSeq));
+  // TEI's /decode: the ids back to text, as the C API decodes them; the
+  // special tokens skipped by default.
+  r = post(c, "/decode", {{"ids", ids}});
+  ASSERT_TRUE(r && r->status == 200) << r->body;
+  const json decoded = json::parse(r->body);
+  ASSERT_EQ(decoded.size(), kTexts.size());
+  for (size_t i = 0; i < kTexts.size(); ++i)
+    EXPECT_EQ(decoded[i], model_->decode(ids[i].get<std::vector<int32_t>>())) << i;
+  EXPECT_EQ(decoded[2], "the world, a hello"); // WordPiece's clean-up joins " ,"
+  r = post(c, "/decode", {{"ids", {2, 4, 5, 6, 3}}, {"skip_special_tokens", false}});
+  ASSERT_TRUE(r && r->status == 200) << r->body;
+  EXPECT_EQ(json::parse(r->body), json::array({"[CLS] hello worlds [SEP]"}));
   r = post(c, "/v1/embeddings", {{"input", ids}});
   ASSERT_TRUE(r && r->status == 200) << r->body;
   json fromIds = json::parse(r->body);
@@ -388,7 +440,13 @@ TEST_F(Serve, ErrorsGetTheirStatusAndAJsonBodyNamingTheField) {
       {"/embed", "{\"inputs\": [\"a\",\"a\",\"a\",\"a\",\"a\"]}", 413, "inputs: has 5 texts, more than 4"},
       {"/embed", json({{"inputs", {"a", longText}}}).dump(), 413, "inputs[1]: has 66 tokens"},
       {"/embed", "{\"inputs\": \"" + std::string(5000, 'a') + "\"}", 413, "over 4096 bytes"},
-      {"/tokenize", "{\"inputs\": \"a\", \"add_special_tokens\": false}", 422, "add_special_tokens"},
+      {"/tokenize", "{\"inputs\": \"a\", \"add_special_tokens\": 0}", 422, "add_special_tokens: must be true or false"},
+      {"/decode", "{\"ids\": []}", 400, "`input_ids` cannot be empty"},
+      {"/decode", "{\"ids\": [[1], []]}", 400, "ids[1]: `input_ids` cannot be empty"},
+      {"/decode", "{\"ids\": [1, -2]}", 422, "ids: token ids must be integers >= 0"},
+      {"/decode", "{\"ids\": [1, 99]}", 422, "ids[1] = 99 is not in the vocabulary"},
+      {"/decode", "{\"ids\": \"hello\"}", 422, "ids: must be a list of token ids"},
+      {"/decode", "{\"ids\": [[1],[1],[1],[1],[1]]}", 413, "ids: has 5 texts, more than 4"},
       {"/embed", "{\"inputs\": \"a\", \"dimensions\": 0}", 422, "`dimensions` should be positive"},
       {"/embed", "{\"inputs\": \"a\", \"dimensions\": 33}", 422,
        "`dimensions` should be smaller than the maximum embedding dimension (32)"},
@@ -725,7 +783,12 @@ TEST_F(Serve, PromptNamesPutTheModelsPromptBeforeEachText) {
   }
   auto r = post(c, "/tokenize", {{"inputs", "world"}, {"prompt_name", "query"}});
   ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
-  EXPECT_EQ(json::parse(r->body)[0].get<std::vector<int32_t>>(), model.tokenize("hello world"));
+  // The offsets are into the prompted text, as TEI's.
+  const json prompted = json::parse(r->body)[0];
+  ASSERT_EQ(prompted.size(), model.tokenize("hello world").size());
+  for (size_t k = 0; k < prompted.size(); ++k)
+    EXPECT_EQ(prompted[k]["id"], model.tokenize("hello world")[k]);
+  EXPECT_EQ(prompted[2], json({{"id", 5}, {"text", "world"}, {"special", false}, {"start", 6}, {"stop", 11}}));
   r = post(c, "/embed", {{"inputs", "world"}, {"prompt_name", "passage"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);
