@@ -208,7 +208,8 @@ struct Run {
     const size_t n = word.size();
     if (n == 0)
       return;
-    const TextSpan whole{wordSpans.front().start, wordSpans.back().end};
+    // The spans are kept only when asked for (tokenisation's hot path).
+    const TextSpan whole = outSpans ? TextSpan{wordSpans.front().start, wordSpans.back().end} : TextSpan{};
     if (n > static_cast<size_t>(opt.maxCharsPerWord)) {
       word.clear(), wordSpans.clear();
       emit(opt.unkId, whole);
@@ -246,12 +247,24 @@ struct Run {
         return;
       }
       subIds.push_back(found);
-      subEnds.push_back(stop);
+      if (outSpans)
+        subEnds.push_back(stop);
       start = stop;
+    }
+    if (!outSpans) {
+      for (int32_t id : subIds)
+        emit(id, {});
+      return;
     }
     for (size_t i = 0, from = 0; i < subIds.size(); from = subEnds[i++])
       emit(subIds[i], {wordSpans[from].start, wordSpans[subEnds[i] - 1].end});
     wordSpans.clear();
+  }
+
+  void push(char32_t c, TextSpan origin) {
+    word.push_back(c);
+    if (outSpans)
+      wordSpans.push_back(origin);
   }
 
   /// A normalised code point into the pre-tokenizer: whitespace ends the
@@ -263,11 +276,11 @@ struct Run {
       return;
     case BertClass::Punct:
       endWord();
-      word.push_back(c), wordSpans.push_back(origin);
+      push(c, origin);
       endWord();
       return;
     default:
-      word.push_back(c), wordSpans.push_back(origin);
+      push(c, origin);
     }
   }
 

@@ -601,6 +601,17 @@ TEST_F(RuntimeTest, CppWrapperOptionalOutputsSizesAndMoves) {
   EXPECT_EQ(s3.run(b.ids, b.lengths, 7).hidden, full.hidden);
 }
 
+/// A byte-level BPE table for `t`: "hello" -> h e l l o -> he, ll (ranks 0,
+/// 1) -> hell (2) -> hello (3); " world" -> \u0120 w o r l d -> \u0120w (4) o r
+/// l d; no unknown token.
+void useTinyBytePairTokenizer(SpecTokenizer &t) {
+  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
+             "he", "ll", "hell", "hello", "\u0120w"};
+  t.bpe = true;
+  t.unkId = -1;
+  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+}
+
 TEST_F(RuntimeTest, BytePairTokenizerThroughTheCApi) {
   // A byte-level BPE table in the artifact: merges by rank, the template
   // around the pieces, an added token cut out first. Ids worked out by hand:
@@ -608,11 +619,7 @@ TEST_F(RuntimeTest, BytePairTokenizerThroughTheCApi) {
   // " world" -> \u0120 w o r l d -> \u0120w (4) o r l d.
   ArtifactSpec spec = TestModel::spec(kernels());
   SpecTokenizer &t = *spec.tokenizer;
-  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
-             "he", "ll", "hell", "hello", "\u0120w"};
-  t.bpe = true;
-  t.unkId = -1;
-  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  useTinyBytePairTokenizer(t);
   t.added = {{"<mask>", 17}};
   t.templateIds = {0, -1, 2};
   encrt_model *m = load(writeArtifact(spec));
@@ -689,11 +696,7 @@ TEST_F(RuntimeTest, TokenOffsetsThroughTheCApi) {
   // its space; the added token's offsets are its own.
   ArtifactSpec spec = TestModel::spec(kernels());
   SpecTokenizer &t = *spec.tokenizer;
-  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
-             "he", "ll", "hell", "hello", "\u0120w"};
-  t.bpe = true;
-  t.unkId = -1;
-  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  useTinyBytePairTokenizer(t);
   t.added = {{"<mask>", 17}};
   t.templateIds = {0, -1, 2};
   t.offsetTrim = encm::OffsetTrim::Trim;
@@ -754,11 +757,8 @@ TEST_F(RuntimeTest, DecodeThroughTheCApi) {
   // token skipped unless asked, <s> / </s> (no added tokens here) kept; a
   // lone lead byte is one U+FFFD.
   SpecTokenizer &t = *spec.tokenizer;
-  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
-             "he", "ll", "hell", "hello", "\u0120w", "\u00c3"};
-  t.bpe = true;
-  t.unkId = -1;
-  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  useTinyBytePairTokenizer(t);
+  t.vocab.push_back("\u00c3"); // byte C3 alone
   t.added = {{"<mask>", 18}};
   t.templateIds = {0, -1, 2};
   encrt_model *bpe = load(writeArtifact(spec));
@@ -820,11 +820,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
   // BPE with RoBERTa's pair template; then without one: unsupported.
   ArtifactSpec spec = TestModel::spec(kernels());
   SpecTokenizer &t = *spec.tokenizer;
-  t.vocab = {"<s>", "<pad>", "</s>", "<unk>", "h", "e", "l", "o", "\u0120", "w", "r", "d",
-             "he", "ll", "hell", "hello", "\u0120w"};
-  t.bpe = true;
-  t.unkId = -1;
-  t.merges = {{4, 5}, {6, 6}, {12, 13}, {14, 7}, {8, 9}};
+  useTinyBytePairTokenizer(t);
   t.templateIds = {0, -1, 2};
   t.pairTemplateIds = {0, -1, 2, 2, -2, 2};
   t.pairTypeIds = {0, 0, 0, 0, 0, 0};

@@ -361,27 +361,21 @@ def main():
                             diff = [(g, w) for g, w in zip(got_tokens, want_tokens) if g != w][:4]
                             print(f"  {name} offsets (add_special_tokens={special}): {data!r}\n"
                                   f"    (encrt, tokenizers) {diff} lengths {len(got_tokens)} {len(want_tokens)}")
-            # Decoding: the ids back to text, special tokens kept on every 5th string.
-            decode_mismatches = 0
-            for i, w in enumerate(want):
-                for skip in (True,) + ((False,) if i % 5 == 0 else ()):
-                    got_text, want_text = enc.decode(w, skip), ref.decode(w, skip_special_tokens=skip)
-                    if got_text != want_text:
-                        decode_mismatches += 1
-                        if decode_mismatches <= 5:
-                            print(f"  {name} decode (skip_special_tokens={skip}) {w[:40]}\n"
-                                  f"    encrt      {got_text!r}\n    tokenizers {want_text!r}")
-            # And random sequences of the tokenizer's ids (lone byte tokens, specials anywhere).
+            # Decoding: the ids back to text, special tokens kept on every 5th string; then random
+            # sequences of the tokenizer's ids (lone byte tokens, specials anywhere).
             rng = random.Random(args.seed)
             every_id = sorted(ref.get_vocab(with_added_tokens=True).values())
-            for i in range(max(1, len(corpus) // 20)):
-                w = [rng.choice(every_id) for _ in range(rng.randint(1, 30))]
-                skip = i % 2 == 0
+            random_ids = [[rng.choice(every_id) for _ in range(rng.randint(1, 30))]
+                          for _ in range(max(1, len(corpus) // 20))]
+            cases = [(w, skip, "") for i, w in enumerate(want) for skip in (True,) + ((False,) if i % 5 == 0 else ())]
+            cases += [(w, i % 2 == 0, " of random ids") for i, w in enumerate(random_ids)]
+            decode_mismatches = 0
+            for w, skip, what in cases:
                 got_text, want_text = enc.decode(w, skip), ref.decode(w, skip_special_tokens=skip)
                 if got_text != want_text:
                     decode_mismatches += 1
                     if decode_mismatches <= 5:
-                        print(f"  {name} decode of random ids (skip_special_tokens={skip}) {w}\n"
+                        print(f"  {name} decode{what} (skip_special_tokens={skip}) {w[:40]}\n"
                               f"    encrt      {got_text!r}\n    tokenizers {want_text!r}")
             failed |= mismatches > 0 or offset_mismatches > 0 or decode_mismatches > 0
             print(f"{name:18s} {len(corpus)} strings, {ids} ids, {mismatches} mismatches, "
