@@ -49,6 +49,16 @@ void checkRequest(const PredictRequest &r, const RequestLimits &l) {
       check(!in.second, "a rerank's inputs are the texts alone");
 }
 
+void checkRequest(const DecodeRequest &r, const RequestLimits &l) {
+  check(!r.ids.empty() && r.ids.size() <= size_t(l.maxInputTexts), "1 to maxInputTexts id lists");
+  check(r.batch || r.ids.size() == 1, "one id list unless a batch");
+  for (const auto &ids : r.ids) {
+    check(!ids.empty(), "no empty id list");
+    for (int32_t id : ids)
+      check(id >= 0, "ids >= 0");
+  }
+}
+
 template <typename Parse> void tryParse(Parse parse, const std::string &body, const RequestLimits &l) {
   try {
     checkRequest(parse(body, l), l);
@@ -72,6 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tryParse(parseTeiSimilarity, body, l);
   tryParse(parseTeiPredict, body, l);
   tryParse(parseTeiRerank, body, l);
+  tryParse(parseTeiDecode, body, l);
   tryParse(parseOpenAiEmbeddings, body, l);
   l.allowTokenIds = true; // token id input is refused by default; its checks run with --allow-token-ids
   tryParse(parseOpenAiEmbeddings, body, l);
