@@ -226,6 +226,17 @@ public:
     return std::string(text, static_cast<size_t>(size));
   }
 
+  /// The text of token ids, as the tokenizers library's decode gives it.
+  std::string decode(const std::vector<int32_t> &ids, bool skipSpecialTokens) const {
+    live();
+    int64_t size = 0;
+    const int64_t n = static_cast<int64_t>(ids.size());
+    check(encrt_model_decode(model_, ids.data(), n, skipSpecialTokens ? 1 : 0, nullptr, 0, &size));
+    std::string text(static_cast<size_t>(size), '\0');
+    check(encrt_model_decode(model_, ids.data(), n, skipSpecialTokens ? 1 : 0, text.data(), size, &size));
+    return text;
+  }
+
   /// The model's prompts: (name, text, is the default), in the artifact's order.
   std::vector<std::tuple<std::string, std::string, bool>> prompts() const {
     live();
@@ -351,6 +362,7 @@ NB_MODULE(_encc, m) {
       .def("score_pairs", &Model::scorePairs)
       .def("prompts", &Model::prompts)
       .def("token", &Model::token)
+      .def("decode", &Model::decode)
       .def("embed", &Model::embed)
       .def("embed_sparse", &Model::embedSparse);
 }

@@ -113,6 +113,21 @@ def test_tokenize_run_and_token_embeddings(model, reference):
     assert np.abs(tokens[0] - hidden[0, :lengths[0]]).max() < 1e-5
 
 
+def test_decode(model):
+    # WordPiece's decoder as the tokenizers library's decode (recorded from tokenizers 0.23.3): "##"
+    # joined, the space before punctuation cleaned up token by token, [CLS] / [SEP] left out unless asked.
+    ids, lengths = model.tokenize(["Hello, worlds! Don't stop."])
+    row = ids[0, :lengths[0]]
+    assert row.tolist() == [101, 7592, 1010, 8484, 999, 2123, 1005, 1056, 2644, 1012, 102]
+    assert model.decode(row) == "hello, worlds! don ' t stop."
+    assert model.decode(row.tolist(), skip_special_tokens=False) == "[CLS] hello, worlds! don ' t stop. [SEP]"
+    assert model.decode([7592, 2088]) == "hello world" and model.decode([]) == ""
+    with pytest.raises(encc.InvalidArgumentError, match="not in the vocabulary"):
+        model.decode([7592, 10**6])
+    with pytest.raises(ValueError):
+        model.decode([[1, 2]])
+
+
 def test_tokenize_pairs(model):
     ids, types, lengths = model.tokenize_pairs([("A man is eating food.", "A man is eating a piece of bread."),
                                                 ("hello", "world")])

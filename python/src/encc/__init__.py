@@ -273,6 +273,23 @@ class Model:
             ids[i, :len(r)] = r
         return ids, lengths
 
+    def decode(self, ids: Any, skip_special_tokens: bool = True) -> str:
+        """The text of token ids as the model's tokenizer decodes them (the tokenizers library's decode,
+        the tokenizer.json decoder: WordPiece's "##" joins, byte-level BPE's bytes, SentencePiece's
+        "\u2581"; transformers' tokenizer.decode may clean up spaces further).
+
+        ids: a sequence of ints or a 1-D integer array (one row of tokenize()'s ids, up to its
+        length). skip_special_tokens: leave out [CLS], <s> and the other special tokens.
+        Raises InvalidArgumentError for an id the tokenizer has no string for.
+        """
+        row = np.asarray(ids)
+        if row.ndim != 1 or (row.size and not np.issubdtype(row.dtype, np.integer)):
+            raise ValueError("ids must be a 1-D sequence of integers")
+        if row.size and (row.min() < -2**31 or row.max() >= 2**31):
+            raise ValueError("ids must fit in int32")
+        with _python_words():
+            return self._model.decode([int(i) for i in row], bool(skip_special_tokens))
+
     def predict(self, pairs: Union[Pair, Sequence[Pair]], *, batch_size: int = 32,
                 truncation: str = "longest_first") -> Any:
         """A cross-encoder's scores of text pairs, as sentence-transformers' CrossEncoder.predict
