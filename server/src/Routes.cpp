@@ -637,6 +637,7 @@ void Routes::install() {
                     {{"id2label", id2label}, {"label2id", label2id}}}};
     }
     json out = {{"model_id", options_.modelId},
+                {"served_model_name", options_.modelId}, // what /v1/embeddings answers as "model"
                 {"model_dtype", info_.precision ? info_.precision : "fp32"},
                 {"model_type", modelType},
                 {"architecture", info_.architecture},
@@ -649,6 +650,7 @@ void Routes::install() {
                 {"max_client_batch_size", options_.maxInputTexts},
                 {"max_concurrent_requests", options_.maxQueue},
                 {"auto_truncate", options_.autoTruncate},
+                {"tokenization_workers", options_.httpThreads}, // texts are tokenised on the handler threads
                 {"device", info_.device},
                 {"cpu_target", info_.cpu_target},
                 {"version", encrt_version()}};
