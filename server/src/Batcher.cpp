@@ -151,7 +151,8 @@ void Batcher::runPass(std::vector<Row> &rows) {
   encrt_status *st = encrt_session_run_typed(session_, ids_.data(), typed ? types_.data() : nullptr, lengths_.data(),
                                              batch, seq, states ? states_.data() : nullptr,
                                              width_ > 0 ? pooled_.data() : nullptr);
-  metrics_.batch(batch, tokens, std::chrono::duration<double>(Clock::now() - start).count());
+  const Clock::time_point end = Clock::now();
+  metrics_.batch(batch, tokens, std::chrono::duration<double>(end - start).count());
   const std::string error = st ? encrt_status_message(st) : "";
   encrt_status_free(st);
   for (int64_t b = 0; b < batch; ++b) {
@@ -166,6 +167,9 @@ void Batcher::runPass(std::vector<Row> &rows) {
     else
       std::memcpy(job.outputs.data() + index * size_t(width_), pooled_.data() + b * width_,
                   size_t(width_) * sizeof(float));
+    if (job.firstPass == Clock::time_point{})
+      job.firstPass = start;
+    job.lastPass = end;
     if (--job.remaining_ == 0)
       job.cv_.notify_all();
   }

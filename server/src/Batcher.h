@@ -42,6 +42,11 @@ struct Job {
   std::vector<std::vector<float>> tokenStates;
   std::string error;                     ///< set when a pass failed
   std::atomic<bool> abandoned{false};    ///< its HTTP thread gave up (timeout)
+  int64_t characters = 0;                ///< of the texts tokenised (TEI's x-compute-characters)
+  /// Written by the batcher (under the job's lock, read after waitUntil):
+  /// when the first pass holding one of its texts started and the last one
+  /// ended (TEI's queue and inference times).
+  std::chrono::steady_clock::time_point firstPass{}, lastPass{};
 
   /// Waits until every text is done or `deadline`; true when done.
   bool waitUntil(std::chrono::steady_clock::time_point deadline);

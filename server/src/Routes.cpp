@@ -134,6 +134,27 @@ namespace {
 
 encrt_text textOf(std::string_view s) { return encrt_text{s.data(), int64_t(s.size())}; }
 
+/// Characters of UTF-8 `s` (bytes that start one).
+int64_t characters(std::string_view s) {
+  int64_t n = 0;
+  for (char c : s)
+    n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+/// What the request being handled on this thread computed, for TEI's
+/// x-compute-* / x-*-time headers: Routes::run adds each job to it.
+struct ComputeTimes {
+  Clock::time_point start, mark; ///< the request's start; the end of its last job
+
+  bool computed = false;
+  int64_t characters = 0, tokens = 0;
+  Clock::duration tokenization{}, queue{}, inference{};
+};
+thread_local ComputeTimes *currentRequest = nullptr;
+
+int64_t millis(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
 } // namespace
 
 std::vector<int32_t> Routes::tokenize(std::string_view text, bool truncate, const std::string &field) const {
@@ -198,6 +219,7 @@ std::shared_ptr<Job> Routes::classifierJob(const PredictRequest &r) const {
       a = *r.query;
       b = r.inputs[i].first;
     }
+    job->characters += characters(a) + (b ? characters(*b) : 0);
     if (!b) {
       job->ids.push_back(tokenize(a, r.truncate, field));
       if (typed)
@@ -272,6 +294,7 @@ std::string Routes::promptText(const std::optional<std::string> &name) const {
 }
 
 void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) const {
+  const Clock::time_point submitted = Clock::now(); // the texts are tokenised by now
   switch (batcher_.submit(job, deadline)) {
   case Batcher::Submit::Queued: break;
   case Batcher::Submit::QueueFull:
@@ -293,6 +316,17 @@ void Routes::run(const std::shared_ptr<Job> &job, Clock::time_point deadline) co
   }
   if (!job->error.empty())
     throw ApiError{500, job->error, "", "backend"};
+  if (ComputeTimes *t = currentRequest) {
+    t->computed = true;
+    t->characters += job->characters;
+    for (const auto &ids : job->ids)
+      t->tokens += int64_t(ids.size());
+    const Clock::time_point first = job->firstPass == Clock::time_point{} ? submitted : job->firstPass;
+    t->tokenization += submitted - t->mark; // parsing and tokenising since the last job
+    t->queue += first - submitted;
+    t->inference += (job->lastPass == Clock::time_point{} ? first : job->lastPass) - first;
+    t->mark = Clock::now();
+  }
 }
 
 const float *Routes::row(Job &job, size_t i, bool normalize, int dims) const {
@@ -335,8 +369,10 @@ void Routes::install() {
     }
     job->ids.reserve(r.texts.size());
     const std::string prompt = promptText(r.promptName);
-    for (size_t i = 0; i < r.texts.size(); ++i)
+    for (size_t i = 0; i < r.texts.size(); ++i) {
       job->ids.push_back(tokenize(prompt.empty() ? r.texts[i] : prompt + r.texts[i], r.truncate, r.field(i)));
+      job->characters += characters(r.texts[i]);
+    }
     return job;
   };
 
@@ -745,9 +781,23 @@ void Routes::route(const http::Request &req, http::Response &res) {
 void Routes::handle(const http::Request &req, http::Response &res) {
   const Clock::time_point start = Clock::now();
   ++inFlight_;
+  ComputeTimes times;
+  times.start = times.mark = start;
+  currentRequest = &times;
   // Errors thrown by a handler become their JSON answer.
   try {
     route(req, res);
+    if (times.computed && res.status == 200) { // TEI's headers on what ran the model
+      const std::string device = info_.device ? info_.device : "cpu";
+      res.setHeader("x-compute-type", device.rfind("cuda", 0) == 0 ? "gpu" : "cpu");
+      res.setHeader("x-compute-time", std::to_string(millis(Clock::now() - start)));
+      res.setHeader("x-compute-characters", std::to_string(times.characters));
+      res.setHeader("x-compute-tokens", std::to_string(times.tokens));
+      res.setHeader("x-total-time", std::to_string(millis(Clock::now() - start)));
+      res.setHeader("x-tokenization-time", std::to_string(millis(times.tokenization)));
+      res.setHeader("x-queue-time", std::to_string(millis(times.queue)));
+      res.setHeader("x-inference-time", std::to_string(millis(times.inference)));
+    }
   } catch (const ApiError &e) {
     sendError(res, req.path, e);
   } catch (const std::bad_alloc &) {
@@ -759,6 +809,7 @@ void Routes::handle(const http::Request &req, http::Response &res) {
     res.setHeader("Access-Control-Allow-Origin", std::string(req.header("Origin")));
     res.setHeader("Vary", "Origin");
   }
+  currentRequest = nullptr;
   --inFlight_;
   metrics_.request(routeLabel(req.path), res.status, std::chrono::duration<double>(Clock::now() - start).count());
 }

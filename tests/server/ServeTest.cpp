@@ -213,6 +213,12 @@ TEST_F(Serve, EmbedAndOpenAiMatchTheCApiBitForBit) {
   json j = json::parse(r->body);
   ASSERT_EQ(j.size(), 1u);
   expectSameBits(floatsOf(j[0]), alone(kTexts[1]).data(), H, "/embed one string");
+  // TEI's compute headers: the text's characters and ids, the times in ms.
+  EXPECT_EQ(r->get_header_value("x-compute-type"), "cpu");
+  EXPECT_EQ(r->get_header_value("x-compute-characters"), std::to_string(kTexts[1].size())); // ASCII
+  EXPECT_EQ(r->get_header_value("x-compute-tokens"), std::to_string(model_->tokenize(kTexts[1]).size()));
+  for (const char *h : {"x-compute-time", "x-total-time", "x-tokenization-time", "x-queue-time", "x-inference-time"})
+    EXPECT_GE(std::stoll(r->get_header_value(h, 0).empty() ? "-1" : r->get_header_value(h, 0)), 0) << h;
 
   r = post(c, "/embed", {{"inputs", kTexts}, {"normalize", false}});
   ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
