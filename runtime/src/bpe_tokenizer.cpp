@@ -242,7 +242,12 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
   }
   maxId_ = n - 1;
   for (const AddedToken &t : added) {
-    addedText_[t.id] = t.content;
+    // The library's id_to_token: a normalized token's content as the
+    // normalizer leaves it (its normalized_cache).
+    if (t.normalized && !normalizer_.empty())
+      normalizer_.apply(t.content, addedText_[t.id]);
+    else
+      addedText_[t.id] = t.content;
     maxId_ = std::max(maxId_, t.id);
   }
   if (options_.unkId < -1 || options_.unkId >= n)

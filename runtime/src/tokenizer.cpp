@@ -155,8 +155,12 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPiece
   for (const AddedToken &t : specials.addedTokens) {
     normalizedSpecials_ |= t.normalized;
     maxId_ = std::max(maxId_, t.id);
-    if (static_cast<size_t>(t.id) >= vocab_.size())
-      addedContent_[t.id] = t.content;
+    // The library's id_to_token: an added token's content, normalised for a
+    // normalized one (its normalized_cache), whatever the vocabulary says.
+    std::string normalized;
+    if (t.normalized)
+      bertNormalizeUtf8(options_, t.content, normalized);
+    addedContent_[t.id] = t.normalized ? normalized : t.content;
   }
   ids_.reserve(vocab_.size());
   for (size_t i = 0; i < vocab_.size(); ++i) {

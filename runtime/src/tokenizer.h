@@ -248,7 +248,8 @@ private:
   /// Some added token is matched on normalised text: plain segments are
   /// normalised first, cut at those, then pre-tokenised.
   bool normalizedSpecials_ = false;
-  /// The content of added tokens outside the vocabulary (for tokenize()).
+  /// Each added token's string as the library's id_to_token gives it (its
+  /// content, normalised for a normalized token).
   std::unordered_map<int32_t, std::string> addedContent_;
   /// Longest vocabulary entry in bytes; longer candidates are not looked up.
   size_t maxPieceBytes_ = 0;

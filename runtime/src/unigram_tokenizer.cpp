@@ -122,7 +122,12 @@ UnigramTokenizer::UnigramTokenizer(std::vector<std::string> vocab, std::vector<d
   }
   maxId_ = int32_t(n) - 1;
   for (const AddedToken &t : added) {
-    addedText_[t.id] = t.content;
+    // The library's id_to_token: a normalized token's content as the
+    // normalizer leaves it (its normalized_cache).
+    if (t.normalized && !normalizer_.empty())
+      normalizer_.apply(t.content, addedText_[t.id]);
+    else
+      addedText_[t.id] = t.content;
     maxId_ = std::max(maxId_, t.id);
   }
   if (std::count(options_.templateIds.begin(), options_.templateIds.end(), UnigramOptions::kSequence) != 1)

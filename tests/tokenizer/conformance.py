@@ -78,7 +78,7 @@ SCRIPTS = ["\u1100\u1161\u11a8", "\u0915\u094d\u0937", "\u0915\u093c\u0940", "\u
            "\u0627\u0644\u0633\u0651\u064e\u0644\u0627\u0645", "\u4e2d\u6587", "\u65e5\u672c\u8a9e",
            "\u00e9", "e\u0301", "\u1e9e", "\u0130", "\u03a3\u03c3\u03c2", "\u00df"]
 # Literal special tokens of every tokenizer here, in other cases too (matched exactly unless normalized).
-SPECIALS = ["[CLS]", "[SEP]", "[MASK]", "[UNK]", "[PAD]", "<s>", "</s>", "<mask>", "<unk>", "<pad>",
+SPECIALS = ["COVID19", "covid19 ", "\u00c4rger  x", "[CLS]", "[SEP]", "[MASK]", "[UNK]", "[PAD]", "<s>", "</s>", "<mask>", "<unk>", "<pad>",
             " <mask>", " [MASK]", "<0x41>", "##ing", "[cls]", "[Mask]", "<S>", "<PAD>", "<|endoftext|>",
             "<|im_start|>", "<|im_end|>", "<|ENDOFTEXT|>", "<|im_start|>user\n", "[CLS][SEP]", "</s></s>"]
 SPACES = [" ", "  ", "   ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "\u2003", " \n "]
@@ -272,6 +272,21 @@ def build_artifacts(build, minilm, tmp, mpnet=None):
     json.dump({"do_lower_case": False, "strip_accents": False},
               open(os.path.join(cased, "tokenizer_config.json"), "w"))
     compile_dir("wordpiece-cased", cased, os.path.join(cased, "tokenizer.json"), "replace")
+    # The uncased file with two added tokens matched on normalised text whose normalisation changes
+    # them (the library's id_to_token, and so decode, gives them normalised; a special one is then
+    # not skipped by its content).
+    added = os.path.join(tmp, "added")
+    run([tiny, added, "--vocab", "30524", "--hidden", "32", "--heads", "2", "--intermediate", "64",
+         "--max-positions", "300", "--seed", "3"])
+    tj = json.load(open(os.path.join(minilm, "tokenizer.json"), encoding="utf-8"))
+    tj["added_tokens"] += [
+        {"id": 30522, "content": "COVID19", "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": True, "special": False},
+        {"id": 30523, "content": "\u00c4rger", "single_word": False, "lstrip": False, "rstrip": True,
+         "normalized": True, "special": True}]
+    os.remove(os.path.join(added, "vocab.txt"))
+    json.dump(tj, open(os.path.join(added, "tokenizer.json"), "w", encoding="utf-8"), ensure_ascii=False)
+    compile_dir("wordpiece-added", added, os.path.join(added, "tokenizer.json"), "replace")
     for name, model_type, vocab, src in (
             ("bpe", "roberta", "2001", "bpe/tokenizer.json"),
             ("bpe-nfc", "roberta", "2005", "bpe/tokenizer-neox.json"),
@@ -365,8 +380,10 @@ def main():
             # sequences of the tokenizer's ids (lone byte tokens, specials anywhere).
             rng = random.Random(args.seed)
             every_id = sorted(ref.get_vocab(with_added_tokens=True).values())
+            added_ids = sorted(ref.get_added_tokens_decoder())  # in every other sequence
             random_ids = [[rng.choice(every_id) for _ in range(rng.randint(1, 30))]
-                          for _ in range(max(1, len(corpus) // 20))]
+                          + ([rng.choice(added_ids)] if added_ids and k % 2 else [])
+                          for k in range(max(1, len(corpus) // 20))]
             cases = [(w, skip, "") for i, w in enumerate(want) for skip in (True,) + ((False,) if i % 5 == 0 else ())]
             cases += [(w, i % 2 == 0, " of random ids") for i, w in enumerate(random_ids)]
             decode_mismatches = 0
