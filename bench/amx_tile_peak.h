@@ -22,7 +22,7 @@
 /// tdpbusd, 16 x 16 x 32 per tdpbf16ps, two operations per MAC.
 template <bool Int8> double amxTileProducts(int64_t rounds) {
   const enc_kernels::AmxConfig cfg(16, 16);
-  _tile_loadconfig(&cfg);
+  enc_kernels::amxLoadConfig(cfg);
   alignas(64) static uint8_t operand[16 * 64] = {1}, out[16 * 64];
   _tile_zero(0); // tile numbers are immediates
   _tile_zero(1);

@@ -14,8 +14,10 @@
 #ifndef ENC_KERNELS_AMX_H
 #define ENC_KERNELS_AMX_H
 
+#include <algorithm>
 #include <cstdint>
 #include <immintrin.h>
+#include <type_traits>
 
 // amxTileSteps names both dot products; GCC's headers define their macros
 // (inline asm) whatever the flags, and only the one instantiated is emitted:
@@ -40,13 +42,20 @@ struct alignas(64) AmxConfig {
   }
 };
 
+/// LDTILECFG of the whole 64 bytes. Not GCC 12's _tile_loadconfig: its asm
+/// names only the first 8 bytes as read, so once it is inlined the other
+/// stores of a fresh configuration are dead to the compiler and may be
+/// dropped (seen: a general protection fault on a configuration of
+/// leftover stack bytes).
+inline void amxLoadConfig(const AmxConfig &cfg) { __asm__ volatile("ldtilecfg %0" ::"m"(cfg)); }
+
 /// Loads the configuration for (m0, m1) unless it is the one loaded last
 /// (`loaded` starts {-1, -1}); loading zeroes every tile.
 inline void amxConfigure(int m0, int m1, int (&loaded)[2]) {
   if (m0 == loaded[0] && m1 == loaded[1])
     return;
   const AmxConfig cfg(m0, m1);
-  _tile_loadconfig(&cfg);
+  amxLoadConfig(cfg);
   loaded[0] = m0;
   loaded[1] = m1;
 }
@@ -104,18 +113,63 @@ __attribute__((noinline)) void amxTileSteps(const uint8_t *x, int64_t ldx, const
     if (TwoCols)
       _tile_stored(3, out + 16 * 128 + 64, 128);
   }
+  // GCC 12's tile load and store macros name no memory operand: keep the
+  // caller's reads of c after the stores.
+  __asm__ volatile("" ::: "memory");
 }
 
-/// amxTileSteps with the row and column blocks chosen at run time.
-template <bool Int8>
-inline void amxTile(bool twoRows, bool twoCols, const uint8_t *x, int64_t ldx, const uint8_t *w,
-                    int64_t panelBytes, int64_t steps, void *c) {
-  if (twoRows)
-    twoCols ? amxTileSteps<Int8, true, true>(x, ldx, w, panelBytes, steps, c)
-            : amxTileSteps<Int8, true, false>(x, ldx, w, panelBytes, steps, c);
-  else
-    twoCols ? amxTileSteps<Int8, false, true>(x, ldx, w, panelBytes, steps, c)
-            : amxTileSteps<Int8, false, false>(x, ldx, w, panelBytes, steps, c);
+/// Where an output tile of amxTiles lies: rows [i, i + m) (m <= 32) and the
+/// 16-column blocks [b, b + nb) (nb 1 or 2), counted from amxTiles' origin.
+struct AmxTileAt {
+  int64_t i;
+  int m;
+  int64_t b;
+  int nb;
+};
+
+/// All 32 x 32 output tiles of rows [0, rows) x 16-column blocks [0, blocks)
+/// (x at row 0, ldx bytes a row; block b's B data at w + b * panelBytes;
+/// `steps` steps of amxTileSteps each), column pairs outermost when
+/// colsOuter (a pair's B data then serves every row block while it is in
+/// L1/L2: the order for weights that do not stay in L2), else row blocks
+/// outermost. Each tile's accumulators (Acc: int32 for Int8, else float;
+/// 32 x 32, rows 32 apart) go to epilogue(at, acc). Returns with the tile
+/// state released.
+///
+/// Tried and not kept (qgemm_bench, AMX Xeon): running a tile's epilogue
+/// in pieces between the next tile's steps, with 2 x 2 accumulators or with
+/// 16-row halves alternating between two accumulator pairs. Neither
+/// overlapped the vector epilogue with the tile products here: a 3-op
+/// epilogue cost the same 25-45 % of the GEMM's time either way.
+template <bool Int8, class Epilogue>
+inline void amxTiles(const uint8_t *x, int64_t ldx, int64_t rows, const uint8_t *w, int64_t panelBytes,
+                     int64_t blocks, int64_t steps, bool colsOuter, Epilogue &&epilogue) {
+  using Acc = std::conditional_t<Int8, int32_t, float>;
+  alignas(64) Acc c[32 * 32];
+  int loaded[2] = {-1, -1};
+  auto tile = [&](int64_t i, int64_t b) {
+    const int m = int(std::min<int64_t>(32, rows - i)), m0 = std::min(16, m), m1 = m - m0;
+    const int nb = b + 1 < blocks ? 2 : 1;
+    amxConfigure(m0, m1, loaded);
+    const uint8_t *xt = x + i * ldx, *wt = w + b * panelBytes;
+    if (m1 > 0)
+      nb == 2 ? amxTileSteps<Int8, true, true>(xt, ldx, wt, panelBytes, steps, c)
+              : amxTileSteps<Int8, true, false>(xt, ldx, wt, panelBytes, steps, c);
+    else
+      nb == 2 ? amxTileSteps<Int8, false, true>(xt, ldx, wt, panelBytes, steps, c)
+              : amxTileSteps<Int8, false, false>(xt, ldx, wt, panelBytes, steps, c);
+    epilogue(AmxTileAt{i, m, b, nb}, static_cast<const Acc *>(c));
+  };
+  if (colsOuter) {
+    for (int64_t b = 0; b < blocks; b += 2)
+      for (int64_t i = 0; i < rows; i += 32)
+        tile(i, b);
+  } else {
+    for (int64_t i = 0; i < rows; i += 32)
+      for (int64_t b = 0; b < blocks; b += 2)
+        tile(i, b);
+  }
+  _tile_release();
 }
 
 } // namespace enc_kernels

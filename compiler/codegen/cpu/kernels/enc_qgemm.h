@@ -492,17 +492,35 @@ ENC_INLINE Q8Split q8Split(int64_t M, int64_t N, int32_t numTasks) {
   return s;
 }
 
+/// Whether a qlinear on quantised rows walks its units column chunk by
+/// column chunk (all row chunks of one, then the next) rather than row chunk
+/// by row chunk: on AMX, for a weight over 1 MiB (about half this core's L2:
+/// BERT-base's QKV and FFN Linears) whose rows' bytes fit in 1 MiB. The
+/// tasks then split the weight rather than each streaming all of it from
+/// L3 or memory, and one task streams it once rather than once per 64 rows.
+ENC_INLINE bool q8ColumnsFirst(int64_t M, int64_t N, int64_t K) {
+#if defined(ENC_Q8_PATH_AMX)
+  constexpr int64_t kHalfL2 = int64_t(1) << 20;
+  return q8PaddedN(N) * q8PaddedK(K) > kHalfL2 && M * q8RowStride(K) <= kHalfL2;
+#else
+  (void)M, (void)N, (void)K;
+  return false;
+#endif
+}
+
 /// Calls f(rowChunk, i0, i1, b0, b1) for each unit of task `task` of
 /// `numTasks`: rows [i0, i1) of row chunk `rowChunk`, 16-channel blocks
-/// [b0, b1). Units of one row chunk are consecutive.
+/// [b0, b1). Units of one row chunk are consecutive, or with columnsFirst
+/// those of one column chunk.
 template <typename F>
 ENC_INLINE void forEachQ8Unit(int64_t M, int64_t N, int32_t task,
-                              int32_t numTasks, F &&f) {
+                              int32_t numTasks, F &&f, bool columnsFirst = false) {
   const Q8Split s = q8Split(M, N, numTasks);
   int64_t u0, u1;
   taskShare(s.rowChunks * s.colChunks, task, numTasks, u0, u1);
   for (int64_t u = u0; u < u1; ++u) {
-    const int64_t rc = u / s.colChunks, cc = u % s.colChunks;
+    const int64_t rc = columnsFirst ? u % s.rowChunks : u / s.colChunks;
+    const int64_t cc = columnsFirst ? u / s.rowChunks : u % s.colChunks;
     const int64_t i0 = rc * kQ8RowChunk, i1 = std::min(M, i0 + kQ8RowChunk);
     const int64_t b0 = cc * s.colChunkBlocks,
                   b1 = std::min(s.blocks, b0 + s.colChunkBlocks);
@@ -520,23 +538,12 @@ ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
   const int64_t bb = 16 * q8PaddedK(K), groups = q8PaddedK(K) / 4;
 #if defined(ENC_Q8_PATH_AMX)
   if (K % 64 == 0) {
-    // Row blocks outermost: the tile configuration changes only with them.
-    alignas(64) int32_t c[32 * 32];
-    int loaded[2] = {-1, -1};
-    for (int64_t i = i0; i < i1; i += 32) {
-      const int m = int(std::min<int64_t>(32, i1 - i));
-      const int m0 = std::min(16, m), m1 = m - m0;
-      amxConfigure(m0, m1, loaded);
-      const uint8_t *xt = xq + (i - i0) * ldx;
-      for (int64_t b = b0; b < b1; b += 2) {
-        const bool two = b + 1 < b1;
-        // A step is 64 k: 64 bytes of an x row, 16 groups (1024 bytes) of a block.
-        amxTile</*Int8=*/true>(m1 > 0, two, xt, ldx, reinterpret_cast<const uint8_t *>(blocks + b * bb), bb,
-                               groups / 16, c);
-        store(i, m, b * 16, std::min(N, (b + (two ? 2 : 1)) * 16), static_cast<const int32_t *>(c), int64_t(32));
-      }
-    }
-    _tile_release();
+    // A step is 64 k: 64 bytes of an x row, 16 groups (1024 bytes) of a block.
+    amxTiles</*Int8=*/true>(xq, ldx, i1 - i0, reinterpret_cast<const uint8_t *>(blocks + b0 * bb), bb, b1 - b0,
+                            groups / 16, /*colsOuter=*/false, [&](const AmxTileAt &t, const int32_t *c) {
+                              const int64_t n0 = (b0 + t.b) * 16;
+                              store(i0 + t.i, t.m, n0, std::min(N, n0 + t.nb * 16), c, int64_t(32));
+                            });
     return;
   }
 #endif
@@ -664,15 +671,15 @@ void qlinearQ8Quantized(const uint8_t *xq, int64_t ldx, const float *xScale,
                         int32_t numTasks) {
   const int32_t *colSum = packedColSumsQ8(packed);
   const int8_t *blocks = packedBlocksQ8(packed, N);
-  forEachQ8Unit(M, N, task, numTasks, [&](int64_t, int64_t i0, int64_t i1,
-                                          int64_t b0, int64_t b1) {
-    q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
-             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
-                 int64_t ldt) {
-               q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum,
-                               wScale, bias, residual, y);
-             });
-  });
+  forEachQ8Unit(
+      M, N, task, numTasks,
+      [&](int64_t, int64_t i0, int64_t i1, int64_t b0, int64_t b1) {
+        q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
+                 [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
+                   q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum, wScale, bias, residual, y);
+                 });
+      },
+      q8ColumnsFirst(M, N, K));
 }
 
 /// Scratch bytes one task of qlinearQ8 needs (64-byte alignment

@@ -316,38 +316,31 @@ template <int Epi, typename Y>
 void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, Y *y, int64_t K, int64_t N,
               int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const int64_t pstride = K * kSgemmPanel;
-  int loaded[2] = {-1, -1};
-  alignas(64) float c[32 * 32];
-  for (int64_t j = j0; j < j1; j += 32) {
-    const int64_t nc = std::min<int64_t>(32, j1 - j);
-    const uint16_t *w = packed + (j / kSgemmPanel) * pstride;
-    // The block's bias (0 without one), so the epilogue loops test no
-    // pointer (a null test inside them becomes masked loads: see
-    // q8EpilogueRows).
-    alignas(64) float bias[32];
-    for (int cc = 0; cc < 32; ++cc)
-      bias[cc] = b && cc < nc ? b[j + cc] : 0.0f;
-    for (int64_t i = i0; i < i1; i += 32) {
-      const int m = static_cast<int>(std::min<int64_t>(32, i1 - i));
-      const int m0 = std::min(16, m), m1 = m - m0;
-      amxConfigure(m0, m1, loaded);
-      // A step is 32 k: 64 bytes of an x row, 16 k pairs (1024 bytes) of a panel.
-      amxTile</*Int8=*/false>(m1 > 0, nc > 16, reinterpret_cast<const uint8_t *>(x + i * K), K * 2,
-                              reinterpret_cast<const uint8_t *>(w), pstride * 2, K / 32, c);
-      for (int r = 0; r < m; ++r) {
-        Y *yr = y + (i + r) * N + j;
-        const float *cr = c + r * 32;
-        if (nc == 32) { // fixed width: vectorised without remainder code
-          for (int cc = 0; cc < 32; ++cc)
-            storeOut(yr + cc, applyEpilogue<Epi>(cr[cc] + bias[cc]));
-        } else {
-          for (int64_t cc = 0; cc < nc; ++cc)
-            storeOut(yr + cc, applyEpilogue<Epi>(cr[cc] + bias[cc]));
+  const int64_t nc = j1 - j0;
+  // A step is 32 k: 64 bytes of an x row, 16 k pairs (1024 bytes) of a panel.
+  amxTiles</*Int8=*/false>(
+      reinterpret_cast<const uint8_t *>(x + i0 * K), K * 2, i1 - i0,
+      reinterpret_cast<const uint8_t *>(packed + (j0 / kSgemmPanel) * pstride), pstride * 2,
+      (nc + kSgemmPanel - 1) / kSgemmPanel, K / 32, /*colsOuter=*/true, [&](const AmxTileAt &t, const float *c) {
+        const int64_t j = t.b * kSgemmPanel, width = std::min<int64_t>(32, nc - j);
+        // The tile's bias (0 without one), so the epilogue loops test no
+        // pointer (a null test inside them becomes masked loads: see
+        // q8EpilogueRows).
+        alignas(64) float bias[32];
+        for (int cc = 0; cc < 32; ++cc)
+          bias[cc] = b && cc < width ? b[j0 + j + cc] : 0.0f;
+        for (int r = 0; r < t.m; ++r) {
+          Y *yr = y + (i0 + t.i + r) * N + j0 + j;
+          const float *cr = c + r * 32;
+          if (width == 32) { // fixed width: vectorised without remainder code
+            for (int cc = 0; cc < 32; ++cc)
+              storeOut(yr + cc, applyEpilogue<Epi>(cr[cc] + bias[cc]));
+          } else {
+            for (int64_t cc = 0; cc < width; ++cc)
+              storeOut(yr + cc, applyEpilogue<Epi>(cr[cc] + bias[cc]));
+          }
         }
-      }
-    }
-  }
-  _tile_release();
+      });
 }
 #endif
 
