@@ -432,6 +432,9 @@ TEST(QKernels, FloatEpilogues) {
   checkFloat<kQ8EpiGeluTanh>(3, 33, 1536, true, false, 6);
   checkFloat<kQ8EpiGeluTanh>(130, 40, 21, true, true, 7);
   checkFloat<kQ8EpiNone>(130, 384, 1536, true, true, 8);
+  // A weight over 1 MiB: on AMX the units are walked column chunk first
+  // (q8ColumnsFirst); three row chunks, a partial last column block.
+  checkFloat<kQ8EpiGelu>(130, 769, 1536, true, true, 9);
 }
 
 /// qlinearQuantize (the GELU qlinear + its dynamic quantize in one step) is
