@@ -495,15 +495,18 @@ ENC_INLINE Q8Split q8Split(int64_t M, int64_t N, int32_t numTasks) {
 /// Whether a qlinear on quantised rows walks its units column chunk by
 /// column chunk (all row chunks of one, then the next) rather than row chunk
 /// by row chunk: on AMX, for a weight over 1 MiB (about half this core's L2:
-/// BERT-base's QKV and FFN Linears) whose rows' bytes fit in 1 MiB. The
-/// tasks then split the weight rather than each streaming all of it from
-/// L3 or memory, and one task streams it once rather than once per 64 rows.
-ENC_INLINE bool q8ColumnsFirst(int64_t M, int64_t N, int64_t K) {
+/// BERT-base's QKV and FFN Linears). Rows first, such a weight streams from
+/// L3 or memory once per 64-row chunk; columns first, a 128-column chunk of
+/// it stays in L2 for all rows, and the rows stream once per column chunk:
+/// half the traffic when they do not fit in L2 either (BERT-base's FFN-down
+/// at 8 x 128: 1.07x, qgemm_bench M=1024), a single pass of the weight when
+/// they do (1.28-1.30x at M=128), and the tasks split the weight instead of
+/// each reading all of it. MiniLM's weights stay rows first.
+ENC_INLINE bool q8ColumnsFirst(int64_t N, int64_t K) {
 #if defined(ENC_Q8_PATH_AMX)
-  constexpr int64_t kHalfL2 = int64_t(1) << 20;
-  return q8PaddedN(N) * q8PaddedK(K) > kHalfL2 && M * q8RowStride(K) <= kHalfL2;
+  return q8PaddedN(N) * q8PaddedK(K) > (int64_t(1) << 20);
 #else
-  (void)M, (void)N, (void)K;
+  (void)N, (void)K;
   return false;
 #endif
 }
@@ -679,7 +682,7 @@ void qlinearQ8Quantized(const uint8_t *xq, int64_t ldx, const float *xScale,
                    q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum, wScale, bias, residual, y);
                  });
       },
-      q8ColumnsFirst(M, N, K));
+      q8ColumnsFirst(N, K));
 }
 
 /// Scratch bytes one task of qlinearQ8 needs (64-byte alignment
