@@ -173,7 +173,8 @@ def main():
         target = chosen_target(inspect)
         for shape in a.shapes.split(","):
             batch, seq = (int(x) for x in shape.split("x"))
-            rows, total = profile(a.encc, art, batch, seq, a.threads, a.runs, inspect["vocab_size"])
+            # The model's embedding rows (a config-only artifact has no tokenizer: its vocab_size is 0).
+            rows, total = profile(a.encc, art, batch, seq, a.threads, a.runs, inspect["metadata"]["vocab_size"])
             if rows is None:
                 print(f"\n{os.path.basename(art)}, {batch} x {seq}: skipped: {total}")
                 continue
