@@ -104,16 +104,16 @@ void setCounters(benchmark::State &state, int64_t M, int64_t N, int64_t K, doubl
 }
 
 /// Blockings compared in one process (arg "blk"): 0 = the header's
-/// sgemmBlocking (K in equal chunks of <= 1536); 1 = the previous fixed one
+/// sgemmBlocking (K in equal chunks of <= 1536; bgemmBlocking for bf16); 1 = the previous fixed one
 /// (KC 256); 2, 3, 4 = K chunks of <= 384, <= 768, all of K; 5 = blk 0 with
 /// column blocks walked column-major and cut before rows.
-SgemmBlocking benchBlocking(int v, int64_t M, int64_t K, int64_t N) {
+SgemmBlocking benchBlocking(int v, int64_t M, int64_t K, int64_t N, bool bf16) {
   auto evenKC = [K](int64_t mx) {
     const int64_t chunks = (K + mx - 1) / mx;
     return ((K + chunks - 1) / chunks + 15) / 16 * 16;
   };
   const int64_t mc = 12 * kSgemmMR, nc = 8 * kSgemmPanel * kSgemmNP;
-  SgemmBlocking bl = sgemmBlocking(M, K, N);
+  SgemmBlocking bl = bf16 ? bgemmBlocking(M, K, N) : sgemmBlocking(M, K, N);
   switch (v) {
   case 1:
     return {256, mc, nc};
@@ -229,7 +229,7 @@ template <typename T, int K, int N> void linearBench(benchmark::State &state) {
   for (size_t c = 0; c < copies; ++c)
     PackedFor<T>::pack(w, N, K, packed.data() + c * pf);
   size_t copy = 0;
-  const SgemmBlocking bl = benchBlocking(blk, M, K, N);
+  const SgemmBlocking bl = benchBlocking(blk, M, K, N, std::is_same_v<T, uint16_t>);
   if (threads == 1) {
     for (auto _ : state) {
       sgemmLinearRunWith<kEpiNone>(x.data(), packed.data(), b.data(),

@@ -179,9 +179,10 @@ inline SgemmBlocking sgemmBlocking(int64_t M, int64_t K, int64_t N) {
 /// x rows fit in 1 MiB: one row block of all rows, walked column block by
 /// column block, so each weight panel streams from L3 or memory once (it did
 /// once per 96 rows) while the rows stay in L2, and the tasks split the
-/// weight between them. BERT-base bf16 1 x 128 1.06x, 1 x 512 1.12x end to
-/// end (2 threads); at 8 x 128 (rows of 1.5 MB) two row blocks this way
-/// were 0.98x, so larger row counts keep sgemmBlocking's.
+/// weight between them. BERT-base bf16 1 x 128 1.08x, 1 x 512 1.10x end to
+/// end at 2 threads (1.06x / 1.13x at 1); at 8 x 128 (rows of 1.5 MB) two
+/// row blocks this way were 0.98x, and columns first with sgemmBlocking's
+/// 96-row blocks 0.99x, so larger row counts keep sgemmBlocking's.
 inline SgemmBlocking bgemmBlocking(int64_t M, int64_t K, int64_t N) {
   SgemmBlocking bl = sgemmBlocking(M, K, N);
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)
