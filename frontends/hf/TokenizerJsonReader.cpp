@@ -51,6 +51,34 @@ llvm::Error TokenizerJsonReader::readBool(const json &obj, const char *key, cons
   return llvm::Error::success();
 }
 
+llvm::Error TokenizerJsonReader::readPrependScheme(const json &m, const std::string &where,
+                                                   TokenizerData::Prepend &out) const {
+  using Prepend = TokenizerData::Prepend;
+  out = Prepend::Always;
+  const json *scheme = field(m, "prepend_scheme");
+  const bool hasScheme = scheme && !scheme->is_null();
+  if (hasScheme) {
+    const std::string s = scheme->is_string() ? scheme->get<std::string>() : "";
+    if (s == "always")
+      out = Prepend::Always;
+    else if (s == "first")
+      out = Prepend::First;
+    else if (s == "never")
+      out = Prepend::Never;
+    else
+      return bad("field '" + where + ".prepend_scheme' (Metaspace) must be \"always\", \"first\" or \"never\"");
+  }
+  bool addPrefixSpace = true;
+  if (auto e = readBool(m, "add_prefix_space", (where + ".").c_str(), addPrefixSpace))
+    return e;
+  if (!addPrefixSpace) { // the older spelling
+    if (hasScheme && out != Prepend::Never)
+      return bad(where + " (Metaspace): add_prefix_space false contradicts prepend_scheme");
+    out = Prepend::Never;
+  }
+  return llvm::Error::success();
+}
+
 
 llvm::Error TokenizerJsonReader::readAddedTokens(Unsupported &unsupported) {
   const json *added = field(j_, "added_tokens");
@@ -261,16 +289,10 @@ llvm::Error TokenizerJsonReader::readDecoderStep(const json &d, const std::strin
     step.kind = Kind::Metaspace;
     if (auto e = text("replacement", "\xE2\x96\x81", step.text))
       return e;
-    // prepend_scheme "always" / "first" / "never", or the older add_prefix_space.
-    const json *scheme = field(d, "prepend_scheme");
-    if (scheme && scheme->is_string()) {
-      const std::string v = scheme->get<std::string>();
-      if (v != "always" && v != "first" && v != "never")
-        return bad("field '" + where + ".prepend_scheme' must be \"always\", \"first\" or \"never\"");
-      step.prepend = v != "never";
-    } else if (auto e = readBool(d, "add_prefix_space", (where + ".").c_str(), step.prepend)) {
+    TokenizerData::Prepend prepend;
+    if (auto e = readPrependScheme(d, where, prepend))
       return e;
-    }
+    step.prepend = prepend != TokenizerData::Prepend::Never;
   } else if (type == "Replace") {
     step.kind = Kind::Replace;
     const json *pattern = field(d, "pattern");

@@ -44,6 +44,12 @@ protected:
   /// obj[key] into `out` when present and not null; `where` prefixes the key
   /// in the error ("model.").
   llvm::Error readBool(const json &obj, const char *key, const char *where, bool &out) const;
+  /// A Metaspace's (pre-tokenizer or decoder) prepend_scheme into `out`:
+  /// "always", "first" or "never"; absent or null: always, unless the older
+  /// add_prefix_space is false (never; with a prepend_scheme other than
+  /// "never" the library refuses it, and so does this). `where` names the
+  /// object in errors ("pre_tokenizer").
+  llvm::Error readPrependScheme(const json &m, const std::string &where, TokenizerData::Prepend &out) const;
 
   /// Calls `readStep(step, where)` for each step of the normalizer `n`: the
   /// normalizers of a Sequence (nested ones flattened) in order, else `n`

@@ -182,27 +182,8 @@ private:
         utf8Length(static_cast<unsigned char>(rep->get<std::string>()[0])) != rep->get<std::string>().size())
       return bad("field 'pre_tokenizer.replacement' (Metaspace) must be one character");
     tok_.metaspaceReplacement = rep->get<std::string>();
-    using Prepend = TokenizerData::Prepend;
-    tok_.metaspacePrepend = Prepend::Always;
-    if (const json *scheme = field(m, "prepend_scheme"); scheme && !scheme->is_null()) {
-      const std::string s = scheme->is_string() ? scheme->get<std::string>() : "";
-      if (s == "always")
-        tok_.metaspacePrepend = Prepend::Always;
-      else if (s == "first")
-        tok_.metaspacePrepend = Prepend::First;
-      else if (s == "never")
-        tok_.metaspacePrepend = Prepend::Never;
-      else
-        return bad("field 'pre_tokenizer.prepend_scheme' (Metaspace) must be \"always\", \"first\" or \"never\"");
-    }
-    bool addPrefixSpace = true;
-    if (auto e = readBool(m, "add_prefix_space", "pre_tokenizer.", addPrefixSpace))
+    if (auto e = readPrependScheme(m, "pre_tokenizer", tok_.metaspacePrepend))
       return e;
-    if (!addPrefixSpace) { // the older spelling; the library refuses a contradiction
-      if (field(m, "prepend_scheme") && tok_.metaspacePrepend != Prepend::Never && !(*field(m, "prepend_scheme")).is_null())
-        return bad("pre_tokenizer (Metaspace): add_prefix_space false contradicts prepend_scheme");
-      tok_.metaspacePrepend = Prepend::Never;
-    }
     return readBool(m, "split", "pre_tokenizer.", tok_.metaspaceSplit);
   }
 

@@ -709,6 +709,15 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   std::ofstream(tiny.dir + "/tokenizer.json") << uni.dump();
   EXPECT_NE(importError(tiny.dir).find("add_prefix_space false contradicts prepend_scheme"), std::string::npos)
       << importError(tiny.dir);
+  // The Metaspace decoder reads the same options the same way: a
+  // prepend_scheme that is not one of the three is an error, not ignored.
+  uni["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = true;
+  uni["decoder"] = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", 5}};
+  std::ofstream(tiny.dir + "/tokenizer.json") << uni.dump();
+  EXPECT_NE(importError(tiny.dir).find(
+                "field 'decoder.prepend_scheme' (Metaspace) must be \"always\", \"first\" or \"never\""),
+            std::string::npos)
+      << importError(tiny.dir);
 }
 
 TEST(Import, XlmRobertaSentencePieceModelAsTheConverterReadsIt) {
