@@ -61,6 +61,16 @@ inline const char *activationName(Activation a) {
   return "?"; // unreachable (-Werror=switch)
 }
 
+/// A per-token output beside the pooled one (artifact.fbs TokenHead):
+/// bge-m3's sparse head (one weight per token; a text's lexical weights are
+/// the largest positive one per token id, skipIds left out) and its ColBERT
+/// head (a normalised vector per token, the first skipLeading dropped).
+struct TokenHeadDescription {
+  enum class Kind { LexicalWeights, MultiVector } kind = Kind::LexicalWeights;
+  int32_t skipLeading = 0;
+  std::vector<int32_t> skipIds;
+};
+
 struct ModelDescription {
   std::string architecture; ///< the source's name for it: HF model_type ("bert", ...)
   int64_t hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0;
@@ -90,6 +100,12 @@ struct ModelDescription {
   /// Weight-name globs `--quantize=int8` keeps in float for this model, added
   /// to --quantize-skip (the family's advice: MPNet's word embeddings).
   std::vector<std::string> int8KeepFloat;
+  /// Weight-name globs every reduced-precision tier (int8, bf16) keeps in
+  /// float: bge-m3's sparse head, one output column whose weights sit on
+  /// relu's threshold (a rounded product moves entries in or out).
+  std::vector<std::string> keepFloat;
+  /// The outputs after the pooled one, in order (@forward's results 2, 3, ...).
+  std::vector<TokenHeadDescription> tokenHeads;
 };
 
 enum class TokenizerKind { WordPiece, ByteLevelBPE, Unigram };

@@ -190,6 +190,14 @@ encm::OffsetTrim schemaOffsetTrim(TokenizerData::OffsetTrim trim) {
   llvm_unreachable("TokenizerData::OffsetTrim");
 }
 
+encm::TokenHeadKind schemaTokenHeadKind(TokenHeadDescription::Kind kind) {
+  switch (kind) {
+  case TokenHeadDescription::Kind::LexicalWeights: return encm::TokenHeadKind::LexicalWeights;
+  case TokenHeadDescription::Kind::MultiVector: return encm::TokenHeadKind::MultiVector;
+  }
+  return encm::TokenHeadKind::LexicalWeights; // unreachable (-Werror=switch)
+}
+
 encm::Pooling schemaPooling(Pooling pooling) {
   switch (pooling) {
   case Pooling::None: return encm::Pooling::None;
@@ -378,10 +386,17 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
     features.push_back(ENCM_FEATURE_EMBEDDING_DIM);
   if (cfg.pooling == Pooling::Splade)
     features.push_back(ENCM_FEATURE_SPLADE);
+  std::vector<flatbuffers::Offset<encm::TokenHead>> heads;
+  for (const TokenHeadDescription &h : cfg.tokenHeads)
+    heads.push_back(encm::CreateTokenHead(fbb, schemaTokenHeadKind(h.kind), h.skipLeading,
+                                          h.skipIds.empty() ? 0 : fbb.CreateVector(h.skipIds)));
+  if (!heads.empty())
+    features.push_back(ENCM_FEATURE_TOKEN_HEADS);
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
                                  tokenizerTable, fill, cuda, ENCM_SCHEMA_MINOR,
-                                 features.empty() ? 0 : fbb.CreateVectorOfStrings(features));
+                                 features.empty() ? 0 : fbb.CreateVectorOfStrings(features),
+                                 heads.empty() ? 0 : fbb.CreateVector(heads));
   encm::FinishModelBuffer(fbb, model);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

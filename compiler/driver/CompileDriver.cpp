@@ -345,6 +345,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   io.normalize = opt.normalize;
   io.randomWeightsSeed = opt.randomWeightsSeed;
   io.allowNonFinite = opt.allowNonFinite;
+  io.tokenHeads = opt.tokenHeads;
   io.tokenizerDir = opt.tokenizerDir;
   auto model = importModel(*ctx, opt.modelDir, io);
   if (!model)
@@ -371,6 +372,16 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
     progress("note: int8 keeps " + llvm::join(keep, ", ") + " in float (" + model->description.architecture +
              "'s default: int8 there costs accuracy)");
   }
+  if (opt.quantize != "none" && !model->description.keepFloat.empty()) {
+    const std::vector<std::string> &keep = model->description.keepFloat;
+    po.quantizeSkip.insert(po.quantizeSkip.end(), keep.begin(), keep.end());
+    progress("note: " + opt.quantize + " keeps " + llvm::join(keep, ", ") + " in float");
+  }
+  if (wantCuda && !model->description.tokenHeads.empty())
+    return llvm::createStringError(
+        "--target=cuda: %s has per-token heads (bge-m3's sparse and ColBERT outputs), which run on the CPU only "
+        "for now (compile with --target=cpu, or --no-token-heads for the dense output alone)",
+        opt.modelDir.c_str());
   if (wantCuda && model->description.numLabels > 0)
     return llvm::createStringError(
         "--target=cuda: %s is a cross-encoder (a sequence-classification head); those run on the CPU only "

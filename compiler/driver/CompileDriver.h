@@ -89,6 +89,7 @@ struct CompileOptions {
   std::optional<uint64_t> randomWeightsSeed;          ///< --weights=random:SEED (no weight bytes stored)
   bool allowNonFinite = false;                        ///< --allow-nonfinite: accept NaN/Inf weights
   std::string tokenizerDir;                           ///< --tokenizer: ONNX models' config + tokenizer folder
+  bool tokenHeads = true;                             ///< false (--no-token-heads): leave bge-m3's heads out
   bool allowPackedPlan = true;                        ///< false: the padded CPU plan even where a packed
                                                       ///< one is possible (tests compare the two)
 };

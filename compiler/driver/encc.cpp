@@ -98,6 +98,9 @@ files beside it, or from --tokenizer DIR).
                         benchmarking model shapes only
   --allow-nonfinite     compile weights with NaN or infinite values (by default an error
                         naming the tensor: every output of such a model is NaN)
+  --no-token-heads      leave out the per-token heads beside the checkpoint (bge-m3's
+                        sparse_linear / colbert_linear .safetensors, compiled by default into
+                        the same pass as the [CLS] embedding: encrt_session_encode's outputs)
   --tokenizer DIR       ONNX models: the folder with config.json and the tokenizer files
                         (default: the .onnx file's folder)
   -q, --quiet           no progress lines
@@ -359,6 +362,7 @@ int compileCommand(const Args &args) {
     return usageError(llvm::toString(weights.takeError()), kCompileUsage);
   opt.randomWeightsSeed = *weights;
   opt.allowNonFinite = args.has("allow-nonfinite");
+  opt.tokenHeads = !args.has("no-token-heads");
   opt.tokenizerDir = args.get("tokenizer");
   bool quiet = args.has("quiet");
   auto progress = [&](const std::string &line) {
@@ -436,7 +440,7 @@ int main(int argc, char **argv) {
        {"output", "emit", "cpu", "max-seq", "pooling", "save-temps", "pipeline", "disable-pass", "print-ir-after",
         "quantize", "quantize-skip", "calibrate", "weights", "target", "cuda-arch", "cuda-dtype", "cuda-attention", "tokenizer"},
        {"normalize", "no-normalize", "quiet", "help", "print-ir-after-all", "pass-timing", "pass-statistics",
-        "allow-nonfinite"},
+        "allow-nonfinite", "no-token-heads"},
        compileCommand},
       {"report", kReportUsage,
        {"batch", "seq", "runs", "threads", "pipeline", "cpu", "output", "format", "quantize", "weights"},

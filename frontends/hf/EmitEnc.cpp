@@ -36,6 +36,11 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
     results.push_back(pooledTy);
   else if (c.classifies())
     results.push_back(scoresTy);
+  // bge-m3's heads, in ModelDescription::tokenHeads' order.
+  if (c.sparseHead)
+    results.push_back(RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, 1}, b.getF32Type()));
+  if (c.colbertDim)
+    results.push_back(RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, c.colbertDim}, b.getF32Type()));
   SmallVector<Type> args{idsTy, lenTy};
   if (c.hasTypeIds())
     args.push_back(idsTy);
@@ -73,6 +78,14 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
     outs.push_back(p);
   } else if (c.classifies()) {
     outs.push_back(c.family->emitClassifier(e, outs[0]));
+  }
+  // FlagEmbedding's relu on the sparse weights is the runtime's: it keeps a
+  // token's weight only when positive.
+  if (c.sparseHead)
+    outs.push_back(e.linear(outs[0], "sparse_linear", 1));
+  if (c.colbertDim) {
+    Value v = e.linear(outs[0], "colbert_linear", c.colbertDim);
+    outs.push_back(b.create<enc::L2NormOp>(at("colbert_linear.normalize"), v.getType(), v));
   }
   b.create<func::ReturnOp>(at("forward"), outs);
   return module;

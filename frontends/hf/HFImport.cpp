@@ -33,6 +33,19 @@ std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
       w.push_back(std::move(bias));
     }
   }
+  for (const auto &[mod, out] : {std::pair<std::string, int64_t>{"sparse_linear", c.sparseHead ? 1 : 0},
+                                 {"colbert_linear", c.colbertDim}}) {
+    if (out == 0)
+      continue;
+    // readTokenHeads checked the files' shapes.
+    for (const char *part : {"weight", "bias"}) {
+      WeightSpec s{mod + "." + part, part == std::string("weight") ? std::vector<int64_t>{out, c.hidden}
+                                                                   : std::vector<int64_t>{out},
+                   true};
+      s.file = mod + ".safetensors", s.stored = part;
+      w.push_back(std::move(s));
+    }
+  }
   if (c.pooling == Pooling::Splade) {
     // importHFModel checked that the family names the head.
     if (llvm::Expected<MlmHeadNames> h = c.family->mlmHeadNames(c)) {
@@ -58,13 +71,6 @@ std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
   for (WeightSpec &s : c.family->classifierWeights(c, *head))
     w.push_back(std::move(s));
   return w;
-}
-
-static std::string shapeStr(const std::vector<int64_t> &s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i)
-    r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
 }
 
 /// The index of the first value of `t` (f32, f16 or bf16, resident) that is
@@ -374,6 +380,9 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
                      " entries are more than the artifact's " + Twine(ENCM_MAX_EMBEDDING_DIM));
   }
 
+  if (opts.tokenHeads)
+    if (auto e = readTokenHeads(dir, c))
+      return std::move(e);
   if (auto e = checkWeightsFit(c, configPath, opts.randomWeightsSeed.has_value()))
     return std::move(e);
   ImportedModel m;
@@ -389,6 +398,14 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
     tok = readTokenizer(dir, c);
   if (!tok)
     return tok.takeError();
+  if (c.sparseHead) {
+    // FlagEmbedding leaves out the tokenizer's cls, eos, pad and unk tokens
+    // (XLM-R's eos is its sep, </s>).
+    for (int32_t id : {tok->clsId, tok->sepId, tok->padId, tok->unkId})
+      if (id >= 0 && id < c.vocab && !llvm::is_contained(c.sparseSkipIds, id))
+        c.sparseSkipIds.push_back(id);
+    llvm::sort(c.sparseSkipIds);
+  }
   auto module = buildEncModule(ctx, c, dir);
   if (!module)
     return module.takeError();

@@ -91,6 +91,15 @@ struct ModelConfig {
   /// id2label's names in label order (empty: the config has no id2label).
   std::vector<std::string> labels;
   bool classifies() const { return numLabels > 0; }
+  /// FlagEmbedding's BGE-M3 heads beside the checkpoint, read by
+  /// readTokenHeads: the sparse head (sparse_linear: hidden -> 1, then relu)
+  /// and the ColBERT head (colbert_linear: hidden -> colbertDim, then L2
+  /// normalisation; 0: none), both over every token's last hidden state.
+  bool sparseHead = false;
+  int64_t colbertDim = 0;
+  /// The ids the sparse head's lexical weights leave out (FlagEmbedding's
+  /// cls, eos, pad and unk tokens), set once the tokenizer is read.
+  std::vector<int32_t> sparseSkipIds;
 
   /// One layer's attention beyond BERT's (every valid key, positions from the
   /// embedding table): ModernBERT's global and local layers.
@@ -125,6 +134,9 @@ struct ImportOptions {
   /// Accept NaN / infinite weights (they make every output NaN); by default
   /// they are an error naming the tensor.
   bool allowNonFinite = false;
+  /// Compile the per-token heads a folder carries beside its checkpoint
+  /// (bge-m3's sparse_linear / colbert_linear); false: the pooled output only.
+  bool tokenHeads = true;
   /// ONNX models only (frontends/ImportModel.h): the folder with config.json
   /// and the tokenizer files; "" = the model file's folder.
   std::string tokenizerDir;
@@ -139,6 +151,12 @@ llvm::Expected<ImportedModel> importHFModel(mlir::MLIRContext &ctx, const std::s
 //===----------------------------------------------------------------------===//
 // The pieces importHFModel is made of (exposed for tests and tools)
 //===----------------------------------------------------------------------===//
+
+/// Fills config.sparseHead and colbertDim from FlagEmbedding's BGE-M3 head
+/// files in `dir` (sparse_linear.safetensors, colbert_linear.safetensors:
+/// an nn.Linear's "weight" and "bias"); a .pt without its .safetensors is an
+/// error that says how to convert it. The heads need cls pooling.
+llvm::Error readTokenHeads(const std::string &dir, ModelConfig &config);
 
 /// Parses config.json text with the family its model_type names; `path`
 /// prefixes errors. Leaves maxSeq, pooling and normalize at their defaults.

@@ -30,6 +30,14 @@ inline llvm::Expected<std::string> readTextFile(const std::string &path) {
   return (*buf)->getBuffer().str();
 }
 
+/// A tensor shape as errors spell it: "[768, 384]".
+inline std::string shapeStr(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
 inline bool fileExists(const std::string &path) {
   return llvm::sys::fs::exists(path) && !llvm::sys::fs::is_directory(path);
 }

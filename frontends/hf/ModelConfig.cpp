@@ -242,5 +242,11 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.defaultPrompt = c.defaultPrompt;
   d.similarity = c.similarity;
   d.int8KeepFloat = c.family->int8KeepFloat();
+  if (c.sparseHead)
+    d.keepFloat.push_back("sparse_linear.weight");
+  if (c.sparseHead)
+    d.tokenHeads.push_back({TokenHeadDescription::Kind::LexicalWeights, 0, c.sparseSkipIds});
+  if (c.colbertDim)
+    d.tokenHeads.push_back({TokenHeadDescription::Kind::MultiVector, /*skipLeading=*/1, {}});
   return d;
 }

@@ -382,7 +382,8 @@ void Artifact::checkSchemaVersion() {
   if (major == 8 && (minor != 0 || m.required_features()))
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
   static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT, ENCM_FEATURE_BPE_CHARS,
-                                      ENCM_FEATURE_EMBEDDING_DIM, ENCM_FEATURE_SPLADE};
+                                      ENCM_FEATURE_EMBEDDING_DIM, ENCM_FEATURE_SPLADE,
+                                      ENCM_FEATURE_TOKEN_HEADS};
   auto listed = [&](const char *feature) {
     if (m.required_features())
       for (const flatbuffers::String *f : *m.required_features())
@@ -415,6 +416,9 @@ void Artifact::checkSchemaVersion() {
   if (m.metadata() && m.metadata()->pooling() == encm::Pooling::Splade && !listed(ENCM_FEATURE_SPLADE))
     fail(ENCRT_INVALID_ARTIFACT, p, ": splade pooling needs feature '" ENCM_FEATURE_SPLADE
                                     "', which the artifact does not require");
+  if (m.token_heads() && !listed(ENCM_FEATURE_TOKEN_HEADS))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": token_heads needs feature '" ENCM_FEATURE_TOKEN_HEADS
+                                    "', which the artifact does not require");
   if (m.metadata() && m.metadata()->embedding_dim() != 0 && !listed(ENCM_FEATURE_EMBEDDING_DIM))
     fail(ENCRT_INVALID_ARTIFACT, p, ": embedding_dim needs feature '" ENCM_FEATURE_EMBEDDING_DIM
                                     "', which the artifact does not require");
@@ -445,6 +449,52 @@ void Artifact::verifyPrompts() {
       d && std::find(names.begin(), names.end(), d->string_view()) == names.end())
     fail(bad, p, ": the default prompt is not one of the prompts");
 }
+
+namespace {
+
+/// Throws Failure unless token head `index` is a known kind with its bounds
+/// and `v`, its output, an F32 Output of [-3, W] or [-1, -2, W] (W = 1 for
+/// lexical weights, 1 .. ENCM_MAX_EMBEDDING_DIM for vectors).
+void verifyTokenHead(const std::string &p, const encm::TokenHead &head, uint32_t index, const encm::Value &v,
+                     int64_t vocab) {
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  const auto *shape = v.shape();
+  const int64_t width = shape && shape->size() >= 2 ? shape->Get(shape->size() - 1) : -1;
+  const bool layoutOk = shape && ((shape->size() == 2 && shape->Get(0) == -3) ||
+                                  (shape->size() == 3 && shape->Get(0) == -1 && shape->Get(1) == -2));
+  if (v.kind() != encm::ValueKind::Output || v.dtype() != encm::DType::F32 || !layoutOk || width < 1 ||
+      width > ENCM_MAX_EMBEDDING_DIM)
+    fail(bad, p, ": token head ", index, " (value ", v.id(), ") must be an F32 Output of shape [-3,W] or [-1,-2,W] "
+         "with 1 <= W <= ", ENCM_MAX_EMBEDDING_DIM, ", found ", encm::EnumNameDType(v.dtype()), " ",
+         kindName(v.kind()), " ", shapeString(shape));
+  switch (head.kind()) {
+  case encm::TokenHeadKind::LexicalWeights: {
+    if (width != 1)
+      fail(bad, p, ": token head ", index, " (lexical weights) has width ", width, ", expected 1");
+    if (head.skip_leading() != 0)
+      fail(bad, p, ": token head ", index, " (lexical weights) has skip_leading ", head.skip_leading(),
+           ", expected 0");
+    const auto *ids = head.skip_ids();
+    if (ids && ids->size() > ENCM_MAX_SKIP_IDS)
+      fail(bad, p, ": token head ", index, " has ", ids->size(), " skip_ids, more than ", ENCM_MAX_SKIP_IDS);
+    if (ids)
+      for (int32_t id : *ids)
+        if (id < 0 || id >= vocab)
+          fail(bad, p, ": token head ", index, " skips id ", id, ", outside the vocabulary [0, ", vocab, ")");
+    return;
+  }
+  case encm::TokenHeadKind::MultiVector:
+    if (head.skip_leading() < 0 || head.skip_leading() > ENCM_MAX_SKIP_LEADING)
+      fail(bad, p, ": token head ", index, " (multi-vector) has skip_leading ", head.skip_leading(),
+           ", expected 0 to ", ENCM_MAX_SKIP_LEADING);
+    if (head.skip_ids() && head.skip_ids()->size() != 0)
+      fail(bad, p, ": token head ", index, " (multi-vector) has skip_ids, which only lexical weights use");
+    return;
+  }
+  fail(bad, p, ": token head ", index, " has kind ", int(head.kind()), ", which this runtime does not know");
+}
+
+} // namespace
 
 void Artifact::verifySemantics() {
   const std::string &p = path_;
@@ -511,6 +561,9 @@ void Artifact::verifySemantics() {
          " bytes)");
   }
 
+  // Token heads run on the CPU plan only (the CUDA plan has no place for them).
+  if (m.token_heads() && m.cuda())
+    fail(bad, p, ": token heads with a CUDA plan (they run on the CPU plan only)");
   // A CUDA-only artifact has an empty CPU plan.
   const bool noValues = !m.values() || m.values()->size() == 0;
   const bool noSteps = !m.steps() || m.steps()->size() == 0;
@@ -558,29 +611,41 @@ void Artifact::verifySemantics() {
   // Inputs: [ids: I32 [-1,-2], lengths: I32 [-1], type_ids: I32 [-1,-2]?].
   verifyPlanInputs(m.inputs(), values, hasTypeIds(), wording);
 
-  // Outputs: [hidden: F32 [-1,-2,H], pooled: F32 [-1,H] or scores: F32 [-1,num_labels]?].
-  if (!m.outputs() || m.outputs()->size() < 1 || m.outputs()->size() > 2)
-    fail(bad, p, ": expected 1 or 2 outputs (hidden, pooled), found ",
-         m.outputs() ? m.outputs()->size() : 0);
-  if (md->num_labels() > 0 && m.outputs()->size() != 2)
-    fail(bad, p, ": a classification model (num_labels ", md->num_labels(),
-         ") needs 2 outputs (hidden, scores), found ", m.outputs()->size());
-  if (md->num_labels() == 0 && m.outputs()->size() != (md->pooling() == encm::Pooling::None ? 1u : 2u))
-    fail(bad, p, ": pooling ", poolingName(md->pooling()), " needs ",
-         md->pooling() == encm::Pooling::None ? "1 output (hidden)" : "2 outputs (hidden, pooled)", ", found ",
-         m.outputs()->size());
+  // Outputs: [hidden: F32 [-1,-2,H], pooled: F32 [-1,H] or scores: F32
+  // [-1,num_labels]?, one per token head: F32 [-3,W] or [-1,-2,W]...].
+  const uint32_t numHeads = m.token_heads() ? m.token_heads()->size() : 0;
+  if (numHeads > ENCM_MAX_TOKEN_HEADS)
+    fail(bad, p, ": ", numHeads, " token heads, more than ", ENCM_MAX_TOKEN_HEADS);
+  if (numHeads > 0 && (md->num_labels() > 0 || md->pooling() == encm::Pooling::None))
+    fail(bad, p, ": token heads need a pooled output (pooling ", poolingName(md->pooling()), ")");
+  const uint32_t numBase = md->num_labels() > 0 || md->pooling() != encm::Pooling::None ? 2u : 1u;
+  if (!m.outputs() || m.outputs()->size() != numBase + numHeads)
+    fail(bad, p, ": ", md->num_labels() > 0 ? "a classification model"
+                       : numBase == 1       ? "pooling none"
+                                            : "a pooled model",
+         " with ", numHeads, " token heads needs ", numBase + numHeads, " outputs (hidden",
+         md->num_labels() > 0 ? ", scores" : numBase == 2 ? ", pooled" : "", numHeads ? ", the heads'" : "",
+         "), found ", m.outputs() ? m.outputs()->size() : 0);
   const int64_t hidden = md->hidden_size();
   for (uint32_t k = 0; k < m.outputs()->size(); ++k) {
     uint32_t id = m.outputs()->Get(k);
-    const char *what = k == 0 ? "hidden" : md->num_labels() > 0 ? "scores" : "pooled";
-    const int64_t width = k == 0                 ? hidden
-                          : md->num_labels() > 0 ? md->num_labels()
-                          : md->embedding_dim()  ? md->embedding_dim()
-                                                 : hidden;
+    const encm::TokenHead *head = k >= numBase ? m.token_heads()->Get(k - numBase) : nullptr;
+    const char *what = k == 0 ? "hidden" : head ? "token head" : md->num_labels() > 0 ? "scores" : "pooled";
     if (id >= numValues)
       fail(bad, p, ": output ", k, " (", what, ") refers to value ", id,
            " (artifact has ", numValues, " values)");
     const encm::Value &v = *values.Get(id);
+    if (head) {
+      verifyTokenHead(p, *head, k - numBase, v, md->vocab_size());
+      for (uint32_t j = numBase; j < k; ++j)
+        if (m.token_heads()->Get(j - numBase)->kind() == head->kind())
+          fail(bad, p, ": token heads ", j - numBase, " and ", k - numBase, " are of the same kind");
+      continue;
+    }
+    const int64_t width = k == 0                 ? hidden
+                          : md->num_labels() > 0 ? md->num_labels()
+                          : md->embedding_dim()  ? md->embedding_dim()
+                                                 : hidden;
     // hidden: padded [B, S, H], or packed [T, H] (DIM_TOKENS).
     bool shapeOk = k == 0 ? shapeIs(v, {-1, -2, hidden}) || shapeIs(v, {-3, hidden})
                           : shapeIs(v, {-1, width});

@@ -206,22 +206,6 @@ encrt_status *embed(const char *where, encrt_session *session, const char *promp
   });
 }
 
-/// The entries of `row` (`dim` weights) above `threshold`, heaviest first
-/// (equal weights: the lower id first), at most `topK`, into ids / weights;
-/// returns how many.
-int32_t sparseTop(const float *row, int64_t dim, int32_t topK, float threshold, int32_t *ids, float *weights) {
-  std::vector<int32_t> kept;
-  for (int64_t k = 0; k < dim; ++k)
-    if (row[k] > threshold)
-      kept.push_back(static_cast<int32_t>(k));
-  const size_t n = std::min(kept.size(), static_cast<size_t>(topK));
-  std::partial_sort(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(n), kept.end(),
-                    [row](int32_t a, int32_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
-  for (size_t i = 0; i < n; ++i)
-    ids[i] = kept[i], weights[i] = row[kept[i]];
-  return static_cast<int32_t>(n);
-}
-
 } // namespace
 
 extern "C" {
@@ -328,6 +312,8 @@ void encrt_model_get_info(const encrt_model *model, encrt_model_info *out_info,
     info.score_activation = m.scoreActivation().c_str();
     info.precision = m.precision().c_str();
     info.similarity = similarityName(md.similarity()); // checked at load
+    info.sparse = m.hasSparseOutput() ? 1 : 0;
+    info.multivector_dim = static_cast<int32_t>(m.multivectorDim()); // at most ENCM_MAX_EMBEDDING_DIM
   }
   writeOut(info, out_info, info_size);
 }
@@ -509,43 +495,64 @@ encrt_status *encrt_session_embed_prompted(encrt_session *session, const char *p
                out_embeddings);
 }
 
-encrt_status *encrt_session_embed_sparse(encrt_session *session, const char *prompt_name,
-                                         const encrt_text *texts, int64_t count, int32_t top_k, float threshold,
-                                         int32_t *out_counts, int32_t *out_ids, float *out_weights) {
-  const char *where = "encrt_session_embed_sparse";
+/// encrt_session_encode's frame: `outputs` (already read in full) for
+/// `count` texts after prompt `prompt_name`; `sparse`: its sparse output is
+/// asked for.
+static encrt_status *encode(const char *where, encrt_session *session, const char *prompt_name,
+                            const encrt_text *texts, int64_t count, const encrt_encode_outputs &o, bool sparse) {
   return inSession(where, session, [&] {
     const LoadedModel &model = session->impl->model();
-    if (model.pooling() != "splade")
-      fail(ENCRT_INVALID_ARGUMENT, "the model's pooling is '", model.pooling(),
-           "'; sparse embeddings come from a splade model (encrt_session_embed gives this one's)");
-    const int64_t dim = model.embeddingDim();
-    if (top_k < 1 || top_k > dim)
-      fail(ENCRT_INVALID_ARGUMENT, "top_k is ", top_k, " (expected 1 to ", dim, ", the vocabulary size)");
-    if (!(threshold >= 0.0f) || !std::isfinite(threshold))
-      fail(ENCRT_INVALID_ARGUMENT, "threshold is ", threshold, " (expected a finite value >= 0)");
-    if (count < 0)
-      fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
-    if (count == 0)
-      return;
-    if (!texts)
-      fail(ENCRT_INVALID_ARGUMENT, "texts is NULL");
-    if (!out_counts || !out_ids || !out_weights)
-      fail(ENCRT_INVALID_ARGUMENT, !out_counts ? "out_counts" : !out_ids ? "out_ids" : "out_weights", " is NULL");
     const std::string_view prompt = model.promptText(prompt_name);
     const std::vector<std::string_view> views = viewTexts(texts, count);
     for (int64_t i = 0; i < count; ++i) // here, where the index is the caller's
       model.checkText(views[size_t(i)], "texts[" + std::to_string(i) + "]");
-    // The vocabulary-wide vectors of a chunk of texts at a time.
-    constexpr int64_t kChunk = 32;
-    std::vector<float> dense(static_cast<size_t>(std::min(count, kChunk) * dim));
-    for (int64_t at = 0; at < count; at += kChunk) {
-      const int64_t n = std::min(kChunk, count - at);
-      session->impl->embed(views.data() + at, n, prompt, dense.data());
-      for (int64_t i = 0; i < n; ++i)
-        out_counts[at + i] = sparseTop(dense.data() + i * dim, dim, top_k, threshold, out_ids + (at + i) * top_k,
-                                       out_weights + (at + i) * top_k);
-    }
+    EncodeOutputs out;
+    out.dense = o.dense;
+    out.sparse = sparse;
+    out.sparseTopK = o.sparse_top_k;
+    out.sparseThreshold = o.sparse_threshold;
+    out.sparseCounts = o.sparse_counts;
+    out.sparseIds = o.sparse_ids;
+    out.sparseWeights = o.sparse_weights;
+    out.vectors = o.vectors;
+    out.vectorsCapacity = o.vectors_capacity;
+    out.vectorCounts = o.vector_counts;
+    session->impl->encode(texts ? views.data() : nullptr, count, prompt, out);
   });
+}
+
+void encrt_encode_outputs_initialize(encrt_encode_outputs *outputs) {
+  if (!outputs)
+    return;
+  *outputs = encrt_encode_outputs{};
+  outputs->struct_size = sizeof(encrt_encode_outputs);
+}
+
+encrt_status *encrt_session_encode(encrt_session *session, const char *prompt_name, const encrt_text *texts,
+                                   int64_t count, const encrt_encode_outputs *outputs) {
+  const char *where = "encrt_session_encode";
+  if (!outputs)
+    return nullArgument(where, "outputs");
+  encrt_encode_outputs o;
+  if (encrt_status *bad = readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
+                                      encrt_encode_outputs_initialize, o))
+    return bad;
+  const bool sparse = o.sparse_top_k != 0 || o.sparse_counts || o.sparse_ids || o.sparse_weights;
+  return encode(where, session, prompt_name, texts, count, o, sparse);
+}
+
+encrt_status *encrt_session_embed_sparse(encrt_session *session, const char *prompt_name,
+                                         const encrt_text *texts, int64_t count, int32_t top_k, float threshold,
+                                         int32_t *out_counts, int32_t *out_ids, float *out_weights) {
+  const char *where = "encrt_session_embed_sparse";
+  encrt_encode_outputs o;
+  encrt_encode_outputs_initialize(&o);
+  o.sparse_top_k = top_k;
+  o.sparse_threshold = threshold;
+  o.sparse_counts = out_counts;
+  o.sparse_ids = out_ids;
+  o.sparse_weights = out_weights;
+  return encode(where, session, prompt_name, texts, count, o, /*sparse=*/true);
 }
 
 int64_t encrt_session_profile_count(const encrt_session *session) {

@@ -1,6 +1,7 @@
 //===- DeviceSession.cpp - Embedding and the device switch -----------------===//
 #include "DeviceSession.h"
 
+#include "Failure.h"
 #include "Inputs.h"
 #include "Session.h"
 #include "cuda/CudaSession.h"
@@ -12,6 +13,20 @@ void DeviceSession::embed(const std::string_view *texts, int64_t count, std::str
   embedInChunks(model(), texts, count, prompt, outEmbeddings,
                 [this](const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq,
                        float *outPooled) { run(ids, nullptr, lengths, n, seq, nullptr, outPooled); });
+}
+
+void DeviceSession::runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+                                 float *outPooled, float *const *) {
+  if (!model().tokenHeads().empty())
+    fail(ENCRT_UNSUPPORTED, model().artifact().path(), ": token heads run on the CPU plan only");
+  run(ids, nullptr, lengths, batch, seq, nullptr, outPooled);
+}
+
+void DeviceSession::encode(const std::string_view *texts, int64_t count, std::string_view prompt,
+                           const EncodeOutputs &outputs) {
+  encodeInChunks(model(), texts, count, prompt, outputs,
+                 [this](const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq, float *outPooled,
+                        float *const *outHeads) { runWithHeads(ids, lengths, n, seq, outPooled, outHeads); });
 }
 
 void DeviceSession::scorePairs(const std::string_view *first, const std::string_view *second, int64_t count,

@@ -10,6 +10,7 @@
 #ifndef ENCRT_DEVICESESSION_H
 #define ENCRT_DEVICESESSION_H
 
+#include "Inputs.h"
 #include "LoadedModel.h"
 
 #include <cstdint>
@@ -40,6 +41,18 @@ public:
   /// count x hidden pooled floats. Throws Failure. See encrt_session_embed.
   /// Embeddings of `texts`, each tokenised after `prompt` ("" none).
   void embed(const std::string_view *texts, int64_t count, std::string_view prompt, float *outEmbeddings);
+
+  /// run() without the hidden output that also writes each token head k's
+  /// rows to outHeads[k] (null: not wanted; one pointer per
+  /// model().tokenHeads() entry) as [tokens, width], the texts' rows one
+  /// after another. Throws Failure. The default, for devices whose models
+  /// have no token heads (the CUDA plan), is run().
+  virtual void runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+                            float *outPooled, float *const *outHeads);
+
+  /// The outputs `outputs` asks for of `texts`, one pass per chunk. Throws
+  /// Failure. See encrt_session_encode.
+  void encode(const std::string_view *texts, int64_t count, std::string_view prompt, const EncodeOutputs &outputs);
 
   /// Tokenises `count` text pairs, runs them with their token types and
   /// writes count x num_labels activated scores. Throws Failure. See

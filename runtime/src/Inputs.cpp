@@ -134,6 +134,152 @@ void embedInChunks(const LoadedModel &model, const std::string_view *texts, int6
       });
 }
 
+namespace {
+
+/// The (id, weight) entries above `threshold`, heaviest first (equal weights:
+/// the lower id first), at most `topK`, into ids / weights; returns how many.
+int32_t writeHeaviest(std::vector<std::pair<int32_t, float>> &entries, int32_t topK, float threshold,
+                      int32_t *ids, float *weights) {
+  entries.erase(std::remove_if(entries.begin(), entries.end(), [&](const auto &e) { return !(e.second > threshold); }),
+                entries.end());
+  const size_t n = std::min(entries.size(), static_cast<size_t>(topK));
+  std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(n), entries.end(),
+                    [](const auto &a, const auto &b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
+  for (size_t i = 0; i < n; ++i)
+    ids[i] = entries[i].first, weights[i] = entries[i].second;
+  return static_cast<int32_t>(n);
+}
+
+/// FlagEmbedding's lexical weights of one text: per token id outside
+/// `skipIds` (sorted), the largest positive weight of its tokens.
+void lexicalEntries(const int32_t *ids, const float *weights, int64_t length, const std::vector<int32_t> &skipIds,
+                    std::vector<std::pair<int32_t, float>> &entries) {
+  entries.clear();
+  for (int64_t t = 0; t < length; ++t)
+    if (weights[t] > 0.0f && !std::binary_search(skipIds.begin(), skipIds.end(), ids[t]))
+      entries.emplace_back(ids[t], weights[t]);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first || (a.first == b.first && a.second > b.second); });
+  entries.erase(std::unique(entries.begin(), entries.end(), [](const auto &a, const auto &b) { return a.first == b.first; }),
+                entries.end());
+}
+
+} // namespace
+
+void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
+                    std::string_view prompt, const EncodeOutputs &out, const HeadsRunFn &run) {
+  if (count < 0)
+    fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
+  if (model.classifies())
+    fail(ENCRT_UNSUPPORTED, model.artifact().path(),
+         ": a sequence-classification model (cross-encoder) scores text pairs; it has no embeddings "
+         "(use encrt_session_score_pairs)");
+  if (!model.hasPooledOutput())
+    fail(ENCRT_UNSUPPORTED, model.artifact().path(), ": the model has no pooled output (pooling \"",
+         model.pooling(), "\"); encode needs one (use encrt_session_run for hidden states)");
+  const bool splade = model.metadata().pooling() == encm::Pooling::Splade;
+  if (out.dense && splade)
+    fail(ENCRT_INVALID_ARGUMENT, "a SPLADE model's embedding is its sparse output: ask for sparse, not dense");
+  const bool wantSparse = out.sparse;
+  if (wantSparse) {
+    if (!model.hasSparseOutput())
+      fail(ENCRT_INVALID_ARGUMENT, "the model has no sparse output (pooling '", model.pooling(),
+           "' and no lexical-weights head)");
+    const int64_t vocab = model.metadata().vocab_size();
+    if (out.sparseTopK < 1 || out.sparseTopK > vocab)
+      fail(ENCRT_INVALID_ARGUMENT, "top_k is ", out.sparseTopK, " (expected 1 to ", vocab, ", the vocabulary size)");
+    if (!(out.sparseThreshold >= 0.0f) || !std::isfinite(out.sparseThreshold))
+      fail(ENCRT_INVALID_ARGUMENT, "threshold is ", out.sparseThreshold, " (expected a finite value >= 0)");
+    if (count > 0 && (!out.sparseCounts || !out.sparseIds || !out.sparseWeights))
+      fail(ENCRT_INVALID_ARGUMENT, !out.sparseCounts ? "sparse_counts" : !out.sparseIds ? "sparse_ids" : "sparse_weights",
+           " is NULL (a sparse output needs all three)");
+  }
+  const TokenHeadInfo *lexical = model.tokenHead(encm::TokenHeadKind::LexicalWeights);
+  const TokenHeadInfo *multi = model.tokenHead(encm::TokenHeadKind::MultiVector);
+  const bool wantVectors = out.vectors || out.vectorCounts;
+  if (wantVectors) {
+    if (!multi)
+      fail(ENCRT_INVALID_ARGUMENT, "the model has no multi-vector output (no multi-vector head)");
+    if (!out.vectorCounts)
+      fail(ENCRT_INVALID_ARGUMENT, "vector_counts is NULL (vectors need it)");
+    if (out.vectorsCapacity < 0)
+      fail(ENCRT_INVALID_ARGUMENT, "vectors_capacity is ", out.vectorsCapacity, " (expected >= 0)");
+  }
+  if (count == 0)
+    return;
+  if (!texts)
+    fail(ENCRT_INVALID_ARGUMENT, "texts is NULL");
+
+  // The multi-vector rows' places need every text's length first.
+  std::vector<std::vector<int32_t>> encoded;
+  std::vector<int64_t> rowStart;
+  if (wantVectors) {
+    encoded.reserve(static_cast<size_t>(count));
+    rowStart.assign(static_cast<size_t>(count) + 1, 0);
+    for (int64_t i = 0; i < count; ++i) {
+      encoded.push_back(model.encode(texts[i], i, prompt));
+      out.vectorCounts[i] = std::max<int64_t>(0, int64_t(encoded.back().size()) - multi->skipLeading);
+      rowStart[size_t(i) + 1] = rowStart[size_t(i)] + out.vectorCounts[i];
+    }
+    if (out.vectors && rowStart.back() > out.vectorsCapacity)
+      fail(ENCRT_INVALID_ARGUMENT, "vectors_capacity is ", out.vectorsCapacity, " rows; these texts have ",
+           rowStart.back(), " (vector_counts holds each text's)");
+  }
+  if (!out.dense && !wantSparse && !out.vectors)
+    return;
+
+  const int64_t pooledWidth = model.embeddingDim();
+  std::vector<float> pooled, lexicalRows, vectorRows;
+  std::vector<float *> heads(model.tokenHeads().size(), nullptr);
+  std::vector<std::pair<int32_t, float>> entries;
+  inPaddedChunks(
+      count, /*typed=*/false,
+      [&](int64_t i) {
+        return PairEncoding{encoded.empty() ? model.encode(texts[i], i, prompt) : encoded[size_t(i)], {}};
+      },
+      [&](const int32_t *ids, const int32_t *, const int32_t *lengths, int64_t n, int64_t seq, int64_t first) {
+        int64_t tokens = 0;
+        for (int64_t j = 0; j < n; ++j)
+          tokens += lengths[j];
+        float *outPooled = out.dense ? out.dense + first * pooledWidth : nullptr;
+        if (splade && wantSparse) {
+          pooled.resize(static_cast<size_t>(n * pooledWidth));
+          outPooled = pooled.data();
+        }
+        for (size_t k = 0; k < heads.size(); ++k) {
+          const TokenHeadInfo &h = model.tokenHeads()[k];
+          std::vector<float> *rows = h.kind == encm::TokenHeadKind::LexicalWeights ? (wantSparse ? &lexicalRows : nullptr)
+                                                                                    : (out.vectors ? &vectorRows : nullptr);
+          if (rows)
+            rows->resize(static_cast<size_t>(tokens * h.width));
+          heads[k] = rows ? rows->data() : nullptr;
+        }
+        run(ids, lengths, n, seq, outPooled, heads.data());
+        int64_t at = 0; // the text's first row
+        for (int64_t j = 0; j < n; at += lengths[j], ++j) {
+          const int64_t i = first + j;
+          if (wantSparse) {
+            if (splade) {
+              entries.clear();
+              const float *row = pooled.data() + j * pooledWidth;
+              for (int64_t v = 0; v < pooledWidth; ++v)
+                if (row[v] > 0.0f)
+                  entries.emplace_back(static_cast<int32_t>(v), row[v]);
+            } else {
+              lexicalEntries(ids + j * seq, lexicalRows.data() + at, lengths[j], lexical->skipIds, entries);
+            }
+            out.sparseCounts[i] = writeHeaviest(entries, out.sparseTopK, out.sparseThreshold,
+                                                out.sparseIds + i * out.sparseTopK,
+                                                out.sparseWeights + i * out.sparseTopK);
+          }
+          if (out.vectors && out.vectorCounts[i] > 0)
+            std::memcpy(out.vectors + rowStart[size_t(i)] * multi->width,
+                        vectorRows.data() + (at + multi->skipLeading) * multi->width,
+                        sizeof(float) * static_cast<size_t>(out.vectorCounts[i] * multi->width));
+        }
+      });
+}
+
 void scorePairsInChunks(const LoadedModel &model, const std::string_view *first,
                         const std::string_view *second, int64_t count, PairTruncation truncation,
                         float *outScores, const LogitsRunFn &run) {

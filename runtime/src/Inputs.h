@@ -51,6 +51,32 @@ using PooledRunFn = std::function<void(const int32_t *ids, const int32_t *length
 void embedInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
                    std::string_view prompt, float *outEmbeddings, const PooledRunFn &run);
 
+/// What encodeInChunks writes (encrt_encode_outputs); null: not wanted.
+struct EncodeOutputs {
+  float *dense = nullptr; ///< count x embeddingDim
+  bool sparse = false;    ///< the sparse output is asked for (its buffers are then checked)
+  int32_t sparseTopK = 0;
+  float sparseThreshold = 0;
+  int32_t *sparseCounts = nullptr, *sparseIds = nullptr; ///< count; count x sparseTopK
+  float *sparseWeights = nullptr;                        ///< count x sparseTopK
+  float *vectors = nullptr;                              ///< vectorsCapacity x multivectorDim
+  int64_t vectorsCapacity = 0;
+  int64_t *vectorCounts = nullptr; ///< count
+};
+
+/// The run of one padded chunk for its pooled output and token heads
+/// (DeviceSession::runWithHeads).
+using HeadsRunFn = std::function<void(const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq,
+                                      float *outPooled, float *const *outHeads)>;
+
+/// encrt_session_encode: checks the arguments against what `model` gives,
+/// tokenises `texts` (each after `prompt`), calls `run` for each chunk and
+/// writes the outputs asked for: the pooled rows, each text's heaviest sparse
+/// entries (a SPLADE model's pooled weights, or a lexical-weights head's
+/// maximum per token id), its multi-vector rows after the head's skipped ones.
+void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
+                    std::string_view prompt, const EncodeOutputs &out, const HeadsRunFn &run);
+
 /// The logits run of one padded chunk of pairs: ids [n, seq], typeIds [n, seq]
 /// or null (a one-type model: all 0),
 /// lengths [n]; writes n x num_labels logits.

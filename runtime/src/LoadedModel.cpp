@@ -6,6 +6,7 @@
 #include "cuda/CudaHost.h"
 #include "cuda/CudaModel.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace encrt::rt {
@@ -90,6 +91,18 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
       if (md.default_prompt() && md.default_prompt()->string_view() == p->name()->string_view())
         m->defaultPromptText_ = p->text()->str();
     }
+  if (const auto *heads = m->model().token_heads()) { // checked by Artifact::verifySemantics
+    const uint32_t first = m->model().outputs()->size() - heads->size();
+    for (uint32_t k = 0; k < heads->size(); ++k) {
+      const encm::TokenHead &h = *heads->Get(k);
+      const encm::Value &v = *m->model().values()->Get(m->model().outputs()->Get(first + k));
+      TokenHeadInfo info{h.kind(), first + k, v.shape()->Get(v.shape()->size() - 1), h.skip_leading(), {}};
+      if (h.skip_ids())
+        info.skipIds.assign(h.skip_ids()->begin(), h.skip_ids()->end());
+      std::sort(info.skipIds.begin(), info.skipIds.end());
+      m->tokenHeads_.push_back(std::move(info));
+    }
+  }
   for (int32_t i = 0; i < md.num_labels(); ++i) // checked by Artifact::verifySemantics
     m->labels_.push_back(md.labels() ? md.labels()->Get(static_cast<flatbuffers::uoffset_t>(i))->str()
                                      : "LABEL_" + std::to_string(i)); // transformers' names when none are given
@@ -107,6 +120,22 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
 bool LoadedModel::hasPooledOutput() const {
   const auto *outputs = cuda_ ? model().cuda()->outputs() : model().outputs();
   return outputs && outputs->size() >= 2 && !classifies();
+}
+
+const TokenHeadInfo *LoadedModel::tokenHead(encm::TokenHeadKind kind) const {
+  for (const TokenHeadInfo &h : tokenHeads_)
+    if (h.kind == kind)
+      return &h;
+  return nullptr;
+}
+
+bool LoadedModel::hasSparseOutput() const {
+  return metadata().pooling() == encm::Pooling::Splade || tokenHead(encm::TokenHeadKind::LexicalWeights);
+}
+
+int64_t LoadedModel::multivectorDim() const {
+  const TokenHeadInfo *h = tokenHead(encm::TokenHeadKind::MultiVector);
+  return h ? h->width : 0;
 }
 
 const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *LoadedModel::runningSteps() const {

@@ -40,6 +40,15 @@ struct LoadOptions {
   int32_t maxSeqLength = 0;      ///< texts cut to this many tokens; 0: the compiled maximum
 };
 
+/// A per-token output of the CPU plan (artifact.fbs TokenHead; checked at load).
+struct TokenHeadInfo {
+  encm::TokenHeadKind kind;
+  uint32_t output = 0;          ///< its index in the plan's outputs
+  int64_t width = 0;            ///< floats per token
+  int32_t skipLeading = 0;      ///< multi-vector: rows dropped at each text's start
+  std::vector<int32_t> skipIds; ///< lexical weights: ids never weighted, sorted
+};
+
 class LoadedModel {
 public:
   /// Throws Failure.
@@ -77,6 +86,15 @@ public:
   }
   /// Floats per sequence of output 1: numLabels() or embeddingDim().
   int64_t secondOutputWidth() const { return classifies() ? numLabels() : embeddingDim(); }
+  /// The token heads, in output order (empty: none).
+  const std::vector<TokenHeadInfo> &tokenHeads() const { return tokenHeads_; }
+  /// The head of `kind`, or null.
+  const TokenHeadInfo *tokenHead(encm::TokenHeadKind kind) const;
+  /// Whether encrt_session_encode gives sparse outputs: SPLADE pooling or a
+  /// lexical-weights head.
+  bool hasSparseOutput() const;
+  /// Floats per vector of the multi-vector head; 0: none.
+  int64_t multivectorDim() const;
   /// Steps of the plan that runs.
   int32_t numSteps() const;
   /// Step `index` (< numSteps()) of the plan that runs.
@@ -136,6 +154,7 @@ private:
   std::string architecture_, pooling_, device_, scoreActivation_, precision_ = "fp32";
   std::vector<std::pair<std::string, std::string>> prompts_;
   std::vector<std::string> labels_;
+  std::vector<TokenHeadInfo> tokenHeads_;
   std::string defaultPromptText_;
   int64_t maxTextBytes_ = kDefaultMaxTextBytes;
   int32_t truncateTo_ = 0; ///< tokens a text is cut to (set at load: the option or the compiled maximum)

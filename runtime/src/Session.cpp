@@ -199,4 +199,26 @@ void Session::run(const int32_t *ids, const int32_t *typeIds,
                 sizeof(float) * static_cast<size_t>(batch * model_->secondOutputWidth()));
 }
 
+void Session::runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+                           float *outPooled, float *const *outHeads) {
+  run(ids, nullptr, lengths, batch, seq, nullptr, outPooled);
+  const encm::Model &m = model_->model();
+  const std::vector<TokenHeadInfo> &heads = model_->tokenHeads();
+  for (size_t k = 0; k < heads.size(); ++k) {
+    if (!outHeads[k])
+      continue;
+    const uint32_t id = m.outputs()->Get(heads[k].output);
+    const encm::Value &v = *m.values()->Get(id);
+    const auto *src = static_cast<const float *>(valuePtrs_[id]);
+    const size_t width = static_cast<size_t>(heads[k].width);
+    if (v.shape()->Get(0) == kDimTokens) { // packed: already [tokens, width]
+      std::memcpy(outHeads[k], src, sizeof(float) * width * static_cast<size_t>(seqOffsets_[batch]));
+      continue;
+    }
+    for (int64_t b = 0; b < batch; ++b) // padded [batch, seq, width]: each text's valid rows
+      std::memcpy(outHeads[k] + static_cast<size_t>(seqOffsets_[b]) * width, src + static_cast<size_t>(b * seq) * width,
+                  sizeof(float) * width * static_cast<size_t>(lengths_[b]));
+  }
+}
+
 } // namespace encrt::rt

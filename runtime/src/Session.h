@@ -39,6 +39,9 @@ public:
            int64_t batch, int64_t seq, float *outHidden,
            float *outPooled) override;
 
+  void runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq, float *outPooled,
+                    float *const *outHeads) override;
+
   bool profiling() const override { return profiling_; }
   const std::vector<StepProfile> &profile() const override { return profile_; }
 

@@ -280,7 +280,7 @@ TEST_F(RuntimeTest, EmbedSparseRefusesAModelThatIsNotSplade) {
   expectError(encrt_session_embed_sparse(nullptr, nullptr, &text, 1, 1, 0, &count, &id, &weight),
               ENCRT_INVALID_ARGUMENT, "session is NULL");
   expectError(encrt_session_embed_sparse(s, nullptr, &text, 1, 1, 0, &count, &id, &weight), ENCRT_INVALID_ARGUMENT,
-              "encrt_session_embed_sparse: the model's pooling is 'mean'; sparse embeddings come from a splade model");
+              "encrt_session_embed_sparse: the model has no sparse output (pooling 'mean' and no lexical-weights head)");
   encrt_session_release(s);
   encrt_model_release(m);
 }

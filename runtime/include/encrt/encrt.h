@@ -60,8 +60,11 @@ extern "C" {
    Version 8: sparse embeddings (encrt_session_embed_sparse), token strings
    (encrt_model_get_token).
    Version 9: tokens with their offsets (encrt_model_tokenize_offsets), ids
-   back to text (encrt_model_decode). */
-#define ENCRT_API_VERSION 9
+   back to text (encrt_model_decode).
+   Version 10: several outputs of one pass (encrt_session_encode: bge-m3's
+   dense, sparse and multi-vector outputs), encrt_model_info.sparse and
+   .multivector_dim. */
+#define ENCRT_API_VERSION 10
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -179,6 +182,11 @@ typedef struct encrt_model_info {
                             text): hidden_size, or the width
                             sentence-transformers' Dense modules project to;
                             0 without a pooled output (classifiers included) */
+  /* API version 10: */
+  int32_t sparse;          /* 1: encrt_session_encode gives sparse outputs (a
+                              SPLADE model, or a lexical-weights head: bge-m3) */
+  int32_t multivector_dim; /* floats per token vector of encrt_session_encode's
+                              multi-vector output (bge-m3's ColBERT head); 0: none */
 } encrt_model_info;
 
 /* Fills the first `info_size` bytes of *out_info (pass sizeof *out_info);
@@ -368,6 +376,51 @@ ENCRT_API encrt_status *encrt_session_embed_sparse(encrt_session *session,
                                                    int32_t *out_counts,
                                                    int32_t *out_ids,
                                                    float *out_weights);
+
+/* API version 10: what encrt_session_encode writes. Initialise with
+   encrt_encode_outputs_initialize, then point the outputs wanted at buffers;
+   a NULL output is not written. The pass runs once whatever is asked. */
+typedef struct encrt_encode_outputs {
+  uint32_t struct_size;     /* sizeof(encrt_encode_outputs); set by _initialize */
+  /* count x embedding_dim floats: the pooled embedding (encrt_session_embed's). */
+  float *dense;
+  /* Sparse (encrt_model_info.sparse): each text's entries above
+     sparse_threshold (>= 0), heaviest first (equal weights: the lower id
+     first), at most sparse_top_k (1 to vocab_size) of them, as
+     encrt_session_embed_sparse writes them: text i's to sparse_ids /
+     sparse_weights [i * sparse_top_k, + sparse_counts[i]). A SPLADE model's
+     are its vocabulary-wide weights; a lexical-weights head's (bge-m3) are,
+     per token id, the largest positive weight of the text's tokens, special
+     tokens left out (FlagEmbedding's lexical weights). Asked for when
+     sparse_top_k or any of the three pointers is set. */
+  int32_t sparse_top_k;
+  float sparse_threshold;
+  int32_t *sparse_counts;   /* count */
+  int32_t *sparse_ids;      /* count x sparse_top_k */
+  float *sparse_weights;    /* count x sparse_top_k */
+  /* Multi-vector (encrt_model_info.multivector_dim > 0): each text's token
+     vectors (bge-m3: every token's but [CLS]'s, L2-normalised), rows of
+     multivector_dim floats, text after text. vector_counts[i] is text i's
+     rows; it is filled whenever it is not NULL, before anything runs, so a
+     caller can size `vectors` (a capacity below the total is
+     ENCRT_INVALID_ARGUMENT, with vector_counts filled). */
+  float *vectors;
+  int64_t vectors_capacity; /* rows `vectors` holds */
+  int64_t *vector_counts;   /* count */
+} encrt_encode_outputs;
+
+ENCRT_API void encrt_encode_outputs_initialize(encrt_encode_outputs *outputs);
+
+/* API version 10: embeds `count` texts (each after prompt `prompt_name`'s
+   text, as encrt_session_embed_prompted) in one pass of the model per chunk
+   of texts and writes the outputs *outputs asks for. An output the model
+   does not have is ENCRT_INVALID_ARGUMENT, as are a dense output of a SPLADE
+   model (its sparse output is that) and sparse settings out of range. */
+ENCRT_API encrt_status *encrt_session_encode(encrt_session *session,
+                                             const char *prompt_name,
+                                             const encrt_text *texts,
+                                             int64_t count,
+                                             const encrt_encode_outputs *outputs);
 
 /* API version 9: one token of encrt_model_tokenize_offsets (a fixed layout:
    it is an array element, with no struct_size). */

@@ -266,6 +266,62 @@ public:
     return out;
   }
 
+  /// What encode() gives: each output asked for, in text order.
+  struct Encoded {
+    std::vector<float> dense;                ///< texts x embedding_dim
+    std::vector<SparseEmbedding> sparse;     ///< per text
+    std::vector<std::vector<float>> vectors; ///< per text: rows x multivector_dim
+  };
+  /// encrt_session_encode: the dense embedding (`dense`), each text's
+  /// heaviest sparse entries (sparseTopK > 0: at most that many, above
+  /// `threshold`) and its token vectors (`vectors`) from one pass per chunk.
+  Encoded encode(const std::vector<std::string> &texts, bool dense, int32_t sparseTopK, bool vectors,
+                 float threshold = 0.0f, const char *promptName = nullptr) {
+    const std::vector<encrt_text> views = textViews(texts);
+    const int64_t n = static_cast<int64_t>(texts.size());
+    encrt_encode_outputs o;
+    encrt_encode_outputs_initialize(&o);
+    Encoded r;
+    std::vector<int64_t> counts(texts.size());
+    int64_t rows = 0;
+    if (vectors) { // the rows first (tokenising only), then the buffer
+      o.vector_counts = counts.data();
+      check(encrt_session_encode(session_, promptName, views.data(), n, &o));
+      for (int64_t c : counts)
+        rows += c;
+    }
+    const size_t k = sparseTopK > 0 ? static_cast<size_t>(sparseTopK) : 0;
+    std::vector<int32_t> sparseCounts(k ? texts.size() : 0), ids(texts.size() * k);
+    std::vector<float> weights(texts.size() * k), flat(static_cast<size_t>(rows * info_.multivector_dim));
+    if (dense) {
+      r.dense.resize(texts.size() * static_cast<size_t>(info_.embedding_dim));
+      o.dense = r.dense.data();
+    }
+    if (k) {
+      o.sparse_top_k = sparseTopK, o.sparse_threshold = threshold;
+      o.sparse_counts = sparseCounts.data(), o.sparse_ids = ids.data(), o.sparse_weights = weights.data();
+    }
+    if (vectors)
+      o.vectors = flat.data(), o.vectors_capacity = rows;
+    check(encrt_session_encode(session_, promptName, views.data(), n, &o));
+    if (k) {
+      r.sparse.resize(texts.size());
+      for (size_t i = 0; i < texts.size(); ++i) {
+        r.sparse[i].ids.assign(ids.begin() + i * k, ids.begin() + i * k + sparseCounts[i]);
+        r.sparse[i].weights.assign(weights.begin() + i * k, weights.begin() + i * k + sparseCounts[i]);
+      }
+    }
+    if (vectors) {
+      const size_t w = static_cast<size_t>(info_.multivector_dim);
+      size_t at = 0;
+      for (int64_t c : counts) {
+        r.vectors.emplace_back(flat.begin() + at * w, flat.begin() + (at + size_t(c)) * w);
+        at += size_t(c);
+      }
+    }
+    return r;
+  }
+
 private:
   static std::vector<encrt_text> textViews(const std::vector<std::string> &texts) {
     std::vector<encrt_text> views;
