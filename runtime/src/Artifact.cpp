@@ -469,11 +469,6 @@ void verifyTokenHead(const std::string &p, const encm::TokenHead &head, uint32_t
          kindName(v.kind()), " ", shapeString(shape));
   switch (head.kind()) {
   case encm::TokenHeadKind::LexicalWeights: {
-    if (width != 1)
-      fail(bad, p, ": token head ", index, " (lexical weights) has width ", width, ", expected 1");
-    if (head.skip_leading() != 0)
-      fail(bad, p, ": token head ", index, " (lexical weights) has skip_leading ", head.skip_leading(),
-           ", expected 0");
     const auto *ids = head.skip_ids();
     if (ids && ids->size() > ENCM_MAX_SKIP_IDS)
       fail(bad, p, ": token head ", index, " has ", ids->size(), " skip_ids, more than ", ENCM_MAX_SKIP_IDS);
@@ -481,6 +476,11 @@ void verifyTokenHead(const std::string &p, const encm::TokenHead &head, uint32_t
       for (int32_t id : *ids)
         if (id < 0 || id >= vocab)
           fail(bad, p, ": token head ", index, " skips id ", id, ", outside the vocabulary [0, ", vocab, ")");
+    if (head.skip_leading() != 0)
+      fail(bad, p, ": token head ", index, " (lexical weights) has skip_leading ", head.skip_leading(),
+           ", expected 0");
+    if (width != 1)
+      fail(bad, p, ": token head ", index, " (lexical weights) has width ", width, ", expected 1");
     return;
   }
   case encm::TokenHeadKind::MultiVector:
@@ -619,13 +619,15 @@ void Artifact::verifySemantics() {
   if (numHeads > 0 && (md->num_labels() > 0 || md->pooling() == encm::Pooling::None))
     fail(bad, p, ": token heads need a pooled output (pooling ", poolingName(md->pooling()), ")");
   const uint32_t numBase = md->num_labels() > 0 || md->pooling() != encm::Pooling::None ? 2u : 1u;
-  if (!m.outputs() || m.outputs()->size() != numBase + numHeads)
-    fail(bad, p, ": ", md->num_labels() > 0 ? "a classification model"
-                       : numBase == 1       ? "pooling none"
-                                            : "a pooled model",
-         " with ", numHeads, " token heads needs ", numBase + numHeads, " outputs (hidden",
-         md->num_labels() > 0 ? ", scores" : numBase == 2 ? ", pooled" : "", numHeads ? ", the heads'" : "",
-         "), found ", m.outputs() ? m.outputs()->size() : 0);
+  const uint32_t numOutputs = m.outputs() ? m.outputs()->size() : 0;
+  if (md->num_labels() > 0 && numOutputs != 2)
+    fail(bad, p, ": a classification model (num_labels ", md->num_labels(),
+         ") needs 2 outputs (hidden, scores), found ", numOutputs);
+  if (numOutputs != numBase + numHeads)
+    fail(bad, p, ": pooling ", poolingName(md->pooling()),
+         numHeads ? " with " + std::to_string(numHeads) + " token heads" : std::string(), " needs ",
+         numBase + numHeads, numBase + numHeads == 1 ? " output (hidden" : " outputs (hidden",
+         numBase == 2 ? ", pooled" : "", numHeads ? ", the heads'" : "", "), found ", numOutputs);
   const int64_t hidden = md->hidden_size();
   for (uint32_t k = 0; k < m.outputs()->size(); ++k) {
     uint32_t id = m.outputs()->Get(k);

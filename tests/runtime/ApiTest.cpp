@@ -843,7 +843,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
 
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
-  EXPECT_EQ(ENCRT_API_VERSION, 9);
+  EXPECT_EQ(ENCRT_API_VERSION, 10);
   std::string path = write(writeArtifact(TestModel::spec(kernels())));
 
   // Options never initialised: refused, not guessed.

@@ -131,11 +131,14 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> features;
   for (const std::string &f : s.requiredFeatures)
     features.push_back(b.CreateString(f));
+  std::vector<flatbuffers::Offset<encm::TokenHead>> heads;
+  for (const SpecTokenHead &h : s.tokenHeads)
+    heads.push_back(encm::CreateTokenHeadDirect(b, h.kind, h.skipLeading, h.skipIds.empty() ? nullptr : &h.skipIds));
   auto model = encm::CreateModelDirect(
       b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
       s.weightsOffset.value_or(layout.weightsOffset),
       s.weightsSize.value_or(s.weights.size()), &codes, tokenizer, fill, cuda, s.schemaMinor,
-      s.requiredFeatures.empty() ? nullptr : &features);
+      s.requiredFeatures.empty() ? nullptr : &features, s.tokenHeads.empty() ? nullptr : &heads);
   encm::FinishModelBuffer(b, model);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }

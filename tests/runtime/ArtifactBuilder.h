@@ -66,6 +66,13 @@ struct SpecTokenizer {
   std::string charsmap;
 };
 
+/// A Model.token_heads entry.
+struct SpecTokenHead {
+  encm::TokenHeadKind kind = encm::TokenHeadKind::MultiVector;
+  int32_t skipLeading = 0;
+  std::vector<int32_t> skipIds;
+};
+
 /// A CudaPlan (its values, steps, inputs and outputs by id).
 struct SpecCudaPlan {
   std::vector<SpecValue> values;
@@ -102,6 +109,7 @@ struct ArtifactSpec {
   encm::Similarity similarity = encm::Similarity::Cosine; ///< Metadata.similarity
   std::optional<std::vector<std::string>> labels; ///< Metadata.labels (null: none written)
   int32_t embeddingDim = 0;                       ///< Metadata.embedding_dim
+  std::vector<SpecTokenHead> tokenHeads;          ///< Model.token_heads (empty: none written)
 };
 
 /// The complete file, trailer included.

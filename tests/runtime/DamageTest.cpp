@@ -302,6 +302,75 @@ TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
 
 // Metadata.similarity (sentence-transformers' similarity_fn_name): reported
 // by name; a value the schema does not name is refused at load.
+// Token heads (9.7) need "token-heads"; each is checked against its output
+// value, the vocabulary and its bounds. The test model's hidden output
+// serves as a 32-wide multi-vector head's value.
+TEST_F(RuntimeTest, TokenHeadsAreChecked) {
+  using K = encm::TokenHeadKind;
+  auto expectLoads = [&](const std::vector<uint8_t> &bytes) {
+    encrt_model *m = load(bytes);
+    ASSERT_NE(m, nullptr);
+    encrt_model_info info;
+    encrt_model_get_info(m, &info, sizeof info);
+    EXPECT_EQ(info.multivector_dim, TestModel::kHidden);
+    EXPECT_EQ(info.sparse, 0);
+    encrt_model_release(m);
+  };
+  auto base = [&] {
+    ArtifactSpec spec = TestModel::spec(kernels());
+    spec.requiredFeatures = {ENCM_FEATURE_TOKEN_HEADS};
+    spec.tokenHeads = {{K::MultiVector, 1, {}}};
+    spec.outputs.push_back(spec.outputs[0]);
+    return spec;
+  };
+  ArtifactSpec spec = base();
+  expectLoads(writeArtifact(spec));
+  spec.requiredFeatures.clear();
+  expectLoadError(writeArtifact(spec), kBad, "token_heads needs feature 'token-heads', which the artifact does not require");
+  spec = base();
+  spec.outputs.pop_back();
+  expectLoadError(writeArtifact(spec), kBad, "pooling mean with 1 token heads needs 3 outputs (hidden, pooled, the heads'), found 2");
+  spec = base();
+  spec.tokenHeads[0].skipLeading = ENCM_MAX_SKIP_LEADING + 1;
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 (multi-vector) has skip_leading 9, expected 0 to 8");
+  spec = base();
+  spec.tokenHeads[0].skipIds = {1};
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 (multi-vector) has skip_ids, which only lexical weights use");
+  spec = base();
+  spec.tokenHeads[0].kind = static_cast<K>(7);
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 has kind 7, which this runtime does not know");
+  spec = base();
+  spec.tokenHeads.push_back(spec.tokenHeads[0]);
+  spec.outputs.push_back(spec.outputs[0]);
+  expectLoadError(writeArtifact(spec), kBad, "token heads 0 and 1 are of the same kind");
+  spec = base();
+  spec.outputs.back() = 7; // the pooled value: [-1, H], not per token
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 (value 7) must be an F32 Output of shape [-3,W] or [-1,-2,W]");
+  spec = base();
+  spec.outputs.back() = 4; // an Activation
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 (value 4) must be an F32 Output");
+  spec = base();
+  for (int k = 0; k < ENCM_MAX_TOKEN_HEADS; ++k) {
+    spec.tokenHeads.push_back({K::LexicalWeights, 0, {}});
+    spec.outputs.push_back(spec.outputs[0]);
+  }
+  expectLoadError(writeArtifact(spec), kBad, "5 token heads, more than 4");
+  // Lexical weights: ids in the vocabulary, no skipped rows, one weight per token.
+  spec = base();
+  spec.tokenHeads[0] = {K::LexicalWeights, 0, {0, TestModel::kVocab}};
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 skips id 50, outside the vocabulary [0, 50)");
+  spec.tokenHeads[0] = {K::LexicalWeights, 1, {0, 2}};
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 (lexical weights) has skip_leading 1, expected 0");
+  spec.tokenHeads[0] = {K::LexicalWeights, 0, {0, 2}};
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 (lexical weights) has width 32, expected 1");
+  // Heads need a pooled output.
+  spec = TestModel::spec(kernels(), /*pooled=*/false);
+  spec.requiredFeatures = {ENCM_FEATURE_TOKEN_HEADS};
+  spec.tokenHeads = {{K::MultiVector, 1, {}}};
+  spec.outputs.push_back(spec.outputs[0]);
+  expectLoadError(writeArtifact(spec), kBad, "token heads need a pooled output (pooling none)");
+}
+
 TEST_F(RuntimeTest, SimilarityIsNamedOrRefused) {
   auto spec = TestModel::spec(kernels());
   spec.similarity = encm::Similarity::Dot;
