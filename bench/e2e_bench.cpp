@@ -8,6 +8,8 @@
 // ENCC_BENCH_ARTIFACT_INT8 adds one labelled "int8". ENCC_BENCH_THREADS sets
 // the worker threads (default: all cores).
 // BM_Forward/<label>/B/S runs batch B of full-length sequences of S tokens;
+// BM_Encode/<label>/B/W times encrt_session_encode (every output the model
+// has: bge-m3's three from one pass) on B texts of W words;
 // BM_Tokenize/<label>/{sentence,paragraph} times the tokenizer of the first
 // artifact that has one, and of each artifact in ENCC_BENCH_TOKENIZERS (a
 // comma-separated list, e.g. a byte-level BPE one), on a typical sentence and
@@ -307,6 +309,62 @@ void BM_Tokenize(benchmark::State &state, encrt_model *model, bool paragraph) {
   state.counters["ids"] = static_cast<double>(count);
 }
 
+/// BM_Encode/<label>/B/W: encrt_session_encode of B texts of W words each
+/// (tokenised in the run) with every output the model has: the dense
+/// embedding, and the sparse entries (top 64) and token vectors where it has
+/// them (bge-m3's heads). Against an artifact compiled --no-token-heads it
+/// times what the heads add to one pass.
+void BM_Encode(benchmark::State &state, encrt_model *model) {
+  encrt_model_info info;
+  encrt_model_get_info(model, &info, sizeof info);
+  const int64_t batch = state.range(0), words = state.range(1);
+  static const char *const kWords[] = {"retrieval", "dense", "sparse", "the", "model", "of", "vectors", "and",
+                                       "a", "query", "document", "index", "search", "with", "tokens", "over"};
+  std::vector<std::string> texts(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t w = 0; w < words; ++w)
+      texts[size_t(b)] += std::string(w ? " " : "") + kWords[(b * 7 + w * 3 + w / 16) % 16];
+  std::vector<encrt_text> views;
+  for (const std::string &t : texts)
+    views.push_back({t.data(), static_cast<int64_t>(t.size())});
+  encrt_session *session = nullptr;
+  if (encrt_status *s = encrt_session_create(model, nullptr, &session)) {
+    state.SkipWithError(encrt_status_message(s));
+    encrt_status_free(s);
+    return;
+  }
+  encrt_encode_outputs o;
+  encrt_encode_outputs_initialize(&o);
+  std::vector<float> dense(static_cast<size_t>(batch * info.embedding_dim));
+  if (std::string(info.pooling) != "splade") // SPLADE's embedding is its sparse output
+    o.dense = dense.data();
+  constexpr int32_t kTop = 64;
+  std::vector<int32_t> counts(static_cast<size_t>(batch)), ids(static_cast<size_t>(batch * kTop));
+  std::vector<float> weights(static_cast<size_t>(batch * kTop));
+  if (info.sparse) {
+    o.sparse_top_k = kTop, o.sparse_counts = counts.data(), o.sparse_ids = ids.data(),
+    o.sparse_weights = weights.data();
+  }
+  std::vector<int64_t> rows(static_cast<size_t>(batch));
+  std::vector<float> vectors;
+  if (info.multivector_dim > 0) {
+    o.vector_counts = rows.data();
+    const int64_t capacity = batch * info.max_seq;
+    vectors.resize(static_cast<size_t>(capacity * info.multivector_dim));
+    o.vectors = vectors.data(), o.vectors_capacity = capacity;
+  }
+  for (auto _ : state) {
+    if (encrt_status *s = encrt_session_encode(session, nullptr, views.data(), batch, &o)) {
+      state.SkipWithError(encrt_status_message(s));
+      encrt_status_free(s);
+      break;
+    }
+    benchmark::DoNotOptimize(dense.data());
+  }
+  state.counters["texts/s"] = benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+  encrt_session_release(session);
+}
+
 /// Console output plus the per-iteration real time of each run, by name
 /// (the median aggregate when repetitions are on, else the single run).
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -348,6 +406,16 @@ int main(int argc, char **argv) {
         ->Args({32, 64, 0})
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+  for (const Artifact &a : artifacts()) {
+    encrt_model_info info;
+    encrt_model_get_info(a.model, &info, sizeof info);
+    if (a.hasTokenizer && info.has_pooled_output && info.num_labels == 0)
+      benchmark::RegisterBenchmark(("BM_Encode/" + a.label).c_str(), BM_Encode, a.model)
+          ->Args({1, 100})
+          ->Args({8, 100})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+  }
   for (const Artifact &a : artifacts())
     benchmark::RegisterBenchmark(("BM_Load/" + a.label).c_str(), BM_Load, a.path)
         ->Unit(benchmark::kMillisecond)

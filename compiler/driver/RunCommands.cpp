@@ -605,11 +605,63 @@ int encc::embedCommand(const Args &args) {
     }
     return 0;
   }
+  // A model with token heads (bge-m3): its sparse and multi-vector outputs from the same pass.
+  const bool lexical = info.sparse != 0, multi = info.multivector_dim > 0;
   std::vector<float> emb(n * h);
-  if (failed(encrt_session_embed_prompted(session.get(), prompt ? prompt->c_str() : nullptr, views.data(), n,
-                                          emb.data())))
+  const int32_t sparseK = std::min(info.max_seq, info.vocab_size); // every entry a text can have
+  std::vector<int32_t> sparseCounts(lexical ? n : 0), sparseIds(lexical ? n * sparseK : 0);
+  std::vector<float> sparseWeights(sparseIds.size()), vectors;
+  std::vector<int64_t> rows(multi ? n : 0), rowStart(n + 1, 0);
+  encrt_encode_outputs out;
+  encrt_encode_outputs_initialize(&out);
+  if (multi) { // the rows first (tokenising only)
+    out.vector_counts = rows.data();
+    if (failed(encrt_session_encode(session.get(), prompt ? prompt->c_str() : nullptr, views.data(), n, &out)))
+      return 1;
+    for (int64_t i = 0; i < n; ++i)
+      rowStart[i + 1] = rowStart[i] + rows[i];
+    vectors.resize(size_t(rowStart[n] * info.multivector_dim));
+    out.vectors = vectors.data(), out.vectors_capacity = rowStart[n];
+  }
+  if (lexical)
+    out.sparse_top_k = sparseK, out.sparse_counts = sparseCounts.data(), out.sparse_ids = sparseIds.data(),
+    out.sparse_weights = sparseWeights.data();
+  out.dense = emb.data();
+  t0 = std::chrono::steady_clock::now();
+  if (failed(encrt_session_encode(session.get(), prompt ? prompt->c_str() : nullptr, views.data(), n, &out)))
     return 1;
   double ms = msSince(t0);
+  // FlagEmbedding's scores: the lexical matching score (the products of the
+  // weights of the ids two texts share, summed) and the ColBERT score (the
+  // mean over the first text's vectors of the best dot product with the
+  // second's).
+  std::vector<double> lexicalScore(lexical ? n * n : 0), colbertScore(multi ? n * n : 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      if (lexical) {
+        double s = 0;
+        for (int32_t a = 0; a < sparseCounts[i]; ++a)
+          for (int32_t b = 0; b < sparseCounts[j]; ++b)
+            if (sparseIds[i * sparseK + a] == sparseIds[j * sparseK + b])
+              s += double(sparseWeights[i * sparseK + a]) * sparseWeights[j * sparseK + b];
+        lexicalScore[i * n + j] = s;
+      }
+      if (multi && rows[i] > 0 && rows[j] > 0) {
+        const int64_t d = info.multivector_dim;
+        double total = 0;
+        for (int64_t a = rowStart[i]; a < rowStart[i + 1]; ++a) {
+          double best = -1e300;
+          for (int64_t b = rowStart[j]; b < rowStart[j + 1]; ++b) {
+            double dot = 0;
+            for (int64_t k = 0; k < d; ++k)
+              dot += double(vectors[a * d + k]) * vectors[b * d + k];
+            best = std::max(best, dot);
+          }
+          total += best;
+        }
+        colbertScore[i * n + j] = total / double(rows[i]);
+      }
+    }
   if (keep < h) { // the first `keep` of each row, after the model's own normalisation, as sentence-transformers
     for (int64_t i = 0; i < n; ++i)
       std::copy_n(emb.begin() + i * h, keep, emb.begin() + i * keep);
@@ -639,6 +691,21 @@ int encc::embedCommand(const Args &args) {
     j["texts"] = texts;
     j["embeddings"] = jsonMatrix(emb.data(), n, h);
     j["cosine"] = jsonMatrix(cosine.data(), n, n);
+    if (lexical) {
+      Json sparse = Json::array();
+      for (int64_t i = 0; i < n; ++i) {
+        Json entries = Json::array();
+        for (int32_t k = 0; k < sparseCounts[i]; ++k)
+          entries.push_back(Json{{"index", sparseIds[i * sparseK + k]}, {"value", sparseWeights[i * sparseK + k]}});
+        sparse.push_back(std::move(entries));
+      }
+      j["sparse"] = std::move(sparse);
+      j["lexical_score"] = jsonMatrix(lexicalScore.data(), n, n);
+    }
+    if (multi) {
+      j["multi_vector_rows"] = rows;
+      j["colbert_score"] = jsonMatrix(colbertScore.data(), n, n);
+    }
     printJson(llvm::outs(), j);
     return 0;
   }
@@ -653,16 +720,44 @@ int encc::embedCommand(const Args &args) {
       os << llvm::right_justify(num(emb[i * h + k]), 8) << " ";
     os << "...  " << texts[i] << "\n";
   }
-  os << "cosine similarity:\n      ";
-  for (int64_t j = 0; j < n; ++j)
-    os << llvm::right_justify("[" + std::to_string(j) + "]", 7);
-  os << "\n";
-  for (int64_t i = 0; i < n; ++i) {
-    os << llvm::right_justify("[" + std::to_string(i) + "]", 6);
-    for (int64_t j = 0; j < n; ++j)
-      os << llvm::right_justify(num(cosine[i * n + j], 3), 7);
-    os << "\n";
+  if (lexical || multi) {
+    os << "from the same pass:";
+    os << (lexical ? " lexical weights (heaviest 5 shown)" : "") << (lexical && multi ? "," : "")
+       << (multi ? " token vectors (" + std::to_string(info.multivector_dim) + " dims)" : "") << "\n";
+    for (int64_t i = 0; i < n; ++i) {
+      os << "  [" << i << "]";
+      if (multi)
+        os << " " << rows[i] << " vectors;";
+      if (lexical) {
+        os << " " << sparseCounts[i] << " weights;";
+        for (int32_t k = 0; k < std::min(sparseCounts[i], 5); ++k) {
+          const char *token = nullptr;
+          int64_t size = 0;
+          if (failed(encrt_model_get_token(model.get(), sparseIds[i * sparseK + k], &token, &size)))
+            return 1;
+          os << " " << llvm::StringRef(token, size_t(size)) << " " << num(sparseWeights[i * sparseK + k], 3);
+        }
+      }
+      os << "  " << texts[i] << "\n";
+    }
   }
+  auto matrix = [&](const char *title, const std::vector<double> &m) {
+    os << title << ":\n      ";
+    for (int64_t j = 0; j < n; ++j)
+      os << llvm::right_justify("[" + std::to_string(j) + "]", 7);
+    os << "\n";
+    for (int64_t i = 0; i < n; ++i) {
+      os << llvm::right_justify("[" + std::to_string(i) + "]", 6);
+      for (int64_t j = 0; j < n; ++j)
+        os << llvm::right_justify(num(m[i * n + j], 3), 7);
+      os << "\n";
+    }
+  };
+  matrix("cosine similarity", cosine);
+  if (lexical)
+    matrix("lexical matching score (shared ids' weights multiplied, summed)", lexicalScore);
+  if (multi)
+    matrix("ColBERT score (row text's vectors: mean of the best dot product with the column text's)", colbertScore);
   return 0;
 }
 
@@ -733,6 +828,19 @@ namespace {
 
 // inspect reads the table itself: the schema's closed sets by name, with
 // exhaustive switches; "unknown" / null for a value the runtime refuses.
+/// Token head `k` of `m` (verified): its kind's name and its width.
+std::pair<const char *, int64_t> tokenHeadFacts(const encm::Model &m, uint32_t k) {
+  const encm::TokenHead &h = *m.token_heads()->Get(k);
+  const uint32_t output = m.outputs()->size() - m.token_heads()->size() + k;
+  const auto *shape = m.values()->Get(m.outputs()->Get(output))->shape();
+  const int64_t width = shape->Get(shape->size() - 1);
+  switch (h.kind()) {
+  case encm::TokenHeadKind::LexicalWeights: return {"lexical-weights", width};
+  case encm::TokenHeadKind::MultiVector: return {"multi-vector", width};
+  }
+  return {"?", width}; // unreachable: verified at load (-Werror=switch)
+}
+
 const char *poolingText(encm::Pooling pooling) {
   switch (pooling) {
   case encm::Pooling::None: return "none";
@@ -838,6 +946,18 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
       meta["prompts"].push_back(Json{{"name", str(p->name())}, {"text", str(p->text())},
                                      {"default", md->default_prompt() && md->default_prompt()->str() == str(p->name())}});
   meta["type_vocab_size"] = md->type_vocab_size();
+  j["token_heads"] = Json::array();
+  if (m->token_heads())
+    for (uint32_t k = 0; k < m->token_heads()->size(); ++k) {
+      const encm::TokenHead &h = *m->token_heads()->Get(k);
+      const auto [kind, width] = tokenHeadFacts(*m, k);
+      Json skip = Json::array();
+      if (h.skip_ids())
+        for (int32_t id : *h.skip_ids())
+          skip.push_back(id);
+      j["token_heads"].push_back(
+          Json{{"kind", kind}, {"width", width}, {"skip_leading", h.skip_leading()}, {"skip_ids", std::move(skip)}});
+    }
   meta["num_labels"] = md->num_labels();
   meta["score_activation"] = str(md->score_activation());
   meta["labels"] = strings(md->labels());
@@ -963,8 +1083,19 @@ int encc::inspectCommand(const Args &args) {
                              : md->embedding_dim() ? ", Dense to " + std::to_string(md->embedding_dim()) + " dims"
                                                    : "") +
                         (md->normalize() ? ", L2-normalised)" : ")")
-                  : std::string())
-     << "\n";
+                  : std::string());
+  if (m->token_heads())
+    for (uint32_t k = 0; k < m->token_heads()->size(); ++k) {
+      const encm::TokenHead &h = *m->token_heads()->Get(k);
+      const auto [kind, width] = tokenHeadFacts(*m, k);
+      os << ", " << kind
+         << (h.kind() == encm::TokenHeadKind::LexicalWeights
+                 ? " (a weight per token, " + std::to_string(h.skip_ids() ? h.skip_ids()->size() : 0) +
+                       " special ids left out)"
+                 : " (" + std::to_string(width) + " dims per token, the first " + std::to_string(h.skip_leading()) +
+                       " dropped)");
+    }
+  os << "\n";
   if (pooled && md->similarity() != encm::Similarity::Cosine)
     os << "similarity: " << similarityText(md->similarity()) << " (sentence-transformers' similarity_fn_name)\n";
   bool namedLabels = false; // other than transformers' defaults LABEL_0, LABEL_1, ...

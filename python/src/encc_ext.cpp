@@ -135,6 +135,8 @@ public:
     d["score_activation"] = info_.score_activation ? info_.score_activation : "";
     d["precision"] = info_.precision ? info_.precision : "";
     d["similarity"] = info_.similarity ? info_.similarity : ""; // set for every loaded model (checked at load)
+    d["sparse"] = bool(info_.sparse);
+    d["multivector_dim"] = info_.multivector_dim;
     return d;
   }
 
@@ -289,6 +291,56 @@ public:
     return nb::make_tuple(countsOut, idsOut, weightsOut);
   }
 
+  /// The outputs of one pass over the texts as they are (encrt_session_encode):
+  /// (dense [N, embedding_dim] or None, sparse counts [N], ids [N, top_k],
+  /// weights [N, top_k] or three None (top_k 0), vector counts [N] int64 and
+  /// vectors [rows, multivector_dim] or two None).
+  nb::tuple encodeOutputs(const std::vector<nb::bytes> &texts, bool dense, int32_t topK, float threshold,
+                          bool vectors) {
+    live();
+    std::vector<encrt_text> t = textsOf(texts);
+    const size_t n = t.size(), k = topK > 0 ? static_cast<size_t>(topK) : 0;
+    encrt_encode_outputs o;
+    encrt_encode_outputs_initialize(&o);
+    nb::object denseOut = nb::none(), countsOut = nb::none(), idsOut = nb::none(), weightsOut = nb::none(),
+               rowsOut = nb::none(), vectorsOut = nb::none();
+    encrt_session *s = session();
+    int64_t *rows = nullptr;
+    int64_t total = 0;
+    if (vectors) { // each text's rows first (tokenising only), then the buffer
+      auto r = newArrayOf<int64_t>({n}, rows);
+      rowsOut = nb::cast(r);
+      o.vector_counts = rows;
+      encrt_status *status = nullptr;
+      if (n) {
+        nb::gil_scoped_release unlocked;
+        status = encrt_session_encode(s, "", t.data(), int64_t(n), &o);
+      }
+      check(status);
+      for (size_t i = 0; i < n; ++i)
+        total += rows[i];
+    }
+    if (dense)
+      denseOut = nb::cast(newArray({n, static_cast<size_t>(info_.embedding_dim)}, o.dense));
+    if (topK != 0) {
+      o.sparse_top_k = topK, o.sparse_threshold = threshold;
+      countsOut = nb::cast(newArrayOf<int32_t>({n}, o.sparse_counts));
+      idsOut = nb::cast(newArrayOf<int32_t>({n, k}, o.sparse_ids));
+      weightsOut = nb::cast(newArrayOf<float>({n, k}, o.sparse_weights));
+    }
+    if (vectors) {
+      vectorsOut = nb::cast(newArray({static_cast<size_t>(total), static_cast<size_t>(info_.multivector_dim)}, o.vectors));
+      o.vectors_capacity = total;
+    }
+    encrt_status *status = nullptr;
+    if (n) {
+      nb::gil_scoped_release unlocked;
+      status = encrt_session_encode(s, "", t.data(), int64_t(n), &o);
+    }
+    check(status);
+    return nb::make_tuple(denseOut, countsOut, idsOut, weightsOut, rowsOut, vectorsOut);
+  }
+
   /// A cross-encoder's scores of the pairs (a[i], b[i]) [N, num_labels]
   /// (activated as the model says); truncation is an encrt_pair_truncation.
   FloatArray scorePairs(const std::vector<nb::bytes> &a, const std::vector<nb::bytes> &b, int truncation) {
@@ -364,5 +416,6 @@ NB_MODULE(_encc, m) {
       .def("token", &Model::token)
       .def("decode", &Model::decode)
       .def("embed", &Model::embed)
-      .def("embed_sparse", &Model::embedSparse);
+      .def("embed_sparse", &Model::embedSparse)
+      .def("encode_outputs", &Model::encodeOutputs);
 }

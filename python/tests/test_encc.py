@@ -340,3 +340,52 @@ def test_dense_module_to_another_width(tmp_path):
         assert m.encode([]).shape == (0,) and m.encode(texts, truncate_dim=4).shape == (3, 4)
         with pytest.raises(ValueError, match="larger than the model's 12 dimensions"):
             m.encode(texts, truncate_dim=13)
+
+
+@pytest.fixture(scope="module")
+def bge_m3(tmp_path_factory):
+    """The tiny bge-m3-layout folder of tests/reference/bge_m3, compiled, and FlagEmbedding's recorded outputs."""
+    with open(os.path.join(ROOT, "tests", "reference", "bge_m3", "bge_m3.json"), encoding="utf-8") as f:
+        case = json.load(f)["cases"][0]
+    path = encc.compile(os.path.join(ROOT, "tests", "reference", "bge_m3", "models", case["name"]),
+                        tmp_path_factory.mktemp("bge_m3") / "m3.encm", encc=ENCC)
+    with encc.Model(path, threads=2) as m:
+        yield m, case
+
+
+def test_encode_outputs_match_flag_embedding(bge_m3):
+    """encode_outputs: bge-m3's dense, sparse and ColBERT outputs from one pass against FlagEmbedding's
+    BGEM3FlagModel (float64), within 1e-5 of each output's largest value."""
+    m, case = bge_m3
+    texts = [t["text"] for t in case["texts"]]
+    assert m.info["sparse"] and m.info["multivector_dim"] == case["colbert_dim"]
+    out = m.encode_outputs(texts, batch_size=3)
+    assert set(out) == {"dense", "sparse", "multi_vector"}
+    assert out["dense"].shape == (len(texts), 32) and out["dense"].dtype == np.float32
+    for k, t in enumerate(case["texts"]):
+        np.testing.assert_allclose(out["dense"][k], t["dense"], atol=1e-5 * np.abs(t["dense"]).max())
+        ids, weights = out["sparse"][k]
+        want = dict((i, w) for i, w in t["lexical"])
+        assert sorted(ids.tolist()) == sorted(want), t["text"]
+        for i, w in zip(ids.tolist(), weights.tolist()):
+            assert abs(w - want[i]) <= 1e-5 * max(want.values()), (t["text"], i)
+        assert list(weights) == sorted(weights, reverse=True)
+        colbert = np.array(t["colbert"])
+        assert out["multi_vector"][k].shape == colbert.shape
+        np.testing.assert_allclose(out["multi_vector"][k], colbert, atol=1e-5 * np.abs(colbert).max())
+    # One text: its values alone; only what is asked for; encode_sparse / encode give the same.
+    one = m.encode_outputs(texts[0], sparse=False)
+    assert set(one) == {"dense", "multi_vector"}
+    np.testing.assert_array_equal(one["dense"], out["dense"][0])
+    sparse = m.encode_sparse(texts, max_active_dims=2)
+    assert all(len(ids) <= 2 for ids, _ in sparse)
+    np.testing.assert_array_equal(sparse[0][0], out["sparse"][0][0][:2])
+    np.testing.assert_array_equal(m.encode(texts), out["dense"])
+
+
+def test_encode_outputs_refuses_what_the_model_lacks(model):
+    with pytest.raises(ValueError, match="no sparse output"):
+        model.encode_outputs(["a"])
+    with pytest.raises(ValueError, match="no multi-vector output"):
+        model.encode_outputs(["a"], sparse=False)
+    assert set(model.encode_outputs(["a"], sparse=False, multi_vector=False)) == {"dense"}

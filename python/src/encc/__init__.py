@@ -116,6 +116,17 @@ def _texts(sentences: object, what: str = "sentences") -> list[bytes]:
     return [_encode(s, f"{what}[{i}]") for i, s in enumerate(sentences)]
 
 
+def _threshold(threshold: Any) -> float:
+    """A sparse threshold: a finite number >= 0 (ValueError otherwise)."""
+    try:
+        limit = float(threshold) if not isinstance(threshold, (bool, str, bytes)) else -1.0
+    except (TypeError, ValueError):
+        limit = -1.0
+    if not 0 <= limit < np.inf:
+        raise ValueError(f"threshold must be a finite number >= 0, not {threshold!r}")
+    return limit
+
+
 def _positive_int(value: object, what: str = "batch_size") -> int:
     """An int >= 1 from any integer type (numpy's included), else a ValueError naming `what`."""
     try:
@@ -403,34 +414,95 @@ class Model:
     def encode_sparse(self, sentences: Texts, *, prompt_name: Optional[str] = None, prompt: Optional[str] = None,
                       batch_size: int = 32, max_active_dims: Optional[int] = None, threshold: float = 0.0,
                       show_progress_bar: Optional[bool] = None) -> Any:
-        """A SPLADE model's sparse embeddings (pooling "splade"): for each sentence, (token ids int32, weights
-        float32), heaviest first (equal weights: the lower id first).
+        """Sparse embeddings: for each sentence, (token ids int32, weights float32), heaviest first (equal
+        weights: the lower id first). A SPLADE model's (pooling "splade") are its vocabulary-wide weights; a
+        model with a lexical-weights head's (bge-m3) are FlagEmbedding's lexical weights: per token id, the
+        largest positive weight of the sentence's tokens, special tokens left out.
 
         max_active_dims: keep at most this many entries per sentence (sentence-transformers' SparseEncoder
             argument); None: every non-zero one.
         threshold: keep only weights above it (>= 0).
         prompt_name, prompt, batch_size, show_progress_bar: as encode(). One str: one pair; a list: a list.
         """
-        if self._info["pooling"] != "splade":
-            raise ValueError(f"encode_sparse needs a SPLADE model; this one pools by {self._info['pooling']!r} "
-                             "(use encode)")
+        if not self._info.get("sparse"):
+            raise ValueError(f"encode_sparse needs a SPLADE model or a lexical-weights head (bge-m3); this one "
+                             f"pools by {self._info['pooling']!r} and has none (use encode)")
         single = isinstance(sentences, str)
         texts = self._prompted(_texts(sentences), prompt_name, prompt)
         batch_size = _positive_int(batch_size)
-        dim = int(self._info["embedding_dim"])
-        top_k = dim if max_active_dims is None else min(_positive_int(max_active_dims, "max_active_dims"), dim)
-        try:
-            limit = float(threshold) if not isinstance(threshold, (bool, str, bytes)) else -1.0
-        except (TypeError, ValueError):
-            limit = -1.0
-        if not 0 <= limit < np.inf:
-            raise ValueError(f"threshold must be a finite number >= 0, not {threshold!r}")
+        top_k = self._sparse_top_k(max_active_dims)
+        limit = _threshold(threshold)
         def run(batch: list[bytes]) -> list[tuple[IntArray, FloatArray]]:
             counts, ids, weights = self._model.embed_sparse(batch, top_k, limit)
             return [(ids[k, :counts[k]].copy(), weights[k, :counts[k]].copy()) for k in range(len(batch))]
 
         results = self._in_batches(texts, batch_size, show_progress_bar, run)
         return results[0] if single else results
+
+    def encode_outputs(self, sentences: Texts, *, dense: bool = True, sparse: bool = True,
+                       multi_vector: bool = True, prompt_name: Optional[str] = None, prompt: Optional[str] = None,
+                       batch_size: int = 32, max_active_dims: Optional[int] = None, threshold: float = 0.0,
+                       show_progress_bar: Optional[bool] = None) -> dict[str, Any]:
+        """Several outputs of one pass per batch (bge-m3: its dense, sparse and ColBERT outputs), as a dict
+        with the keys asked for:
+
+        "dense": float32 [N, embedding_dim], the pooled embeddings (encode's);
+        "sparse": per sentence (token ids int32, weights float32), heaviest first, as encode_sparse gives them
+            (max_active_dims, threshold as there);
+        "multi_vector": per sentence a float32 [tokens, multivector_dim] array of its token vectors (bge-m3:
+            every token's but the first, L2-normalised; FlagEmbedding's colbert_vecs).
+
+        An output the model lacks is a ValueError. One str: the values for it alone, not lists.
+        prompt_name, prompt, batch_size, show_progress_bar: as encode().
+        """
+        if sparse and not self._info.get("sparse"):
+            raise ValueError("the model has no sparse output (pass sparse=False)")
+        if multi_vector and not self._info.get("multivector_dim"):
+            raise ValueError("the model has no multi-vector output (pass multi_vector=False)")
+        if dense and self._info["pooling"] == "splade":
+            raise ValueError("a SPLADE model's embedding is its sparse output (pass dense=False)")
+        single = isinstance(sentences, str)
+        texts = self._prompted(_texts(sentences), prompt_name, prompt)
+        batch_size = _positive_int(batch_size)
+        top_k = self._sparse_top_k(max_active_dims) if sparse else 0
+        limit = _threshold(threshold)
+
+        def run(batch: list[bytes]) -> list[dict[str, Any]]:
+            d, counts, ids, weights, rows, vectors = self._model.encode_outputs(batch, dense, top_k, limit,
+                                                                                multi_vector)
+            out: list[dict[str, Any]] = [{} for _ in batch]
+            at = 0
+            for k, o in enumerate(out):
+                if d is not None:
+                    o["dense"] = d[k].copy()
+                if counts is not None and ids is not None and weights is not None:
+                    o["sparse"] = (ids[k, :counts[k]].copy(), weights[k, :counts[k]].copy())
+                if rows is not None and vectors is not None:
+                    o["multi_vector"] = vectors[at:at + int(rows[k])].copy()
+                    at += int(rows[k])
+            return out
+
+        results = self._in_batches(texts, batch_size, show_progress_bar, run)
+        if single:
+            first: dict[str, Any] = results[0]
+            return first
+        merged: dict[str, Any] = {}
+        if dense:
+            merged["dense"] = (np.stack([r["dense"] for r in results]) if results
+                               else np.zeros((0, self._info["embedding_dim"]), dtype=np.float32))
+        if sparse:
+            merged["sparse"] = [r["sparse"] for r in results]
+        if multi_vector:
+            merged["multi_vector"] = [r["multi_vector"] for r in results]
+        return merged
+
+    def _sparse_top_k(self, max_active_dims: Optional[int]) -> int:
+        """Entries kept per text: max_active_dims, at most what a text can have (SPLADE: the vocabulary;
+        lexical weights: one per token)."""
+        most = int(self._info["vocab_size"])
+        if self._info["pooling"] != "splade":
+            most = min(most, int(self._info["max_seq"]))
+        return most if max_active_dims is None else min(_positive_int(max_active_dims, "max_active_dims"), most)
 
     def _in_batches(self, texts: list[bytes], batch_size: int, show_progress_bar: Optional[bool],
                     run: Callable[[list[bytes]], Iterable[Any]]) -> list[Any]:
