@@ -495,6 +495,22 @@ encrt_status *encrt_session_embed_prompted(encrt_session *session, const char *p
                out_embeddings);
 }
 
+/// The runtime's form of `o`; `sparse`: its sparse output is asked for.
+static EncodeOutputs toEncodeOutputs(const encrt_encode_outputs &o, bool sparse) {
+  EncodeOutputs out;
+  out.dense = o.dense;
+  out.sparse = sparse;
+  out.sparseTopK = o.sparse_top_k;
+  out.sparseThreshold = o.sparse_threshold;
+  out.sparseCounts = o.sparse_counts;
+  out.sparseIds = o.sparse_ids;
+  out.sparseWeights = o.sparse_weights;
+  out.vectors = o.vectors;
+  out.vectorsCapacity = o.vectors_capacity;
+  out.vectorCounts = o.vector_counts;
+  return out;
+}
+
 /// encrt_session_encode's frame: `outputs` (already read in full) for
 /// `count` texts after prompt `prompt_name`; `sparse`: its sparse output is
 /// asked for.
@@ -506,18 +522,7 @@ static encrt_status *encode(const char *where, encrt_session *session, const cha
     const std::vector<std::string_view> views = viewTexts(texts, count);
     for (int64_t i = 0; i < count; ++i) // here, where the index is the caller's
       model.checkText(views[size_t(i)], "texts[" + std::to_string(i) + "]");
-    EncodeOutputs out;
-    out.dense = o.dense;
-    out.sparse = sparse;
-    out.sparseTopK = o.sparse_top_k;
-    out.sparseThreshold = o.sparse_threshold;
-    out.sparseCounts = o.sparse_counts;
-    out.sparseIds = o.sparse_ids;
-    out.sparseWeights = o.sparse_weights;
-    out.vectors = o.vectors;
-    out.vectorsCapacity = o.vectors_capacity;
-    out.vectorCounts = o.vector_counts;
-    session->impl->encode(texts ? views.data() : nullptr, count, prompt, out);
+    session->impl->encode(texts ? views.data() : nullptr, count, prompt, toEncodeOutputs(o, sparse));
   });
 }
 
@@ -539,6 +544,21 @@ encrt_status *encrt_session_encode(encrt_session *session, const char *prompt_na
     return bad;
   const bool sparse = o.sparse_top_k != 0 || o.sparse_counts || o.sparse_ids || o.sparse_weights;
   return encode(where, session, prompt_name, texts, count, o, sparse);
+}
+
+encrt_status *encrt_session_encode_ids(encrt_session *session, const int32_t *ids, const int32_t *lengths,
+                                       int64_t batch, int64_t seq, const encrt_encode_outputs *outputs) {
+  const char *where = "encrt_session_encode_ids";
+  if (!outputs)
+    return nullArgument(where, "outputs");
+  encrt_encode_outputs o;
+  if (encrt_status *bad = readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
+                                      encrt_encode_outputs_initialize, o))
+    return bad;
+  return inSession(where, session, [&] {
+    session->impl->encodeIds(ids, lengths, batch, seq, toEncodeOutputs(o, o.sparse_top_k != 0 || o.sparse_counts ||
+                                                                               o.sparse_ids || o.sparse_weights));
+  });
 }
 
 encrt_status *encrt_session_embed_sparse(encrt_session *session, const char *prompt_name,

@@ -29,6 +29,13 @@ void DeviceSession::encode(const std::string_view *texts, int64_t count, std::st
                         float *const *outHeads) { runWithHeads(ids, lengths, n, seq, outPooled, outHeads); });
 }
 
+void DeviceSession::encodeIds(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+                              const EncodeOutputs &outputs) {
+  rt::encodeIds(model(), ids, lengths, batch, seq, outputs,
+                [this](const int32_t *chunkIds, const int32_t *chunkLengths, int64_t n, int64_t s, float *outPooled,
+                       float *const *outHeads) { runWithHeads(chunkIds, chunkLengths, n, s, outPooled, outHeads); });
+}
+
 void DeviceSession::scorePairs(const std::string_view *first, const std::string_view *second, int64_t count,
                                PairTruncation truncation, float *outScores) {
   scorePairsInChunks(model(), first, second, count, truncation, outScores,

@@ -53,6 +53,10 @@ public:
   /// The outputs `outputs` asks for of `texts`, one pass per chunk. Throws
   /// Failure. See encrt_session_encode.
   void encode(const std::string_view *texts, int64_t count, std::string_view prompt, const EncodeOutputs &outputs);
+  /// The same outputs of padded token ids [batch, seq], one pass. Throws
+  /// Failure. See encrt_session_encode_ids.
+  void encodeIds(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+                 const EncodeOutputs &outputs);
 
   /// Tokenises `count` text pairs, runs them with their token types and
   /// writes count x num_labels activated scores. Throws Failure. See

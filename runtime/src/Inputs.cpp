@@ -166,8 +166,11 @@ void lexicalEntries(const int32_t *ids, const float *weights, int64_t length, co
 
 } // namespace
 
-void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
-                    std::string_view prompt, const EncodeOutputs &out, const HeadsRunFn &run) {
+namespace {
+
+/// Throws Failure unless `model` has every output `out` asks for and the
+/// sparse settings are in range (`count` texts).
+void checkEncodeOutputs(const LoadedModel &model, const EncodeOutputs &out, int64_t count) {
   if (count < 0)
     fail(ENCRT_INVALID_ARGUMENT, "count is ", count, " (expected >= 0)");
   if (model.classifies())
@@ -177,11 +180,9 @@ void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int
   if (!model.hasPooledOutput())
     fail(ENCRT_UNSUPPORTED, model.artifact().path(), ": the model has no pooled output (pooling \"",
          model.pooling(), "\"); encode needs one (use encrt_session_run for hidden states)");
-  const bool splade = model.metadata().pooling() == encm::Pooling::Splade;
-  if (out.dense && splade)
+  if (out.dense && model.metadata().pooling() == encm::Pooling::Splade)
     fail(ENCRT_INVALID_ARGUMENT, "a SPLADE model's embedding is its sparse output: ask for sparse, not dense");
-  const bool wantSparse = out.sparse;
-  if (wantSparse) {
+  if (out.sparse) {
     if (!model.hasSparseOutput())
       fail(ENCRT_INVALID_ARGUMENT, "the model has no sparse output (pooling '", model.pooling(),
            "' and no lexical-weights head)");
@@ -194,90 +195,134 @@ void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int
       fail(ENCRT_INVALID_ARGUMENT, !out.sparseCounts ? "sparse_counts" : !out.sparseIds ? "sparse_ids" : "sparse_weights",
            " is NULL (a sparse output needs all three)");
   }
-  const TokenHeadInfo *lexical = model.tokenHead(encm::TokenHeadKind::LexicalWeights);
-  const TokenHeadInfo *multi = model.tokenHead(encm::TokenHeadKind::MultiVector);
-  const bool wantVectors = out.vectors || out.vectorCounts;
-  if (wantVectors) {
-    if (!multi)
+  if (out.vectors || out.vectorCounts) {
+    if (!model.tokenHead(encm::TokenHeadKind::MultiVector))
       fail(ENCRT_INVALID_ARGUMENT, "the model has no multi-vector output (no multi-vector head)");
     if (!out.vectorCounts)
       fail(ENCRT_INVALID_ARGUMENT, "vector_counts is NULL (vectors need it)");
     if (out.vectorsCapacity < 0)
       fail(ENCRT_INVALID_ARGUMENT, "vectors_capacity is ", out.vectorsCapacity, " (expected >= 0)");
   }
+}
+
+/// Sets out.vectorCounts[i] = text i's rows (lengths[i] less the head's
+/// skipped ones) and rowStart (count + 1 prefix sums); Failure when
+/// out.vectors cannot hold them all.
+void placeVectors(const LoadedModel &model, const EncodeOutputs &out, const int32_t *lengths, int64_t count,
+                  std::vector<int64_t> &rowStart) {
+  const TokenHeadInfo &multi = *model.tokenHead(encm::TokenHeadKind::MultiVector);
+  rowStart.assign(static_cast<size_t>(count) + 1, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    out.vectorCounts[i] = std::max<int64_t>(0, int64_t(lengths[i]) - multi.skipLeading);
+    rowStart[size_t(i) + 1] = rowStart[size_t(i)] + out.vectorCounts[i];
+  }
+  if (out.vectors && rowStart.back() > out.vectorsCapacity)
+    fail(ENCRT_INVALID_ARGUMENT, "vectors_capacity is ", out.vectorsCapacity, " rows; these texts have ",
+         rowStart.back(), " (vector_counts holds each text's)");
+}
+
+/// One pass over the padded chunk ids [n, seq] (texts first .. first + n of
+/// the call) and the outputs `out` asks for, written at the texts' places
+/// (rowStart: placeVectors'). The buffers are the caller's, reused.
+struct ChunkBuffers {
+  std::vector<float> pooled, lexicalRows, vectorRows;
+  std::vector<float *> heads;
+  std::vector<std::pair<int32_t, float>> entries;
+};
+
+void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::vector<int64_t> &rowStart,
+                 const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq, int64_t first,
+                 const HeadsRunFn &run, ChunkBuffers &buf) {
+  const bool splade = model.metadata().pooling() == encm::Pooling::Splade;
+  const TokenHeadInfo *lexical = model.tokenHead(encm::TokenHeadKind::LexicalWeights);
+  const TokenHeadInfo *multi = model.tokenHead(encm::TokenHeadKind::MultiVector);
+  const int64_t pooledWidth = model.embeddingDim();
+  int64_t tokens = 0;
+  for (int64_t j = 0; j < n; ++j)
+    tokens += lengths[j];
+  float *outPooled = out.dense ? out.dense + first * pooledWidth : nullptr;
+  if (splade && out.sparse) {
+    buf.pooled.resize(static_cast<size_t>(n * pooledWidth));
+    outPooled = buf.pooled.data();
+  }
+  buf.heads.assign(model.tokenHeads().size(), nullptr);
+  for (size_t k = 0; k < buf.heads.size(); ++k) {
+    const TokenHeadInfo &h = model.tokenHeads()[k];
+    std::vector<float> *rows = h.kind == encm::TokenHeadKind::LexicalWeights ? (out.sparse ? &buf.lexicalRows : nullptr)
+                                                                              : (out.vectors ? &buf.vectorRows : nullptr);
+    if (rows)
+      rows->resize(static_cast<size_t>(tokens * h.width));
+    buf.heads[k] = rows ? rows->data() : nullptr;
+  }
+  run(ids, lengths, n, seq, outPooled, buf.heads.data());
+  int64_t at = 0; // the text's first row
+  for (int64_t j = 0; j < n; at += lengths[j], ++j) {
+    const int64_t i = first + j;
+    if (out.sparse) {
+      if (splade) {
+        buf.entries.clear();
+        const float *row = buf.pooled.data() + j * pooledWidth;
+        for (int64_t v = 0; v < pooledWidth; ++v)
+          if (row[v] > 0.0f)
+            buf.entries.emplace_back(static_cast<int32_t>(v), row[v]);
+      } else {
+        lexicalEntries(ids + j * seq, buf.lexicalRows.data() + at, lengths[j], lexical->skipIds, buf.entries);
+      }
+      out.sparseCounts[i] = writeHeaviest(buf.entries, out.sparseTopK, out.sparseThreshold,
+                                          out.sparseIds + i * out.sparseTopK, out.sparseWeights + i * out.sparseTopK);
+    }
+    if (out.vectors && out.vectorCounts[i] > 0)
+      std::memcpy(out.vectors + rowStart[size_t(i)] * multi->width,
+                  buf.vectorRows.data() + (at + multi->skipLeading) * multi->width,
+                  sizeof(float) * static_cast<size_t>(out.vectorCounts[i] * multi->width));
+  }
+}
+
+} // namespace
+
+void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
+                    std::string_view prompt, const EncodeOutputs &out, const HeadsRunFn &run) {
+  checkEncodeOutputs(model, out, count);
   if (count == 0)
     return;
   if (!texts)
     fail(ENCRT_INVALID_ARGUMENT, "texts is NULL");
-
   // The multi-vector rows' places need every text's length first.
   std::vector<std::vector<int32_t>> encoded;
   std::vector<int64_t> rowStart;
-  if (wantVectors) {
+  if (out.vectorCounts) {
     encoded.reserve(static_cast<size_t>(count));
-    rowStart.assign(static_cast<size_t>(count) + 1, 0);
+    std::vector<int32_t> lengths;
     for (int64_t i = 0; i < count; ++i) {
       encoded.push_back(model.encode(texts[i], i, prompt));
-      out.vectorCounts[i] = std::max<int64_t>(0, int64_t(encoded.back().size()) - multi->skipLeading);
-      rowStart[size_t(i) + 1] = rowStart[size_t(i)] + out.vectorCounts[i];
+      lengths.push_back(static_cast<int32_t>(encoded.back().size()));
     }
-    if (out.vectors && rowStart.back() > out.vectorsCapacity)
-      fail(ENCRT_INVALID_ARGUMENT, "vectors_capacity is ", out.vectorsCapacity, " rows; these texts have ",
-           rowStart.back(), " (vector_counts holds each text's)");
+    placeVectors(model, out, lengths.data(), count, rowStart);
   }
-  if (!out.dense && !wantSparse && !out.vectors)
+  if (!out.dense && !out.sparse && !out.vectors)
     return;
-
-  const int64_t pooledWidth = model.embeddingDim();
-  std::vector<float> pooled, lexicalRows, vectorRows;
-  std::vector<float *> heads(model.tokenHeads().size(), nullptr);
-  std::vector<std::pair<int32_t, float>> entries;
+  ChunkBuffers buf;
   inPaddedChunks(
       count, /*typed=*/false,
       [&](int64_t i) {
         return PairEncoding{encoded.empty() ? model.encode(texts[i], i, prompt) : encoded[size_t(i)], {}};
       },
       [&](const int32_t *ids, const int32_t *, const int32_t *lengths, int64_t n, int64_t seq, int64_t first) {
-        int64_t tokens = 0;
-        for (int64_t j = 0; j < n; ++j)
-          tokens += lengths[j];
-        float *outPooled = out.dense ? out.dense + first * pooledWidth : nullptr;
-        if (splade && wantSparse) {
-          pooled.resize(static_cast<size_t>(n * pooledWidth));
-          outPooled = pooled.data();
-        }
-        for (size_t k = 0; k < heads.size(); ++k) {
-          const TokenHeadInfo &h = model.tokenHeads()[k];
-          std::vector<float> *rows = h.kind == encm::TokenHeadKind::LexicalWeights ? (wantSparse ? &lexicalRows : nullptr)
-                                                                                    : (out.vectors ? &vectorRows : nullptr);
-          if (rows)
-            rows->resize(static_cast<size_t>(tokens * h.width));
-          heads[k] = rows ? rows->data() : nullptr;
-        }
-        run(ids, lengths, n, seq, outPooled, heads.data());
-        int64_t at = 0; // the text's first row
-        for (int64_t j = 0; j < n; at += lengths[j], ++j) {
-          const int64_t i = first + j;
-          if (wantSparse) {
-            if (splade) {
-              entries.clear();
-              const float *row = pooled.data() + j * pooledWidth;
-              for (int64_t v = 0; v < pooledWidth; ++v)
-                if (row[v] > 0.0f)
-                  entries.emplace_back(static_cast<int32_t>(v), row[v]);
-            } else {
-              lexicalEntries(ids + j * seq, lexicalRows.data() + at, lengths[j], lexical->skipIds, entries);
-            }
-            out.sparseCounts[i] = writeHeaviest(entries, out.sparseTopK, out.sparseThreshold,
-                                                out.sparseIds + i * out.sparseTopK,
-                                                out.sparseWeights + i * out.sparseTopK);
-          }
-          if (out.vectors && out.vectorCounts[i] > 0)
-            std::memcpy(out.vectors + rowStart[size_t(i)] * multi->width,
-                        vectorRows.data() + (at + multi->skipLeading) * multi->width,
-                        sizeof(float) * static_cast<size_t>(out.vectorCounts[i] * multi->width));
-        }
+        encodeChunk(model, out, rowStart, ids, lengths, n, seq, first, run, buf);
       });
+}
+
+void encodeIds(const LoadedModel &model, const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+               const EncodeOutputs &out, const HeadsRunFn &run) {
+  checkEncodeOutputs(model, out, batch);
+  validateRunInputs(model, ids, nullptr, lengths, batch, seq, /*wantPooled=*/true, {int64_t(1) << 40});
+  std::vector<int64_t> rowStart;
+  if (out.vectorCounts)
+    placeVectors(model, out, lengths, batch, rowStart);
+  if (!out.dense && !out.sparse && !out.vectors)
+    return;
+  ChunkBuffers buf;
+  encodeChunk(model, out, rowStart, ids, lengths, batch, seq, 0, run, buf);
 }
 
 void scorePairsInChunks(const LoadedModel &model, const std::string_view *first,

@@ -77,6 +77,12 @@ using HeadsRunFn = std::function<void(const int32_t *ids, const int32_t *lengths
 void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
                     std::string_view prompt, const EncodeOutputs &out, const HeadsRunFn &run);
 
+/// encrt_session_encode_ids: encodeInChunks' outputs of one padded batch of
+/// token ids [batch, seq] (checked as encrt_session_run checks them), in one
+/// pass.
+void encodeIds(const LoadedModel &model, const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+               const EncodeOutputs &out, const HeadsRunFn &run);
+
 /// The logits run of one padded chunk of pairs: ids [n, seq], typeIds [n, seq]
 /// or null (a one-type model: all 0),
 /// lengths [n]; writes n x num_labels logits.

@@ -154,6 +154,47 @@ TEST(BgeM3, OutputsOfOnePassEqualTheSingleCalls) {
       EXPECT_GE(all.sparse[i].weights[k - 1], all.sparse[i].weights[k]) << "heaviest first";
     EXPECT_EQ(all.vectors[i], vectorsOnly.vectors[i]) << t[i];
   }
+  // encrt_session_encode_ids on the same ids, padded as encode pads them: the same outputs.
+  int64_t seq = 0;
+  std::vector<std::vector<int32_t>> tokenized;
+  for (const std::string &text : t) {
+    tokenized.push_back(m.tokenize(text));
+    seq = std::max<int64_t>(seq, int64_t(tokenized.back().size()));
+  }
+  std::vector<int32_t> ids(t.size() * size_t(seq), 0), lengths;
+  for (size_t i = 0; i < t.size(); ++i) {
+    std::copy(tokenized[i].begin(), tokenized[i].end(), ids.begin() + i * size_t(seq));
+    lengths.push_back(int32_t(tokenized[i].size()));
+  }
+  const size_t n = t.size(), dim = size_t(m.info().embedding_dim), cdim = size_t(m.info().multivector_dim);
+  std::vector<float> denseIds(n * dim), vectors(n * size_t(seq) * cdim), weights(n * 3);
+  std::vector<int32_t> counts(n), sparseIds(n * 3);
+  std::vector<int64_t> rows(n);
+  encrt_encode_outputs o;
+  encrt_encode_outputs_initialize(&o);
+  o.dense = denseIds.data();
+  o.sparse_top_k = 3, o.sparse_counts = counts.data(), o.sparse_ids = sparseIds.data(), o.sparse_weights = weights.data();
+  o.vectors = vectors.data(), o.vectors_capacity = int64_t(n) * seq, o.vector_counts = rows.data();
+  encrt_session *raw = nullptr;
+  ASSERT_EQ(encrt_session_create(m.get(), nullptr, &raw), nullptr);
+  encrt_status *st = encrt_session_encode_ids(raw, ids.data(), lengths.data(), int64_t(n), seq, &o);
+  ASSERT_EQ(st, nullptr) << encrt_status_message(st);
+  EXPECT_EQ(denseIds, all.dense);
+  size_t at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(std::vector<int32_t>(sparseIds.begin() + i * 3, sparseIds.begin() + i * 3 + counts[i]), all.sparse[i].ids);
+    EXPECT_EQ(rows[i], int64_t(lengths[i]) - 1);
+    EXPECT_EQ(std::vector<float>(vectors.begin() + at * cdim, vectors.begin() + (at + size_t(rows[i])) * cdim),
+              all.vectors[i]);
+    at += size_t(rows[i]);
+  }
+  lengths[0] = int32_t(seq) + 1; // checked as encrt_session_run checks it
+  st = encrt_session_encode_ids(raw, ids.data(), lengths.data(), int64_t(n), seq, &o);
+  ASSERT_NE(st, nullptr);
+  EXPECT_NE(std::string(encrt_status_message(st)).find("lengths[0]"), std::string::npos) << encrt_status_message(st);
+  encrt_status_free(st);
+  encrt_session_release(raw);
+
   // The dense-only artifact (--no-token-heads) gives the same dense vectors.
   const std::string dense = compileM3(tmp, "none", false);
   ASSERT_EQ(dense.rfind("error: ", 0), std::string::npos) << dense;

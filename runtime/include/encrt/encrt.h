@@ -422,6 +422,15 @@ ENCRT_API encrt_status *encrt_session_encode(encrt_session *session,
                                              int64_t count,
                                              const encrt_encode_outputs *outputs);
 
+/* API version 10: encrt_session_encode's outputs of token ids (a server's
+   batch): ids [batch * seq] and lengths [batch] as encrt_session_run takes
+   them, in one pass; vector_counts[i] is lengths[i] less the skipped rows. */
+ENCRT_API encrt_status *encrt_session_encode_ids(encrt_session *session,
+                                                 const int32_t *ids,
+                                                 const int32_t *lengths,
+                                                 int64_t batch, int64_t seq,
+                                                 const encrt_encode_outputs *outputs);
+
 /* API version 9: one token of encrt_model_tokenize_offsets (a fixed layout:
    it is an array element, with no struct_size). */
 typedef struct encrt_token {
