@@ -19,6 +19,8 @@ Batcher::Batcher(encrt_model *model, int width, BatcherOptions options, Metrics 
   encrt_model_info info;
   encrt_model_get_info(model, &info, sizeof info);
   hidden_ = info.hidden_size;
+  multivectorDim_ = info.multivector_dim;
+  vocab_ = info.vocab_size;
   if (encrt_status *st = encrt_session_create(model, nullptr, &session_)) {
     std::string msg = encrt_status_message(st);
     encrt_status_free(st);
@@ -48,6 +50,10 @@ Batcher::Submit Batcher::submit(const std::shared_ptr<Job> &job, std::chrono::st
       job->tokenStates.assign(job->ids.size(), {});
     else
       job->outputs.assign(job->ids.size() * size_t(width_), 0.0f);
+    if (job->wantSparse)
+      job->sparse.assign(job->ids.size(), {});
+    if (job->wantVectors)
+      job->vectors.assign(job->ids.size(), {});
     job->remaining_ = job->ids.size();
     for (size_t i = 0; i < job->ids.size(); ++i)
       queue_.push_back(Row{job, i});
@@ -131,9 +137,11 @@ void Batcher::runPass(std::vector<Row> &rows) {
   ids_.assign(size_t(batch * seq), 0);
   types_.assign(size_t(batch * seq), 0);
   lengths_.resize(size_t(batch));
-  bool typed = false, states = false;
+  bool typed = false, states = false, sparse = false, vectors = false;
   for (int64_t b = 0; b < batch; ++b) {
     states |= rows[size_t(b)].job->wantTokenStates;
+    sparse |= rows[size_t(b)].job->wantSparse;
+    vectors |= rows[size_t(b)].job->wantVectors;
     const Job &job = *rows[size_t(b)].job;
     const size_t index = rows[size_t(b)].index;
     std::copy(job.ids[index].begin(), job.ids[index].end(), ids_.begin() + b * seq);
@@ -148,17 +156,56 @@ void Batcher::runPass(std::vector<Row> &rows) {
   if (states)
     states_.resize(size_t(batch * seq * hidden_));
   const Clock::time_point start = Clock::now();
-  encrt_status *st = encrt_session_run_typed(session_, ids_.data(), typed ? types_.data() : nullptr, lengths_.data(),
-                                             batch, seq, states ? states_.data() : nullptr,
-                                             width_ > 0 ? pooled_.data() : nullptr);
+  encrt_status *st = nullptr;
+  if (sparse || vectors) {
+    // The heads' outputs with the pooled rows, one pass (token states, if a job
+    // of the pass asks for them too, from a second).
+    encrt_encode_outputs o;
+    encrt_encode_outputs_initialize(&o);
+    o.dense = pooled_.data();
+    const int32_t topK = int32_t(std::min<int64_t>(seq, vocab_)); // every entry a text can have
+    if (sparse) {
+      sparseCounts_.resize(size_t(batch));
+      sparseIds_.resize(size_t(batch * topK));
+      sparseWeights_.resize(size_t(batch * topK));
+      o.sparse_top_k = topK, o.sparse_counts = sparseCounts_.data(), o.sparse_ids = sparseIds_.data(),
+      o.sparse_weights = sparseWeights_.data();
+    }
+    if (vectors) {
+      vectorCounts_.resize(size_t(batch));
+      vectors_.resize(size_t(tokens * multivectorDim_));
+      o.vectors = vectors_.data(), o.vectors_capacity = tokens, o.vector_counts = vectorCounts_.data();
+    }
+    st = encrt_session_encode_ids(session_, ids_.data(), lengths_.data(), batch, seq, &o);
+    if (!st && states)
+      st = encrt_session_run(session_, ids_.data(), lengths_.data(), batch, seq, states_.data(), nullptr);
+  } else {
+    st = encrt_session_run_typed(session_, ids_.data(), typed ? types_.data() : nullptr, lengths_.data(), batch, seq,
+                                 states ? states_.data() : nullptr, width_ > 0 ? pooled_.data() : nullptr);
+  }
   const Clock::time_point end = Clock::now();
   metrics_.batch(batch, tokens, std::chrono::duration<double>(end - start).count());
   const std::string error = st ? encrt_status_message(st) : "";
   encrt_status_free(st);
+  int64_t vectorRow = 0;
   for (int64_t b = 0; b < batch; ++b) {
     Job &job = *rows[size_t(b)].job;
     std::lock_guard<std::mutex> lock(job.mu_);
     const size_t index = rows[size_t(b)].index;
+    if (error.empty() && job.wantSparse) {
+      const int32_t topK = int32_t(std::min<int64_t>(seq, vocab_));
+      auto &entries = job.sparse[index];
+      for (int32_t k = 0; k < sparseCounts_[size_t(b)]; ++k)
+        entries.emplace_back(sparseIds_[size_t(b * topK + k)], sparseWeights_[size_t(b * topK + k)]);
+      std::sort(entries.begin(), entries.end()); // by token id, as TEI lists them
+    }
+    if (vectors) {
+      if (error.empty() && job.wantVectors)
+        job.vectors[index].assign(vectors_.begin() + vectorRow * multivectorDim_,
+                                  vectors_.begin() + (vectorRow + vectorCounts_[size_t(b)]) * multivectorDim_);
+      if (error.empty())
+        vectorRow += vectorCounts_[size_t(b)];
+    }
     if (!error.empty())
       job.error = error;
     else if (job.wantTokenStates)

@@ -40,6 +40,13 @@ struct Job {
   /// (its tokens x hidden, TEI's /embed_all) into tokenStates instead.
   bool wantTokenStates = false;
   std::vector<std::vector<float>> tokenStates;
+  /// Set before submitting: the batcher also writes each text's outputs of
+  /// the model's token heads (encrt_session_encode_ids): its lexical weights
+  /// as (token id, weight) by id, and its token vectors (rows x
+  /// multivector_dim).
+  bool wantSparse = false, wantVectors = false;
+  std::vector<std::vector<std::pair<int32_t, float>>> sparse;
+  std::vector<std::vector<float>> vectors;
   std::string error;                     ///< set when a pass failed
   std::atomic<bool> abandoned{false};    ///< its HTTP thread gave up (timeout)
   int64_t characters = 0;                ///< of the texts tokenised (TEI's x-compute-characters)
@@ -109,6 +116,11 @@ private:
   // Buffers of the pass, reused.
   std::vector<int32_t> ids_, types_, lengths_;
   std::vector<float> pooled_, states_;
+  // A pass with token heads (encrt_session_encode_ids).
+  int multivectorDim_ = 0, vocab_ = 0;
+  std::vector<int32_t> sparseCounts_, sparseIds_;
+  std::vector<float> sparseWeights_, vectors_;
+  std::vector<int64_t> vectorCounts_;
 };
 
 } // namespace encc::serve

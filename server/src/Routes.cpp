@@ -38,7 +38,7 @@ bool isOpenAi(const std::string &path) { return path.rfind("/v1/", 0) == 0 || pa
 /// The metrics label of a path: known routes by name, anything else "other"
 /// (a client must not be able to grow the metrics with made-up paths).
 std::string routeLabel(const std::string &path) {
-  for (const char *r : {"/embed", "/embed_all", "/embed_sparse", "/", "/invocations", "/predict", "/rerank", "/similarity", "/tokenize", "/decode", "/info", "/health", "/ping", "/metrics",
+  for (const char *r : {"/embed", "/embed_all", "/embed_sparse", "/embed_multi_vector", "/", "/invocations", "/predict", "/rerank", "/similarity", "/tokenize", "/decode", "/info", "/health", "/ping", "/metrics",
                         "/v1/embeddings", "/embeddings"})
     if (path == r)
       return r;
@@ -380,6 +380,8 @@ void Routes::install() {
   const bool classifier = info_.num_labels > 0;
   const bool pooled = info_.has_pooled_output != 0;
   const bool sparse = std::string(info_.pooling) == "splade"; // SPLADE: one weight per vocabulary entry
+  const bool lexical = info_.sparse && !sparse;               // a lexical-weights head (bge-m3)
+  const int multiVector = info_.multivector_dim;              // a multi-vector head's width (bge-m3's ColBERT)
   auto requireEmbedder = [classifier, pooled] {
     if (classifier)
       throw ApiError{424, "Model is not an embedding model (a classifier: POST /predict, or /rerank with one label)",
@@ -454,15 +456,33 @@ void Routes::install() {
       embedBody(req, res, body);
   });
 
-  // TEI's embed_sparse (SPLADE models): each text's non-zero weights, [[{"index": token id, "value"}]] by index.
+  // TEI's embed_sparse (SPLADE models; bge-m3's lexical weights): each text's non-zero weights,
+  // [[{"index": token id, "value"}]] by index.
   const auto teiEmbedSparse = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
-    if (!sparse)
-      throw ApiError{424, "Model is not an embedding model with SPLADE pooling", "", "backend"};
+    if (!sparse && !lexical)
+      throw ApiError{424, "Model is not an embedding model with SPLADE pooling or a lexical-weights head", "",
+                     "backend"};
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits); // inputs, truncate, prompt_name (TEI ignores the rest)
     std::shared_ptr<Job> job = jobOf(r);
+    job->wantSparse = lexical;
     run(job, deadline);
     std::string out = "[";
+    if (lexical) {
+      for (size_t i = 0; i < job->sparse.size(); ++i) {
+        out += i ? ",[" : "[";
+        for (size_t k = 0; k < job->sparse[i].size(); ++k) {
+          out += k ? ",{\"index\":" : "{\"index\":";
+          out += std::to_string(job->sparse[i][k].first) + ",\"value\":";
+          appendFloat(out, job->sparse[i][k].second);
+          out += '}';
+        }
+        out += ']';
+      }
+      out += ']';
+      res.setContent(out, "application/json");
+      return;
+    }
     for (size_t i = 0; i < job->ids.size(); ++i) {
       out += i ? ",[" : "[";
       const float *v = job->outputs.data() + i * size_t(info_.embedding_dim);
@@ -482,6 +502,44 @@ void Routes::install() {
     res.setContent(out, "application/json");
   });
   post_["/embed_sparse"] = teiEmbedSparse;
+
+  // A multi-vector model's token vectors (bge-m3's ColBERT output; TEI has no such route): /embed's body,
+  // [[[float]]] (texts x vectors x multivector_dim, [CLS]'s left out as the model says). At most
+  // --max-batch-tokens tokens per request, as /embed_all.
+  post_["/embed_multi_vector"] = guardedPost([=](const http::Request &, http::Response &res, const std::string &body) {
+    if (multiVector == 0)
+      throw ApiError{424, "Model has no multi-vector output (a ColBERT head such as bge-m3's)", "", "backend"};
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
+    EmbedRequest r = parseTeiEmbed(body, limits);
+    std::shared_ptr<Job> job = jobOf(r);
+    int64_t tokens = 0;
+    for (const auto &ids : job->ids)
+      tokens += int64_t(ids.size());
+    if (tokens > options_.maxBatchTokens)
+      throw ApiError{413,
+                     "has " + std::to_string(tokens) + " tokens in all, more than --max-batch-tokens (" +
+                         std::to_string(options_.maxBatchTokens) + "), the most one /embed_multi_vector request is "
+                         "answered for",
+                     "inputs", "validation"};
+    job->wantVectors = true;
+    run(job, deadline);
+    const size_t width = size_t(multiVector);
+    std::string out;
+    out.reserve(size_t(tokens) * width * 12 + 16);
+    out += '[';
+    for (size_t i = 0; i < job->vectors.size(); ++i) {
+      out += i ? ",[" : "[";
+      const std::vector<float> &v = job->vectors[i];
+      for (size_t t = 0; t * width < v.size(); ++t) {
+        if (t)
+          out += ',';
+        appendFloatArray(out, v.data() + t * width, width);
+      }
+      out += ']';
+    }
+    out += ']';
+    res.setContent(out, "application/json");
+  });
 
   // TEI's embed_all: each text's last hidden state, special tokens included: [[[float]]] (texts x tokens x
   // hidden). At most --max-batch-tokens tokens per request: the answer is ~12 bytes per float as text.
@@ -773,6 +831,7 @@ void Routes::route(const http::Request &req, http::Response &res) {
   }
   throw ApiError{404, "no route " + printable(req.method) + " " + printable(req.path) +
                           " (routes: POST /embed (also / and /invocations), POST /embed_all, POST /embed_sparse, "
+                          "POST /embed_multi_vector, "
                           "POST /predict, POST /rerank, POST /similarity, POST /tokenize, POST /decode, POST /v1/embeddings (also "
                           "/embeddings), GET /info, GET /health, GET /ping, GET /metrics)",
                  "", "not_found"};

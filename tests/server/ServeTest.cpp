@@ -1441,4 +1441,88 @@ TEST(ServeSplade, EmbedSparseMatchesSparseEncoderAndTheCApi) {
   EXPECT_EQ(server.stop(SIGTERM), 0);
   std::filesystem::remove_all(tmpl);
 }
+
+// bge-m3's heads through the server: /embed_sparse (the lexical weights, by id) and
+// /embed_multi_vector (the token vectors) bit for bit the C API's encode, /embed its
+// dense rows; several requests at once share passes. The numbers against FlagEmbedding:
+// e2e BgeM3.*.
+TEST(ServeBgeM3, SparseAndMultiVectorRoutesEqualTheCApi) {
+  json ref;
+  std::ifstream(ENCC_SOURCE_DIR "/tests/reference/bge_m3/bge_m3.json") >> ref;
+  std::vector<std::string> texts;
+  for (const json &e : ref["cases"][0]["texts"])
+    texts.push_back(e["text"].get<std::string>());
+  char tmpl[] = "/tmp/encc-serve-m3-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string artifact = std::string(tmpl) + "/m3.encm";
+  ASSERT_EQ(std::system((std::string(ENCC_CLI) + " compile " ENCC_SOURCE_DIR
+                         "/tests/reference/bge_m3/models/xlmr_m3 -o " + artifact + " --quiet")
+                            .c_str()),
+            0);
+  encrt::Model model(artifact);
+  const int32_t vocab = model.info().vocab_size;
+  const encrt::Session::Encoded want = encrt::Session(model).encode(texts, true, vocab, true);
+  const size_t dim = size_t(model.info().embedding_dim), cdim = size_t(model.info().multivector_dim);
+  ServerProcess server({artifact, "--threads", "1", "--max-wait-ms", "5"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  auto check = [&](const std::vector<std::string> &subset, size_t first) {
+    httplib::Client http("127.0.0.1", server.port());
+    auto r = post(http, "/embed_sparse", {{"inputs", subset}, {"truncate", true}});
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    json got = json::parse(r->body);
+    ASSERT_EQ(got.size(), subset.size());
+    for (size_t i = 0; i < subset.size(); ++i) {
+      std::vector<std::pair<int32_t, float>> entries;
+      for (size_t k = 0; k < want.sparse[first + i].ids.size(); ++k)
+        entries.emplace_back(want.sparse[first + i].ids[k], want.sparse[first + i].weights[k]);
+      std::sort(entries.begin(), entries.end());
+      ASSERT_EQ(got[i].size(), entries.size()) << subset[i];
+      for (size_t k = 0; k < entries.size(); ++k) {
+        EXPECT_EQ(got[i][k]["index"].get<int32_t>(), entries[k].first) << subset[i];
+        EXPECT_EQ(got[i][k]["value"].get<float>(), entries[k].second) << subset[i];
+      }
+    }
+    r = post(http, "/embed_multi_vector", {{"inputs", subset}, {"truncate", true}});
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    got = json::parse(r->body);
+    ASSERT_EQ(got.size(), subset.size());
+    for (size_t i = 0; i < subset.size(); ++i) {
+      ASSERT_EQ(got[i].size() * cdim, want.vectors[first + i].size()) << subset[i];
+      for (size_t row = 0; row < got[i].size(); ++row)
+        expectSameBits(floatsOf(got[i][row]), want.vectors[first + i].data() + row * cdim, int(cdim),
+                       "/embed_multi_vector " + subset[i]);
+    }
+    r = post(http, "/embed", {{"inputs", subset}, {"truncate", true}});
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    got = json::parse(r->body);
+    for (size_t i = 0; i < subset.size(); ++i)
+      expectSameBits(floatsOf(got[i]), want.dense.data() + (first + i) * dim, int(dim), "/embed " + subset[i]);
+  };
+  std::vector<std::thread> clients;
+  for (size_t first = 0; first < texts.size(); first += 2)
+    clients.emplace_back([&, first] {
+      check(std::vector<std::string>(texts.begin() + first, texts.begin() + std::min(first + 2, texts.size())), first);
+    });
+  for (std::thread &t : clients)
+    t.join();
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+  std::filesystem::remove_all(tmpl);
+}
+
+// A model without heads: the routes say so.
+TEST(ServeBgeM3, RoutesOfHeadsTheModelLacks) {
+  if (minilmArtifact().empty())
+    GTEST_SKIP() << "ENCC_MINILM_DIR not set";
+  ServerProcess server({minilmArtifact(), "--threads", "1"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  httplib::Client http("127.0.0.1", server.port());
+  auto r = post(http, "/embed_multi_vector", {{"inputs", "a"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 424) << r->body;
+  EXPECT_NE(r->body.find("Model has no multi-vector output"), std::string::npos) << r->body;
+  r = post(http, "/embed_sparse", {{"inputs", "a"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 424) << r->body;
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
 #endif
