@@ -389,3 +389,43 @@ def test_encode_outputs_refuses_what_the_model_lacks(model):
     with pytest.raises(ValueError, match="no multi-vector output"):
         model.encode_outputs(["a"], sparse=False)
     assert set(model.encode_outputs(["a"], sparse=False, multi_vector=False)) == {"dense"}
+
+
+def test_hybrid_index_example_with_bge_m3(bge_m3, tmp_path):
+    """examples/hybrid_index.py --m3: Qdrant points holding exactly encode_outputs' three outputs (a named
+    multi-vector "colbert" declared with max_sim), and the query's three scores combined (the query is a
+    document: dense, ColBERT 1.000 and the best total)."""
+    import sys
+    m, case = bge_m3
+    texts = [t["text"] for t in case["texts"] if t["text"].strip()]
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "hybrid_index.py"), "--m3", m.path,
+                          "--docs", str(docs), "--out", str(tmp_path / "index"), "--query", texts[1], "--top", "2",
+                          "--threads", "2"], capture_output=True, text=True, check=True).stdout
+    points = json.loads((tmp_path / "index" / "points.json").read_text(encoding="utf-8"))["points"]
+    want = m.encode_outputs(texts)
+    for p, d, (ids, weights), c in zip(points, want["dense"], want["sparse"], want["multi_vector"]):
+        assert np.array_equal(np.array(p["vector"]["dense"], dtype=np.float32), d)
+        assert p["vector"]["sparse"]["indices"] == ids.tolist()
+        assert np.array_equal(np.array(p["vector"]["sparse"]["values"], dtype=np.float32), weights)
+        assert np.array_equal(np.array(p["vector"]["colbert"], dtype=np.float32).reshape(c.shape), c)
+    collection = json.loads((tmp_path / "index" / "collection.json").read_text(encoding="utf-8"))
+    assert collection["vectors"]["colbert"] == {"size": 24, "distance": "Cosine",
+                                                "multivector_config": {"comparator": "max_sim"}}
+    lines = out.splitlines()
+    assert lines[1] == f"query: {texts[1]}"
+    ranked = lines[2:]
+    assert len(ranked) == 2
+    assert any(line.endswith(texts[1]) and "dense 1.000" in line and "colbert 1.000" in line for line in ranked), out
+    totals = []
+    for line in ranked:  # "  total  (dense d, sparse s, colbert c)  text"
+        total, rest = line.split("  (")
+        d, sp, c = (float(part.split()[1]) for part in rest.split(")")[0].split(", "))
+        assert abs(float(total) - (0.4 * d + 0.2 * sp + 0.4 * c)) < 2e-3, line
+        totals.append(float(total))
+    assert totals == sorted(totals, reverse=True)
+    bad = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "hybrid_index.py"), "--m3", m.path,
+                          "--dense", m.path, "--docs", str(docs), "--out", str(tmp_path / "x")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "pass --dense and --sparse, or --m3" in bad.stderr
