@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""bge-m3 at its real shape: encc's one pass for the dense, sparse and ColBERT outputs against ONNX Runtime
+driven directly (issue 42).
+
+FastEmbed has no bge-m3 with its three heads (and would fetch its models from the hub, which is not reachable
+here); ONNX Runtime runs a torch.onnx export of XLMRobertaModel with bge-m3's heads on top, as FlagEmbedding's
+BGEM3 model computes them: the [CLS] state L2-normalised, relu(sparse_linear(h)) per token, and
+colbert_linear(h[:, 1:]) L2-normalised, all three outputs of one session run. encc runs its artifact of the same
+folder (`encc run --runs`: the whole plan, both heads included, median latency; what the runtime does after it,
+copying the heads' rows out and taking each id's largest weight, is measured by encc_bench's BM_Encode). Same
+ids (random, <s> ... </s>), same thread count, rounds interleaved (the machine is shared: compare within a
+round). Random weights (torch's init, seed 0); the outputs are not compared here (e2e BgeM3.* does that against
+FlagEmbedding on a small model).
+
+    PYTHON bench/peers/bge_m3_peers.py --make DIR     # bge-m3-shaped folder (2.3 GB of safetensors) + model.onnx
+    encc compile DIR -o m3.encm [--quantize int8]
+    PYTHON bench/peers/bge_m3_peers.py --model DIR --artifact m3.encm [--artifact m3-int8.encm] \
+        --encc build/bin/encc --batch 8 --seq 128 --threads 2 --rounds 5 [--ort-int8]
+
+PYTHON: a venv with torch, transformers, safetensors and onnxruntime (venv-stb).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def make(d, seed):
+    import safetensors.torch
+    import torch
+    from transformers import XLMRobertaConfig, XLMRobertaModel
+
+    os.makedirs(d, exist_ok=True)
+    cfg = json.load(open(os.path.join(ROOT, "bench", "models", "bge-m3-shaped", "config.json")))
+    torch.manual_seed(seed)
+    model = XLMRobertaModel(XLMRobertaConfig(**cfg), add_pooling_layer=False).eval()
+    model.save_pretrained(d)
+    shutil.copy(os.path.join(ROOT, "bench", "models", "bge-m3-shaped", "config.json"), d)
+    shutil.copy(os.path.join(ROOT, "tests", "tokenizer", "unigram", "tokenizer.json"), d)
+    hidden = cfg["hidden_size"]
+    colbert, sparse = torch.nn.Linear(hidden, hidden), torch.nn.Linear(hidden, 1)
+    for name, lin in (("colbert_linear", colbert), ("sparse_linear", sparse)):
+        safetensors.torch.save_file({k: v.contiguous() for k, v in lin.state_dict().items()},
+                                    os.path.join(d, name + ".safetensors"))
+    json.dump([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+               {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}],
+              open(os.path.join(d, "modules.json"), "w"), indent=2)
+    os.makedirs(os.path.join(d, "1_Pooling"), exist_ok=True)
+    json.dump({"word_embedding_dimension": hidden, "pooling_mode_cls_token": True},
+              open(os.path.join(d, "1_Pooling", "config.json"), "w"), indent=2)
+    json.dump({"max_seq_length": 8192, "do_lower_case": False},
+              open(os.path.join(d, "sentence_bert_config.json"), "w"), indent=2)
+
+    class M3(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model, self.colbert, self.sparse = model, colbert, sparse
+
+        def forward(self, input_ids, attention_mask):
+            h = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            dense = torch.nn.functional.normalize(h[:, 0], dim=-1)
+            weights = torch.relu(self.sparse(h)).squeeze(-1)
+            vecs = self.colbert(h[:, 1:]) * attention_mask[:, 1:, None].float()
+            return dense, weights, torch.nn.functional.normalize(vecs, dim=-1)
+
+    ids = torch.ones(2, 16, dtype=torch.long)
+    onnx_dir = os.path.join(d, "onnx")
+    os.makedirs(onnx_dir, exist_ok=True)
+    torch.onnx.export(M3().eval(), (ids, torch.ones_like(ids)), os.path.join(onnx_dir, "model.onnx"),
+                      input_names=["input_ids", "attention_mask"],
+                      output_names=["dense_vecs", "sparse_weights", "colbert_vecs"],
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                                    "dense_vecs": {0: "batch"}, "sparse_weights": {0: "batch", 1: "seq"},
+                                    "colbert_vecs": {0: "batch", 1: "seq1"}},
+                      opset_version=17, dynamo=False)
+    print(f"wrote {d} (bge-m3-shaped folder with its heads) and {onnx_dir}/model.onnx")
+
+
+def batch(b, s, seed):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(5, 4000, size=(b, s), dtype=np.int64)
+    ids[:, 0], ids[:, -1] = 0, 2
+    return ids
+
+
+def ort_m3(sess, ids):
+    return sess.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+
+
+def encc_ms(encc, artifact, ids, threads, runs):
+    cmd = [encc, "run", artifact, "--threads", str(threads), "--runs", str(runs)]
+    for row in ids:
+        cmd += ["--ids", " ".join(map(str, row))]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"\(([\d.]+) ms: median of", out)
+    if not m:
+        raise SystemExit(f"no latency in encc run's output: {out[:300]}")
+    return float(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--make", help="write a bge-m3-shaped folder with its heads and its ONNX export here")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", help="the folder --make wrote")
+    ap.add_argument("--artifact", action="append", default=[])
+    ap.add_argument("--encc", default="build/bin/encc")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=3, help="timed runs per engine per round")
+    ap.add_argument("--ort-int8", action="store_true",
+                    help="also ONNX Runtime on quantize_dynamic's int8 export (per channel; written once)")
+    a = ap.parse_args()
+    if a.make:
+        return make(a.make, a.seed)
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = a.threads
+    opts.inter_op_num_threads = 1
+    fp32 = os.path.join(a.model, "onnx", "model.onnx")
+    sessions = {"onnxruntime " + ort.__version__: fp32}
+    if a.ort_int8:
+        q = os.path.join(a.model, "onnx-int8", "model.onnx")
+        if not os.path.exists(q):
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            os.makedirs(os.path.dirname(q), exist_ok=True)
+            quantize_dynamic(fp32, q, per_channel=True, weight_type=QuantType.QInt8, use_external_data_format=True)
+        sessions["onnxruntime " + ort.__version__ + " int8"] = q
+    sessions = {n: ort.InferenceSession(f, opts, providers=["CPUExecutionProvider"]) for n, f in sessions.items()}
+    ids = batch(a.batch, a.seq, a.seed)
+    for sess in sessions.values():
+        ort_m3(sess, ids)  # warm-up
+    names = list(sessions) + [os.path.basename(p) for p in a.artifact]
+    times = {n: [] for n in names}
+    for r in range(a.rounds):
+        for n, sess in sessions.items():
+            runs = []
+            for _ in range(a.runs):
+                t0 = time.perf_counter()
+                ort_m3(sess, ids)
+                runs.append((time.perf_counter() - t0) * 1e3)
+            times[n].append(statistics.median(runs))
+        for p, n in zip(a.artifact, names[len(sessions):]):
+            times[n].append(encc_ms(a.encc, p, ids, a.threads, a.runs))
+        print(f"round {r + 1}: " + ", ".join(f"{n} {times[n][-1]:.1f} ms" for n in names), flush=True)
+    base = statistics.median(times[names[0]])
+    print(f"\n{a.batch} x {a.seq} tokens, {a.threads} threads, medians of {a.rounds} rounds:")
+    for n in names:
+        m = statistics.median(times[n])
+        print(f"  {n:<28} {m:8.1f} ms   ONNX Runtime / this: {base / m:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
