@@ -22,6 +22,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -104,11 +105,29 @@ void runLoaded(encrt_model *model) {
   for (size_t i = 0; i < ids.size(); ++i)
     ids[i] = static_cast<int32_t>(i % (info.vocab_size > 0 ? info.vocab_size : 1));
   const size_t h = info.hidden_size > 0 ? size_t(info.hidden_size) : 1;
-  std::vector<float> hidden(size_t(2) * seq * h), pooled(2 * h);
+  // Pooled rows are embedding_dim wide (Dense modules may make it other than hidden).
+  const size_t width = std::max<size_t>(h, info.embedding_dim > 0 ? size_t(info.embedding_dim) : 1);
+  std::vector<float> hidden(size_t(2) * seq * h), pooled(2 * width);
   encrt_status_free(encrt_session_run(session, ids.data(), lengths, 2, seq, hidden.data(),
                                       info.has_pooled_output ? pooled.data() : nullptr));
   const char *texts[2] = {"hello world", "a"};
   encrt_status_free(encrt_session_embed(session, texts, 2, pooled.data()));
+  // Every output encode gives (the token heads' rows copied out of the arena).
+  if (info.has_pooled_output && (info.sparse || info.multivector_dim > 0)) {
+    const int32_t top = 4;
+    std::vector<int32_t> counts(2), sparseIds(2 * top);
+    std::vector<float> weights(2 * top), vectors(size_t(2) * seq * size_t(info.multivector_dim > 0 ? info.multivector_dim : 1));
+    std::vector<int64_t> rows(2);
+    encrt_encode_outputs o;
+    encrt_encode_outputs_initialize(&o);
+    o.dense = pooled.data();
+    if (info.sparse)
+      o.sparse_top_k = top, o.sparse_counts = counts.data(), o.sparse_ids = sparseIds.data(),
+      o.sparse_weights = weights.data();
+    if (info.multivector_dim > 0)
+      o.vectors = vectors.data(), o.vectors_capacity = 2 * seq, o.vector_counts = rows.data();
+    encrt_status_free(encrt_session_encode_ids(session, ids.data(), lengths, 2, seq, &o));
+  }
   // Token strings at the vocabulary's edges: read whole (ASan sees an overrun).
   for (int32_t id : {-1, 0, 1, info.vocab_size - 1, info.vocab_size, info.vocab_size + 1}) {
     const char *text = nullptr;

@@ -48,6 +48,12 @@ int main(int argc, char **argv) {
   dim.embeddingDim = TestModel::kHidden;
   dim.requiredFeatures = {"embedding-dim"};
   writeFile(dir + "/embedding-dim.encm", writeArtifact(dim));
+  // Schema 9.7's token heads: the hidden output as a multi-vector head's value, [CLS] skipped.
+  ArtifactSpec heads = pooled;
+  heads.tokenHeads = {{encm::TokenHeadKind::MultiVector, 1, {}}};
+  heads.outputs.push_back(heads.outputs[0]);
+  heads.requiredFeatures = {"token-heads"};
+  writeFile(dir + "/token-heads.encm", writeArtifact(heads));
   ArtifactSpec fill = pooled;
   fill.weightsFillSeed = 7;
   writeFile(dir + "/weights-fill.encm", writeArtifact(fill));
