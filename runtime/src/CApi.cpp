@@ -533,32 +533,38 @@ void encrt_encode_outputs_initialize(encrt_encode_outputs *outputs) {
   outputs->struct_size = sizeof(encrt_encode_outputs);
 }
 
+/// The caller's `outputs` read in full into `o` (null: refused, as a
+/// struct_size never initialised).
+static encrt_status *readEncodeOutputs(const char *where, const encrt_encode_outputs *outputs,
+                                       encrt_encode_outputs &o) {
+  if (!outputs)
+    return nullArgument(where, "outputs");
+  return readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
+                     encrt_encode_outputs_initialize, o);
+}
+
+/// Whether `o` asks for the sparse output.
+static bool wantsSparse(const encrt_encode_outputs &o) {
+  return o.sparse_top_k != 0 || o.sparse_counts || o.sparse_ids || o.sparse_weights;
+}
+
 encrt_status *encrt_session_encode(encrt_session *session, const char *prompt_name, const encrt_text *texts,
                                    int64_t count, const encrt_encode_outputs *outputs) {
   const char *where = "encrt_session_encode";
-  if (!outputs)
-    return nullArgument(where, "outputs");
   encrt_encode_outputs o;
-  if (encrt_status *bad = readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
-                                      encrt_encode_outputs_initialize, o))
+  if (encrt_status *bad = readEncodeOutputs(where, outputs, o))
     return bad;
-  const bool sparse = o.sparse_top_k != 0 || o.sparse_counts || o.sparse_ids || o.sparse_weights;
-  return encode(where, session, prompt_name, texts, count, o, sparse);
+  return encode(where, session, prompt_name, texts, count, o, wantsSparse(o));
 }
 
 encrt_status *encrt_session_encode_ids(encrt_session *session, const int32_t *ids, const int32_t *lengths,
                                        int64_t batch, int64_t seq, const encrt_encode_outputs *outputs) {
   const char *where = "encrt_session_encode_ids";
-  if (!outputs)
-    return nullArgument(where, "outputs");
   encrt_encode_outputs o;
-  if (encrt_status *bad = readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
-                                      encrt_encode_outputs_initialize, o))
+  if (encrt_status *bad = readEncodeOutputs(where, outputs, o))
     return bad;
-  return inSession(where, session, [&] {
-    session->impl->encodeIds(ids, lengths, batch, seq, toEncodeOutputs(o, o.sparse_top_k != 0 || o.sparse_counts ||
-                                                                               o.sparse_ids || o.sparse_weights));
-  });
+  return inSession(where, session,
+                   [&] { session->impl->encodeIds(ids, lengths, batch, seq, toEncodeOutputs(o, wantsSparse(o))); });
 }
 
 encrt_status *encrt_session_embed_sparse(encrt_session *session, const char *prompt_name,

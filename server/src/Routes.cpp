@@ -45,6 +45,25 @@ std::string routeLabel(const std::string &path) {
   return "other";
 }
 
+/// Each text's rows of `width` floats as [[[float]]] (texts x rows x width); `tokens`: the rows in all (the
+/// reservation).
+std::string tokenRowsJson(const std::vector<std::vector<float>> &texts, size_t width, int64_t tokens) {
+  std::string out;
+  out.reserve(size_t(tokens) * width * 12 + 16);
+  out += '[';
+  for (size_t i = 0; i < texts.size(); ++i) {
+    out += i ? ",[" : "[";
+    for (size_t t = 0; t * width < texts[i].size(); ++t) {
+      if (t)
+        out += ',';
+      appendFloatArray(out, texts[i].data() + t * width, width);
+    }
+    out += ']';
+  }
+  out += ']';
+  return out;
+}
+
 void sendError(http::Response &res, const std::string &path, const ApiError &e) {
   res.status = e.status;
   std::string body;
@@ -376,6 +395,21 @@ void Routes::install() {
     return job;
   };
 
+  // A job of per-token answers (/embed_all, /embed_multi_vector): its token count, at most
+  // --max-batch-tokens (413 beyond: the answer is ~12 bytes per float as text).
+  auto tokensWithinLimit = [this](const Job &job, const char *route) {
+    int64_t tokens = 0;
+    for (const auto &ids : job.ids)
+      tokens += int64_t(ids.size());
+    if (tokens > options_.maxBatchTokens)
+      throw ApiError{413,
+                     "has " + std::to_string(tokens) + " tokens in all, more than --max-batch-tokens (" +
+                         std::to_string(options_.maxBatchTokens) + "), the most one " + route +
+                         " request is answered for",
+                     "inputs", "validation"};
+    return tokens;
+  };
+
   // A route of the other kind of model: TEI's 424 and words.
   const bool classifier = info_.num_labels > 0;
   const bool pooled = info_.has_pooled_output != 0;
@@ -512,33 +546,10 @@ void Routes::install() {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
-    int64_t tokens = 0;
-    for (const auto &ids : job->ids)
-      tokens += int64_t(ids.size());
-    if (tokens > options_.maxBatchTokens)
-      throw ApiError{413,
-                     "has " + std::to_string(tokens) + " tokens in all, more than --max-batch-tokens (" +
-                         std::to_string(options_.maxBatchTokens) + "), the most one /embed_multi_vector request is "
-                         "answered for",
-                     "inputs", "validation"};
+    const int64_t tokens = tokensWithinLimit(*job, "/embed_multi_vector");
     job->wantVectors = true;
     run(job, deadline);
-    const size_t width = size_t(multiVector);
-    std::string out;
-    out.reserve(size_t(tokens) * width * 12 + 16);
-    out += '[';
-    for (size_t i = 0; i < job->vectors.size(); ++i) {
-      out += i ? ",[" : "[";
-      const std::vector<float> &v = job->vectors[i];
-      for (size_t t = 0; t * width < v.size(); ++t) {
-        if (t)
-          out += ',';
-        appendFloatArray(out, v.data() + t * width, width);
-      }
-      out += ']';
-    }
-    out += ']';
-    res.setContent(out, "application/json");
+    res.setContent(tokenRowsJson(job->vectors, size_t(multiVector), tokens), "application/json");
   });
 
   // TEI's embed_all: each text's last hidden state, special tokens included: [[[float]]] (texts x tokens x
@@ -549,32 +560,10 @@ void Routes::install() {
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
     std::shared_ptr<Job> job = jobOf(r);
-    int64_t tokens = 0;
-    for (const auto &ids : job->ids)
-      tokens += int64_t(ids.size());
-    if (tokens > options_.maxBatchTokens)
-      throw ApiError{413,
-                     "has " + std::to_string(tokens) + " tokens in all, more than --max-batch-tokens (" +
-                         std::to_string(options_.maxBatchTokens) + "), the most one /embed_all request is answered for",
-                     "inputs", "validation"};
+    const int64_t tokens = tokensWithinLimit(*job, "/embed_all");
     job->wantTokenStates = true;
     run(job, deadline);
-    const size_t hidden = size_t(info_.hidden_size);
-    std::string out;
-    out.reserve(size_t(tokens) * hidden * 12 + 16);
-    out += '[';
-    for (size_t i = 0; i < job->tokenStates.size(); ++i) {
-      out += i ? ",[" : "[";
-      const std::vector<float> &states = job->tokenStates[i];
-      for (size_t t = 0; t * hidden < states.size(); ++t) {
-        if (t)
-          out += ',';
-        appendFloatArray(out, states.data() + t * hidden, hidden);
-      }
-      out += ']';
-    }
-    out += ']';
-    res.setContent(out, "application/json");
+    res.setContent(tokenRowsJson(job->tokenStates, size_t(info_.hidden_size), tokens), "application/json");
   });
 
   // TEI's predict: every input's labels by descending score. One input
