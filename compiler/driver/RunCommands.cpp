@@ -607,6 +607,17 @@ int encc::embedCommand(const Args &args) {
   }
   // A model with token heads (bge-m3): its sparse and multi-vector outputs from the same pass.
   const bool lexical = info.sparse != 0, multi = info.multivector_dim > 0;
+  int64_t shown = 5; // --top-k: the lexical weights listed per text
+  if (args.has("top-k")) {
+    const std::string v = args.get("top-k");
+    char *end = nullptr;
+    shown = std::strtoll(v.c_str(), &end, 10);
+    if (!lexical)
+      return fail("--top-k applies to a model with sparse output (SPLADE, bge-m3's lexical weights)");
+    if (v.empty() || *end || shown < 1 || shown > info.vocab_size)
+      return fail("--top-k expects a number of entries from 1 to the vocabulary's " + std::to_string(info.vocab_size) +
+                  ", got '" + v + "'");
+  }
   std::vector<float> emb(n * h);
   const int32_t sparseK = std::min(info.max_seq, info.vocab_size); // every entry a text can have
   std::vector<int32_t> sparseCounts(lexical ? n : 0), sparseIds(lexical ? n * sparseK : 0);
@@ -722,7 +733,7 @@ int encc::embedCommand(const Args &args) {
   }
   if (lexical || multi) {
     os << "from the same pass:";
-    os << (lexical ? " lexical weights (heaviest 5 shown)" : "") << (lexical && multi ? "," : "")
+    os << (lexical ? " lexical weights (heaviest " + std::to_string(shown) + " shown)" : "") << (lexical && multi ? "," : "")
        << (multi ? " token vectors (" + std::to_string(info.multivector_dim) + " dims)" : "") << "\n";
     for (int64_t i = 0; i < n; ++i) {
       os << "  [" << i << "]";
@@ -730,7 +741,7 @@ int encc::embedCommand(const Args &args) {
         os << " " << rows[i] << " vectors;";
       if (lexical) {
         os << " " << sparseCounts[i] << " weights;";
-        for (int32_t k = 0; k < std::min(sparseCounts[i], 5); ++k) {
+        for (int32_t k = 0; k < std::min<int64_t>(sparseCounts[i], shown); ++k) {
           const char *token = nullptr;
           int64_t size = 0;
           if (failed(encrt_model_get_token(model.get(), sparseIds[i * sparseK + k], &token, &size)))

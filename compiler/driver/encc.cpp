@@ -220,10 +220,12 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
   --truncate-dim N      keep the first N dimensions of each embedding (Matryoshka models;
                         sentence-transformers' truncate_dim: after the model's normalisation,
                         not renormalised; the cosines are of the truncated vectors)
-  --top-k N             SPLADE models: show each text's N heaviest entries (default 5; with
-                        --format json every non-zero one)
+  --top-k N             SPLADE models and bge-m3's lexical weights: show each text's N heaviest
+                        entries (default 5; with --format json every non-zero one)
   --format FMT          text (default) | json (embeddings and the cosine matrix; a SPLADE
-                        model's non-zero entries, heaviest first, as index and value)
+                        model's non-zero entries, heaviest first, as index and value; a model
+                        with token heads adds its lexical weights, token-vector counts and
+                        the lexical and ColBERT scores)
   --threads N           worker threads (default 0: all cores)
   --cpu-target T        force a code object (e.g. cpu-x86-64-v2)
   --device D            auto (default: CUDA when the artifact has a CUDA plan and a GPU is

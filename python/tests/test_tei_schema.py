@@ -10,7 +10,8 @@ server, as clients see it: ErrorType's enum is spelled "Validation" where the se
 success is checked here.
 
 Models: all-MiniLM-L6-v2 (an embedder), tiny classifiers with three labels and one (a reranker), and the
-recorded SPLADE folder (tests/reference/splade). Run by scripts/serve-clients (./scripts/test).
+recorded SPLADE folder (tests/reference/splade) and bge-m3 folder (tests/reference/bge_m3). Run by
+scripts/serve-clients (./scripts/test).
 """
 import json
 import os
@@ -201,5 +202,15 @@ def test_classifier_reranker_and_sparse_routes_match_tei_schema(tmp_path):
     try:
         answer = server.check("post", "/embed_sparse", {"inputs": ["a cat", "the sea"]}, 200)
         assert all(row for row in answer)
+    finally:
+        server.close()
+    # bge-m3's lexical weights in /embed_sparse's shape (tests/reference/bge_m3: a tiny XLM-R with its heads).
+    m3 = encc.compile(os.path.join(ROOT, "tests", "reference", "bge_m3", "models", "xlmr_m3"), tmp_path / "m3.encm",
+                      encc=ENCC)
+    server = Server(m3)
+    try:
+        answer = server.check("post", "/embed_sparse", {"inputs": ["The cat sat on the mat.", "x"]}, 200)
+        assert answer[0] and all(e["value"] > 0 for row in answer for e in row)
+        server.check("post", "/embed", {"inputs": "a cat"}, 200)
     finally:
         server.close()
