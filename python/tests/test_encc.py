@@ -383,12 +383,15 @@ def test_encode_outputs_match_flag_embedding(bge_m3):
     np.testing.assert_array_equal(m.encode(texts), out["dense"])
 
 
-def test_encode_outputs_refuses_what_the_model_lacks(model):
+def test_encode_outputs_gives_what_the_model_has(model):
+    """By default the outputs the model has (MiniLM: dense alone); asking for one it lacks is a ValueError."""
+    out = model.encode_outputs(["a", "b c"])
+    assert set(out) == {"dense"}
+    np.testing.assert_array_equal(out["dense"], model.encode(["a", "b c"]))
     with pytest.raises(ValueError, match="no sparse output"):
-        model.encode_outputs(["a"])
+        model.encode_outputs(["a"], sparse=True)
     with pytest.raises(ValueError, match="no multi-vector output"):
-        model.encode_outputs(["a"], sparse=False)
-    assert set(model.encode_outputs(["a"], sparse=False, multi_vector=False)) == {"dense"}
+        model.encode_outputs(["a"], multi_vector=True)
 
 
 def test_hybrid_index_example_with_bge_m3(bge_m3, tmp_path):

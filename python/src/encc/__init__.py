@@ -439,28 +439,35 @@ class Model:
         results = self._in_batches(texts, batch_size, show_progress_bar, run)
         return results[0] if single else results
 
-    def encode_outputs(self, sentences: Texts, *, dense: bool = True, sparse: bool = True,
-                       multi_vector: bool = True, prompt_name: Optional[str] = None, prompt: Optional[str] = None,
+    def encode_outputs(self, sentences: Texts, *, dense: Optional[bool] = None, sparse: Optional[bool] = None,
+                       multi_vector: Optional[bool] = None, prompt_name: Optional[str] = None,
+                       prompt: Optional[str] = None,
                        batch_size: int = 32, max_active_dims: Optional[int] = None, threshold: float = 0.0,
                        show_progress_bar: Optional[bool] = None) -> dict[str, Any]:
         """Several outputs of one pass per batch (bge-m3: its dense, sparse and ColBERT outputs), as a dict
         with the keys asked for:
 
-        "dense": float32 [N, embedding_dim], the pooled embeddings (encode's);
+        "dense": float32 [N, embedding_dim], the pooled embeddings (encode's; not a SPLADE model's);
         "sparse": per sentence (token ids int32, weights float32), heaviest first, as encode_sparse gives them
             (max_active_dims, threshold as there);
         "multi_vector": per sentence a float32 [tokens, multivector_dim] array of its token vectors (bge-m3:
             every token's but the first, L2-normalised; FlagEmbedding's colbert_vecs).
 
-        An output the model lacks is a ValueError. One str: the values for it alone, not lists.
-        prompt_name, prompt, batch_size, show_progress_bar: as encode().
+        None (the default) asks for an output when the model has it; True for one it lacks is a ValueError.
+        One str: the values for it alone, not lists. prompt_name, prompt, batch_size, show_progress_bar: as
+        encode().
         """
-        if sparse and not self._info.get("sparse"):
+        has_dense = self._info["pooling"] != "splade"
+        has_sparse, has_multi = bool(self._info.get("sparse")), bool(self._info.get("multivector_dim"))
+        if sparse and not has_sparse:
             raise ValueError("the model has no sparse output (pass sparse=False)")
-        if multi_vector and not self._info.get("multivector_dim"):
+        if multi_vector and not has_multi:
             raise ValueError("the model has no multi-vector output (pass multi_vector=False)")
-        if dense and self._info["pooling"] == "splade":
+        if dense and not has_dense:
             raise ValueError("a SPLADE model's embedding is its sparse output (pass dense=False)")
+        dense = has_dense if dense is None else dense
+        sparse = has_sparse if sparse is None else sparse
+        multi_vector = has_multi if multi_vector is None else multi_vector
         single = isinstance(sentences, str)
         texts = self._prompted(_texts(sentences), prompt_name, prompt)
         batch_size = _positive_int(batch_size)
