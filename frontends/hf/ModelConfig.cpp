@@ -242,10 +242,10 @@ ModelDescription encc::describe(const ModelConfig &c) {
   d.defaultPrompt = c.defaultPrompt;
   d.similarity = c.similarity;
   d.int8KeepFloat = c.family->int8KeepFloat();
-  if (c.sparseHead)
-    d.keepFloat.push_back("sparse_linear.weight");
-  if (c.sparseHead)
+  if (c.sparseHead) {
     d.tokenHeads.push_back({TokenHeadDescription::Kind::LexicalWeights, 0, c.sparseSkipIds});
+    d.keepFloat.push_back("sparse_linear.weight");
+  }
   if (c.colbertDim)
     d.tokenHeads.push_back({TokenHeadDescription::Kind::MultiVector, /*skipLeading=*/1, {}});
   return d;

@@ -305,18 +305,20 @@ public:
     nb::object denseOut = nb::none(), countsOut = nb::none(), idsOut = nb::none(), weightsOut = nb::none(),
                rowsOut = nb::none(), vectorsOut = nb::none();
     encrt_session *s = session();
-    int64_t *rows = nullptr;
-    int64_t total = 0;
-    if (vectors) { // each text's rows first (tokenising only), then the buffer
-      auto r = newArrayOf<int64_t>({n}, rows);
-      rowsOut = nb::cast(r);
-      o.vector_counts = rows;
+    auto encode = [&] {
       encrt_status *status = nullptr;
       if (n) {
         nb::gil_scoped_release unlocked;
         status = encrt_session_encode(s, "", t.data(), int64_t(n), &o);
       }
       check(status);
+    };
+    int64_t *rows = nullptr;
+    int64_t total = 0;
+    if (vectors) { // each text's rows first (tokenising only), then the buffer
+      rowsOut = nb::cast(newArrayOf<int64_t>({n}, rows));
+      o.vector_counts = rows;
+      encode();
       for (size_t i = 0; i < n; ++i)
         total += rows[i];
     }
@@ -332,12 +334,7 @@ public:
       vectorsOut = nb::cast(newArray({static_cast<size_t>(total), static_cast<size_t>(info_.multivector_dim)}, o.vectors));
       o.vectors_capacity = total;
     }
-    encrt_status *status = nullptr;
-    if (n) {
-      nb::gil_scoped_release unlocked;
-      status = encrt_session_encode(s, "", t.data(), int64_t(n), &o);
-    }
-    check(status);
+    encode();
     return nb::make_tuple(denseOut, countsOut, idsOut, weightsOut, rowsOut, vectorsOut);
   }
 

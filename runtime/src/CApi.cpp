@@ -206,6 +206,50 @@ encrt_status *embed(const char *where, encrt_session *session, const char *promp
   });
 }
 
+/// The runtime's form of `o`; `sparse`: its sparse output is asked for.
+EncodeOutputs toEncodeOutputs(const encrt_encode_outputs &o, bool sparse) {
+  EncodeOutputs out;
+  out.dense = o.dense;
+  out.sparse = sparse;
+  out.sparseTopK = o.sparse_top_k;
+  out.sparseThreshold = o.sparse_threshold;
+  out.sparseCounts = o.sparse_counts;
+  out.sparseIds = o.sparse_ids;
+  out.sparseWeights = o.sparse_weights;
+  out.vectors = o.vectors;
+  out.vectorsCapacity = o.vectors_capacity;
+  out.vectorCounts = o.vector_counts;
+  return out;
+}
+
+/// encrt_session_encode's frame: `outputs` (already read in full) for
+/// `count` texts after prompt `prompt_name`; `sparse`: its sparse output is
+/// asked for.
+encrt_status *encode(const char *where, encrt_session *session, const char *prompt_name,
+                            const encrt_text *texts, int64_t count, const encrt_encode_outputs &o, bool sparse) {
+  return inSession(where, session, [&] {
+    const LoadedModel &model = session->impl->model();
+    const std::string_view prompt = model.promptText(prompt_name);
+    const std::vector<std::string_view> views = viewTexts(texts, count);
+    session->impl->encode(texts ? views.data() : nullptr, count, prompt, toEncodeOutputs(o, sparse));
+  });
+}
+
+/// The caller's `outputs` read in full into `o` (null: refused, as a
+/// struct_size never initialised).
+encrt_status *readEncodeOutputs(const char *where, const encrt_encode_outputs *outputs,
+                                       encrt_encode_outputs &o) {
+  if (!outputs)
+    return nullArgument(where, "outputs");
+  return readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
+                     encrt_encode_outputs_initialize, o);
+}
+
+/// Whether `o` asks for the sparse output.
+bool wantsSparse(const encrt_encode_outputs &o) {
+  return o.sparse_top_k != 0 || o.sparse_counts || o.sparse_ids || o.sparse_weights;
+}
+
 } // namespace
 
 extern "C" {
@@ -495,57 +539,11 @@ encrt_status *encrt_session_embed_prompted(encrt_session *session, const char *p
                out_embeddings);
 }
 
-/// The runtime's form of `o`; `sparse`: its sparse output is asked for.
-static EncodeOutputs toEncodeOutputs(const encrt_encode_outputs &o, bool sparse) {
-  EncodeOutputs out;
-  out.dense = o.dense;
-  out.sparse = sparse;
-  out.sparseTopK = o.sparse_top_k;
-  out.sparseThreshold = o.sparse_threshold;
-  out.sparseCounts = o.sparse_counts;
-  out.sparseIds = o.sparse_ids;
-  out.sparseWeights = o.sparse_weights;
-  out.vectors = o.vectors;
-  out.vectorsCapacity = o.vectors_capacity;
-  out.vectorCounts = o.vector_counts;
-  return out;
-}
-
-/// encrt_session_encode's frame: `outputs` (already read in full) for
-/// `count` texts after prompt `prompt_name`; `sparse`: its sparse output is
-/// asked for.
-static encrt_status *encode(const char *where, encrt_session *session, const char *prompt_name,
-                            const encrt_text *texts, int64_t count, const encrt_encode_outputs &o, bool sparse) {
-  return inSession(where, session, [&] {
-    const LoadedModel &model = session->impl->model();
-    const std::string_view prompt = model.promptText(prompt_name);
-    const std::vector<std::string_view> views = viewTexts(texts, count);
-    for (int64_t i = 0; i < count; ++i) // here, where the index is the caller's
-      model.checkText(views[size_t(i)], "texts[" + std::to_string(i) + "]");
-    session->impl->encode(texts ? views.data() : nullptr, count, prompt, toEncodeOutputs(o, sparse));
-  });
-}
-
 void encrt_encode_outputs_initialize(encrt_encode_outputs *outputs) {
   if (!outputs)
     return;
   *outputs = encrt_encode_outputs{};
   outputs->struct_size = sizeof(encrt_encode_outputs);
-}
-
-/// The caller's `outputs` read in full into `o` (null: refused, as a
-/// struct_size never initialised).
-static encrt_status *readEncodeOutputs(const char *where, const encrt_encode_outputs *outputs,
-                                       encrt_encode_outputs &o) {
-  if (!outputs)
-    return nullArgument(where, "outputs");
-  return readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
-                     encrt_encode_outputs_initialize, o);
-}
-
-/// Whether `o` asks for the sparse output.
-static bool wantsSparse(const encrt_encode_outputs &o) {
-  return o.sparse_top_k != 0 || o.sparse_counts || o.sparse_ids || o.sparse_weights;
 }
 
 encrt_status *encrt_session_encode(encrt_session *session, const char *prompt_name, const encrt_text *texts,

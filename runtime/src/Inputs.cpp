@@ -248,8 +248,15 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
   buf.heads.assign(model.tokenHeads().size(), nullptr);
   for (size_t k = 0; k < buf.heads.size(); ++k) {
     const TokenHeadInfo &h = model.tokenHeads()[k];
-    std::vector<float> *rows = h.kind == encm::TokenHeadKind::LexicalWeights ? (out.sparse ? &buf.lexicalRows : nullptr)
-                                                                              : (out.vectors ? &buf.vectorRows : nullptr);
+    std::vector<float> *rows = nullptr; // null: the caller does not want this head's output
+    switch (h.kind) {
+    case encm::TokenHeadKind::LexicalWeights:
+      rows = out.sparse ? &buf.lexicalRows : nullptr;
+      break;
+    case encm::TokenHeadKind::MultiVector:
+      rows = out.vectors ? &buf.vectorRows : nullptr;
+      break;
+    }
     if (rows)
       rows->resize(static_cast<size_t>(tokens * h.width));
     buf.heads[k] = rows ? rows->data() : nullptr;
@@ -305,7 +312,7 @@ void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int
   inPaddedChunks(
       count, /*typed=*/false,
       [&](int64_t i) {
-        return PairEncoding{encoded.empty() ? model.encode(texts[i], i, prompt) : encoded[size_t(i)], {}};
+        return PairEncoding{encoded.empty() ? model.encode(texts[i], i, prompt) : std::move(encoded[size_t(i)]), {}};
       },
       [&](const int32_t *ids, const int32_t *, const int32_t *lengths, int64_t n, int64_t seq, int64_t first) {
         encodeChunk(model, out, rowStart, ids, lengths, n, seq, first, run, buf);
