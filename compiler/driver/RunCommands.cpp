@@ -645,19 +645,36 @@ int encc::embedCommand(const Args &args) {
   // FlagEmbedding's scores: the lexical matching score (the products of the
   // weights of the ids two texts share, summed) and the ColBERT score (the
   // mean over the first text's vectors of the best dot product with the
-  // second's).
-  std::vector<double> lexicalScore(lexical ? n * n : 0), colbertScore(multi ? n * n : 0);
+  // second's). The n x n matrices are for a few texts: at most
+  // kMaxScoredTexts, and ColBERT's only within kMaxColbertProducts products
+  // (every vector of every text against every other's).
+  constexpr int64_t kMaxScoredTexts = 64;
+  constexpr double kMaxColbertProducts = 4e9;
+  const bool lexicalScored = lexical && n <= kMaxScoredTexts;
+  const bool colbertScored = multi && n <= kMaxScoredTexts &&
+                             double(rowStart[n]) * double(rowStart[n]) * info.multivector_dim <= kMaxColbertProducts;
+  std::vector<std::vector<std::pair<int32_t, float>>> byId(lexicalScored ? n : 0); // each text's entries by id
+  for (int64_t i = 0; i < int64_t(byId.size()); ++i) {
+    for (int32_t a = 0; a < sparseCounts[i]; ++a)
+      byId[i].emplace_back(sparseIds[i * sparseK + a], sparseWeights[i * sparseK + a]);
+    std::sort(byId[i].begin(), byId[i].end());
+  }
+  std::vector<double> lexicalScore(lexicalScored ? n * n : 0), colbertScore(colbertScored ? n * n : 0);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      if (lexical) {
+      if (lexicalScored) { // the ids both texts have (each text's ids are distinct)
         double s = 0;
-        for (int32_t a = 0; a < sparseCounts[i]; ++a)
-          for (int32_t b = 0; b < sparseCounts[j]; ++b)
-            if (sparseIds[i * sparseK + a] == sparseIds[j * sparseK + b])
-              s += double(sparseWeights[i * sparseK + a]) * sparseWeights[j * sparseK + b];
+        for (size_t a = 0, b = 0; a < byId[i].size() && b < byId[j].size();) {
+          if (byId[i][a].first < byId[j][b].first)
+            ++a;
+          else if (byId[j][b].first < byId[i][a].first)
+            ++b;
+          else
+            s += double(byId[i][a++].second) * byId[j][b++].second;
+        }
         lexicalScore[i * n + j] = s;
       }
-      if (multi && rows[i] > 0 && rows[j] > 0) {
+      if (colbertScored && rows[i] > 0 && rows[j] > 0) {
         const int64_t d = info.multivector_dim;
         double total = 0;
         for (int64_t a = rowStart[i]; a < rowStart[i + 1]; ++a) {
@@ -711,11 +728,13 @@ int encc::embedCommand(const Args &args) {
         sparse.push_back(std::move(entries));
       }
       j["sparse"] = std::move(sparse);
-      j["lexical_score"] = jsonMatrix(lexicalScore.data(), n, n);
+      if (lexicalScored)
+        j["lexical_score"] = jsonMatrix(lexicalScore.data(), n, n);
     }
     if (multi) {
       j["multi_vector_rows"] = rows;
-      j["colbert_score"] = jsonMatrix(colbertScore.data(), n, n);
+      if (colbertScored)
+        j["colbert_score"] = jsonMatrix(colbertScore.data(), n, n);
     }
     printJson(llvm::outs(), j);
     return 0;
@@ -765,10 +784,13 @@ int encc::embedCommand(const Args &args) {
     }
   };
   matrix("cosine similarity", cosine);
-  if (lexical)
+  if (lexicalScored)
     matrix("lexical matching score (shared ids' weights multiplied, summed)", lexicalScore);
-  if (multi)
+  if (colbertScored)
     matrix("ColBERT score (row text's vectors: mean of the best dot product with the column text's)", colbertScore);
+  if ((lexical && !lexicalScored) || (multi && !colbertScored))
+    os << "(the lexical and ColBERT score matrices are shown for at most " << kMaxScoredTexts
+       << " texts, ColBERT's within " << num(kMaxColbertProducts / 1e9, 0) << "e9 vector products)\n";
   return 0;
 }
 
@@ -839,17 +861,28 @@ namespace {
 
 // inspect reads the table itself: the schema's closed sets by name, with
 // exhaustive switches; "unknown" / null for a value the runtime refuses.
-/// Token head `k` of `m` (verified): its kind's name and its width.
-std::pair<const char *, int64_t> tokenHeadFacts(const encm::Model &m, uint32_t k) {
+/// Token head `k` of a verified model: its kind's name, its width and what
+/// `encc inspect` says of it.
+struct TokenHeadFacts {
+  const char *kind;
+  int64_t width;
+  std::string summary;
+};
+
+TokenHeadFacts tokenHeadFacts(const encm::Model &m, uint32_t k) {
   const encm::TokenHead &h = *m.token_heads()->Get(k);
   const uint32_t output = m.outputs()->size() - m.token_heads()->size() + k;
   const auto *shape = m.values()->Get(m.outputs()->Get(output))->shape();
   const int64_t width = shape->Get(shape->size() - 1);
   switch (h.kind()) {
-  case encm::TokenHeadKind::LexicalWeights: return {"lexical-weights", width};
-  case encm::TokenHeadKind::MultiVector: return {"multi-vector", width};
+  case encm::TokenHeadKind::LexicalWeights:
+    return {"lexical-weights", width,
+            "a weight per token, " + std::to_string(h.skip_ids() ? h.skip_ids()->size() : 0) + " special ids left out"};
+  case encm::TokenHeadKind::MultiVector:
+    return {"multi-vector", width,
+            std::to_string(width) + " dims per token, the first " + std::to_string(h.skip_leading()) + " dropped"};
   }
-  return {"?", width}; // unreachable: verified at load (-Werror=switch)
+  return {"?", width, ""}; // unreachable: verified at load (-Werror=switch)
 }
 
 const char *poolingText(encm::Pooling pooling) {
@@ -961,13 +994,13 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   if (m->token_heads())
     for (uint32_t k = 0; k < m->token_heads()->size(); ++k) {
       const encm::TokenHead &h = *m->token_heads()->Get(k);
-      const auto [kind, width] = tokenHeadFacts(*m, k);
+      const TokenHeadFacts facts = tokenHeadFacts(*m, k);
       Json skip = Json::array();
       if (h.skip_ids())
         for (int32_t id : *h.skip_ids())
           skip.push_back(id);
       j["token_heads"].push_back(
-          Json{{"kind", kind}, {"width", width}, {"skip_leading", h.skip_leading()}, {"skip_ids", std::move(skip)}});
+          Json{{"kind", facts.kind}, {"width", facts.width}, {"skip_leading", h.skip_leading()}, {"skip_ids", std::move(skip)}});
     }
   meta["num_labels"] = md->num_labels();
   meta["score_activation"] = str(md->score_activation());
@@ -1097,14 +1130,8 @@ int encc::inspectCommand(const Args &args) {
                   : std::string());
   if (m->token_heads())
     for (uint32_t k = 0; k < m->token_heads()->size(); ++k) {
-      const encm::TokenHead &h = *m->token_heads()->Get(k);
-      const auto [kind, width] = tokenHeadFacts(*m, k);
-      os << ", " << kind
-         << (h.kind() == encm::TokenHeadKind::LexicalWeights
-                 ? " (a weight per token, " + std::to_string(h.skip_ids() ? h.skip_ids()->size() : 0) +
-                       " special ids left out)"
-                 : " (" + std::to_string(width) + " dims per token, the first " + std::to_string(h.skip_leading()) +
-                       " dropped)");
+      const TokenHeadFacts facts = tokenHeadFacts(*m, k);
+      os << ", " << facts.kind << " (" << facts.summary << ")";
     }
   os << "\n";
   if (pooled && md->similarity() != encm::Similarity::Cosine)
