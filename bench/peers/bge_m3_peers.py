@@ -22,13 +22,11 @@ PYTHON: a venv with torch, transformers, safetensors and onnxruntime (venv-stb).
 import argparse
 import json
 import os
-import re
 import shutil
-import statistics
-import subprocess
-import time
 
 import numpy as np
+
+from interleaved import run_rounds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -96,17 +94,6 @@ def ort_m3(sess, ids):
     return sess.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
 
 
-def encc_ms(encc, artifact, ids, threads, runs):
-    cmd = [encc, "run", artifact, "--threads", str(threads), "--runs", str(runs)]
-    for row in ids:
-        cmd += ["--ids", " ".join(map(str, row))]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    m = re.search(r"\(([\d.]+) ms: median of", out)
-    if not m:
-        raise SystemExit(f"no latency in encc run's output: {out[:300]}")
-    return float(m.group(1))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--make", help="write a bge-m3-shaped folder with its heads and its ONNX export here")
@@ -138,27 +125,7 @@ def main():
             quantize_dynamic(fp32, q, per_channel=True, weight_type=QuantType.QInt8, use_external_data_format=True)
         sessions["onnxruntime " + ort.__version__ + " int8"] = q
     sessions = {n: ort.InferenceSession(f, opts, providers=["CPUExecutionProvider"]) for n, f in sessions.items()}
-    ids = batch(a.batch, a.seq, a.seed)
-    for sess in sessions.values():
-        ort_m3(sess, ids)  # warm-up
-    names = list(sessions) + [os.path.basename(p) for p in a.artifact]
-    times = {n: [] for n in names}
-    for r in range(a.rounds):
-        for n, sess in sessions.items():
-            runs = []
-            for _ in range(a.runs):
-                t0 = time.perf_counter()
-                ort_m3(sess, ids)
-                runs.append((time.perf_counter() - t0) * 1e3)
-            times[n].append(statistics.median(runs))
-        for p, n in zip(a.artifact, names[len(sessions):]):
-            times[n].append(encc_ms(a.encc, p, ids, a.threads, a.runs))
-        print(f"round {r + 1}: " + ", ".join(f"{n} {times[n][-1]:.1f} ms" for n in names), flush=True)
-    base = statistics.median(times[names[0]])
-    print(f"\n{a.batch} x {a.seq} tokens, {a.threads} threads, medians of {a.rounds} rounds:")
-    for n in names:
-        m = statistics.median(times[n])
-        print(f"  {n:<28} {m:8.1f} ms   ONNX Runtime / this: {base / m:.2f}x")
+    run_rounds(sessions, ort_m3, a, batch(a.batch, a.seq, a.seed))
 
 
 if __name__ == "__main__":
