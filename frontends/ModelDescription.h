@@ -61,14 +61,30 @@ inline const char *activationName(Activation a) {
   return "?"; // unreachable (-Werror=switch)
 }
 
+/// One way a multi-vector model encodes a text (artifact.fbs TokenRole):
+/// ColBERT's query and document. Cut to maxLength tokens, the marker (-1:
+/// none) after the first token, padded to maxLength with expansionId (-1:
+/// not padded), which attention sees as keys only where expansionAttended;
+/// the tokens with an id in skipIds give no vector.
+struct TokenRoleDescription {
+  std::string name;
+  int32_t markerId = -1, maxLength = 0, expansionId = -1;
+  bool expansionAttended = false;
+  std::vector<int32_t> skipIds;
+  bool unattendedTail() const { return expansionId >= 0 && !expansionAttended; }
+};
+
 /// A per-token output beside the pooled one (artifact.fbs TokenHead):
 /// bge-m3's sparse head (one weight per token; a text's lexical weights are
 /// the largest positive one per token id, skipIds left out) and its ColBERT
-/// head (a normalised vector per token, the first skipLeading dropped).
+/// head (a normalised vector per token, the first skipLeading dropped), or a
+/// ColBERT checkpoint's vectors (its only output; roles say how a query and a
+/// document are encoded).
 struct TokenHeadDescription {
   enum class Kind { LexicalWeights, MultiVector } kind = Kind::LexicalWeights;
   int32_t skipLeading = 0;
   std::vector<int32_t> skipIds;
+  std::vector<TokenRoleDescription> roles;
 };
 
 struct ModelDescription {
@@ -143,6 +159,7 @@ struct TokenizerData {
   // WordPiece.
   bool lowercase = true, stripAccents = true, splitChinese = true;
   int32_t unkId = -1, clsId = -1, sepId = -1, padId = -1;
+  std::string maskToken; ///< tokenizer_config.json's mask_token ("" none); ColBERT's query expansion pads with it
   // ByteLevelBPE (unkId -1: none).
   std::vector<std::pair<int32_t, int32_t>> merges; ///< vocab ids, in rank order
   std::vector<AddedTokenData> addedTokens;

@@ -387,11 +387,21 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
   if (cfg.pooling == Pooling::Splade)
     features.push_back(ENCM_FEATURE_SPLADE);
   std::vector<flatbuffers::Offset<encm::TokenHead>> heads;
-  for (const TokenHeadDescription &h : cfg.tokenHeads)
+  bool roles = false;
+  for (const TokenHeadDescription &h : cfg.tokenHeads) {
+    std::vector<flatbuffers::Offset<encm::TokenRole>> hr;
+    for (const TokenRoleDescription &r : h.roles)
+      hr.push_back(encm::CreateTokenRole(fbb, fbb.CreateString(r.name), r.markerId, r.maxLength, r.expansionId,
+                                         r.expansionAttended, r.skipIds.empty() ? 0 : fbb.CreateVector(r.skipIds)));
+    roles |= !hr.empty();
     heads.push_back(encm::CreateTokenHead(fbb, schemaTokenHeadKind(h.kind), h.skipLeading,
-                                          h.skipIds.empty() ? 0 : fbb.CreateVector(h.skipIds)));
+                                          h.skipIds.empty() ? 0 : fbb.CreateVector(h.skipIds),
+                                          hr.empty() ? 0 : fbb.CreateVector(hr)));
+  }
   if (!heads.empty())
     features.push_back(ENCM_FEATURE_TOKEN_HEADS);
+  if (roles)
+    features.push_back(ENCM_FEATURE_TOKEN_ROLES);
   auto model = encm::CreateModel(fbb, ENCM_SCHEMA_VERSION, metadata, values, steps, fbb.CreateVector(plan.inputs),
                                  fbb.CreateVector(plan.outputs), weightsOffset, wl.size, fbb.CreateVector(codes),
                                  tokenizerTable, fill, cuda, ENCM_SCHEMA_MINOR,

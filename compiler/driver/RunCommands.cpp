@@ -521,6 +521,173 @@ int encc::tokenizeCommand(const Args &args) {
   return 0;
 }
 
+namespace {
+
+/// The sum over q's rows of each one's best dot product with d's rows:
+/// ColBERT's MaxSim (PyLate's colbert_scores; FlagEmbedding divides it by
+/// q's rows).
+double maxSim(const float *q, int64_t qRows, const float *d, int64_t dRows, int64_t dim) {
+  double total = 0;
+  for (int64_t a = 0; a < qRows; ++a) {
+    double best = -1e300;
+    for (int64_t b = 0; b < dRows; ++b) {
+      double dot = 0;
+      for (int64_t k = 0; k < dim; ++k)
+        dot += double(q[a * dim + k]) * d[b * dim + k];
+      best = std::max(best, dot);
+    }
+    total += best;
+  }
+  return total;
+}
+
+/// Each text's token vectors encoded as `role` (null: none): rows[i] per
+/// text, rowStart its prefix sums, the rows text after text.
+bool encodeVectors(encrt_session *session, const char *role, const std::vector<encrt_text> &views, int64_t dim,
+                   std::vector<int64_t> &rows, std::vector<int64_t> &rowStart, std::vector<float> &vectors) {
+  const int64_t n = int64_t(views.size());
+  rows.assign(size_t(n), 0);
+  rowStart.assign(size_t(n) + 1, 0);
+  encrt_encode_outputs out;
+  encrt_encode_outputs_initialize(&out);
+  out.role = role;
+  out.vector_counts = rows.data();
+  if (failed(encrt_session_encode(session, nullptr, views.data(), n, &out)))
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    rowStart[i + 1] = rowStart[i] + rows[i];
+  vectors.resize(size_t(rowStart[n] * dim));
+  out.vectors = vectors.data(), out.vectors_capacity = rowStart[n];
+  return !failed(encrt_session_encode(session, nullptr, views.data(), n, &out));
+}
+
+/// The model's roles (encrt_model_get_role), "" joined by `sep`.
+std::string roleNames(encrt_model *model, const char *sep) {
+  std::string names;
+  for (int64_t i = 0, n = encrt_model_role_count(model); i < n; ++i) {
+    const char *name = nullptr;
+    if (!encrt_model_get_role(model, i, &name))
+      names += (names.empty() ? "" : sep) + std::string(name);
+  }
+  return names;
+}
+
+/// encc embed of a multi-vector model without a pooled output (a ColBERT
+/// checkpoint): each text's token vectors as --role, and the MaxSim matrix.
+int embedVectors(const Args &args, encrt_model *model, encrt_session *session, const std::vector<std::string> &texts,
+                 const encrt_model_info &info) {
+  for (const char *option : {"truncate-dim", "top-k", "prompt-name"})
+    if (args.has(option))
+      return fail(std::string("--") + option + " does not apply to a multi-vector model (its output is token vectors)");
+  const std::string roles = roleNames(model, " or ");
+  if (!roles.empty() && !args.has("role"))
+    return fail(args.positionals[0] + ": a ColBERT model encodes a text as " + roles +
+                ": pass --role (encc rerank ranks documents for a query)");
+  const std::string role = args.get("role");
+  const int64_t n = int64_t(texts.size()), d = info.multivector_dim;
+  std::vector<int64_t> rows, rowStart;
+  std::vector<float> vectors;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!encodeVectors(session, args.has("role") ? role.c_str() : nullptr, textViews(texts), d, rows, rowStart, vectors))
+    return 1;
+  const double ms = msSince(t0);
+  constexpr int64_t kMaxScoredTexts = 64;
+  constexpr double kMaxProducts = 4e9;
+  const bool scored = n <= kMaxScoredTexts && double(rowStart[n]) * double(rowStart[n]) * d <= kMaxProducts;
+  std::vector<double> score(scored ? size_t(n * n) : 0);
+  for (int64_t i = 0; scored && i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      score[i * n + j] = maxSim(vectors.data() + rowStart[i] * d, rows[i], vectors.data() + rowStart[j] * d, rows[j], d);
+  if (args.get("format") == "json") {
+    Json j;
+    j["count"] = n;
+    j["dim"] = d;
+    j["role"] = args.has("role") ? Json(role) : Json();
+    j["latency_ms"] = ms;
+    j["texts"] = texts;
+    j["multi_vector_rows"] = rows;
+    Json &all = j["vectors"] = Json::array();
+    for (int64_t i = 0; i < n; ++i)
+      all.push_back(jsonMatrix(vectors.data() + rowStart[i] * d, rows[i], d));
+    if (scored)
+      j["maxsim"] = jsonMatrix(score.data(), n, n);
+    printJson(llvm::outs(), j);
+    return 0;
+  }
+  auto &os = llvm::outs();
+  os << "token vectors: " << n << " texts" << (args.has("role") ? " as " + role : std::string()) << ", " << d
+     << " dims (L2-normalised), " << num(ms, 1) << " ms\n";
+  for (int64_t i = 0; i < n; ++i) {
+    os << "  [" << i << "] " << rows[i] << " vectors; the first:";
+    for (int64_t k = 0; k < std::min<int64_t>(4, rows[i] ? d : 0); ++k)
+      os << " " << llvm::right_justify(num(vectors[rowStart[i] * d + k]), 8);
+    os << " ...  " << texts[i] << "\n";
+  }
+  if (scored) {
+    os << "MaxSim (row text's vectors: the sum of each one's best dot product with the column text's):\n      ";
+    for (int64_t j = 0; j < n; ++j)
+      os << llvm::right_justify("[" + std::to_string(j) + "]", 8);
+    os << "\n";
+    for (int64_t i = 0; i < n; ++i) {
+      os << llvm::right_justify("[" + std::to_string(i) + "]", 6);
+      for (int64_t j = 0; j < n; ++j)
+        os << llvm::right_justify(num(score[i * n + j], 3), 8);
+      os << "\n";
+    }
+  } else {
+    os << "(the MaxSim matrix is shown for at most " << kMaxScoredTexts << " texts within 4e9 vector products)\n";
+  }
+  return 0;
+}
+
+/// encc rerank of a ColBERT model: the query encoded as a query, the
+/// documents as documents, ranked by MaxSim.
+int rerankByMaxSim(const Args &args, encrt_model *model, encrt_session *session, const std::vector<std::string> &texts,
+                   const encrt_model_info &info) {
+  const std::string roles = roleNames(model, ",");
+  if (roles != "query,document" && roles != "document,query")
+    return fail(args.positionals[0] + ": a multi-vector model ranks documents with a 'query' and a 'document' role; "
+                "this one has " + (roles.empty() ? std::string("none") : "'" + roles + "'"));
+  const int64_t n = int64_t(texts.size()) - 1, d = info.multivector_dim;
+  const std::vector<encrt_text> views = textViews(texts);
+  std::vector<int64_t> qRows, qStart, rows, rowStart;
+  std::vector<float> q, vectors;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!encodeVectors(session, "query", {views[0]}, d, qRows, qStart, q) ||
+      !encodeVectors(session, "document", std::vector<encrt_text>(views.begin() + 1, views.end()), d, rows, rowStart,
+                     vectors))
+    return 1;
+  std::vector<double> scores(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    scores[i] = maxSim(q.data(), qRows[0], vectors.data() + rowStart[i] * d, rows[i], d);
+  const double ms = msSince(t0);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
+  if (args.get("format") == "json") {
+    Json j;
+    j["query"] = texts[0];
+    j["scoring"] = "maxsim";
+    j["query_vectors"] = qRows[0];
+    j["latency_ms"] = ms;
+    Json &results = j["results"] = Json::array();
+    for (int64_t i : order)
+      results.push_back(Json{{"index", i}, {"document", texts[i + 1]}, {"score", scores[i]}, {"vectors", rows[i]}});
+    printJson(llvm::outs(), j);
+    return 0;
+  }
+  auto &os = llvm::outs();
+  os << "query: " << texts[0] << " (" << qRows[0] << " vectors)\n" << n
+     << " documents, MaxSim (the sum over the query's vectors of the best dot product with a document's), "
+     << num(ms, 1) << " ms; best first:\n";
+  for (int64_t i : order)
+    os << "  [" << i << "] " << llvm::right_justify(num(scores[i], 4), 9) << "  " << texts[i + 1] << "\n";
+  return 0;
+}
+
+} // namespace
+
 int encc::embedCommand(const Args &args) {
   ModelPtr model;
   SessionPtr session;
@@ -532,6 +699,10 @@ int encc::embedCommand(const Args &args) {
   if (info.num_labels > 0)
     return fail(args.positionals[0] + ": a cross-encoder (sequence classification) scores text pairs and has no "
                                       "embeddings; use 'encc rerank'");
+  if (!info.has_pooled_output && info.multivector_dim > 0)
+    return embedVectors(args, model.get(), session.get(), texts, info);
+  if (args.has("role"))
+    return fail(args.positionals[0] + ": --role applies to a ColBERT model (query, document); this one has no roles");
   if (!info.has_pooled_output)
     return fail(args.positionals[0] + ": this artifact has no pooled output (compiled with --pooling=none); use "
                                       "'encc run' for hidden states");
@@ -676,18 +847,9 @@ int encc::embedCommand(const Args &args) {
       }
       if (colbertScored && rows[i] > 0 && rows[j] > 0) {
         const int64_t d = info.multivector_dim;
-        double total = 0;
-        for (int64_t a = rowStart[i]; a < rowStart[i + 1]; ++a) {
-          double best = -1e300;
-          for (int64_t b = rowStart[j]; b < rowStart[j + 1]; ++b) {
-            double dot = 0;
-            for (int64_t k = 0; k < d; ++k)
-              dot += double(vectors[a * d + k]) * vectors[b * d + k];
-            best = std::max(best, dot);
-          }
-          total += best;
-        }
-        colbertScore[i * n + j] = total / double(rows[i]);
+        colbertScore[i * n + j] = maxSim(vectors.data() + rowStart[i] * d, rows[i], vectors.data() + rowStart[j] * d,
+                                         rows[j], d) /
+                                  double(rows[i]);
       }
     }
   if (keep < h) { // the first `keep` of each row, after the model's own normalisation, as sentence-transformers
@@ -805,12 +967,15 @@ int encc::rerankCommand(const Args &args) {
     return 1;
   encrt_model_info info;
   encrt_model_get_info(model.get(), &info, sizeof info);
-  if (info.num_labels == 0)
-    return fail(args.positionals[0] + ": not a cross-encoder (no sequence-classification head); 'encc rerank' "
-                                      "needs a model compiled from a *ForSequenceClassification folder");
+  if (info.num_labels == 0 && (info.multivector_dim == 0 || info.has_pooled_output))
+    return fail(args.positionals[0] + ": not a cross-encoder (no sequence-classification head) or a ColBERT model; "
+                                      "'encc rerank' needs a model compiled from a *ForSequenceClassification folder "
+                                      "or a PyLate ColBERT checkpoint");
   if (texts.size() < 2)
     return fail("'encc rerank' needs a query and at least one document: encc rerank model.encm \"query\" "
                 "\"doc\"... [--file docs.txt]");
+  if (info.num_labels == 0)
+    return rerankByMaxSim(args, model.get(), session.get(), texts, info);
   const int64_t n = static_cast<int64_t>(texts.size()) - 1, labels = info.num_labels;
   const std::vector<encrt_text> views = textViews(texts);
   const std::vector<encrt_text> queries(static_cast<size_t>(n), views[0]);
@@ -878,9 +1043,22 @@ TokenHeadFacts tokenHeadFacts(const encm::Model &m, uint32_t k) {
   case encm::TokenHeadKind::LexicalWeights:
     return {"lexical-weights", width,
             "a weight per token, " + std::to_string(h.skip_ids() ? h.skip_ids()->size() : 0) + " special ids left out"};
-  case encm::TokenHeadKind::MultiVector:
-    return {"multi-vector", width,
-            std::to_string(width) + " dims per token, the first " + std::to_string(h.skip_leading()) + " dropped"};
+  case encm::TokenHeadKind::MultiVector: {
+    std::string summary = std::to_string(width) + " dims per token, the first " + std::to_string(h.skip_leading()) +
+                          " dropped";
+    if (h.roles())
+      for (const encm::TokenRole *r : *h.roles()) {
+        summary += "; " + r->name()->str() + ": at most " + std::to_string(r->max_length()) + " tokens";
+        if (r->marker_id() >= 0)
+          summary += ", marker " + std::to_string(r->marker_id());
+        if (r->expansion_id() >= 0)
+          summary += std::string(", expanded with id ") + std::to_string(r->expansion_id()) +
+                     (r->expansion_attended() ? " (attended)" : " (not attended)");
+        if (r->skip_ids() && r->skip_ids()->size())
+          summary += ", " + std::to_string(r->skip_ids()->size()) + " ids skipped";
+      }
+    return {"multi-vector", width, summary};
+  }
   }
   return {"?", width, ""}; // unreachable: verified at load (-Werror=switch)
 }
@@ -999,8 +1177,18 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
       if (h.skip_ids())
         for (int32_t id : *h.skip_ids())
           skip.push_back(id);
-      j["token_heads"].push_back(
-          Json{{"kind", facts.kind}, {"width", facts.width}, {"skip_leading", h.skip_leading()}, {"skip_ids", std::move(skip)}});
+      Json roles = Json::array();
+      if (h.roles())
+        for (const encm::TokenRole *r : *h.roles()) {
+          std::vector<int32_t> ids;
+          if (r->skip_ids())
+            ids.assign(r->skip_ids()->begin(), r->skip_ids()->end());
+          roles.push_back(Json{{"name", str(r->name())}, {"marker_id", r->marker_id()}, {"max_length", r->max_length()},
+                               {"expansion_id", r->expansion_id()}, {"expansion_attended", r->expansion_attended()},
+                               {"skip_ids", ids}});
+        }
+      j["token_heads"].push_back(Json{{"kind", facts.kind}, {"width", facts.width}, {"skip_leading", h.skip_leading()},
+                                      {"skip_ids", std::move(skip)}, {"roles", std::move(roles)}});
     }
   meta["num_labels"] = md->num_labels();
   meta["score_activation"] = str(md->score_activation());
@@ -1098,7 +1286,8 @@ int encc::inspectCommand(const Args &args) {
       if (v->kind() == encm::ValueKind::Weight)
         weightOffsets.insert(v->weight_offset());
   const uint64_t weightCount = weightOffsets.size();
-  const bool pooled = !plans.empty() && plans[0].outputs && plans[0].outputs->size() > 1;
+  const uint32_t heads = m->token_heads() ? m->token_heads()->size() : 0;
+  const bool pooled = !plans.empty() && plans[0].outputs && plans[0].outputs->size() > 1 + heads;
 
   if (args.get("format") == "json") {
     printJson(llvm::outs(), inspectJson(path, size, m), 2);

@@ -222,6 +222,10 @@ const char *kEmbedUsage = R"(usage: encc embed ARTIFACT TEXT... [options]
                         not renormalised; the cosines are of the truncated vectors)
   --top-k N             SPLADE models and bge-m3's lexical weights: show each text's N heaviest
                         entries (default 5; with --format json every non-zero one)
+  --role NAME           a ColBERT model (PyLate checkpoint): encode the texts as NAME, query or
+                        document (a query gets a [Q] marker and [MASK] expansion, a document a
+                        [D] marker and no punctuation vectors); shows each text's token vectors
+                        and the MaxSim matrix (encc rerank ranks documents for a query)
   --format FMT          text (default) | json (embeddings and the cosine matrix; a SPLADE
                         model's non-zero entries, heaviest first, as index and value; a model
                         with token heads adds its lexical weights, token-vector counts and
@@ -242,7 +246,10 @@ const char *kRerankUsage = R"(usage: encc rerank ARTIFACT QUERY DOC... [options]
 Scores each (QUERY, DOC) pair with a cross-encoder (a model compiled from a
 *ForSequenceClassification folder, e.g. a reranker) as sentence-transformers'
 CrossEncoder.predict does (the model's activation: sigmoid for one label) and
-prints the documents best first.
+prints the documents best first. With a ColBERT model (a PyLate checkpoint),
+the query is encoded as a query and each DOC as a document, and the score is
+MaxSim (PyLate's colbert_scores: the sum over the query's token vectors of the
+best dot product with the document's).
 
   --file FILE           also score each non-empty line of FILE as a document (repeatable)
   --truncation S        how a pair longer than the maximum is cut: longest_first (default),
@@ -452,7 +459,7 @@ int main(int argc, char **argv) {
         "signature"},
        {"profile", "help"}, runCommand},
       {"embed", kEmbedUsage,
-       {"file", "format", "prompt-name", "truncate-dim", "top-k", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
+       {"file", "format", "prompt-name", "truncate-dim", "top-k", "role", "threads", "cpu-target", "device", "require-sha256", "trusted-key",
         "signature"},
        {"profile", "help"}, embedCommand, /*texts=*/true},
       {"rerank", kRerankUsage,

@@ -41,6 +41,9 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
     results.push_back(RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, 1}, b.getF32Type()));
   if (c.colbertDim)
     results.push_back(RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, c.colbertDim}, b.getF32Type()));
+  if (c.colbert) // a ColBERT checkpoint's token vectors, its only output after the hidden states
+    results.push_back(RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, c.colbert->dim()},
+                                            b.getF32Type()));
   SmallVector<Type> args{idsTy, lenTy};
   if (c.hasTypeIds())
     args.push_back(idsTy);
@@ -86,6 +89,16 @@ static OwningOpRef<ModuleOp> emitModule(MLIRContext &ctx, const ModelConfig &c, 
   if (c.colbertDim) {
     Value v = e.linear(outs[0], "colbert_linear", c.colbertDim);
     outs.push_back(b.create<enc::L2NormOp>(at("colbert_linear.normalize"), v.getType(), v));
+  }
+  if (c.colbert) {
+    Value v = outs[0];
+    for (size_t i = 0; i < c.colbert->dense.size(); ++i) {
+      const std::string mod = colbertDenseName(i);
+      v = e.linear(v, mod, c.colbert->dense[i].out);
+      if (c.colbert->dense[i].tanh)
+        v = e.tanh(v, mod);
+    }
+    outs.push_back(b.create<enc::L2NormOp>(at("colbert.normalize"), v.getType(), v));
   }
   b.create<func::ReturnOp>(at("forward"), outs);
   return module;

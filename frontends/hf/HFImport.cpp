@@ -21,18 +21,25 @@ ModelWeightNames encc::modelWeightNames(const ModelConfig &c) { return c.family-
 
 std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
   std::vector<WeightSpec> w = c.family->expectedWeights(c);
-  for (size_t i = 0; i < c.dense.size(); ++i) {
-    const ModelConfig::DenseModule &d = c.dense[i];
-    const std::string mod = denseModuleName(i), file = d.dir + "/model.safetensors";
-    WeightSpec weight{mod + ".weight", {d.out, d.in}, true};
-    weight.file = file, weight.stored = "linear.weight";
-    w.push_back(std::move(weight));
-    if (d.bias) {
-      WeightSpec bias{mod + ".bias", {d.out}, true};
-      bias.file = file, bias.stored = "linear.bias";
-      w.push_back(std::move(bias));
+  // sentence-transformers' Dense modules (on the pooled output) and PyLate's
+  // (on every token): each folder's model.safetensors, an nn.Linear.
+  auto denseWeights = [&](const std::vector<ModelConfig::DenseModule> &chain, std::string (*name)(size_t)) {
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const ModelConfig::DenseModule &d = chain[i];
+      const std::string mod = name(i), file = d.dir + "/model.safetensors";
+      WeightSpec weight{mod + ".weight", {d.out, d.in}, true};
+      weight.file = file, weight.stored = "linear.weight";
+      w.push_back(std::move(weight));
+      if (d.bias) {
+        WeightSpec bias{mod + ".bias", {d.out}, true};
+        bias.file = file, bias.stored = "linear.bias";
+        w.push_back(std::move(bias));
+      }
     }
-  }
+  };
+  denseWeights(c.dense, denseModuleName);
+  if (c.colbert)
+    denseWeights(c.colbert->dense, colbertDenseName);
   for (const auto &[mod, out] : {std::pair<std::string, int64_t>{"sparse_linear", c.sparseHead ? 1 : 0},
                                  {"colbert_linear", c.colbertDim}}) {
     if (out == 0)
@@ -380,6 +387,10 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
                      " entries are more than the artifact's " + Twine(ENCM_MAX_EMBEDDING_DIM));
   }
 
+  if (c.colbert && (c.classifies() || c.pooling != Pooling::None))
+    return hfError(dir + ": a ColBERT checkpoint's output is its token vectors; it has no " +
+                   (c.classifies() ? std::string("classification head") :
+                                     std::string("pooling (--pooling=") + poolingName(c.pooling) + ")"));
   if (opts.tokenHeads)
     if (auto e = readTokenHeads(dir, c))
       return std::move(e);
@@ -406,6 +417,9 @@ llvm::Expected<ImportedModel> encc::importHFModel(mlir::MLIRContext &ctx, const 
         c.sparseSkipIds.push_back(id);
     llvm::sort(c.sparseSkipIds);
   }
+  if (c.colbert)
+    if (auto e = resolveColbertRoles(*tok, dir, c))
+      return std::move(e);
   auto module = buildEncModule(ctx, c, dir);
   if (!module)
     return module.takeError();

@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -100,6 +101,22 @@ struct ModelConfig {
   /// The ids the sparse head's lexical weights leave out (FlagEmbedding's
   /// cls, eos, pad and unk tokens), set once the tokenizer is read.
   std::vector<int32_t> sparseSkipIds;
+  /// A PyLate ColBERT checkpoint (modules.json: the Transformer, then
+  /// pylate's Dense modules): every token's last hidden state through the
+  /// Dense modules, L2-normalised, is the model's only output. How a query
+  /// and a document are tokenised comes from config_sentence_transformers.json
+  /// (PyLate's defaults where a field is absent); the roles' ids are resolved
+  /// once the tokenizer is read (resolveColbertRoles).
+  struct Colbert {
+    std::vector<DenseModule> dense;                           ///< per token, in order
+    std::string queryPrefix = "[Q] ", documentPrefix = "[D] "; ///< marker tokens; "" none
+    int64_t queryLength = 32, documentLength = 180;
+    bool queryExpansion = true, attendExpansion = false;
+    std::vector<std::string> skiplist; ///< tokens whose document vectors are left out
+    std::vector<TokenRoleDescription> roles;
+    int64_t dim() const { return dense.back().out; }
+  };
+  std::optional<Colbert> colbert;
 
   /// One layer's attention beyond BERT's (every valid key, positions from the
   /// embedding table): ModernBERT's global and local layers.
@@ -157,6 +174,19 @@ llvm::Expected<ImportedModel> importHFModel(mlir::MLIRContext &ctx, const std::s
 /// an nn.Linear's "weight" and "bias"); a .pt without its .safetensors is an
 /// error that says how to convert it. The heads need cls pooling.
 llvm::Error readTokenHeads(const std::string &dir, ModelConfig &config);
+
+/// A PyLate Dense module's config.json (`sub` of `dir`) appended to
+/// config.colbert's projections (created by the first).
+llvm::Error readColbertDense(const std::string &dir, const std::string &sub, ModelConfig &config);
+
+/// config.colbert's settings from config_sentence_transformers.json's
+/// PyLate fields (`j`, read from `path`), and the compiled length.
+llvm::Error readColbertConfig(const std::string &path, const nlohmann::ordered_json &j, ModelConfig &config);
+
+/// config.colbert's roles (query, document) with the ids of `tok`: the
+/// markers, the mask token for the query expansion, the skiplist's ids
+/// (unknown words: the unknown token's id, as PyLate's convert_tokens_to_ids).
+llvm::Error resolveColbertRoles(const TokenizerData &tok, const std::string &dir, ModelConfig &config);
 
 /// Parses config.json text with the family its model_type names; `path`
 /// prefixes errors. Leaves maxSeq, pooling and normalize at their defaults.
@@ -226,6 +256,8 @@ ModelWeightNames modelWeightNames(const ModelConfig &config);
 /// The enc weights' module name of sentence-transformers Dense module i after
 /// the pooling ("dense.0.linear").
 inline std::string denseModuleName(size_t i) { return "dense." + std::to_string(i) + ".linear"; }
+/// The enc.weight prefix of a ColBERT checkpoint's i-th per-token Dense module.
+inline std::string colbertDenseName(size_t i) { return "colbert_dense." + std::to_string(i) + ".linear"; }
 
 /// Every tensor `enc.weight` will name, with the shape the config implies.
 std::vector<WeightSpec> expectedWeights(const ModelConfig &config);

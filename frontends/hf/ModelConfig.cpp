@@ -247,6 +247,8 @@ ModelDescription encc::describe(const ModelConfig &c) {
     d.keepFloat.push_back("sparse_linear.weight");
   }
   if (c.colbertDim)
-    d.tokenHeads.push_back({TokenHeadDescription::Kind::MultiVector, /*skipLeading=*/1, {}});
+    d.tokenHeads.push_back({TokenHeadDescription::Kind::MultiVector, /*skipLeading=*/1, {}, {}});
+  if (c.colbert)
+    d.tokenHeads.push_back({TokenHeadDescription::Kind::MultiVector, /*skipLeading=*/0, {}, c.colbert->roles});
   return d;
 }

@@ -4,7 +4,9 @@
 // Pooling module's config.json picks the pooling mode, a Normalize module
 // L2-normalises the result, sentence_bert_config.json caps the length, and
 // config_sentence_transformers.json names the prompts (query / document
-// instructions) and the one encode() uses by default.
+// instructions) and the one encode() uses by default. A PyLate ColBERT
+// checkpoint lists pylate's Dense modules after the Transformer (Colbert.cpp
+// reads its settings).
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/HFImport.h"
@@ -112,9 +114,10 @@ static llvm::Error readSpladePoolingConfig(const std::string &path, ModelConfig 
 constexpr size_t kMaxPrompts = ENCM_MAX_PROMPTS, kMaxPromptNameBytes = ENCM_MAX_PROMPT_NAME_BYTES,
                  kMaxPromptBytes = ENCM_MAX_PROMPT_BYTES;
 
-/// A Dense module's config.json: the widths (chained from the hidden size),
-/// the bias, Identity or Tanh, applied to the sentence embedding.
-static llvm::Error readDenseConfig(const std::string &dir, const std::string &sub, ModelConfig &config) {
+/// A Dense module's config.json: the widths (chained from `chain`'s last, or
+/// the hidden size), the bias, Identity or Tanh, appended to `chain`.
+static llvm::Error readDenseConfig(const std::string &dir, const std::string &sub, int64_t hidden,
+                                   std::vector<ModelConfig::DenseModule> &chain) {
   const std::string path = dir + "/" + sub + "/config.json";
   auto j = readJsonObject(path);
   if (!j)
@@ -148,11 +151,19 @@ static llvm::Error readDenseConfig(const std::string &dir, const std::string &su
     if (auto it = j->find(key); it != j->end() && !it->is_null() &&
                                 !(it->is_string() && it->get<std::string>() == "sentence_embedding"))
       return hfError(path + ": " + key + " other than sentence_embedding is not supported");
-  const int64_t width = config.dense.empty() ? config.hidden : config.dense.back().out;
+  if (auto it = j->find("use_residual"); it != j->end() && !(it->is_boolean() && !it->get<bool>()))
+    return hfError(path + ": use_residual other than false is not supported");
+  const int64_t width = chain.empty() ? hidden : chain.back().out;
   if (d.in != width)
     return hfError(path + ": in_features " + Twine(d.in) + " does not match the embedding's width " + Twine(width));
-  config.dense.push_back(std::move(d));
+  chain.push_back(std::move(d));
   return llvm::Error::success();
+}
+
+llvm::Error encc::readColbertDense(const std::string &dir, const std::string &sub, ModelConfig &config) {
+  if (!config.colbert)
+    config.colbert.emplace();
+  return readDenseConfig(dir, sub, config.hidden, config.colbert->dense);
 }
 
 /// config_sentence_transformers.json's prompts and default_prompt_name.
@@ -183,7 +194,11 @@ static llvm::Error readPrompts(const std::string &path, ModelConfig &config) {
       config.prompts.emplace_back(p.key(), text);
     }
   }
-  if (auto it = j->find("similarity_fn_name"); it != j->end() && !it->is_null()) {
+  if (config.colbert) {
+    if (auto e = readColbertConfig(path, *j, config))
+      return e;
+  }
+  if (auto it = j->find("similarity_fn_name"); it != j->end() && !it->is_null() && !config.colbert) {
     using S = ModelDescription::Similarity;
     static const std::pair<const char *, S> kNames[] = {
         {"cosine", S::Cosine}, {"dot", S::Dot}, {"euclidean", S::Euclidean}, {"manhattan", S::Manhattan}};
@@ -237,6 +252,19 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
           return hfError(modulesPath + ": module '" + type + "' has path '" + sub +
                          "', expected a folder inside the model's folder");
       }
+      // A PyLate ColBERT checkpoint: the Transformer, then per-token Dense modules.
+      if (llvm::StringRef(type).starts_with("pylate.") && kind == "Dense") {
+        if (config.pooling != Pooling::None || config.normalize || !config.dense.empty())
+          return hfError(modulesPath + ": PyLate's Dense modules project every token; they cannot follow a Pooling, "
+                                       "Dense or Normalize module");
+        if (sub.empty())
+          return hfError(modulesPath + ": a Dense module needs a 'path' (its folder)");
+        if (auto e = readColbertDense(dir, sub, config))
+          return e;
+        continue;
+      }
+      if (config.colbert)
+        return hfError(modulesPath + ": module '" + type + "' after PyLate's Dense modules is not supported");
       // A SparseEncoder (SPLADE): the masked-LM model, then SpladePooling.
       const bool sparse = llvm::StringRef(type).starts_with("sentence_transformers.sparse_encoder.");
       if (kind == "Transformer" || (sparse && kind == "MLMTransformer")) {
@@ -260,7 +288,7 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
                                        "supported (supported: Pooling, then Dense modules, then Normalize)");
         if (sub.empty())
           return hfError(modulesPath + ": a Dense module needs a 'path' (its folder)");
-        if (auto e = readDenseConfig(dir, sub, config))
+        if (auto e = readDenseConfig(dir, sub, config.hidden, config.dense))
           return e;
         continue;
       }
@@ -272,7 +300,7 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
       }
       return hfError(modulesPath + ": module type '" + type +
                      "' is not supported (supported: Transformer, Pooling, Dense, Normalize; sparse_encoder's "
-                     "MLMTransformer, SpladePooling)");
+                     "MLMTransformer, SpladePooling; pylate's Dense)");
     }
   }
 
@@ -291,9 +319,13 @@ llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelCo
   }
 
   const std::string promptsPath = dir + "/config_sentence_transformers.json";
-  if (fileExists(promptsPath))
+  if (fileExists(promptsPath)) {
     if (auto e = readPrompts(promptsPath, config))
       return e;
+  } else if (config.colbert) {
+    if (auto e = readColbertConfig(promptsPath, nlohmann::ordered_json::object(), config))
+      return e;
+  }
   if (!config.prompts.empty() && !config.poolingSkipsPrompt.empty())
     return hfError(config.poolingSkipsPrompt + ": include_prompt is false (the pooling leaves out the prompt's "
                                                "tokens), which encc does not implement for a model with prompts");

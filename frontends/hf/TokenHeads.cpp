@@ -61,9 +61,10 @@ llvm::Error encc::readTokenHeads(const std::string &dir, ModelConfig &c) {
                           "or pass --no-token-heads to compile the dense output only");
     }
   }
-  if ((c.sparseHead || c.colbertDim) && (c.pooling != Pooling::Cls || c.classifies() || !c.dense.empty()))
+  if ((c.sparseHead || c.colbertDim) && (c.pooling != Pooling::Cls || c.classifies() || !c.dense.empty() || c.colbert))
     return hfError(dir + ": bge-m3's heads (" + (c.sparseHead ? "sparse_linear" : "colbert_linear") +
                    ") go with a [CLS] embedding and no Dense modules; this folder's pooling is " +
-                   poolingName(c.pooling) + (c.dense.empty() ? "" : " with Dense modules"));
+                   poolingName(c.pooling) + (c.dense.empty() ? "" : " with Dense modules") +
+                   (c.colbert ? ", a ColBERT checkpoint" : ""));
   return llvm::Error::success();
 }

@@ -174,6 +174,7 @@ llvm::Expected<TokenizerData> encc::readTokenizer(const std::string &dir,
     readTokenText(cfg, "cls_token", names.cls);
     readTokenText(cfg, "sep_token", names.sep);
     readTokenText(cfg, "pad_token", names.pad);
+    readTokenText(cfg, "mask_token", tok.maskToken);
   }
   // BERT: accents are stripped iff lowercasing, unless set explicitly.
   if (!stripSet)

@@ -252,6 +252,18 @@ public:
     return out;
   }
 
+  /// A multi-vector model's roles (ColBERT's "query", "document"), in order.
+  std::vector<std::string> roles() const {
+    live();
+    std::vector<std::string> out;
+    for (int64_t i = 0, n = encrt_model_role_count(model_); i < n; ++i) {
+      const char *name = nullptr;
+      check(encrt_model_get_role(model_, i, &name));
+      out.emplace_back(name);
+    }
+    return out;
+  }
+
   /// Pooled (and, when the model normalises, L2-normalised) embeddings [N, D]
   /// of the texts as they are (the package puts prompts before them itself).
   FloatArray embed(const std::vector<nb::bytes> &texts) {
@@ -294,14 +306,16 @@ public:
   /// The outputs of one pass over the texts as they are (encrt_session_encode):
   /// (dense [N, embedding_dim] or None, sparse counts [N], ids [N, top_k],
   /// weights [N, top_k] or three None (top_k 0), vector counts [N] int64 and
-  /// vectors [rows, multivector_dim] or two None).
+  /// vectors [rows, multivector_dim] or two None), the texts encoded as
+  /// `role` (None: none).
   nb::tuple encodeOutputs(const std::vector<nb::bytes> &texts, bool dense, int32_t topK, float threshold,
-                          bool vectors) {
+                          bool vectors, const std::optional<std::string> &role) {
     live();
     std::vector<encrt_text> t = textsOf(texts);
     const size_t n = t.size(), k = topK > 0 ? static_cast<size_t>(topK) : 0;
     encrt_encode_outputs o;
     encrt_encode_outputs_initialize(&o);
+    o.role = role ? role->c_str() : nullptr;
     nb::object denseOut = nb::none(), countsOut = nb::none(), idsOut = nb::none(), weightsOut = nb::none(),
                rowsOut = nb::none(), vectorsOut = nb::none();
     encrt_session *s = session();
@@ -414,5 +428,7 @@ NB_MODULE(_encc, m) {
       .def("decode", &Model::decode)
       .def("embed", &Model::embed)
       .def("embed_sparse", &Model::embedSparse)
-      .def("encode_outputs", &Model::encodeOutputs);
+      .def("roles", &Model::roles)
+      .def("encode_outputs", &Model::encodeOutputs, nb::arg("texts"), nb::arg("dense"), nb::arg("top_k"),
+           nb::arg("threshold"), nb::arg("vectors"), nb::arg("role").none());
 }

@@ -383,6 +383,43 @@ def test_encode_outputs_match_flag_embedding(bge_m3):
     np.testing.assert_array_equal(m.encode(texts), out["dense"])
 
 
+@pytest.fixture(scope="module")
+def colbert(tmp_path_factory):
+    """The tiny PyLate ColBERT checkpoint of tests/reference/colbert, compiled, and PyLate's recorded outputs."""
+    with open(os.path.join(ROOT, "tests", "reference", "colbert", "colbert.json"), encoding="utf-8") as f:
+        case = json.load(f)["cases"][0]
+    path = encc.compile(os.path.join(ROOT, "tests", "reference", "colbert", "models", case["name"]),
+                        tmp_path_factory.mktemp("colbert") / "cb.encm", encc=ENCC)
+    with encc.Model(path, threads=2) as m:
+        yield m, case
+
+
+def test_colbert_roles_match_pylate(colbert):
+    """A ColBERT model: encode(is_query=...) and encode_outputs(role=...) give PyLate's ColBERT.encode vectors
+    (float64 reference, within 1e-5 of the largest value) for queries ([MASK]-expanded) and documents
+    (punctuation left out); a role is required, dense is refused."""
+    m, case = colbert
+    assert m.roles == ["query", "document"]
+    assert not m.info["has_pooled_output"] and m.info["multivector_dim"] == case["dim"]
+    texts = case["texts"]
+    for role, is_query in (("query", True), ("document", False)):
+        got = m.encode(texts, is_query=is_query, batch_size=4)
+        assert len(got) == len(texts)
+        for k, want in enumerate(case[role]["vectors"]):
+            want = np.array(want)
+            assert got[k].shape == want.shape, (role, texts[k])
+            np.testing.assert_allclose(got[k], want, atol=1e-5 * np.abs(want).max())
+        out = m.encode_outputs(texts[0], role=role)
+        assert set(out) == {"multi_vector"}
+        np.testing.assert_array_equal(out["multi_vector"], got[0])
+    with pytest.raises(ValueError, match="pass is_query=True or False"):
+        m.encode(texts)
+    with pytest.raises(ValueError, match="pass role=one of them, not 'passage'"):
+        m.encode_outputs(texts, role="passage")
+    with pytest.raises(ValueError, match="no dense output"):
+        m.encode_outputs(texts, role="query", dense=True)
+
+
 def test_encode_outputs_gives_what_the_model_has(model):
     """By default the outputs the model has (MiniLM: dense alone); asking for one it lacks is a ValueError."""
     out = model.encode_outputs(["a", "b c"])
@@ -392,6 +429,10 @@ def test_encode_outputs_gives_what_the_model_has(model):
         model.encode_outputs(["a"], sparse=True)
     with pytest.raises(ValueError, match="no multi-vector output"):
         model.encode_outputs(["a"], multi_vector=True)
+    with pytest.raises(ValueError, match="role applies to a ColBERT model"):
+        model.encode_outputs(["a"], role="query")
+    with pytest.raises(ValueError, match="is_query applies to a ColBERT model"):
+        model.encode(["a"], is_query=True)
 
 
 def test_hybrid_index_example_with_bge_m3(bge_m3, tmp_path):

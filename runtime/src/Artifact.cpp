@@ -383,7 +383,7 @@ void Artifact::checkSchemaVersion() {
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
   static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT, ENCM_FEATURE_BPE_CHARS,
                                       ENCM_FEATURE_EMBEDDING_DIM, ENCM_FEATURE_SPLADE,
-                                      ENCM_FEATURE_TOKEN_HEADS};
+                                      ENCM_FEATURE_TOKEN_HEADS, ENCM_FEATURE_TOKEN_ROLES};
   auto listed = [&](const char *feature) {
     if (m.required_features())
       for (const flatbuffers::String *f : *m.required_features())
@@ -418,6 +418,13 @@ void Artifact::checkSchemaVersion() {
                                     "', which the artifact does not require");
   if (m.token_heads() && !listed(ENCM_FEATURE_TOKEN_HEADS))
     fail(ENCRT_INVALID_ARTIFACT, p, ": token_heads needs feature '" ENCM_FEATURE_TOKEN_HEADS
+                                    "', which the artifact does not require");
+  bool roles = false;
+  if (m.token_heads())
+    for (const encm::TokenHead *h : *m.token_heads())
+      roles |= h && h->roles();
+  if (roles && !listed(ENCM_FEATURE_TOKEN_ROLES))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": a token head's roles need feature '" ENCM_FEATURE_TOKEN_ROLES
                                     "', which the artifact does not require");
   if (m.metadata() && m.metadata()->embedding_dim() != 0 && !listed(ENCM_FEATURE_EMBEDDING_DIM))
     fail(ENCRT_INVALID_ARTIFACT, p, ": embedding_dim needs feature '" ENCM_FEATURE_EMBEDDING_DIM
@@ -455,8 +462,56 @@ namespace {
 /// Throws Failure unless token head `index` is a known kind with its bounds
 /// and `v`, its output, an F32 Output of [-3, W] or [-1, -2, W] (W = 1 for
 /// lexical weights, 1 .. ENCM_MAX_EMBEDDING_DIM for vectors).
+/// Ids `ids` (at most ENCM_MAX_SKIP_IDS, each in [0, vocab)) of token head
+/// `index`'s `what`.
+void verifySkipIds(const std::string &p, const flatbuffers::Vector<int32_t> *ids, uint32_t index, const std::string &what,
+                   int64_t vocab) {
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  if (ids && ids->size() > ENCM_MAX_SKIP_IDS)
+    fail(bad, p, ": token head ", index, what, " has ", ids->size(), " skip_ids, more than ", ENCM_MAX_SKIP_IDS);
+  if (ids)
+    for (int32_t id : *ids)
+      if (id < 0 || id >= vocab)
+        fail(bad, p, ": token head ", index, what, " skips id ", id, ", outside the vocabulary [0, ", vocab, ")");
+}
+
+/// The roles of multi-vector head `index` (TokenRole): names unique, ids in
+/// the vocabulary, lengths within max_seq; unattended expansion tokens only
+/// where the head's value is padded (a packed plan has no rows past a text's
+/// length).
+void verifyTokenRoles(const std::string &p, const encm::TokenHead &head, uint32_t index, bool packed, int64_t vocab,
+                      int64_t maxSeq) {
+  constexpr auto bad = ENCRT_INVALID_ARTIFACT;
+  const auto *roles = head.roles();
+  if (!roles)
+    return;
+  if (roles->size() < 1 || roles->size() > ENCM_MAX_TOKEN_ROLES)
+    fail(bad, p, ": token head ", index, " has ", roles->size(), " roles, expected 1 to ", ENCM_MAX_TOKEN_ROLES);
+  for (uint32_t r = 0; r < roles->size(); ++r) {
+    const encm::TokenRole &role = *roles->Get(r);
+    const std::string what = " role " + std::to_string(r);
+    if (!role.name() || role.name()->size() < 1 || role.name()->size() > ENCM_MAX_PROMPT_NAME_BYTES)
+      fail(bad, p, ": token head ", index, what, " needs a name of 1 to ", ENCM_MAX_PROMPT_NAME_BYTES, " bytes");
+    for (uint32_t q = 0; q < r; ++q)
+      if (roles->Get(q)->name()->string_view() == role.name()->string_view())
+        fail(bad, p, ": token head ", index, " roles ", q, " and ", r, " are both named '", role.name()->str(), "'");
+    for (auto [field, id] : {std::pair{"marker_id", role.marker_id()}, std::pair{"expansion_id", role.expansion_id()}})
+      if (id < -1 || id >= vocab)
+        fail(bad, p, ": token head ", index, what, " has ", field, " ", id, ", expected -1 or an id in [0, ", vocab,
+             ")");
+    const int32_t least = role.marker_id() >= 0 ? 3 : 2; // [CLS] marker? [SEP]
+    if (role.max_length() < least || role.max_length() > maxSeq)
+      fail(bad, p, ": token head ", index, what, " has max_length ", role.max_length(), ", expected ", least, " to ",
+           maxSeq, " (max_seq)");
+    if (role.expansion_id() >= 0 && !role.expansion_attended() && packed)
+      fail(bad, p, ": token head ", index, what, " has unattended expansion tokens, which only a padded plan "
+           "computes; its value is packed");
+    verifySkipIds(p, role.skip_ids(), index, what, vocab);
+  }
+}
+
 void verifyTokenHead(const std::string &p, const encm::TokenHead &head, uint32_t index, const encm::Value &v,
-                     int64_t vocab) {
+                     int64_t vocab, int64_t maxSeq) {
   constexpr auto bad = ENCRT_INVALID_ARTIFACT;
   const auto *shape = v.shape();
   const int64_t width = shape && shape->size() >= 2 ? shape->Get(shape->size() - 1) : -1;
@@ -469,13 +524,9 @@ void verifyTokenHead(const std::string &p, const encm::TokenHead &head, uint32_t
          kindName(v.kind()), " ", shapeString(shape));
   switch (head.kind()) {
   case encm::TokenHeadKind::LexicalWeights: {
-    const auto *ids = head.skip_ids();
-    if (ids && ids->size() > ENCM_MAX_SKIP_IDS)
-      fail(bad, p, ": token head ", index, " has ", ids->size(), " skip_ids, more than ", ENCM_MAX_SKIP_IDS);
-    if (ids)
-      for (int32_t id : *ids)
-        if (id < 0 || id >= vocab)
-          fail(bad, p, ": token head ", index, " skips id ", id, ", outside the vocabulary [0, ", vocab, ")");
+    verifySkipIds(p, head.skip_ids(), index, "", vocab);
+    if (head.roles())
+      fail(bad, p, ": token head ", index, " (lexical weights) has roles, which only a multi-vector head has");
     if (head.skip_leading() != 0)
       fail(bad, p, ": token head ", index, " (lexical weights) has skip_leading ", head.skip_leading(),
            ", expected 0");
@@ -489,6 +540,7 @@ void verifyTokenHead(const std::string &p, const encm::TokenHead &head, uint32_t
            ", expected 0 to ", ENCM_MAX_SKIP_LEADING);
     if (head.skip_ids() && head.skip_ids()->size() != 0)
       fail(bad, p, ": token head ", index, " (multi-vector) has skip_ids, which only lexical weights use");
+    verifyTokenRoles(p, head, index, shape->Get(0) == -3, vocab, maxSeq);
     return;
   }
   fail(bad, p, ": token head ", index, " has kind ", int(head.kind()), ", which this runtime does not know");
@@ -616,8 +668,12 @@ void Artifact::verifySemantics() {
   const uint32_t numHeads = m.token_heads() ? m.token_heads()->size() : 0;
   if (numHeads > ENCM_MAX_TOKEN_HEADS)
     fail(bad, p, ": ", numHeads, " token heads, more than ", ENCM_MAX_TOKEN_HEADS);
-  if (numHeads > 0 && (md->num_labels() > 0 || md->pooling() == encm::Pooling::None))
-    fail(bad, p, ": token heads need a pooled output (pooling ", poolingName(md->pooling()), ")");
+  // Token heads go with a pooled output, except a multi-vector head alone
+  // (a ColBERT checkpoint's only output).
+  const bool multiVectorOnly = numHeads == 1 && m.token_heads()->Get(0)->kind() == encm::TokenHeadKind::MultiVector;
+  if (numHeads > 0 && (md->num_labels() > 0 || (md->pooling() == encm::Pooling::None && !multiVectorOnly)))
+    fail(bad, p, ": token heads need a pooled output (pooling ", poolingName(md->pooling()),
+         "), but for one multi-vector head alone");
   const uint32_t numBase = md->num_labels() > 0 || md->pooling() != encm::Pooling::None ? 2u : 1u;
   const uint32_t numOutputs = m.outputs() ? m.outputs()->size() : 0;
   if (md->num_labels() > 0 && numOutputs != 2)
@@ -638,7 +694,7 @@ void Artifact::verifySemantics() {
            " (artifact has ", numValues, " values)");
     const encm::Value &v = *values.Get(id);
     if (head) {
-      verifyTokenHead(p, *head, k - numBase, v, md->vocab_size());
+      verifyTokenHead(p, *head, k - numBase, v, md->vocab_size(), md->max_seq());
       for (uint32_t j = numBase; j < k; ++j)
         if (m.token_heads()->Get(j - numBase)->kind() == head->kind())
           fail(bad, p, ": token heads ", j - numBase, " and ", k - numBase, " are of the same kind");

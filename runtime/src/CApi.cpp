@@ -134,8 +134,10 @@ std::vector<std::string_view> viewTexts(const encrt_text *texts, int64_t count,
   return views;
 }
 
-encrt_status *tokenize(const char *where, const encrt_model *model, const encrt_text *text,
-                       int32_t *out_ids, int64_t capacity, int64_t *out_count) {
+/// The frame of the tokenize calls: `encode()` gives the ids.
+template <class Encode>
+encrt_status *tokenizeWith(const char *where, const encrt_model *model, int32_t *out_ids, int64_t capacity,
+                           int64_t *out_count, const Encode &encode) {
   if (!model)
     return nullArgument(where, "model");
   if (!out_count)
@@ -144,7 +146,7 @@ encrt_status *tokenize(const char *where, const encrt_model *model, const encrt_
   if (!out_ids && capacity != 0)
     return nullArgument(where, "out_ids");
   return guard(where, true, [&] {
-    std::vector<int32_t> ids = model->impl->encode(viewText(*text, "text"));
+    std::vector<int32_t> ids = encode();
     int64_t n = static_cast<int64_t>(ids.size());
     *out_count = n;
     if (!out_ids && capacity == 0)
@@ -153,6 +155,12 @@ encrt_status *tokenize(const char *where, const encrt_model *model, const encrt_
       fail(ENCRT_INVALID_ARGUMENT, "the buffer holds ", capacity, " ids, the text needs ", n);
     std::copy(ids.begin(), ids.end(), out_ids);
   });
+}
+
+encrt_status *tokenize(const char *where, const encrt_model *model, const encrt_text *text,
+                       int32_t *out_ids, int64_t capacity, int64_t *out_count) {
+  return tokenizeWith(where, model, out_ids, capacity, out_count,
+                      [&] { return model->impl->encode(viewText(*text, "text")); });
 }
 
 /// Holds `session` for one call (see encrt_session::busy).
@@ -219,7 +227,13 @@ EncodeOutputs toEncodeOutputs(const encrt_encode_outputs &o, bool sparse) {
   out.vectors = o.vectors;
   out.vectorsCapacity = o.vectors_capacity;
   out.vectorCounts = o.vector_counts;
+  out.attendedLengths = o.attended_lengths;
   return out;
+}
+
+/// encrt_encode_outputs.role of `model`, resolved (LoadedModel::role).
+const TokenRoleInfo *roleOf(const LoadedModel &model, const encrt_encode_outputs &o) {
+  return model.role(o.role);
 }
 
 /// encrt_session_encode's frame: `outputs` (already read in full) for
@@ -231,7 +245,9 @@ encrt_status *encode(const char *where, encrt_session *session, const char *prom
     const LoadedModel &model = session->impl->model();
     const std::string_view prompt = model.promptText(prompt_name);
     const std::vector<std::string_view> views = viewTexts(texts, count);
-    session->impl->encode(texts ? views.data() : nullptr, count, prompt, toEncodeOutputs(o, sparse));
+    EncodeOutputs out = toEncodeOutputs(o, sparse);
+    out.role = roleOf(model, o);
+    session->impl->encode(texts ? views.data() : nullptr, count, prompt, out);
   });
 }
 
@@ -241,7 +257,8 @@ encrt_status *readEncodeOutputs(const char *where, const encrt_encode_outputs *o
                                        encrt_encode_outputs &o) {
   if (!outputs)
     return nullArgument(where, "outputs");
-  return readOptions(where, "encrt_encode_outputs", outputs, sizeof(encrt_encode_outputs),
+  // API 10's struct ended before `role`.
+  return readOptions(where, "encrt_encode_outputs", outputs, offsetof(encrt_encode_outputs, role),
                      encrt_encode_outputs_initialize, o);
 }
 
@@ -405,6 +422,40 @@ encrt_status *encrt_model_get_prompt(const encrt_model *model, int64_t index, co
   return nullptr;
 }
 
+encrt_status *encrt_model_tokenize_role(const encrt_model *model, const char *role, encrt_text text,
+                                        int32_t *out_ids, int64_t capacity, int64_t *out_count,
+                                        int32_t *out_attended) {
+  const char *where = "encrt_model_tokenize_role";
+  if (!role)
+    return nullArgument(where, "role");
+  if (!out_attended)
+    return nullArgument(where, "out_attended");
+  *out_attended = 0;
+  return tokenizeWith(where, model, out_ids, capacity, out_count, [&] {
+    RoleEncoding e = model->impl->encode(viewText(text, "text"), -1, {}, *model->impl->role(role));
+    *out_attended = e.attended;
+    return std::move(e.ids);
+  });
+}
+
+int64_t encrt_model_role_count(const encrt_model *model) {
+  return model ? static_cast<int64_t>(model->impl->roles().size()) : 0;
+}
+
+encrt_status *encrt_model_get_role(const encrt_model *model, int64_t index, const char **out_name) {
+  const char *where = "encrt_model_get_role";
+  if (!model)
+    return nullArgument(where, "model");
+  const auto &roles = model->impl->roles();
+  if (index < 0 || index >= static_cast<int64_t>(roles.size()))
+    return guard(where, false, [&] {
+      fail(ENCRT_INVALID_ARGUMENT, "role index ", index, " is out of range (the model has ", roles.size(), " roles)");
+    });
+  if (out_name)
+    *out_name = roles[static_cast<size_t>(index)].name.c_str();
+  return nullptr;
+}
+
 encrt_status *encrt_model_count_tokens(const encrt_model *model, encrt_text text, int64_t *out_count) {
   const char *where = "encrt_model_count_tokens";
   if (!model)
@@ -561,8 +612,11 @@ encrt_status *encrt_session_encode_ids(encrt_session *session, const int32_t *id
   encrt_encode_outputs o;
   if (encrt_status *bad = readEncodeOutputs(where, outputs, o))
     return bad;
-  return inSession(where, session,
-                   [&] { session->impl->encodeIds(ids, lengths, batch, seq, toEncodeOutputs(o, wantsSparse(o))); });
+  return inSession(where, session, [&] {
+    EncodeOutputs out = toEncodeOutputs(o, wantsSparse(o));
+    out.role = roleOf(session->impl->model(), o);
+    session->impl->encodeIds(ids, lengths, batch, seq, out);
+  });
 }
 
 encrt_status *encrt_session_embed_sparse(encrt_session *session, const char *prompt_name,

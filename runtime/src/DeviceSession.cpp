@@ -15,25 +15,29 @@ void DeviceSession::embed(const std::string_view *texts, int64_t count, std::str
                        float *outPooled) { run(ids, nullptr, lengths, n, seq, nullptr, outPooled); });
 }
 
-void DeviceSession::runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
-                                 float *outPooled, float *const *) {
-  if (!model().tokenHeads().empty())
+void DeviceSession::runWithHeads(const int32_t *ids, const int32_t *keys, const int32_t *rows, int64_t batch,
+                                 int64_t seq, float *outPooled, float *const *) {
+  if (!model().tokenHeads().empty() || rows)
     fail(ENCRT_UNSUPPORTED, model().artifact().path(), ": token heads run on the CPU plan only");
-  run(ids, nullptr, lengths, batch, seq, nullptr, outPooled);
+  run(ids, nullptr, keys, batch, seq, nullptr, outPooled);
 }
 
 void DeviceSession::encode(const std::string_view *texts, int64_t count, std::string_view prompt,
                            const EncodeOutputs &outputs) {
   encodeInChunks(model(), texts, count, prompt, outputs,
-                 [this](const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq, float *outPooled,
-                        float *const *outHeads) { runWithHeads(ids, lengths, n, seq, outPooled, outHeads); });
+                 [this](const int32_t *ids, const int32_t *keys, const int32_t *rows, int64_t n, int64_t seq,
+                        float *outPooled, float *const *outHeads) {
+                   runWithHeads(ids, keys, rows, n, seq, outPooled, outHeads);
+                 });
 }
 
 void DeviceSession::encodeIds(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
                               const EncodeOutputs &outputs) {
   rt::encodeIds(model(), ids, lengths, batch, seq, outputs,
-                [this](const int32_t *chunkIds, const int32_t *chunkLengths, int64_t n, int64_t s, float *outPooled,
-                       float *const *outHeads) { runWithHeads(chunkIds, chunkLengths, n, s, outPooled, outHeads); });
+                [this](const int32_t *chunkIds, const int32_t *keys, const int32_t *rows, int64_t n, int64_t s,
+                       float *outPooled, float *const *outHeads) {
+                  runWithHeads(chunkIds, keys, rows, n, s, outPooled, outHeads);
+                });
 }
 
 void DeviceSession::scorePairs(const std::string_view *first, const std::string_view *second, int64_t count,

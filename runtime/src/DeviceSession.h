@@ -45,9 +45,12 @@ public:
   /// run() without the hidden output that also writes each token head k's
   /// rows to outHeads[k] (null: not wanted; one pointer per
   /// model().tokenHeads() entry) as [tokens, width], the texts' rows one
-  /// after another. Throws Failure. The default, for devices whose models
-  /// have no token heads (the CUDA plan), is run().
-  virtual void runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+  /// after another. Text b has rows[b] tokens (null: keys[b]), of which the
+  /// first keys[b] are attention keys; the rest attend to the text but are
+  /// not attended to (ColBERT's query expansion; a padded plan only). Throws
+  /// Failure. The default, for devices whose models have no token heads (the
+  /// CUDA plan), is run().
+  virtual void runWithHeads(const int32_t *ids, const int32_t *keys, const int32_t *rows, int64_t batch, int64_t seq,
                             float *outPooled, float *const *outHeads);
 
   /// The outputs `outputs` asks for of `texts`, one pass per chunk. Throws

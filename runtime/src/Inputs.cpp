@@ -177,9 +177,11 @@ void checkEncodeOutputs(const LoadedModel &model, const EncodeOutputs &out, int6
     fail(ENCRT_UNSUPPORTED, model.artifact().path(),
          ": a sequence-classification model (cross-encoder) scores text pairs; it has no embeddings "
          "(use encrt_session_score_pairs)");
-  if (!model.hasPooledOutput())
+  if (!model.hasPooledOutput() && !model.tokenHead(encm::TokenHeadKind::MultiVector))
     fail(ENCRT_UNSUPPORTED, model.artifact().path(), ": the model has no pooled output (pooling \"",
          model.pooling(), "\"); encode needs one (use encrt_session_run for hidden states)");
+  if (out.dense && !model.hasPooledOutput())
+    fail(ENCRT_INVALID_ARGUMENT, "the model has no dense output (a multi-vector model: ask for vectors)");
   if (out.dense && model.metadata().pooling() == encm::Pooling::Splade)
     fail(ENCRT_INVALID_ARGUMENT, "a SPLADE model's embedding is its sparse output: ask for sparse, not dense");
   if (out.sparse) {
@@ -205,16 +207,28 @@ void checkEncodeOutputs(const LoadedModel &model, const EncodeOutputs &out, int6
   }
 }
 
-/// Sets out.vectorCounts[i] = text i's rows (lengths[i] less the head's
-/// skipped ones) and rowStart (count + 1 prefix sums); Failure when
-/// out.vectors cannot hold them all.
-void placeVectors(const LoadedModel &model, const EncodeOutputs &out, const int32_t *lengths, int64_t count,
-                  std::vector<int64_t> &rowStart) {
+/// Whether row `r` of a text (token id `id`) is one of its vectors: past the
+/// head's skipped leading rows, its id not in the role's skip list.
+bool keepsRow(const TokenHeadInfo &multi, const TokenRoleInfo *role, int64_t r, int32_t id) {
+  return r >= multi.skipLeading &&
+         !(role && std::binary_search(role->skipIds.begin(), role->skipIds.end(), id));
+}
+
+/// Sets out.vectorCounts[i] = text i's vectors among its rows[i] rows (token
+/// ids ids(i)) and rowStart (count + 1 prefix sums); Failure when out.vectors
+/// cannot hold them all.
+template <class Ids>
+void placeVectors(const LoadedModel &model, const EncodeOutputs &out, const Ids &ids, const int32_t *rows,
+                  int64_t count, std::vector<int64_t> &rowStart) {
   const TokenHeadInfo &multi = *model.tokenHead(encm::TokenHeadKind::MultiVector);
   rowStart.assign(static_cast<size_t>(count) + 1, 0);
   for (int64_t i = 0; i < count; ++i) {
-    out.vectorCounts[i] = std::max<int64_t>(0, int64_t(lengths[i]) - multi.skipLeading);
-    rowStart[size_t(i) + 1] = rowStart[size_t(i)] + out.vectorCounts[i];
+    const int32_t *row = ids(i);
+    int64_t kept = 0;
+    for (int64_t r = 0; r < rows[i]; ++r)
+      kept += keepsRow(multi, out.role, r, row[r]);
+    out.vectorCounts[i] = kept;
+    rowStart[size_t(i) + 1] = rowStart[size_t(i)] + kept;
   }
   if (out.vectors && rowStart.back() > out.vectorsCapacity)
     fail(ENCRT_INVALID_ARGUMENT, "vectors_capacity is ", out.vectorsCapacity, " rows; these texts have ",
@@ -223,7 +237,8 @@ void placeVectors(const LoadedModel &model, const EncodeOutputs &out, const int3
 
 /// One pass over the padded chunk ids [n, seq] (texts first .. first + n of
 /// the call) and the outputs `out` asks for, written at the texts' places
-/// (rowStart: placeVectors'). The buffers are the caller's, reused.
+/// (rowStart: placeVectors'). Text j has keys[j] attended tokens of its
+/// rows[j] (null: keys). The buffers are the caller's, reused.
 struct ChunkBuffers {
   std::vector<float> pooled, lexicalRows, vectorRows;
   std::vector<float *> heads;
@@ -231,15 +246,17 @@ struct ChunkBuffers {
 };
 
 void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::vector<int64_t> &rowStart,
-                 const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq, int64_t first,
+                 const int32_t *ids, const int32_t *keys, const int32_t *rows, int64_t n, int64_t seq, int64_t first,
                  const HeadsRunFn &run, ChunkBuffers &buf) {
   const bool splade = model.metadata().pooling() == encm::Pooling::Splade;
+  const int32_t *lengths = rows ? rows : keys;
   const TokenHeadInfo *lexical = model.tokenHead(encm::TokenHeadKind::LexicalWeights);
   const TokenHeadInfo *multi = model.tokenHead(encm::TokenHeadKind::MultiVector);
   const int64_t pooledWidth = model.embeddingDim();
+  auto rowsOf = [&](int64_t j) -> int64_t { return lengths[j]; };
   int64_t tokens = 0;
   for (int64_t j = 0; j < n; ++j)
-    tokens += lengths[j];
+    tokens += rowsOf(j);
   float *outPooled = out.dense ? out.dense + first * pooledWidth : nullptr;
   if (splade && out.sparse) {
     buf.pooled.resize(static_cast<size_t>(n * pooledWidth));
@@ -261,9 +278,9 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
       rows->resize(static_cast<size_t>(tokens * h.width));
     buf.heads[k] = rows ? rows->data() : nullptr;
   }
-  run(ids, lengths, n, seq, outPooled, buf.heads.data());
+  run(ids, keys, rows, n, seq, outPooled, buf.heads.data());
   int64_t at = 0; // the text's first row
-  for (int64_t j = 0; j < n; at += lengths[j], ++j) {
+  for (int64_t j = 0; j < n; at += rowsOf(j), ++j) {
     const int64_t i = first + j;
     if (out.sparse) {
       if (splade) {
@@ -273,15 +290,20 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
           if (row[v] > 0.0f)
             buf.entries.emplace_back(static_cast<int32_t>(v), row[v]);
       } else {
-        lexicalEntries(ids + j * seq, buf.lexicalRows.data() + at, lengths[j], lexical->skipIds, buf.entries);
+        lexicalEntries(ids + j * seq, buf.lexicalRows.data() + at, rowsOf(j), lexical->skipIds, buf.entries);
       }
       out.sparseCounts[i] = writeHeaviest(buf.entries, out.sparseTopK, out.sparseThreshold,
                                           out.sparseIds + i * out.sparseTopK, out.sparseWeights + i * out.sparseTopK);
     }
-    if (out.vectors && out.vectorCounts[i] > 0)
-      std::memcpy(out.vectors + rowStart[size_t(i)] * multi->width,
-                  buf.vectorRows.data() + (at + multi->skipLeading) * multi->width,
-                  sizeof(float) * static_cast<size_t>(out.vectorCounts[i] * multi->width));
+    if (!out.vectors)
+      continue;
+    const size_t width = static_cast<size_t>(multi->width);
+    float *dst = out.vectors + rowStart[size_t(i)] * multi->width;
+    for (int64_t r = 0; r < rowsOf(j); ++r)
+      if (keepsRow(*multi, out.role, r, ids[j * seq + r])) {
+        std::memcpy(dst, buf.vectorRows.data() + (at + r) * multi->width, sizeof(float) * width);
+        dst += width;
+      }
   }
 }
 
@@ -290,46 +312,76 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
 void encodeInChunks(const LoadedModel &model, const std::string_view *texts, int64_t count,
                     std::string_view prompt, const EncodeOutputs &out, const HeadsRunFn &run) {
   checkEncodeOutputs(model, out, count);
+  if (out.attendedLengths)
+    fail(ENCRT_INVALID_ARGUMENT, "attended_lengths applies to token ids (encrt_session_encode_ids), not to texts");
   if (count == 0)
     return;
   if (!texts)
     fail(ENCRT_INVALID_ARGUMENT, "texts is NULL");
-  // The multi-vector rows' places need every text's length first.
-  std::vector<std::vector<int32_t>> encoded;
+  auto encodeText = [&](int64_t i) {
+    if (out.role)
+      return model.encode(texts[i], i, prompt, *out.role);
+    RoleEncoding e{model.encode(texts[i], i, prompt), 0};
+    e.attended = static_cast<int32_t>(e.ids.size());
+    return e;
+  };
+  // The multi-vector rows' places need every text's ids first.
+  std::vector<RoleEncoding> encoded;
+  std::vector<int32_t> attended;
   std::vector<int64_t> rowStart;
-  if (out.vectorCounts) {
+  if (out.vectorCounts || out.role) {
     encoded.reserve(static_cast<size_t>(count));
-    std::vector<int32_t> lengths;
+    std::vector<int32_t> rows;
     for (int64_t i = 0; i < count; ++i) {
-      encoded.push_back(model.encode(texts[i], i, prompt));
-      lengths.push_back(static_cast<int32_t>(encoded.back().size()));
+      encoded.push_back(encodeText(i));
+      attended.push_back(encoded.back().attended);
+      rows.push_back(static_cast<int32_t>(encoded.back().ids.size()));
     }
-    placeVectors(model, out, lengths.data(), count, rowStart);
+    if (out.vectorCounts)
+      placeVectors(model, out, [&](int64_t i) { return encoded[size_t(i)].ids.data(); }, rows.data(), count, rowStart);
   }
   if (!out.dense && !out.sparse && !out.vectors)
     return;
   ChunkBuffers buf;
+  std::vector<int32_t> keys; // a chunk's attended lengths
   inPaddedChunks(
       count, /*typed=*/false,
       [&](int64_t i) {
-        return PairEncoding{encoded.empty() ? model.encode(texts[i], i, prompt) : std::move(encoded[size_t(i)]), {}};
+        return PairEncoding{encoded.empty() ? encodeText(i).ids : std::move(encoded[size_t(i)].ids), {}};
       },
       [&](const int32_t *ids, const int32_t *, const int32_t *lengths, int64_t n, int64_t seq, int64_t first) {
-        encodeChunk(model, out, rowStart, ids, lengths, n, seq, first, run, buf);
+        if (attended.empty()) {
+          encodeChunk(model, out, rowStart, ids, lengths, nullptr, n, seq, first, run, buf);
+          return;
+        }
+        // A role's attended tokens may end before its ids do.
+        keys.assign(attended.begin() + first, attended.begin() + first + n);
+        encodeChunk(model, out, rowStart, ids, keys.data(), lengths, n, seq, first, run, buf);
       });
 }
 
 void encodeIds(const LoadedModel &model, const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
                const EncodeOutputs &out, const HeadsRunFn &run) {
   checkEncodeOutputs(model, out, batch);
-  validateRunInputs(model, ids, nullptr, lengths, batch, seq, /*wantPooled=*/true, {int64_t(1) << 40});
+  if (out.role && out.role->unattendedTail() && !out.attendedLengths)
+    fail(ENCRT_INVALID_ARGUMENT, "role '", out.role->name, "' leaves its expansion tokens unattended: pass "
+         "attended_lengths (encrt_model_tokenize_role gives each text's)");
+  validateRunInputs(model, ids, nullptr, lengths, batch, seq, /*wantPooled=*/false, {int64_t(1) << 40});
+  if (const int32_t *keys = out.attendedLengths)
+    for (int64_t b = 0; b < batch; ++b)
+      if (keys[b] < 1 || keys[b] > lengths[b])
+        fail(ENCRT_INVALID_ARGUMENT, "attended_lengths[", b, "] is ", keys[b], " (expected 1..", lengths[b],
+             ", lengths[", b, "])");
   std::vector<int64_t> rowStart;
   if (out.vectorCounts)
-    placeVectors(model, out, lengths, batch, rowStart);
+    placeVectors(model, out, [&](int64_t i) { return ids + i * seq; }, lengths, batch, rowStart);
   if (!out.dense && !out.sparse && !out.vectors)
     return;
   ChunkBuffers buf;
-  encodeChunk(model, out, rowStart, ids, lengths, batch, seq, 0, run, buf);
+  if (out.attendedLengths)
+    encodeChunk(model, out, rowStart, ids, out.attendedLengths, lengths, batch, seq, 0, run, buf);
+  else
+    encodeChunk(model, out, rowStart, ids, lengths, nullptr, batch, seq, 0, run, buf);
 }
 
 void scorePairsInChunks(const LoadedModel &model, const std::string_view *first,

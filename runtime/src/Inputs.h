@@ -62,12 +62,16 @@ struct EncodeOutputs {
   float *vectors = nullptr;                              ///< vectorsCapacity x multivectorDim
   int64_t vectorsCapacity = 0;
   int64_t *vectorCounts = nullptr; ///< count
+  const TokenRoleInfo *role = nullptr; ///< how the texts are encoded (LoadedModel::role); null: none
+  const int32_t *attendedLengths = nullptr; ///< encodeIds: each text's attention keys (null: all its tokens)
 };
 
 /// The run of one padded chunk for its pooled output and token heads
-/// (DeviceSession::runWithHeads).
-using HeadsRunFn = std::function<void(const int32_t *ids, const int32_t *lengths, int64_t n, int64_t seq,
-                                      float *outPooled, float *const *outHeads)>;
+/// (DeviceSession::runWithHeads): text b's first keys[b] tokens are
+/// attention keys; rows (null: keys) its tokens, rows[b] >= keys[b], the
+/// ones past keys[b] attending to the text but not attended to.
+using HeadsRunFn = std::function<void(const int32_t *ids, const int32_t *keys, const int32_t *rows, int64_t n,
+                                      int64_t seq, float *outPooled, float *const *outHeads)>;
 
 /// encrt_session_encode: checks the arguments against what `model` gives,
 /// tokenises `texts` (each after `prompt`), calls `run` for each chunk and

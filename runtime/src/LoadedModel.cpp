@@ -96,10 +96,19 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
     for (uint32_t k = 0; k < heads->size(); ++k) {
       const encm::TokenHead &h = *heads->Get(k);
       const encm::Value &v = *m->model().values()->Get(m->model().outputs()->Get(first + k));
-      TokenHeadInfo info{h.kind(), first + k, v.shape()->Get(v.shape()->size() - 1), h.skip_leading(), {}};
+      TokenHeadInfo info{h.kind(), first + k, v.shape()->Get(v.shape()->size() - 1), h.skip_leading(), {}, {}};
       if (h.skip_ids())
         info.skipIds.assign(h.skip_ids()->begin(), h.skip_ids()->end());
       std::sort(info.skipIds.begin(), info.skipIds.end());
+      if (h.roles())
+        for (const encm::TokenRole *r : *h.roles()) {
+          TokenRoleInfo role{r->name()->str(), r->marker_id(), r->max_length(), r->expansion_id(),
+                             r->expansion_attended(), {}};
+          if (r->skip_ids())
+            role.skipIds.assign(r->skip_ids()->begin(), r->skip_ids()->end());
+          std::sort(role.skipIds.begin(), role.skipIds.end());
+          info.roles.push_back(std::move(role));
+        }
       m->tokenHeads_.push_back(std::move(info));
     }
   }
@@ -119,7 +128,7 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string &path,
 
 bool LoadedModel::hasPooledOutput() const {
   const auto *outputs = cuda_ ? model().cuda()->outputs() : model().outputs();
-  return outputs && outputs->size() >= 2 && !classifies();
+  return outputs && outputs->size() >= 2 + tokenHeads_.size() && !classifies();
 }
 
 const TokenHeadInfo *LoadedModel::tokenHead(encm::TokenHeadKind kind) const {
@@ -136,6 +145,52 @@ bool LoadedModel::hasSparseOutput() const {
 int64_t LoadedModel::multivectorDim() const {
   const TokenHeadInfo *h = tokenHead(encm::TokenHeadKind::MultiVector);
   return h ? h->width : 0;
+}
+
+const std::vector<TokenRoleInfo> &LoadedModel::roles() const {
+  static const std::vector<TokenRoleInfo> kNone;
+  const TokenHeadInfo *h = tokenHead(encm::TokenHeadKind::MultiVector);
+  return h ? h->roles : kNone;
+}
+
+const TokenRoleInfo *LoadedModel::role(const char *name) const {
+  const std::vector<TokenRoleInfo> &all = roles();
+  std::string names;
+  for (const TokenRoleInfo &r : all) {
+    if (name && r.name == name)
+      return &r;
+    names += (names.empty() ? "'" : ", '") + r.name + "'";
+  }
+  if (all.empty() && !name)
+    return nullptr;
+  if (all.empty())
+    fail(ENCRT_INVALID_ARGUMENT, artifact_->path(), ": the model has no roles (role '",
+         std::string(name).substr(0, 200), "' asked for); pass none");
+  if (!name)
+    fail(ENCRT_INVALID_ARGUMENT, artifact_->path(), ": the model encodes a text as one of its roles (", names,
+         "): name one (a ColBERT query and document are encoded differently)");
+  fail(ENCRT_INVALID_ARGUMENT, artifact_->path(), ": no role named '", std::string(name).substr(0, 200),
+       "' (the model's roles: ", names, ")");
+}
+
+RoleEncoding LoadedModel::encode(std::string_view text, int64_t index, std::string_view prompt,
+                                 const TokenRoleInfo &role) const {
+  // As PyLate: the tokenizer's ids cut one short of the length when a marker
+  // follows, the marker after the first token, then the expansion.
+  const bool marker = role.markerId >= 0;
+  // At least [CLS] marker [SEP] (the artifact's max_length is, checked at load).
+  const int32_t length = std::max(std::min(role.maxLength, truncateTo_), marker ? 3 : 2);
+  RoleEncoding e;
+  e.ids = encodeTo(text, index, prompt, length - (marker ? 1 : 0));
+  if (marker)
+    e.ids.insert(e.ids.begin() + std::min<size_t>(1, e.ids.size()), role.markerId);
+  e.attended = static_cast<int32_t>(e.ids.size());
+  if (role.expansionId >= 0) {
+    e.ids.resize(static_cast<size_t>(length), role.expansionId);
+    if (role.expansionAttended)
+      e.attended = length;
+  }
+  return e;
 }
 
 const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *LoadedModel::runningSteps() const {
@@ -159,8 +214,13 @@ void LoadedModel::checkText(std::string_view text, const std::string &name) cons
 }
 
 std::vector<int32_t> LoadedModel::encode(std::string_view text, int64_t index, std::string_view prompt) const {
+  return encodeTo(text, index, prompt, truncateTo_);
+}
+
+std::vector<int32_t> LoadedModel::encodeTo(std::string_view text, int64_t index, std::string_view prompt,
+                                           int32_t maxLen) const {
   checkText(text, index < 0 ? std::string("text") : "texts[" + std::to_string(index) + "]");
-  const int32_t maxLen = truncateTo_ < 2 ? 2 : truncateTo_;
+  maxLen = std::max<int32_t>(maxLen, 2);
   if (prompt.empty())
     return tokenizer_->encode(text, maxLen);
   std::string prompted; // bounded: the prompt by the artifact's limit, the text by checkText

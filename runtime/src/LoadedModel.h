@@ -40,6 +40,26 @@ struct LoadOptions {
   int32_t maxSeqLength = 0;      ///< texts cut to this many tokens; 0: the compiled maximum
 };
 
+/// One way a multi-vector model encodes a text (artifact.fbs TokenRole;
+/// checked at load): ColBERT's query or document.
+struct TokenRoleInfo {
+  std::string name;
+  int32_t markerId = -1;        ///< inserted after the first token; -1: none
+  int32_t maxLength = 0;        ///< tokens at most, the marker included
+  int32_t expansionId = -1;     ///< >= 0: padded to maxLength with it
+  bool expansionAttended = false;
+  std::vector<int32_t> skipIds; ///< ids whose vectors are left out, sorted
+  /// Expansion tokens that attend to the text but are not attended to.
+  bool unattendedTail() const { return expansionId >= 0 && !expansionAttended; }
+};
+
+/// A text's ids as a role encodes it: `attended` of them are attention keys
+/// (the rest, an unattended expansion tail, only attend).
+struct RoleEncoding {
+  std::vector<int32_t> ids;
+  int32_t attended = 0;
+};
+
 /// A per-token output of the CPU plan (artifact.fbs TokenHead; checked at load).
 struct TokenHeadInfo {
   encm::TokenHeadKind kind;
@@ -47,6 +67,7 @@ struct TokenHeadInfo {
   int64_t width = 0;            ///< floats per token
   int32_t skipLeading = 0;      ///< multi-vector: rows dropped at each text's start
   std::vector<int32_t> skipIds; ///< lexical weights: ids never weighted, sorted
+  std::vector<TokenRoleInfo> roles; ///< multi-vector: empty, or one of them per encode
 };
 
 class LoadedModel {
@@ -95,6 +116,12 @@ public:
   bool hasSparseOutput() const;
   /// Floats per vector of the multi-vector head; 0: none.
   int64_t multivectorDim() const;
+  /// The multi-vector head's roles (empty: none).
+  const std::vector<TokenRoleInfo> &roles() const;
+  /// The role named `name`; null when the model has none and `name` is null.
+  /// Throws Failure (ENCRT_INVALID_ARGUMENT) for a name the model lacks, a
+  /// name where it has no roles, or none where it has them.
+  const TokenRoleInfo *role(const char *name) const;
   /// Steps of the plan that runs.
   int32_t numSteps() const;
   /// Step `index` (< numSteps()) of the plan that runs.
@@ -111,6 +138,11 @@ public:
   /// index >= 0, else "text"). `prompt` goes before the text (as
   /// sentence-transformers prepends it: one string, then tokenised).
   std::vector<int32_t> encode(std::string_view text, int64_t index = -1, std::string_view prompt = {}) const;
+
+  /// encode() as `role` encodes a text: truncated to its max length (and the
+  /// load's max_seq_length), its marker after the first token, its expansion
+  /// to the max length.
+  RoleEncoding encode(std::string_view text, int64_t index, std::string_view prompt, const TokenRoleInfo &role) const;
 
   /// The prompts (name, text) in the artifact's order.
   const std::vector<std::pair<std::string, std::string>> &prompts() const { return prompts_; }
@@ -138,6 +170,8 @@ public:
 
 private:
   LoadedModel() = default;
+  /// encode() truncated to maxLen tokens (at least 2).
+  std::vector<int32_t> encodeTo(std::string_view text, int64_t index, std::string_view prompt, int32_t maxLen) const;
   /// The steps of the plan that runs (CUDA's or the CPU's); may be null.
   const flatbuffers::Vector<flatbuffers::Offset<encm::Step>> *runningSteps() const;
   /// Picks and loads the backend for `choice` (options.device, parsed by

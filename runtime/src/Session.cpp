@@ -120,6 +120,11 @@ void Session::plan(int64_t batch, int64_t seq) {
 void Session::run(const int32_t *ids, const int32_t *typeIds,
                   const int32_t *lengths, int64_t batch, int64_t seq,
                   float *outHidden, float *outPooled) {
+  runPlan(ids, typeIds, lengths, nullptr, batch, seq, outHidden, outPooled);
+}
+
+void Session::runPlan(const int32_t *ids, const int32_t *typeIds, const int32_t *lengths, const int32_t *rows,
+                      int64_t batch, int64_t seq, float *outHidden, float *outPooled) {
   validateRunInputs(*model_, ids, typeIds, lengths, batch, seq,
                     outPooled != nullptr, {/*maxElements=*/int64_t(1) << 40});
   const encm::Model &m = model_->model();
@@ -127,7 +132,7 @@ void Session::run(const int32_t *ids, const int32_t *typeIds,
 
   // Inputs: copies with the padding zeroed; the packed layout's offsets.
   ids_.resize(static_cast<size_t>(batch * seq));
-  copyPadded(ids, lengths, batch, seq, ids_.data());
+  copyPadded(ids, rows ? rows : lengths, batch, seq, ids_.data());
   lengths_.assign(lengths, lengths + batch);
   seqOffsets_.resize(static_cast<size_t>(batch + 1));
   const int64_t tokens = computeOffsets(lengths, batch, seqOffsets_.data());
@@ -199,9 +204,18 @@ void Session::run(const int32_t *ids, const int32_t *typeIds,
                 sizeof(float) * static_cast<size_t>(batch * model_->secondOutputWidth()));
 }
 
-void Session::runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq,
+void Session::runWithHeads(const int32_t *ids, const int32_t *keys, const int32_t *rows, int64_t batch, int64_t seq,
                            float *outPooled, float *const *outHeads) {
-  run(ids, nullptr, lengths, batch, seq, nullptr, outPooled);
+  if (rows)
+    for (int64_t b = 0; b < batch; ++b) {
+      if (rows[b] < keys[b] || rows[b] > seq) // the callers' (Inputs.cpp) guarantee
+        fail(ENCRT_INTERNAL, "rows[", b, "] is ", rows[b], ", outside [", keys[b], ", ", seq, "]");
+      if (rows[b] != keys[b] && packedHidden_)
+        fail(ENCRT_UNSUPPORTED, model_->artifact().path(), ": tokens that are not attended to need a padded plan; "
+             "this one is packed");
+    }
+  runPlan(ids, nullptr, keys, rows, batch, seq, nullptr, outPooled);
+  const int32_t *lengths = rows ? rows : keys;
   const encm::Model &m = model_->model();
   const std::vector<TokenHeadInfo> &heads = model_->tokenHeads();
   for (size_t k = 0; k < heads.size(); ++k) {
@@ -215,9 +229,12 @@ void Session::runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t b
       std::memcpy(outHeads[k], src, sizeof(float) * width * static_cast<size_t>(seqOffsets_[batch]));
       continue;
     }
-    for (int64_t b = 0; b < batch; ++b) // padded [batch, seq, width]: each text's valid rows
-      std::memcpy(outHeads[k] + static_cast<size_t>(seqOffsets_[b]) * width, src + static_cast<size_t>(b * seq) * width,
-                  sizeof(float) * width * static_cast<size_t>(lengths_[b]));
+    size_t at = 0; // padded [batch, seq, width]: each text's rows
+    for (int64_t b = 0; b < batch; ++b) {
+      std::memcpy(outHeads[k] + at * width, src + static_cast<size_t>(b * seq) * width,
+                  sizeof(float) * width * static_cast<size_t>(lengths[b]));
+      at += static_cast<size_t>(lengths[b]);
+    }
   }
 }
 

@@ -39,8 +39,8 @@ public:
            int64_t batch, int64_t seq, float *outHidden,
            float *outPooled) override;
 
-  void runWithHeads(const int32_t *ids, const int32_t *lengths, int64_t batch, int64_t seq, float *outPooled,
-                    float *const *outHeads) override;
+  void runWithHeads(const int32_t *ids, const int32_t *keys, const int32_t *rows, int64_t batch, int64_t seq,
+                    float *outPooled, float *const *outHeads) override;
 
   bool profiling() const override { return profiling_; }
   const std::vector<StepProfile> &profile() const override { return profile_; }
@@ -48,6 +48,12 @@ public:
   uint64_t arenaBytes() const override { return arenaCapacity_; }
 
 private:
+  /// run(); rows (null: lengths): text b's ids [lengths[b], rows[b]) are
+  /// kept (tokens that attend but are not attended to), not zeroed as
+  /// padding.
+  void runPlan(const int32_t *ids, const int32_t *typeIds, const int32_t *lengths, const int32_t *rows,
+               int64_t batch, int64_t seq, float *outHidden, float *outPooled);
+
   void plan(int64_t batch, int64_t seq);
   uint64_t valueBytes(const encm::Value &value, int64_t batch, int64_t seq,
                       int64_t tokens) const;

@@ -84,8 +84,8 @@ std::vector<Batcher::Row> Batcher::takePass() {
       continue;
     }
     const int64_t n = int64_t(r.job->ids[r.index].size());
-    if (!rows.empty() && tokens + n > options_.maxBatchTokens)
-      break;
+    if (!rows.empty() && (tokens + n > options_.maxBatchTokens || r.job->role != rows.front().job->role))
+      break; // a pass encodes one role
     tokens += n;
     rows.push_back(std::move(r));
     queue_.pop_front();
@@ -137,6 +137,7 @@ void Batcher::runPass(std::vector<Row> &rows) {
   ids_.assign(size_t(batch * seq), 0);
   types_.assign(size_t(batch * seq), 0);
   lengths_.resize(size_t(batch));
+  attended_.resize(size_t(batch));
   bool typed = false, states = false, sparse = false, vectors = false;
   for (int64_t b = 0; b < batch; ++b) {
     states |= rows[size_t(b)].job->wantTokenStates;
@@ -150,7 +151,9 @@ void Batcher::runPass(std::vector<Row> &rows) {
       typed = true;
     }
     lengths_[size_t(b)] = int32_t(job.ids[index].size());
+    attended_[size_t(b)] = job.attended.empty() ? lengths_[size_t(b)] : job.attended[index];
   }
+  const std::string &role = rows.front().job->role;
   pooled_.resize(size_t(batch * width_));
   // The last hidden state only for a pass that holds a job asking for it (batch x seq x hidden floats).
   if (states)
@@ -162,7 +165,9 @@ void Batcher::runPass(std::vector<Row> &rows) {
     // of the pass asks for them too, from a second).
     encrt_encode_outputs o;
     encrt_encode_outputs_initialize(&o);
-    o.dense = pooled_.data();
+    o.dense = width_ > 0 ? pooled_.data() : nullptr; // a ColBERT model has no pooled output
+    if (!role.empty())
+      o.role = role.c_str(), o.attended_lengths = attended_.data();
     const int32_t topK = int32_t(std::min<int64_t>(seq, vocab_)); // every entry a text can have
     if (sparse) {
       sparseCounts_.resize(size_t(batch));

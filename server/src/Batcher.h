@@ -45,6 +45,11 @@ struct Job {
   /// as (token id, weight) by id, and its token vectors (rows x
   /// multivector_dim).
   bool wantSparse = false, wantVectors = false;
+  /// A multi-vector model's role the ids were tokenised as ("" none; a
+  /// pass holds texts of one role), and per text how many of its ids are
+  /// attention keys (empty: all; encrt_model_tokenize_role's out_attended).
+  std::string role;
+  std::vector<int32_t> attended;
   std::vector<std::vector<std::pair<int32_t, float>>> sparse;
   std::vector<std::vector<float>> vectors;
   std::string error;                     ///< set when a pass failed
@@ -114,7 +119,7 @@ private:
   bool stopping_ = false;
   std::thread thread_;
   // Buffers of the pass, reused.
-  std::vector<int32_t> ids_, types_, lengths_;
+  std::vector<int32_t> ids_, types_, lengths_, attended_;
   std::vector<float> pooled_, states_;
   // A pass with token heads (encrt_session_encode_ids).
   int multivectorDim_ = 0, vocab_ = 0;

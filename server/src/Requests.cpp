@@ -213,6 +213,12 @@ EmbedRequest parseTeiEmbed(const std::string &body, const RequestLimits &limits)
   r.truncate = boolField(Api::Tei, j, "truncate", limits.autoTruncate);
   rightTruncation(j);
   r.promptName = promptName(j);
+  if (auto it = j.find("role"); it != j.end() && !it->is_null()) {
+    if (!it->is_string() || it->get_ref<const std::string &>().empty() ||
+        it->get_ref<const std::string &>().size() > ENCM_MAX_PROMPT_NAME_BYTES)
+      throw invalidField(Api::Tei, "role", "must be a role's name (a ColBERT model's: \"query\", \"document\")");
+    r.role = it->get<std::string>();
+  }
   teiTexts(j, limits, r);
   return r;
 }

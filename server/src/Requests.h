@@ -53,6 +53,9 @@ struct EmbedRequest {
   /// TEI's prompt_name: the model prompt put before each text; unset: the
   /// model's default prompt (if it has one).
   std::optional<std::string> promptName;
+  /// encc's "role" (POST /embed_multi_vector of a ColBERT model: "query",
+  /// "document"); unset: none.
+  std::optional<std::string> role;
   /// The name of input i in error messages: "inputs", "input[3]".
   std::string field(size_t i) const;
 };

@@ -193,6 +193,17 @@ std::vector<int32_t> Routes::tokenize(std::string_view text, bool truncate, cons
   return ids;
 }
 
+std::vector<int32_t> Routes::tokenizeRole(const std::string &role, std::string_view text, const std::string &field,
+                                          int32_t &attended) const {
+  std::vector<int32_t> ids(size_t(info_.max_seq));
+  int64_t count = 0;
+  if (encrt_status *st = encrt_model_tokenize_role(model_, role.c_str(), textOf(text), ids.data(),
+                                                   int64_t(ids.size()), &count, &attended))
+    throwTokenizerStatus(st, field);
+  ids.resize(size_t(count));
+  return ids;
+}
+
 void Routes::appendTokens(std::string &out, std::string_view text, bool addSpecialTokens, bool truncate,
                           const std::string &field) const {
   const encrt_text t = textOf(text);
@@ -388,8 +399,14 @@ void Routes::install() {
     }
     job->ids.reserve(r.texts.size());
     const std::string prompt = promptText(r.promptName);
+    if (r.role)
+      job->role = *r.role;
     for (size_t i = 0; i < r.texts.size(); ++i) {
-      job->ids.push_back(tokenize(prompt.empty() ? r.texts[i] : prompt + r.texts[i], r.truncate, r.field(i)));
+      const std::string &text = prompt.empty() ? r.texts[i] : prompt + r.texts[i];
+      if (r.role) // a role cuts a text to its own length, as PyLate does
+        job->ids.push_back(tokenizeRole(*r.role, text, r.field(i), job->attended.emplace_back()));
+      else
+        job->ids.push_back(tokenize(text, r.truncate, r.field(i)));
       job->characters += characters(r.texts[i]);
     }
     return job;
@@ -416,10 +433,19 @@ void Routes::install() {
   const bool sparse = std::string(info_.pooling) == "splade"; // SPLADE: one weight per vocabulary entry
   const bool lexical = info_.sparse && !sparse;               // a lexical-weights head (bge-m3)
   const int multiVector = info_.multivector_dim;              // a multi-vector head's width (bge-m3's ColBERT)
-  auto requireEmbedder = [classifier, pooled] {
+  std::string roles; // a ColBERT model's ("\"query\", \"document\"")
+  for (int64_t i = 0, n = encrt_model_role_count(model_); i < n; ++i) {
+    const char *name = nullptr;
+    if (!encrt_model_get_role(model_, i, &name))
+      roles += (roles.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+  }
+  auto requireEmbedder = [classifier, pooled, multiVector] {
     if (classifier)
       throw ApiError{424, "Model is not an embedding model (a classifier: POST /predict, or /rerank with one label)",
                      "", "backend"};
+    if (!pooled && multiVector)
+      throw ApiError{424, "the model's output is token vectors (a ColBERT model): POST /embed_multi_vector with a "
+                          "\"role\"", "", "backend"};
     if (!pooled)
       throw ApiError{424, "the model has no pooled output (compiled with --pooling none): POST /embed_all gives "
                           "each token's hidden state", "", "backend"};
@@ -545,6 +571,10 @@ void Routes::install() {
       throw ApiError{424, "Model has no multi-vector output (a ColBERT head such as bge-m3's)", "", "backend"};
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeoutMs);
     EmbedRequest r = parseTeiEmbed(body, limits);
+    if (!roles.empty() && !r.role)
+      throw invalidField(Api::Tei, "role", "is required: a ColBERT model encodes a text as one of " + roles);
+    if (roles.empty() && r.role)
+      throw invalidField(Api::Tei, "role", "applies to a ColBERT model; this one has no roles");
     std::shared_ptr<Job> job = jobOf(r);
     const int64_t tokens = tokensWithinLimit(*job, "/embed_multi_vector");
     job->wantVectors = true;

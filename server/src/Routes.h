@@ -44,6 +44,10 @@ private:
   /// Token ids of `text` (called `field` in errors): cut to max_seq when
   /// `truncate`, else 413 when longer.
   std::vector<int32_t> tokenize(std::string_view text, bool truncate, const std::string &field) const;
+  /// `text` as a ColBERT model's `role` tokenises it (cut to the role's
+  /// length); `attended` its attention keys. Throws ApiError naming `field`.
+  std::vector<int32_t> tokenizeRole(const std::string &role, std::string_view text, const std::string &field,
+                                    int32_t &attended) const;
   /// TEI's /tokenize answer for `text` appended to `out`: a list of {id,
   /// text, special, start, stop} (start and stop byte offsets, null for the
   /// template's tokens, whose text is the token's string), inside the

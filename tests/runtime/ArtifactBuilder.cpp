@@ -132,8 +132,14 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   for (const std::string &f : s.requiredFeatures)
     features.push_back(b.CreateString(f));
   std::vector<flatbuffers::Offset<encm::TokenHead>> heads;
-  for (const SpecTokenHead &h : s.tokenHeads)
-    heads.push_back(encm::CreateTokenHeadDirect(b, h.kind, h.skipLeading, h.skipIds.empty() ? nullptr : &h.skipIds));
+  for (const SpecTokenHead &h : s.tokenHeads) {
+    std::vector<flatbuffers::Offset<encm::TokenRole>> roles;
+    for (const SpecTokenRole &r : h.roles)
+      roles.push_back(encm::CreateTokenRoleDirect(b, r.name.c_str(), r.markerId, r.maxLength, r.expansionId,
+                                                  r.expansionAttended, r.skipIds.empty() ? nullptr : &r.skipIds));
+    heads.push_back(encm::CreateTokenHeadDirect(b, h.kind, h.skipLeading, h.skipIds.empty() ? nullptr : &h.skipIds,
+                                                h.roles.empty() ? nullptr : &roles));
+  }
   auto model = encm::CreateModelDirect(
       b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
       s.weightsOffset.value_or(layout.weightsOffset),

@@ -67,10 +67,18 @@ struct SpecTokenizer {
 };
 
 /// A Model.token_heads entry.
+struct SpecTokenRole {
+  std::string name;
+  int32_t markerId = -1, maxLength = 0, expansionId = -1;
+  bool expansionAttended = false;
+  std::vector<int32_t> skipIds;
+};
+
 struct SpecTokenHead {
   encm::TokenHeadKind kind = encm::TokenHeadKind::MultiVector;
   int32_t skipLeading = 0;
   std::vector<int32_t> skipIds;
+  std::vector<SpecTokenRole> roles; ///< empty: none written
 };
 
 /// A CudaPlan (its values, steps, inputs and outputs by id).

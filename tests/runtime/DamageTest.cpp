@@ -363,12 +363,77 @@ TEST_F(RuntimeTest, TokenHeadsAreChecked) {
   expectLoadError(writeArtifact(spec), kBad, "token head 0 (lexical weights) has skip_leading 1, expected 0");
   spec.tokenHeads[0] = {K::LexicalWeights, 0, {0, 2}};
   expectLoadError(writeArtifact(spec), kBad, "token head 0 (lexical weights) has width 32, expected 1");
-  // Heads need a pooled output.
+  // Heads need a pooled output, but for a multi-vector head alone (a ColBERT checkpoint's).
   spec = TestModel::spec(kernels(), /*pooled=*/false);
   spec.requiredFeatures = {ENCM_FEATURE_TOKEN_HEADS};
-  spec.tokenHeads = {{K::MultiVector, 1, {}}};
+  spec.tokenHeads = {{K::LexicalWeights, 0, {}}};
   spec.outputs.push_back(spec.outputs[0]);
-  expectLoadError(writeArtifact(spec), kBad, "token heads need a pooled output (pooling none)");
+  expectLoadError(writeArtifact(spec), kBad, "token heads need a pooled output (pooling none), but for one multi-vector head alone");
+  spec.tokenHeads = {{K::MultiVector, 0, {}}};
+  encrt_model *m = load(writeArtifact(spec));
+  ASSERT_NE(m, nullptr);
+  encrt_model_info info;
+  encrt_model_get_info(m, &info, sizeof info);
+  EXPECT_EQ(info.embedding_dim, 0) << "no pooled output";
+  EXPECT_EQ(info.multivector_dim, TestModel::kHidden);
+  encrt_model_release(m);
+}
+
+// A multi-vector head's roles (ColBERT's query and document): the feature,
+// names, ids in the vocabulary, lengths within max_seq, skip ids bounded.
+TEST_F(RuntimeTest, TokenRolesAreChecked) {
+  using K = encm::TokenHeadKind;
+  auto base = [&] {
+    ArtifactSpec spec = TestModel::spec(kernels(), /*pooled=*/false);
+    spec.requiredFeatures = {ENCM_FEATURE_TOKEN_HEADS, ENCM_FEATURE_TOKEN_ROLES};
+    SpecTokenHead head{K::MultiVector, 0, {}, {}};
+    head.roles = {{"query", 5, 12, 4, false, {}}, {"document", 6, 20, -1, false, {7, 8}}};
+    spec.tokenHeads = {head};
+    spec.outputs.push_back(spec.outputs[0]);
+    return spec;
+  };
+  ArtifactSpec spec = base();
+  encrt_model *m = load(writeArtifact(spec));
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(encrt_model_role_count(m), 2);
+  const char *name = nullptr;
+  ASSERT_EQ(encrt_model_get_role(m, 1, &name), nullptr);
+  EXPECT_STREQ(name, "document");
+  encrt_model_release(m);
+  spec.requiredFeatures = {ENCM_FEATURE_TOKEN_HEADS};
+  expectLoadError(writeArtifact(spec), kBad, "a token head's roles need feature 'token-roles', which the artifact does not require");
+  spec = base();
+  spec.tokenHeads[0].roles[1].name = "query";
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 roles 0 and 1 are both named 'query'");
+  spec = base();
+  spec.tokenHeads[0].roles[0].name = "";
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 role 0 needs a name of 1 to 128 bytes");
+  spec = base();
+  spec.tokenHeads[0].roles[0].markerId = TestModel::kVocab;
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 role 0 has marker_id 50, expected -1 or an id in [0, 50)");
+  spec = base();
+  spec.tokenHeads[0].roles[0].expansionId = -2;
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 role 0 has expansion_id -2, expected -1 or an id in [0, 50)");
+  spec = base();
+  spec.tokenHeads[0].roles[0].maxLength = TestModel::kMaxSeq + 1;
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 role 0 has max_length 65, expected 3 to 64 (max_seq)");
+  spec.tokenHeads[0].roles[0].maxLength = 2; // [CLS] marker [SEP] does not fit
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 role 0 has max_length 2, expected 3 to 64 (max_seq)");
+  spec = base();
+  spec.tokenHeads[0].roles[1].skipIds = {TestModel::kVocab};
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 role 1 skips id 50, outside the vocabulary [0, 50)");
+  spec.tokenHeads[0].roles[1].skipIds.assign(ENCM_MAX_SKIP_IDS + 1, 1);
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 role 1 has 257 skip_ids, more than 256");
+  spec = base();
+  for (int k = 0; k < ENCM_MAX_TOKEN_ROLES - 1; ++k)
+    spec.tokenHeads[0].roles.push_back({"r" + std::to_string(k), -1, 8, -1, false, {}});
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 has 5 roles, expected 1 to 4");
+  // Roles belong to a multi-vector head.
+  spec = TestModel::spec(kernels());
+  spec.requiredFeatures = {ENCM_FEATURE_TOKEN_HEADS, ENCM_FEATURE_TOKEN_ROLES};
+  spec.tokenHeads = {{K::LexicalWeights, 0, {}, {{"query", -1, 8, -1, false, {}}}}};
+  spec.outputs.push_back(spec.outputs[0]);
+  expectLoadError(writeArtifact(spec), kBad, "token head 0 (lexical weights) has roles, which only a multi-vector head has");
 }
 
 TEST_F(RuntimeTest, SimilarityIsNamedOrRefused) {

@@ -1510,6 +1510,65 @@ TEST(ServeBgeM3, SparseAndMultiVectorRoutesEqualTheCApi) {
 }
 
 // A model without heads: the routes say so.
+// A ColBERT checkpoint's /embed_multi_vector: each role's vectors equal the C
+// API's, the texts of concurrent clients (queries and documents mixed) batched
+// by role; a role is required, and /embed points there.
+TEST(ServeColbert, RolesOfMultiVectorRouteEqualTheCApi) {
+  json ref;
+  std::ifstream(ENCC_SOURCE_DIR "/tests/reference/colbert/colbert.json") >> ref;
+  const std::vector<std::string> texts = ref["cases"][0]["texts"].get<std::vector<std::string>>();
+  char tmpl[] = "/tmp/encc-serve-colbert-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string artifact = std::string(tmpl) + "/cb.encm";
+  ASSERT_EQ(std::system((std::string(ENCC_CLI) + " compile " ENCC_SOURCE_DIR
+                         "/tests/reference/colbert/models/bert_colbert -o " + artifact + " --quiet")
+                            .c_str()),
+            0);
+  encrt::Model model(artifact);
+  const size_t cdim = size_t(model.info().multivector_dim);
+  std::map<std::string, encrt::Session::Encoded> want;
+  for (const char *role : {"query", "document"})
+    want[role] = encrt::Session(model).encode(texts, false, 0, true, 0.0f, nullptr, role);
+  ServerProcess server({artifact, "--threads", "1", "--max-wait-ms", "5"});
+  ASSERT_GT(server.port(), 0) << server.startupOutput();
+  auto check = [&](const std::string &role, size_t first) {
+    httplib::Client http("127.0.0.1", server.port());
+    const std::vector<std::string> subset(texts.begin() + first, texts.begin() + std::min(first + 2, texts.size()));
+    auto r = post(http, "/embed_multi_vector", {{"inputs", subset}, {"role", role}});
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    const json got = json::parse(r->body);
+    ASSERT_EQ(got.size(), subset.size());
+    for (size_t i = 0; i < subset.size(); ++i) {
+      ASSERT_EQ(got[i].size() * cdim, want[role].vectors[first + i].size()) << role << ": " << subset[i];
+      for (size_t row = 0; row < got[i].size(); ++row)
+        expectSameBits(floatsOf(got[i][row]), want[role].vectors[first + i].data() + row * cdim, int(cdim),
+                       "/embed_multi_vector " + role + ": " + subset[i]);
+    }
+  };
+  std::vector<std::thread> clients;
+  for (const char *role : {"query", "document"})
+    for (size_t first = 0; first < texts.size(); first += 2)
+      clients.emplace_back([&, role, first] { check(role, first); });
+  for (std::thread &t : clients)
+    t.join();
+  httplib::Client http("127.0.0.1", server.port());
+  auto r = post(http, "/embed_multi_vector", {{"inputs", "a"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422) << r->body;
+  EXPECT_NE(r->body.find(R"(is required: a ColBERT model encodes a text as one of \"query\", \"document\")"),
+            std::string::npos)
+      << r->body;
+  r = post(http, "/embed_multi_vector", {{"inputs", "a"}, {"role", "passage"}});
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("no role named 'passage'"), std::string::npos) << r->body;
+  r = post(http, "/embed", {{"inputs", "a"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 424) << r->body;
+  EXPECT_NE(r->body.find(R"(POST /embed_multi_vector with a \"role\")"), std::string::npos) << r->body;
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+  std::filesystem::remove_all(tmpl);
+}
+
 TEST(ServeBgeM3, RoutesOfHeadsTheModelLacks) {
   if (minilmArtifact().empty())
     GTEST_SKIP() << "ENCC_MINILM_DIR not set";

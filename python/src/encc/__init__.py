@@ -259,6 +259,12 @@ class Model:
         return {name: text for name, text, _ in self._model.prompts()}
 
     @property
+    def roles(self) -> list[str]:
+        """list: a ColBERT model's roles ("query", "document": how encode_outputs(role=...) tokenises a
+        text); empty for other models."""
+        return list(self._model.roles())
+
+    @property
     def default_prompt_name(self) -> Optional[str]:
         """The prompt encode() uses when given none (SentenceTransformer.default_prompt_name), or None."""
         return next((name for name, _, default in self._model.prompts() if default), None)
@@ -373,7 +379,7 @@ class Model:
     def encode(self, sentences: Texts, *, prompt_name: Optional[str] = None, prompt: Optional[str] = None,
                batch_size: int = 32, normalize_embeddings: Optional[bool] = None,
                show_progress_bar: Optional[bool] = None, convert_to_numpy: bool = True,
-               output_value: str = "sentence_embedding") -> Any:
+               output_value: str = "sentence_embedding", is_query: Optional[bool] = None) -> Any:
         """Embeddings of `sentences`, as SentenceTransformer.encode gives them.
 
         sentences: a str (result 1-D) or a list of str (result 2-D float32 [N, hidden]).
@@ -389,7 +395,18 @@ class Model:
         convert_to_numpy: False returns a list of 1-D arrays instead of one 2-D array.
         output_value: "sentence_embedding" or "token_embeddings" (a list of [tokens, hidden]
             arrays, special tokens included, padding excluded).
+        is_query: a ColBERT model only (PyLate's ColBERT.encode): True encodes queries, False documents;
+            the result is each sentence's float32 [vectors, dim] array (a list; one array for a str).
         """
+        if self.roles:
+            if is_query is None:
+                raise ValueError(f"a ColBERT model encodes a sentence as one of its roles {self.roles}: pass "
+                                 f"is_query=True or False (or encode_outputs(role=...))")
+            vectors = self.encode_outputs(sentences, role="query" if is_query else "document", prompt_name=prompt_name,
+                                          prompt=prompt, batch_size=batch_size, show_progress_bar=show_progress_bar)
+            return vectors["multi_vector"]
+        if is_query is not None:
+            raise ValueError("is_query applies to a ColBERT model; this one has no roles")
         single = isinstance(sentences, str)
         texts = self._prompted(_texts(sentences), prompt_name, prompt)
         batch_size = _positive_int(batch_size)
@@ -443,7 +460,7 @@ class Model:
                        multi_vector: Optional[bool] = None, prompt_name: Optional[str] = None,
                        prompt: Optional[str] = None,
                        batch_size: int = 32, max_active_dims: Optional[int] = None, threshold: float = 0.0,
-                       show_progress_bar: Optional[bool] = None) -> dict[str, Any]:
+                       show_progress_bar: Optional[bool] = None, role: Optional[str] = None) -> dict[str, Any]:
         """Several outputs of one pass per batch (bge-m3: its dense, sparse and ColBERT outputs), as a dict
         with the keys asked for:
 
@@ -455,16 +472,25 @@ class Model:
 
         None (the default) asks for an output when the model has it; True for one it lacks is a ValueError.
         One str: the values for it alone, not lists. prompt_name, prompt, batch_size, show_progress_bar: as
-        encode().
+        encode(). role: one of self.roles for a ColBERT model ("query": a [Q] marker, padded with [MASK] to the
+        query length; "document": a [D] marker, punctuation's vectors left out), which needs one.
         """
-        has_dense = self._info["pooling"] != "splade"
+        roles = self.roles
+        if roles and role not in roles:
+            raise ValueError(f"a ColBERT model encodes a sentence as one of its roles {roles}: pass role="
+                             f"{'one of them' if role is None else 'one of them, not ' + repr(role)}")
+        if role is not None and not roles:
+            raise ValueError("role applies to a ColBERT model; this one has no roles")
+        has_dense = self._info["pooling"] != "splade" and bool(self._info["has_pooled_output"])
         has_sparse, has_multi = bool(self._info.get("sparse")), bool(self._info.get("multivector_dim"))
         if sparse and not has_sparse:
             raise ValueError("the model has no sparse output (pass sparse=False)")
         if multi_vector and not has_multi:
             raise ValueError("the model has no multi-vector output (pass multi_vector=False)")
         if dense and not has_dense:
-            raise ValueError("a SPLADE model's embedding is its sparse output (pass dense=False)")
+            raise ValueError("a SPLADE model's embedding is its sparse output (pass dense=False)"
+                             if self._info["pooling"] == "splade" else
+                             "the model has no dense output (pass dense=False)")
         dense = has_dense if dense is None else dense
         sparse = has_sparse if sparse is None else sparse
         multi_vector = has_multi if multi_vector is None else multi_vector
@@ -476,7 +502,7 @@ class Model:
 
         def run(batch: list[bytes]) -> list[dict[str, Any]]:
             d, counts, ids, weights, rows, vectors = self._model.encode_outputs(batch, dense, top_k, limit,
-                                                                                multi_vector)
+                                                                                multi_vector, role)
             out: list[dict[str, Any]] = [{} for _ in batch]
             at = 0
             for k, o in enumerate(out):

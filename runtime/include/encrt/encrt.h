@@ -63,8 +63,11 @@ extern "C" {
    back to text (encrt_model_decode).
    Version 10: several outputs of one pass (encrt_session_encode: bge-m3's
    dense, sparse and multi-vector outputs), encrt_model_info.sparse and
-   .multivector_dim. */
-#define ENCRT_API_VERSION 10
+   .multivector_dim.
+   Version 11: roles (ColBERT's query and document encodings:
+   encrt_encode_outputs.role, encrt_model_role_count, encrt_model_get_role);
+   a multi-vector model without a pooled output. */
+#define ENCRT_API_VERSION 11
 
 /*--- Status ---------------------------------------------------------------*/
 
@@ -407,9 +410,36 @@ typedef struct encrt_encode_outputs {
   float *vectors;
   int64_t vectors_capacity; /* rows `vectors` holds */
   int64_t *vector_counts;   /* count */
+  /* API version 11: the role the texts are encoded as (encrt_model_get_role;
+     NULL: none). A model with roles (a ColBERT checkpoint: "query",
+     "document") needs one, a model without refuses one. A role may put a
+     marker token after [CLS], cut the text to its own length, pad it with
+     expansion tokens ([MASK]: every query then has that many vectors) and
+     leave some tokens' vectors out (a document's punctuation). */
+  const char *role;
+  /* API version 11, encrt_session_encode_ids only: per text, how many of its
+     lengths[i] tokens are attention keys (1 .. lengths[i]); the rest attend
+     to the text but are not attended to (a ColBERT query's expansion,
+     encrt_model_tokenize_role's out_attended). NULL: every token. Needs a
+     padded plan where any is shorter than its length. */
+  const int32_t *attended_lengths;
 } encrt_encode_outputs;
 
 ENCRT_API void encrt_encode_outputs_initialize(encrt_encode_outputs *outputs);
+
+/* API version 11: `text` as `role` encodes it (encrt_encode_outputs.role):
+   the ids encrt_session_encode_ids takes for it, and in *out_attended how
+   many of them are attention keys (its attended_lengths entry). Sizes as
+   encrt_model_tokenize_text (out_ids NULL and capacity 0: a size query). */
+ENCRT_API encrt_status *encrt_model_tokenize_role(const encrt_model *model, const char *role, encrt_text text,
+                                                  int32_t *out_ids, int64_t capacity, int64_t *out_count,
+                                                  int32_t *out_attended);
+
+/* API version 11: the roles of a multi-vector model (0 without); *out_name
+   the name of role `index` (0 .. count - 1; others ENCRT_INVALID_ARGUMENT),
+   valid while the model lives. */
+ENCRT_API int64_t encrt_model_role_count(const encrt_model *model);
+ENCRT_API encrt_status *encrt_model_get_role(const encrt_model *model, int64_t index, const char **out_name);
 
 /* API version 10: embeds `count` texts (each after prompt `prompt_name`'s
    text, as encrt_session_embed_prompted) in one pass of the model per chunk
@@ -424,7 +454,11 @@ ENCRT_API encrt_status *encrt_session_encode(encrt_session *session,
 
 /* API version 10: encrt_session_encode's outputs of token ids (a server's
    batch): ids [batch * seq] and lengths [batch] as encrt_session_run takes
-   them, in one pass; vector_counts[i] is lengths[i] less the skipped rows. */
+   them, in one pass; vector_counts[i] is lengths[i] less the skipped rows.
+   The ids are taken as they are (a role's marker and expansion included,
+   as encrt_model_tokenize_role gives them); a role's skipped ids apply, and
+   a role whose expansion tokens are not attended to needs
+   attended_lengths. */
 ENCRT_API encrt_status *encrt_session_encode_ids(encrt_session *session,
                                                  const int32_t *ids,
                                                  const int32_t *lengths,

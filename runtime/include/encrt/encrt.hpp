@@ -120,6 +120,18 @@ public:
     return out;
   }
 
+  /// A multi-vector model's roles (ColBERT's "query", "document"); empty
+  /// without.
+  std::vector<std::string> roles() const {
+    std::vector<std::string> out;
+    for (int64_t i = 0, n = encrt_model_role_count(model_); i < n; ++i) {
+      const char *name = nullptr;
+      check(encrt_model_get_role(model_, i, &name));
+      out.emplace_back(name);
+    }
+    return out;
+  }
+
   /// A classification model's label names (id2label, else LABEL_i); empty
   /// for an embedding model.
   std::vector<std::string> labels() const {
@@ -274,13 +286,15 @@ public:
   };
   /// encrt_session_encode: the dense embedding (`dense`), each text's
   /// heaviest sparse entries (sparseTopK > 0: at most that many, above
-  /// `threshold`) and its token vectors (`vectors`) from one pass per chunk.
+  /// `threshold`) and its token vectors (`vectors`) from one pass per chunk,
+  /// encoded as `role` (a model with roles needs one).
   Encoded encode(const std::vector<std::string> &texts, bool dense, int32_t sparseTopK, bool vectors,
-                 float threshold = 0.0f, const char *promptName = nullptr) {
+                 float threshold = 0.0f, const char *promptName = nullptr, const char *role = nullptr) {
     const std::vector<encrt_text> views = textViews(texts);
     const int64_t n = static_cast<int64_t>(texts.size());
     encrt_encode_outputs o;
     encrt_encode_outputs_initialize(&o);
+    o.role = role;
     Encoded r;
     std::vector<int64_t> counts(texts.size());
     int64_t rows = 0;

@@ -16,7 +16,7 @@
 #define ENCRT_SCHEMA_VERSION_H
 
 #define ENCM_SCHEMA_VERSION 9
-#define ENCM_SCHEMA_MINOR 7
+#define ENCM_SCHEMA_MINOR 8
 /* Schema 8 artifacts (the release before versions had minors) are 9.0. */
 #define ENCM_OLDEST_SCHEMA_VERSION 8
 
@@ -28,13 +28,16 @@
 #define ENCM_FEATURE_EMBEDDING_DIM "embedding-dim" /* 9.4: Metadata.embedding_dim set (pooled width != hidden) */
 #define ENCM_FEATURE_SPLADE "splade" /* 9.5: Metadata.pooling Splade (SPLADE's vocabulary-wide weights) */
 #define ENCM_FEATURE_TOKEN_HEADS "token-heads" /* 9.7: Model.token_heads (bge-m3's sparse and ColBERT outputs) */
+#define ENCM_FEATURE_TOKEN_ROLES "token-roles" /* 9.8: TokenHead.roles (ColBERT's query / document encodings) */
 
 /* Model.token_heads (9.7): at most ENCM_MAX_TOKEN_HEADS, a MultiVector's
    width at most ENCM_MAX_EMBEDDING_DIM and skip_leading at most
-   ENCM_MAX_SKIP_LEADING, at most ENCM_MAX_SKIP_IDS skip_ids. */
+   ENCM_MAX_SKIP_LEADING, at most ENCM_MAX_SKIP_IDS skip_ids; a head at most
+   ENCM_MAX_TOKEN_ROLES roles (9.8), each at most ENCM_MAX_SKIP_IDS skip_ids. */
 #define ENCM_MAX_TOKEN_HEADS 4
 #define ENCM_MAX_SKIP_LEADING 8
 #define ENCM_MAX_SKIP_IDS 256
+#define ENCM_MAX_TOKEN_ROLES 4
 
 /* Metadata.embedding_dim: at most ENCM_MAX_EMBEDDING_DIM (Dense modules' out_features are read up to it). */
 #define ENCM_MAX_EMBEDDING_DIM 65536
