@@ -843,7 +843,7 @@ TEST_F(RuntimeTest, TextPairsThroughTheCApi) {
 
 TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_EQ(encrt_api_version(), ENCRT_API_VERSION);
-  EXPECT_EQ(ENCRT_API_VERSION, 10);
+  EXPECT_EQ(ENCRT_API_VERSION, 11);
   std::string path = write(writeArtifact(TestModel::spec(kernels())));
 
   // Options never initialised: refused, not guessed.
@@ -900,6 +900,20 @@ TEST_F(RuntimeTest, ApiVersionAndStructSizes) {
   EXPECT_GT(std::strlen(kernel), 0u);
   for (size_t i = kernelOnly; i < pbuf.size(); ++i)
     ASSERT_EQ(pbuf[i], 0xCD) << "byte " << i;
+  // An API 10 caller's encrt_encode_outputs ends before `role`: read as it is, the rest as initialised.
+  encrt_encode_outputs eo;
+  encrt_encode_outputs_initialize(&eo);
+  eo.struct_size = offsetof(encrt_encode_outputs, role);
+  std::vector<float> dense(H);
+  eo.dense = dense.data();
+  const encrt_text text{"x", 1};
+  encrt_status *st = encrt_session_encode(s, nullptr, &text, 1, &eo);
+  EXPECT_EQ(st, nullptr) << encrt_status_message(st);
+  encrt_status_free(st);
+  EXPECT_NE(dense[0], 0.0f);
+  eo.struct_size = offsetof(encrt_encode_outputs, role) - 1;
+  expectError(encrt_session_encode(s, nullptr, &text, 1, &eo), ENCRT_INVALID_ARGUMENT,
+              "encrt_encode_outputs.struct_size is");
   encrt_session_release(s);
   encrt_model_release(m);
 }

@@ -16,9 +16,9 @@ Writes, beside this script:
                   casts to float32 first; that cast is skipped here)
 """
 import json
-import math
 import os
 import shutil
+import sys
 import warnings
 
 import numpy as np
@@ -29,23 +29,14 @@ from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizerF
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from random_init import randomize_  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 TOKENIZER = os.path.join(ROOT, "tests", "tokenizer", "unigram", "tokenizer.json")
 TEXTS = ["The cat sat on the mat.", "the the the cat", "Ein Hund läuft im Park", "", "mat, mat; mat!",
          "What is BGE M3? A model for dense, sparse and multi-vector retrieval.", "x"]
-
-
-def randomize_(module, gen):
-    """O(1)-ish parameters (norm gammas around 1) so that every term matters."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if "LayerNorm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
-            elif name.endswith("bias"):
-                p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
-            else:
-                p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * (1.5 / math.sqrt(p.shape[-1])))
 
 
 CASES = [
@@ -70,9 +61,9 @@ def write_folder(case, d):
     hidden = case["config"]["hidden_size"]
     # The random encoder's tokens end up close to one another: the sparse head's bias is set to the median of
     # its product over the texts' tokens, so that about half the weights are positive (relu keeps them).
-    with torch.no_grad():
+    with torch.no_grad():  # eval(): without dropout, so the recording is the same on every run
         enc = tok(TEXTS, padding=True, return_tensors="pt")
-        states = model(**enc).last_hidden_state.double()[enc["attention_mask"].bool()]
+        states = model.eval()(**enc).last_hidden_state.double()[enc["attention_mask"].bool()]
     for name, out in (("colbert_linear", case["colbert_dim"]), ("sparse_linear", 1)):
         lin = torch.nn.Linear(hidden, out).double()
         randomize_(lin, gen)

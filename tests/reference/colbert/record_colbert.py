@@ -20,6 +20,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import warnings
 
 import torch
@@ -29,6 +30,9 @@ from transformers import BertConfig, BertModel
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from random_init import randomize_  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "runs", "in", "park", "and", "##s", "what", "where", "is",
          ".", ",", ";", "!", "?", "'", "-", "(", ")"]
@@ -39,19 +43,6 @@ TEXTS = ["The cat sat on the mat.", "Where is the dog? In the park!", "cats, dog
 def vocabulary(size):
     toks = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]", "[unused1]"] + WORDS
     return toks + [f"w{i}" for i in range(size - len(toks))]
-
-
-def randomize_(model, seed):
-    """O(1)-ish parameters (norm gammas around 1) so that every term matters."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "LayerNorm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
-            elif name.endswith("bias"):
-                p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
-            else:
-                p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * (1.5 / math.sqrt(p.shape[-1])))
 
 
 BERT = dict(vocab_size=96, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,

@@ -13,9 +13,9 @@ Writes, beside this script:
                   weights, the model cast to float64) as (index, value) lists of the non-zero entries
 """
 import json
-import math
 import os
 import shutil
+import sys
 import warnings
 
 import numpy as np
@@ -27,6 +27,9 @@ from transformers import BertConfig, BertForMaskedLM
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from random_init import randomize_  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEXTS = ["The cat sat on the mat.", "A dog runs in the park", "cats and dogs", "PARK", "mat, mat; mat!", ""]
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "runs", "in", "park", "and", "##s", ".", ",", ";", "!"]
@@ -35,19 +38,6 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "runs", "in", "park", "an
 def vocabulary(size):
     toks = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
     return toks + [f"w{i}" for i in range(size - len(toks))]
-
-
-def randomize_(model, seed):
-    """O(1)-ish parameters (norm gammas around 1) so that every term matters; the decoder stays tied."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "LayerNorm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
-            elif name.endswith("bias"):
-                p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
-            else:
-                p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * (1.5 / math.sqrt(p.shape[-1])))
 
 
 CASES = [
