@@ -528,7 +528,7 @@ template <int D> struct CmpData {
   template <bool New> void run(int32_t task, int32_t numTasks) {
     const float *q = qkv.data();
     if constexpr (New)
-      attentionPacked<NH, D>(q, q + H, q + 2 * H, 3 * H, offsets.data(),
+      attentionPacked<NH, D>(q, q + H, q + 2 * H, 3 * H, offsets.data(), nullptr,
                              y.data(), B, sc, task, numTasks);
     else
       old_attention::attentionPacked<NH, D>(q, q + H, q + 2 * H, 3 * H,
@@ -588,7 +588,7 @@ void BM_AttentionWindow(benchmark::State &state) {
   std::vector<float> y(size_t(S) * H);
   const int32_t offsets[2] = {0, int32_t(S)};
   for (auto _ : state) {
-    attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets, y.data(), 1, 0.125f,
+    attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, offsets, nullptr, y.data(), 1, 0.125f,
                            0, 1, RelativeBias{}, AttnBand{w, w});
     benchmark::ClobberMemory();
   }

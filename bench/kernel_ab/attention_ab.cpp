@@ -35,10 +35,10 @@ template <int NH, int D, bool PVBf16, bool Split = false> double timeShape(int64
   auto task = [&](int t) {
     if constexpr (Split)
       enc_kernels::attentionPacked<NH, D, PVBf16, Split>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H,
-                                                         offsets.data(), y.data(), batch, 0.125f, t, 2);
+                                                         offsets.data(), nullptr, y.data(), batch, 0.125f, t, 2);
     else
       enc_kernels::attentionPacked<NH, D, PVBf16>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H,
-                                                  offsets.data(), y.data(), batch, 0.125f, t, 2);
+                                                  offsets.data(), nullptr, y.data(), batch, 0.125f, t, 2);
   };
   auto call = [&] {
     std::thread other([&] { task(1); });

@@ -419,16 +419,7 @@ llvm::Error encc::compileModel(const CompileOptions &opt, llvm::raw_ostream &out
   ArtifactContents contents;
   std::optional<CpuCodegenResult> cpuCode;
   if (wantCpu && opt.emit != "cu") {
-    // A role whose expansion tokens are not attended to needs their rows,
-    // which only the padded plan computes (a packed plan holds a text's
-    // attended tokens only).
-    bool unattendedTail = false;
-    for (const TokenHeadDescription &h : model->description.tokenHeads)
-      for (const TokenRoleDescription &r : h.roles)
-        unattendedTail |= r.unattendedTail();
-    if (unattendedTail && opt.allowPackedPlan)
-      progress("padded CPU plan: the query expansion's tokens are not attended to");
-    auto code = generateCpuCode(*model->module, model->weights, opt.allowPackedPlan && !unattendedTail);
+    auto code = generateCpuCode(*model->module, model->weights, opt.allowPackedPlan);
     if (!code)
       return code.takeError();
     progress("generated CPU code: " + std::to_string(code->plan.steps.size()) + " steps, " +

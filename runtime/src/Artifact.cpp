@@ -476,10 +476,8 @@ void verifySkipIds(const std::string &p, const flatbuffers::Vector<int32_t> *ids
 }
 
 /// The roles of multi-vector head `index` (TokenRole): names unique, ids in
-/// the vocabulary, lengths within max_seq; unattended expansion tokens only
-/// where the head's value is padded (a packed plan has no rows past a text's
-/// length).
-void verifyTokenRoles(const std::string &p, const encm::TokenHead &head, uint32_t index, bool packed, int64_t vocab,
+/// the vocabulary, lengths within max_seq.
+void verifyTokenRoles(const std::string &p, const encm::TokenHead &head, uint32_t index, int64_t vocab,
                       int64_t maxSeq) {
   constexpr auto bad = ENCRT_INVALID_ARTIFACT;
   const auto *roles = head.roles();
@@ -503,9 +501,6 @@ void verifyTokenRoles(const std::string &p, const encm::TokenHead &head, uint32_
     if (role.max_length() < least || role.max_length() > maxSeq)
       fail(bad, p, ": token head ", index, what, " has max_length ", role.max_length(), ", expected ", least, " to ",
            maxSeq, " (max_seq)");
-    if (role.expansion_id() >= 0 && !role.expansion_attended() && packed)
-      fail(bad, p, ": token head ", index, what, " has unattended expansion tokens, which only a padded plan "
-           "computes; its value is packed");
     verifySkipIds(p, role.skip_ids(), index, what, vocab);
   }
 }
@@ -540,7 +535,7 @@ void verifyTokenHead(const std::string &p, const encm::TokenHead &head, uint32_t
            ", expected 0 to ", ENCM_MAX_SKIP_LEADING);
     if (head.skip_ids() && head.skip_ids()->size() != 0)
       fail(bad, p, ": token head ", index, " (multi-vector) has skip_ids, which only lexical weights use");
-    verifyTokenRoles(p, head, index, shape->Get(0) == -3, vocab, maxSeq);
+    verifyTokenRoles(p, head, index, vocab, maxSeq);
     return;
   }
   fail(bad, p, ": token head ", index, " has kind ", int(head.kind()), ", which this runtime does not know");

@@ -135,7 +135,9 @@ void Session::runPlan(const int32_t *ids, const int32_t *typeIds, const int32_t 
   copyPadded(ids, rows ? rows : lengths, batch, seq, ids_.data());
   lengths_.assign(lengths, lengths + batch);
   seqOffsets_.resize(static_cast<size_t>(batch + 1));
-  const int64_t tokens = computeOffsets(lengths, batch, seqOffsets_.data());
+  // A packed plan's rows are each text's tokens; its attention reads the
+  // lengths input as the keys (fewer where tokens are not attended to).
+  const int64_t tokens = computeOffsets(rows ? rows : lengths, batch, seqOffsets_.data());
   plan(batch, seq);
   valuePtrs_[m.inputs()->Get(0)] = ids_.data();
   valuePtrs_[m.inputs()->Get(1)] = lengths_.data();
@@ -210,9 +212,6 @@ void Session::runWithHeads(const int32_t *ids, const int32_t *keys, const int32_
     for (int64_t b = 0; b < batch; ++b) {
       if (rows[b] < keys[b] || rows[b] > seq) // the callers' (Inputs.cpp) guarantee
         fail(ENCRT_INTERNAL, "rows[", b, "] is ", rows[b], ", outside [", keys[b], ", ", seq, "]");
-      if (rows[b] != keys[b] && packedHidden_)
-        fail(ENCRT_UNSUPPORTED, model_->artifact().path(), ": tokens that are not attended to need a padded plan; "
-             "this one is packed");
     }
   runPlan(ids, nullptr, keys, rows, batch, seq, nullptr, outPooled);
   const int32_t *lengths = rows ? rows : keys;

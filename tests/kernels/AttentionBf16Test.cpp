@@ -105,7 +105,7 @@ void testBf16Attention(const std::vector<int32_t> &lengths, float range, float s
     refBf16PVSequence(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off[b], lengths[b], NH, D, scale,
                       ref.data() + off[b] * H);
   checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
-    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), y, B, scale,
+    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, y, B, scale,
                                  t, n);
   }, atol, 0.0);
 
@@ -115,7 +115,7 @@ void testBf16Attention(const std::vector<int32_t> &lengths, float range, float s
   std::vector<float> yPad(B * S * H), yPack(T * H);
   attention<NH, D, true>(padded.data(), padded.data() + H, padded.data() + 2 * H, 3 * H, lengths.data(),
                          yPad.data(), B, S, scale, 0, 1);
-  attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), yPack.data(),
+  attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, yPack.data(),
                                B, scale, 0, 1);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < lengths[b] * H; ++i)
@@ -174,7 +174,7 @@ void testSplitAttention(const std::vector<int32_t> &lengths, float range, float 
             ref[(off[b] + i) * H + h * D + d] += sc[j] / sum * qkv[(off[b] + j) * 3 * H + 2 * H + h * D + d];
       }
   checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
-    attentionPacked<NH, D, amx, amx>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), y, B, scale,
+    attentionPacked<NH, D, amx, amx>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, y, B, scale,
                                      t, n);
   }, amx ? 1e-4 : 1e-5, 0.0);
 }
@@ -197,9 +197,9 @@ TEST(AttentionBf16, Bf16OutputIsTheRoundedFp32Output) {
   std::vector<float> y(off[B] * H);
   std::vector<uint16_t> yb(off[B] * H, 0xdead);
   for (int32_t t = 0; t < 3; ++t) {
-    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), y.data(), B,
+    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, y.data(), B,
                                  0.2f, t, 3);
-    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), yb.data(), B,
+    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, yb.data(), B,
                                  0.2f, t, 3);
   }
   for (size_t i = 0; i < y.size(); ++i)
@@ -217,7 +217,7 @@ TEST(AttentionBf16, NanPropagates) {
     std::vector<float> qkv = randomVec(off[2] * 3 * H, 5);
     qkv[at] = NAN;
     std::vector<float> y(off[2] * H);
-    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), y.data(), 2,
+    attentionPacked<NH, D, true>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, y.data(), 2,
                                  0.2f, 0, 1);
     for (int64_t i = 0; i < off[2] * H; ++i)
       EXPECT_EQ(std::isnan(y[i]), i < lengths[0] * H ? (at < 3 * 3 * H || i % D == 7) : false) << at << " " << i;

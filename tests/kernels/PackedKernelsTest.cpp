@@ -79,7 +79,7 @@ void testPackedAttention(const std::vector<int32_t> &lengths, float range,
   const std::vector<double> ref =
       packedAttentionRef(q.data(), k.data(), v.data(), H, off, NH, D, scale);
   checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
-    attentionPacked<NH, D>(q.data(), k.data(), v.data(), H, off.data(), y, B,
+    attentionPacked<NH, D>(q.data(), k.data(), v.data(), H, off.data(), nullptr, y, B,
                            scale, t, n);
   }, atol, 1e-5);
   // Fused qkv [T, 3H], read in place with ld = 3H.
@@ -92,8 +92,26 @@ void testPackedAttention(const std::vector<int32_t> &lengths, float range,
     }
   checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
     attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H,
-                           3 * H, off.data(), y, B, scale, t, n);
+                           3 * H, off.data(), nullptr, y, B, scale, t, n);
   }, atol, 1e-5);
+}
+
+// Keys fewer than rows (the enc.attention's lengths operand below the row
+// count: tokens that attend but are not attended to, ColBERT's query
+// expansion): every row of a sequence attends to its first keys[b] rows.
+TEST(KernelPacked, AttentionKeysFewerThanRows) {
+  constexpr int NH = 2, D = 32;
+  constexpr int64_t H = int64_t(NH) * D;
+  const std::vector<int32_t> rows = {12, 5, 40, 1, 33}, keys = {5, 5, 7, 1, 0};
+  const std::vector<int32_t> off = offsetsOf(rows);
+  const int64_t B = rows.size(), T = off[B];
+  auto q = randomVec(T * H, 70, -1.0f, 1.0f), k = randomVec(T * H, 71, -1.0f, 1.0f), v = randomVec(T * H, 72);
+  std::vector<double> ref(T * H, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    refAttendSequence(q.data(), k.data(), v.data(), H, off[b], rows[b], keys[b], NH, D, 0.2f, ref.data() + off[b] * H);
+  checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
+    attentionPacked<NH, D>(q.data(), k.data(), v.data(), H, off.data(), keys.data(), y, B, 0.2f, t, n);
+  }, 1e-5, 1e-5);
 }
 
 TEST(KernelPacked, AttentionMixedLengths) {
@@ -132,7 +150,7 @@ TEST(KernelPacked, BandedAttention) {
       refAttendSequence(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off[b], lengths[b], lengths[b], NH,
                         D, 0.2f, ref.data() + off[b] * H, visible);
     checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
-      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), y, B, 0.2f, t, n,
+      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, y, B, 0.2f, t, n,
                              RelativeBias{}, band);
     }, 1e-5, 1e-5);
     // Padded [B, S, 3H]: the same rows, then garbage-free padding rows.
@@ -178,7 +196,7 @@ template <int NH, int KVH, int D> void checkGroupedKvAttention(const AttnBand &b
     refAttendSequence(q.data(), k.data(), v.data(), H, off[b], lengths[b], lengths[b], NH, D, 0.2f,
                       ref.data() + off[b] * H, visible, HKV, NH / KVH);
   checkKernel(ref, [&](float *y, int32_t t, int32_t n) {
-    attentionPacked<NH, D>(q.data(), k.data(), v.data(), H, off.data(), y, B, 0.2f, t, n, RelativeBias{}, band, kv);
+    attentionPacked<NH, D>(q.data(), k.data(), v.data(), H, off.data(), nullptr, y, B, 0.2f, t, n, RelativeBias{}, band, kv);
   }, 1e-5, 1e-5);
   // Padded: each sequence's rows at b * S, padding rows 0.5.
   std::vector<float> qp(B * S * H, 0.5f), kp(B * S * HKV, 0.5f), vp(B * S * HKV, 0.5f);
@@ -223,7 +241,7 @@ TEST(KernelPacked, AttentionEqualsPaddedOnValidRows) {
   attention<NH, D>(padded.data(), padded.data() + H, padded.data() + 2 * H,
                    3 * H, lengths.data(), yPad.data(), B, S, 0.2f, 0, 1);
   attentionPacked<NH, D>(packed.data(), packed.data() + H,
-                         packed.data() + 2 * H, 3 * H, off.data(),
+                         packed.data() + 2 * H, 3 * H, off.data(), nullptr,
                          yPack.data(), B, 0.2f, 0, 1);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < lengths[b] * H; ++i)
@@ -247,9 +265,9 @@ TEST(KernelPacked, AttentionBf16OutputIsTheRoundedFp32Output) {
                        0.2f, t, tasks);
       attention<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, lengths.data(), bPad.data(), B, S,
                        0.2f, t, tasks);
-      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), yPack.data(), B,
+      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, yPack.data(), B,
                              0.2f, t, tasks);
-      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), bPack.data(), B,
+      attentionPacked<NH, D>(qkv.data(), qkv.data() + H, qkv.data() + 2 * H, 3 * H, off.data(), nullptr, bPack.data(), B,
                              0.2f, t, tasks);
     }
     for (size_t i = 0; i < yPad.size(); ++i)

@@ -135,7 +135,7 @@ template <int NH, int D> void testAttentionWithBias(int64_t S, uint32_t seed, bo
               refPacked.begin() + int64_t(off[b]) * H);
   }
   checkKernel(refPacked, [&](float *y, int32_t t, int32_t n) {
-    attentionPacked<NH, D>(packed.data(), packed.data() + H, packed.data() + 2 * H, 3 * H, off.data(), y, B, scale,
+    attentionPacked<NH, D>(packed.data(), packed.data() + H, packed.data() + 2 * H, 3 * H, off.data(), nullptr, y, B, scale,
                            t, n, rb);
   }, 1e-5, 1e-5);
 

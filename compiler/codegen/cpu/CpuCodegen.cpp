@@ -1015,7 +1015,7 @@ llvm::Expected<Kernel> Generator::lowerAttention(AttentionOp att, const StepArgs
                            (bf16PV ? ", true" : bf16Amx ? ", ENC_ATTN_AMX != 0, ENC_ATTN_AMX != 0" : "") +
                            ">(" + qkv + ", ";
   if (packed_)
-    k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + y +
+    k.call = "enc_kernels::attentionPacked<" + head + "c->offsets, " + lengths + ", " + y +
              ", c->batch, fattr(c, 0, 1.0f), t, n" + bias + ");";
   else
     k.call = "enc_kernels::attention<" + head + lengths + ", " + y + ", " +

@@ -1152,12 +1152,15 @@ void attention(const float *q, const float *k, const float *v, int64_t ld,
 
 /// enc.attention on the packed layout: q, k, v point at the first element
 /// of their [tokens, ld] views (ld as in attention()); sequence b's rows are
-/// [offsets[b], offsets[b+1]) for queries, keys and values alike; y is
-/// [tokens, NH*D]. Work units: (b, h, 32-row query tile) over the real
+/// [offsets[b], offsets[b+1]) for queries, keys and values alike, its keys
+/// the first keys[b] of them (null: all; clamped to its rows: the enc.attention's
+/// lengths operand, which the runtime sets below a row count only for
+/// tokens that attend but are not attended to, ColBERT's query expansion);
+/// y is [tokens, NH*D]. Work units: (b, h, 32-row query tile) over the real
 /// queries only (ceil(len_b / 32) tiles per head), contiguous per task.
 template <int NH, int D, bool PVBf16 = false, bool Split = false, typename Y>
 void attentionPacked(const float *q, const float *k, const float *v,
-                     int64_t ld, const int32_t *offsets, Y *y, int64_t B,
+                     int64_t ld, const int32_t *offsets, const int32_t *keys, Y *y, int64_t B,
                      float scale, int32_t task, int32_t numTasks,
                      const RelativeBias &rb = {}, const AttnBand &band = {}, const AttnKv &kv = {}) {
   constexpr int QT = detail::kAttnRows;
@@ -1191,12 +1194,13 @@ void attentionPacked(const float *q, const float *k, const float *v,
     const int64_t local = u - first, h = local / tiles;
     const int64_t i0 = (local % tiles) * QT;
     const int64_t row0 = offsets[b], len = int64_t(offsets[b + 1]) - row0;
+    const int64_t nk = keys ? std::min<int64_t>(std::max<int64_t>(keys[b], 0), len) : len;
     const int nq = static_cast<int>(std::min<int64_t>(QT, len - i0));
     const int64_t col = h * D, kvCol = h / kv.group * D, ldkv = kv.ld > 0 ? kv.ld : ld;
     bias.selectHead(h);
     detail::attentionTile<D, PVBf16, Split>(ws, q + (row0 + i0) * ld + col, ld, i0,
                              k + row0 * ldkv + kvCol, v + row0 * ldkv + kvCol, ldkv,
-                             y + (row0 + i0) * ldy + col, ldy, nq, len,
+                             y + (row0 + i0) * ldy + col, ldy, nq, nk,
                              scale, bias, band);
   }
 }
