@@ -18,9 +18,16 @@
 // file lacks take PyLate's defaults ("[Q] ", "[D] ", 32, 180, expansion on
 // and unattended, string.punctuation), as PyLate itself does.
 //
+// A Stanford colbert-ai checkpoint (config.json architectures HF_ColBERT, no
+// modules.json) keeps the projection in the checkpoint ("linear.weight", no
+// bias) and its settings in artifact.metadata (query_token_id, doc_token_id,
+// query_maxlen, doc_maxlen, attend_to_mask_tokens); PyLate reads it so, with
+// [unused0] / [unused1] as the markers where the file names none.
+//
 //===----------------------------------------------------------------------===//
 #include "frontends/hf/HFImport.h"
 #include "frontends/hf/HFUtil.h"
+#include "frontends/hf/SafeTensors.h"
 
 #include "encrt/schema_version.h"
 #include "llvm/ADT/STLExtras.h"
@@ -95,6 +102,54 @@ llvm::Error encc::readColbertConfig(const std::string &path, const nlohmann::ord
                      " positions");
   c.maxSeq = std::max(cb.queryLength, cb.documentLength);
   return llvm::Error::success();
+}
+
+llvm::Expected<bool> encc::isStanfordColbert(const std::string &dir) {
+  auto text = readTextFile(dir + "/config.json");
+  if (!text)
+    return text.takeError();
+  const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())
+    return false; // parseModelConfig says what is wrong with it
+  auto it = j.find("architectures");
+  return it != j.end() && it->is_array() && !it->empty() && (*it)[0] == "HF_ColBERT";
+}
+
+llvm::Error encc::readStanfordColbert(const std::string &dir, ModelConfig &c) {
+  const std::string weights = dir + "/model.safetensors";
+  auto file = SafeTensorsFile::open(weights);
+  if (!file)
+    return hfError(dir + ": a colbert-ai (HF_ColBERT) checkpoint's projection is read from model.safetensors "
+                   "('linear.weight'): " + llvm::toString(file.takeError()));
+  const SafeTensorInfo *w = file->find("linear.weight");
+  if (!w || w->shape.size() != 2 || w->shape[1] != c.hidden || w->shape[0] < 1 ||
+      w->shape[0] > ENCM_MAX_EMBEDDING_DIM)
+    return hfError(weights + ": a colbert-ai (HF_ColBERT) checkpoint needs its projection 'linear.weight' of shape "
+                   "[dim, " + Twine(c.hidden) + "]" + (w ? ", found " + shapeStr(w->shape) : std::string()));
+  c.colbert.emplace();
+  ModelConfig::DenseModule d; // in the checkpoint itself (dir ""), no bias
+  d.in = c.hidden, d.out = w->shape[0], d.bias = false;
+  c.colbert->dense.push_back(d);
+  c.colbert->queryPrefix = "[unused0]", c.colbert->documentPrefix = "[unused1]";
+  c.pooling = Pooling::None;
+  c.normalize = false;
+  // artifact.metadata's fields under PyLate's names (absent: PyLate's defaults).
+  nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+  const std::string metaPath = dir + "/artifact.metadata";
+  if (fileExists(metaPath)) {
+    auto text = readTextFile(metaPath);
+    if (!text)
+      return text.takeError();
+    const auto meta = nlohmann::ordered_json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!meta.is_object())
+      return hfError(metaPath + ": expected a JSON object");
+    for (auto [from, to] : {std::pair{"query_token_id", "query_prefix"}, std::pair{"doc_token_id", "document_prefix"},
+                            std::pair{"query_maxlen", "query_length"}, std::pair{"doc_maxlen", "document_length"},
+                            std::pair{"attend_to_mask_tokens", "attend_to_expansion_tokens"}})
+      if (auto it = meta.find(from); it != meta.end())
+        settings[to] = *it;
+  }
+  return readColbertConfig(metaPath, settings, c);
 }
 
 llvm::Error encc::resolveColbertRoles(const TokenizerData &tok, const std::string &dir, ModelConfig &c) {

@@ -26,13 +26,14 @@ std::vector<WeightSpec> encc::expectedWeights(const ModelConfig &c) {
   auto denseWeights = [&](const std::vector<ModelConfig::DenseModule> &chain, std::string (*name)(size_t)) {
     for (size_t i = 0; i < chain.size(); ++i) {
       const ModelConfig::DenseModule &d = chain[i];
-      const std::string mod = name(i), file = d.dir + "/model.safetensors";
+      // A module folder's file, or the checkpoint itself (colbert-ai's linear.*, outside the prefix).
+      const std::string mod = name(i), file = d.dir.empty() ? "" : d.dir + "/model.safetensors";
       WeightSpec weight{mod + ".weight", {d.out, d.in}, true};
-      weight.file = file, weight.stored = "linear.weight";
+      weight.file = file, weight.stored = "linear.weight", weight.unprefixed = d.dir.empty();
       w.push_back(std::move(weight));
       if (d.bias) {
         WeightSpec bias{mod + ".bias", {d.out}, true};
-        bias.file = file, bias.stored = "linear.bias";
+        bias.file = file, bias.stored = "linear.bias", bias.unprefixed = d.dir.empty();
         w.push_back(std::move(bias));
       }
     }
@@ -268,7 +269,7 @@ static llvm::Error loadWeights(const std::string &dir, const ModelConfig &c, con
       t = readChecked(module, module->find(spec.stored), module->path(), spec.stored, spec.shape,
                       opts.allowNonFinite);
     } else if (spec.concatOf.empty()) {
-      t = readTensor(*ckpt, base + spec.name, spec.shape, opts.allowNonFinite);
+      t = readTensor(*ckpt, base + (spec.stored.empty() ? spec.name : spec.stored), spec.shape, opts.allowNonFinite);
     } else {
       t = readConcatenated(*ckpt, base, spec, opts.allowNonFinite);
     }

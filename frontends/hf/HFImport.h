@@ -70,7 +70,7 @@ struct ModelConfig {
   /// pooled = act(pooled · Wᵀ + b) (EmbeddingGemma's two projections, LaBSE's
   /// tanh layer); their weights are the module folder's model.safetensors.
   struct DenseModule {
-    std::string dir; ///< the module's folder, relative to the model's
+    std::string dir; ///< the module's folder, relative to the model's; "" the checkpoint's linear.*
     int64_t in = 0, out = 0;
     bool bias = true, tanh = false; ///< tanh: Tanh, else Identity
   };
@@ -183,6 +183,14 @@ llvm::Error readColbertDense(const std::string &dir, const std::string &sub, Mod
 /// PyLate fields (`j`, read from `path`), and the compiled length.
 llvm::Error readColbertConfig(const std::string &path, const nlohmann::ordered_json &j, ModelConfig &config);
 
+/// Whether `dir`'s config.json names a Stanford colbert-ai checkpoint
+/// (architectures[0] HF_ColBERT).
+llvm::Expected<bool> isStanfordColbert(const std::string &dir);
+
+/// config.colbert of a Stanford colbert-ai checkpoint: the projection in the
+/// checkpoint ('linear.weight'), artifact.metadata's settings.
+llvm::Error readStanfordColbert(const std::string &dir, ModelConfig &config);
+
 /// config.colbert's roles (query, document) with the ids of `tok`: the
 /// markers, the mask token for the query expansion, the skiplist's ids
 /// (unknown words: the unknown token's id, as PyLate's convert_tokens_to_ids).
@@ -219,7 +227,9 @@ struct WeightSpec {
   /// 1 + weight).
   bool addOne = false;
   /// Stored in this safetensors file of the model's folder (a
-  /// sentence-transformers module's) as `stored`, instead of the checkpoint.
+  /// sentence-transformers module's) as `stored`, instead of the checkpoint;
+  /// without a file, `stored` names it in the checkpoint (colbert-ai's
+  /// linear.weight).
   std::string file, stored;
 };
 

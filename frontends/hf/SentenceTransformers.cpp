@@ -224,6 +224,11 @@ static llvm::Error readPrompts(const std::string &path, ModelConfig &config) {
 llvm::Error encc::readSentenceTransformersConfig(const std::string &dir, ModelConfig &config) {
   std::string modulesPath = dir + "/modules.json";
   if (!fileExists(modulesPath)) {
+    auto stanford = isStanfordColbert(dir);
+    if (!stanford)
+      return stanford.takeError();
+    if (*stanford)
+      return readStanfordColbert(dir, config); // its own settings; no sentence-transformers files
     config.pooling = Pooling::Mean;
     config.normalize = true;
   } else {

@@ -2,8 +2,9 @@
 //
 // tests/reference/colbert/colbert.json (record_colbert.py beside it): PyLate
 // 1.6's ColBERT.encode (is_query True and False) in float64 on tiny random
-// BERTs saved by PyLate: a per-token Dense projection, [Q] / [D] markers
-// (added tokens, or [unused0] / [unused1] from the vocabulary), queries
+// BERTs saved by PyLate (and one written as Stanford colbert-ai saves its
+// checkpoints, which PyLate loads): a per-token Dense projection, [Q] / [D]
+// markers (added tokens, or [unused0] / [unused1] from the vocabulary), queries
 // expanded with [MASK] to query_length (not attended to, or attended to),
 // documents cut to document_length without their skiplist's tokens. fp32:
 // every text's vectors (as many as PyLate's) within 1e-5 of the reference
@@ -28,7 +29,7 @@ using nlohmann::json;
 
 namespace {
 
-const char *const kCases[] = {"bert_colbert", "bert_colbert_attend"};
+const char *const kCases[] = {"bert_colbert", "bert_colbert_attend", "bert_colbert_stanford"};
 const char *const kRoles[] = {"query", "document"};
 
 const json &reference(const std::string &name) { return recordedCase("colbert/colbert.json", name); }

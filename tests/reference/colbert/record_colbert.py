@@ -11,7 +11,8 @@ Writes, beside this script:
   models/<case>/  a tiny random BertModel with a WordPiece vocabulary (punctuation included), wrapped by
                   pylate.models.ColBERT (a per-token Dense projection, the [Q] / [D] prefixes as added tokens or
                   [unused0] / [unused1]) and saved by PyLate itself (config_sentence_transformers.json holds the
-                  query / document settings)
+                  query / document settings); or written as Stanford colbert-ai saves a checkpoint (HF_ColBERT,
+                  linear.weight beside bert.*, artifact.metadata), which PyLate loads
   colbert.json    per case: texts; for each role (query, document) PyLate's tokenize() ids and attention mask and
                   encode()'s token vectors (is_query True / False) in float64 (the float32 weights, the model cast
                   to float64), one list of rows per text
@@ -23,6 +24,7 @@ import shutil
 import sys
 import warnings
 
+import safetensors.torch
 import torch
 import transformers
 from pylate import models
@@ -57,12 +59,58 @@ CASES = [
     dict(name="bert_colbert_attend", seed=8, dim=24, bias=True,
          kw=dict(query_prefix="[unused0]", document_prefix="[unused1]", query_length=10, document_length=40,
                  attend_to_expansion_tokens=True, skiplist_words=[".", "!", "the"])),
+    # A Stanford colbert-ai checkpoint (config.json architectures HF_ColBERT): the BertModel under "bert.", the
+    # bias-free projection as "linear.weight" in the same model.safetensors, the settings in artifact.metadata;
+    # PyLate reads it as a ColBERT model (Dense.from_stanford_weights).
+    dict(name="bert_colbert_stanford", seed=9, dim=20, stanford=dict(
+        query_token_id="[unused0]", doc_token_id="[unused1]", query_maxlen=14, doc_maxlen=24,
+        attend_to_mask_tokens=False, mask_punctuation=True, similarity="cosine", nbits=2)),
 ]
+
+
+def write_stanford(case, d):
+    """The folder colbert-ai's HF_ColBERT.save_pretrained writes: config.json (architectures HF_ColBERT),
+    model.safetensors (bert.* and linear.weight), the tokenizer, artifact.metadata."""
+    os.makedirs(d)
+    with open(os.path.join(d, "vocab.txt"), "w") as f:
+        f.write("\n".join(vocabulary(BERT["vocab_size"])) + "\n")
+    torch.manual_seed(case["seed"])
+    config = BertConfig(**BERT)
+    config.architectures = ["HF_ColBERT"]
+    bert = BertModel(config, add_pooling_layer=False).double()
+    randomize_(bert, case["seed"])
+    linear = torch.nn.Linear(BERT["hidden_size"], case["dim"], bias=False).double()
+    randomize_(linear, case["seed"] + 100)
+    state = {"bert." + k: v.float().contiguous() for k, v in bert.state_dict().items()}
+    state["linear.weight"] = linear.weight.detach().float().contiguous()
+    safetensors.torch.save_file(state, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
+    config.save_pretrained(d)
+    transformers.BertTokenizerFast(os.path.join(d, "vocab.txt"), do_lower_case=True).save_pretrained(d)
+    with open(os.path.join(d, "artifact.metadata"), "w") as f:
+        json.dump(case["stanford"], f, indent=2)
 
 
 def record(case):
     d = os.path.join(HERE, "models", case["name"])
     shutil.rmtree(d, ignore_errors=True)
+    if "stanford" in case:
+        write_stanford(case, d)
+    else:
+        write_pylate(case, d)
+    cb = models.ColBERT(model_name_or_path=d, device="cpu")
+    cb.to(torch.float64)
+    out = dict(name=case["name"], dir="models/" + case["name"], dim=case["dim"], texts=TEXTS)
+    for role, is_query in (("query", True), ("document", False)):
+        f = cb.tokenize(TEXTS, is_query=is_query)
+        with torch.no_grad():
+            emb = cb.encode(TEXTS, is_query=is_query, batch_size=len(TEXTS), convert_to_numpy=False)
+        out[role] = dict(ids=f["input_ids"].tolist(), attention_mask=f["attention_mask"].tolist(),
+                         vectors=[e.to(torch.float64).tolist() for e in emb])
+    return out
+
+
+def write_pylate(case, d):
+    """A tiny BertModel wrapped by pylate.models.ColBERT and saved by PyLate."""
     hf = d + ".hf"
     shutil.rmtree(hf, ignore_errors=True)
     os.makedirs(hf)
@@ -85,16 +133,6 @@ def record(case):
     for junk in ("README.md",):
         if os.path.exists(os.path.join(d, junk)):
             os.remove(os.path.join(d, junk))
-    cb = models.ColBERT(model_name_or_path=d, device="cpu")
-    cb.to(torch.float64)
-    out = dict(name=case["name"], dir="models/" + case["name"], dim=case["dim"], texts=TEXTS)
-    for role, is_query in (("query", True), ("document", False)):
-        f = cb.tokenize(TEXTS, is_query=is_query)
-        with torch.no_grad():
-            emb = cb.encode(TEXTS, is_query=is_query, batch_size=len(TEXTS), convert_to_numpy=False)
-        out[role] = dict(ids=f["input_ids"].tolist(), attention_mask=f["attention_mask"].tolist(),
-                         vectors=[e.to(torch.float64).tolist() for e in emb])
-    return out
 
 
 def main():
