@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """A local hybrid index with encc: dense and sparse (SPLADE) vectors of each document, written as Qdrant points,
-and a query answered with both scores fused; or, with a bge-m3 artifact, its dense, sparse and ColBERT outputs
-from one pass and the three scores combined.
+and a query answered with both scores fused (and a ColBERT model's token vectors as a third ranking); or, with a
+bge-m3 artifact, its dense, sparse and ColBERT outputs from one pass and the three scores combined.
 
-  python examples/hybrid_index.py --dense DENSE.encm --sparse SPLADE.encm --docs DOCS.txt --out DIR
-      [--query TEXT] [--top 5] [--batch-size 64] [--threads 0]
+  python examples/hybrid_index.py --dense DENSE.encm --sparse SPLADE.encm [--colbert COLBERT.encm]
+      --docs DOCS.txt --out DIR [--query TEXT] [--top 5] [--batch-size 64] [--threads 0]
   python examples/hybrid_index.py --m3 BGE_M3.encm --docs DOCS.txt --out DIR [--query TEXT] ...
 
 DOCS.txt: one document per line. DIR/points.json is the body of Qdrant's `PUT /collections/NAME/points`
@@ -17,7 +17,10 @@ script ranks the documents itself, by cosine of the dense vectors and by the dot
 
 DENSE.encm: any embedding artifact (e.g. `encc compile all-MiniLM-L6-v2 -o dense.encm`); SPLADE.encm: a
 sentence-transformers SparseEncoder folder compiled by encc (`encc compile SPLADE_DIR -o splade.encm`), queried
-with its "query" prompt when it has one.
+with its "query" prompt when it has one. COLBERT.encm: a PyLate or colbert-ai checkpoint compiled by encc; each
+point then also holds a named multi-vector "colbert" (the document's token vectors, declared with Qdrant's
+max_sim comparator), the query is encoded as a ColBERT query, and its MaxSim ranking (the sum over the query's
+vectors of the best dot product with a document's, PyLate's colbert_scores) is fused with the other two.
 
 BGE_M3.encm: bge-m3 compiled with its heads (`encc compile bge-m3 -o m3.encm`, the folder's sparse_linear and
 colbert_linear as .safetensors). Each point then also holds a named multi-vector "colbert" (its token vectors;
@@ -58,6 +61,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dense", help="a dense embedding artifact (.encm)")
     ap.add_argument("--sparse", help="a SPLADE artifact (.encm)")
+    ap.add_argument("--colbert", help="a ColBERT artifact (.encm), beside --dense and --sparse: a third ranking")
     ap.add_argument("--m3", help="a bge-m3 artifact with its heads (.encm): dense, sparse and ColBERT from one pass")
     ap.add_argument("--docs", required=True, help="documents, one per line")
     ap.add_argument("--out", required=True, help="folder for points.json and collection.json")
@@ -66,18 +70,23 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
-    if bool(args.m3) == bool(args.dense or args.sparse) or (not args.m3 and not (args.dense and args.sparse)):
-        ap.error("pass --dense and --sparse, or --m3")
+    if bool(args.m3) == bool(args.dense or args.sparse) or (not args.m3 and not (args.dense and args.sparse)) or \
+            (args.m3 and args.colbert):
+        ap.error("pass --dense and --sparse (and --colbert), or --m3")
     if args.m3:
         return m3_index(args)
 
     docs = read_docs(args.docs)
     dense_model = encc.SentenceTransformer(args.dense, threads=args.threads)
     sparse_model = encc.SparseEncoder(args.sparse, threads=args.threads)
+    colbert_model = encc.Model(args.colbert, threads=args.threads) if args.colbert else None
+    if colbert_model and colbert_model.roles != ["query", "document"]:
+        raise SystemExit(f"{args.colbert}: not a ColBERT model (its roles: {colbert_model.roles})")
     start = time.perf_counter()
     dense = dense_model.encode_document(docs, batch_size=args.batch_size)
     sparse = sparse_model.encode_sparse(docs, batch_size=args.batch_size,
                                         prompt_name="document" if "document" in sparse_model.prompts else None)
+    colbert = colbert_model.encode(docs, is_query=False, batch_size=args.batch_size) if colbert_model else None
     seconds = time.perf_counter() - start
 
     os.makedirs(args.out, exist_ok=True)
@@ -86,14 +95,20 @@ def main():
                           "sparse": {"indices": [int(t) for t in ids], "values": [float(w) for w in weights]}},
                "payload": {"text": doc}}
               for i, (doc, (ids, weights)) in enumerate(zip(docs, sparse))]
+    vectors = {"dense": {"size": int(dense.shape[1]), "distance": "Cosine"}}
+    if colbert is not None:
+        for p, rows in zip(points, colbert):
+            p["vector"]["colbert"] = [[float(x) for x in row] for row in rows]
+        vectors["colbert"] = {"size": int(colbert_model.info["multivector_dim"]), "distance": "Cosine",
+                              "multivector_config": {"comparator": "max_sim"}}
     with open(os.path.join(args.out, "points.json"), "w", encoding="utf-8") as f:
         json.dump({"points": points}, f)
     with open(os.path.join(args.out, "collection.json"), "w", encoding="utf-8") as f:
-        json.dump({"vectors": {"dense": {"size": int(dense.shape[1]), "distance": "Cosine"}},
-                   "sparse_vectors": {"sparse": {}}}, f, indent=1)
+        json.dump({"vectors": vectors, "sparse_vectors": {"sparse": {}}}, f, indent=1)
     nonzero = sum(len(ids) for ids, _ in sparse) / len(docs)
     print(f"indexed {len(docs)} documents in {seconds:.2f} s: dense {dense.shape[1]} floats, sparse "
-          f"{nonzero:.1f} non-zero of {sparse_model.get_sentence_embedding_dimension()} on average -> "
+          f"{nonzero:.1f} non-zero of {sparse_model.get_sentence_embedding_dimension()} on average"
+          f"{'' if colbert is None else f', {sum(len(c) for c in colbert) / len(docs):.1f} ColBERT vectors'} -> "
           f"{os.path.join(args.out, 'points.json')}")
 
     if args.query is None:
@@ -107,11 +122,17 @@ def main():
                     for ids, weights in sparse])
     by_dense = list(np.argsort(-cosine, kind="stable"))
     by_sparse = [i for i in np.argsort(-dot, kind="stable") if dot[i] > 0]  # no shared term: not ranked
-    fused = rrf(by_dense, by_sparse)
+    rankings = [by_dense, by_sparse]
+    if colbert is not None:
+        q_vectors = colbert_model.encode(args.query, is_query=True)
+        maxsim = np.array([float((q_vectors @ rows.T).max(axis=1).sum()) if len(rows) else 0.0 for rows in colbert])
+        rankings.append(list(np.argsort(-maxsim, kind="stable")))
+    fused = rrf(*rankings)
     best = sorted(fused, key=lambda i: -fused[i])[:args.top]
     print(f"query: {args.query}")
     for i in best:
-        print(f"  {fused[i]:.4f}  (cosine {cosine[i]:.3f}, sparse {dot[i]:.3f})  {docs[i]}")
+        extra = "" if colbert is None else f", maxsim {maxsim[i]:.3f}"
+        print(f"  {fused[i]:.4f}  (cosine {cosine[i]:.3f}, sparse {dot[i]:.3f}{extra})  {docs[i]}")
 
 
 def m3_index(args):

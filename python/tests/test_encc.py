@@ -472,4 +472,4 @@ def test_hybrid_index_example_with_bge_m3(bge_m3, tmp_path):
     bad = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "hybrid_index.py"), "--m3", m.path,
                           "--dense", m.path, "--docs", str(docs), "--out", str(tmp_path / "x")],
                          capture_output=True, text=True)
-    assert bad.returncode == 2 and "pass --dense and --sparse, or --m3" in bad.stderr
+    assert bad.returncode == 2 and "pass --dense and --sparse (and --colbert), or --m3" in bad.stderr

@@ -287,3 +287,25 @@ def test_hybrid_index_example(st, splade, tmp_path):
     assert lines[0].startswith(f"indexed {len(texts)} documents") and lines[1] == f"query: {texts[2]}"
     ranked = lines[2:]
     assert len(ranked) == 3 and any(line.endswith(texts[2]) and "cosine 1.000" in line for line in ranked), out
+    # --colbert: each point also holds the ColBERT model's document vectors (a max_sim multi-vector), and the
+    # query's MaxSim ranking is fused with the other two.
+    colbert_path = encc.compile(os.path.join(ROOT, "tests", "reference", "colbert", "models", "bert_colbert"),
+                                tmp_path / "colbert.encm", encc=ENCC)
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "hybrid_index.py"), "--dense", st.path,
+                          "--sparse", m.path, "--colbert", str(colbert_path), "--docs", str(docs),
+                          "--out", str(tmp_path / "index3"), "--query", texts[2], "--top", "3", "--threads", "2"],
+                         capture_output=True, text=True, check=True).stdout
+    points = json.loads((tmp_path / "index3" / "points.json").read_text(encoding="utf-8"))["points"]
+    with encc.Model(str(colbert_path), threads=2) as cb:
+        want = cb.encode(texts, is_query=False)
+        q = cb.encode(texts[2], is_query=True)
+    for p, rows in zip(points, want):
+        assert np.array_equal(np.array(p["vector"]["colbert"], dtype=np.float32).reshape(rows.shape), rows)
+    collection = json.loads((tmp_path / "index3" / "collection.json").read_text(encoding="utf-8"))
+    assert collection["vectors"]["colbert"] == {"size": 16, "distance": "Cosine",
+                                                "multivector_config": {"comparator": "max_sim"}}
+    best = max(range(len(texts)), key=lambda i: float((q @ want[i].T).max(axis=1).sum()))
+    ranked = out.splitlines()[2:]
+    assert len(ranked) == 3 and all("maxsim " in line for line in ranked), out
+    maxsim = {line.split("  ")[-1]: float(line.split("maxsim ")[1].split(")")[0]) for line in ranked}
+    assert texts[best] not in maxsim or abs(maxsim[texts[best]] - float((q @ want[best].T).max(axis=1).sum())) < 2e-3
