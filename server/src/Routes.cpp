@@ -767,6 +767,16 @@ void Routes::install() {
                 {"device", info_.device},
                 {"cpu_target", info_.cpu_target},
                 {"version", encrt_version()}};
+    if (multiVector) { // encc's: a multi-vector model's width and roles (/embed_multi_vector)
+      out["multivector_dim"] = multiVector;
+      json names = json::array();
+      for (int64_t i = 0, n = encrt_model_role_count(model_); i < n; ++i) {
+        const char *name = nullptr;
+        if (!encrt_model_get_role(model_, i, &name))
+          names.push_back(name);
+      }
+      out["roles"] = names;
+    }
     res.setContent(out.dump(), "application/json");
   });
 

@@ -2,15 +2,15 @@
 //
 // tests/reference/colbert/colbert.json (record_colbert.py beside it): PyLate
 // 1.6's ColBERT.encode (is_query True and False) in float64 on tiny random
-// BERTs saved by PyLate (and one written as Stanford colbert-ai saves its
-// checkpoints, which PyLate loads): a per-token Dense projection, [Q] / [D]
+// BERTs and a ModernBERT saved by PyLate (and a BERT written as Stanford
+// colbert-ai saves its checkpoints, which PyLate loads): a per-token Dense projection, [Q] / [D]
 // markers (added tokens, or [unused0] / [unused1] from the vocabulary), queries
 // expanded with [MASK] to query_length (not attended to, or attended to),
 // documents cut to document_length without their skiplist's tokens. fp32:
 // every text's vectors (as many as PyLate's) within 1e-5 of the reference
 // (max |err| / max |ref|), on the plan the compiler picks and on the padded
-// one. int8 and bf16: the worst row cosine of the 16- and 24-wide rows
-// (measured 0.9992 / 0.99990 at worst; gated at 0.998 / 0.9998).
+// one. int8 and bf16: the worst row cosine (measured and gated per case,
+// below).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +29,7 @@ using nlohmann::json;
 
 namespace {
 
-const char *const kCases[] = {"bert_colbert", "bert_colbert_attend", "bert_colbert_stanford"};
+const char *const kCases[] = {"bert_colbert", "bert_colbert_attend", "modernbert_colbert", "bert_colbert_stanford"};
 const char *const kRoles[] = {"query", "document"};
 
 const json &reference(const std::string &name) { return recordedCase("colbert/colbert.json", name); }
@@ -113,7 +113,10 @@ TEST(Colbert, Int8AndBf16AgainstPyLate) {
       const Agreement r = measure(artifact, reference(name));
       std::printf("[ measured ] %s %s: worst row cosine %.5f\n", name, tier, r.cosine);
       EXPECT_TRUE(r.sameRows);
-      EXPECT_GE(r.cosine, std::string(tier) == "int8" ? 0.998 : 0.9998); // measured 0.9992-0.9995 / 0.99990-0.99996
+      // Measured: the BERTs 0.9992-0.9998 / 0.99990-0.99997; the ModernBERT (O(1) random weights through 4
+      // pre-norm layers, 12-wide rows) 0.98896 / 0.99888, gated as ModernBertTest gates int8 tokens.
+      const bool modern = std::string(name).rfind("modernbert", 0) == 0;
+      EXPECT_GE(r.cosine, std::string(tier) == "int8" ? (modern ? 0.98 : 0.998) : (modern ? 0.998 : 0.9998));
     }
 }
 

@@ -54,6 +54,15 @@ int main(int argc, char **argv) {
   heads.outputs.push_back(heads.outputs[0]);
   heads.requiredFeatures = {"token-heads"};
   writeFile(dir + "/token-heads.encm", writeArtifact(heads));
+  // Schema 9.8's token roles: a multi-vector head alone (no pooled output), a query role with an
+  // unattended [MASK]-style expansion and a document role with a skip list.
+  ArtifactSpec roles = TestModel::spec(kernels, /*pooled=*/false);
+  SpecTokenHead multi{encm::TokenHeadKind::MultiVector, 0, {}, {}};
+  multi.roles = {{"query", 5, 12, 4, false, {}}, {"document", 6, 20, -1, false, {7, 8}}};
+  roles.tokenHeads = {multi};
+  roles.outputs.push_back(roles.outputs[0]);
+  roles.requiredFeatures = {"token-heads", "token-roles"};
+  writeFile(dir + "/token-roles.encm", writeArtifact(roles));
   ArtifactSpec fill = pooled;
   fill.weightsFillSeed = 7;
   writeFile(dir + "/weights-fill.encm", writeArtifact(fill));

@@ -1565,6 +1565,11 @@ TEST(ServeColbert, RolesOfMultiVectorRouteEqualTheCApi) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 424) << r->body;
   EXPECT_NE(r->body.find(R"(POST /embed_multi_vector with a \"role\")"), std::string::npos) << r->body;
+  auto info = http.Get("/info");
+  ASSERT_TRUE(info && info->status == 200);
+  const json i = json::parse(info->body);
+  EXPECT_EQ(i["multivector_dim"], 16);
+  EXPECT_EQ(i["roles"], json::array({"query", "document"}));
   EXPECT_EQ(server.stop(SIGTERM), 0);
   std::filesystem::remove_all(tmpl);
 }

@@ -59,6 +59,10 @@ CASES = [
     dict(name="bert_colbert_attend", seed=8, dim=24, bias=True,
          kw=dict(query_prefix="[unused0]", document_prefix="[unused1]", query_length=10, document_length=40,
                  attend_to_expansion_tokens=True, skiplist_words=[".", "!", "the"])),
+    # ModernBERT (as GTE-ModernColBERT): rotary positions, local attention layers (a window of 8) beside the
+    # unattended expansion, a BPE tokenizer.
+    dict(name="modernbert_colbert", family="modernbert", seed=10, dim=12, bias=False,
+         kw=dict(query_length=12, document_length=40)),
     # A Stanford colbert-ai checkpoint (config.json architectures HF_ColBERT): the BertModel under "bert.", the
     # bias-free projection as "linear.weight" in the same model.safetensors, the settings in artifact.metadata;
     # PyLate reads it as a ColBERT model (Dense.from_stanford_weights).
@@ -109,11 +113,7 @@ def record(case):
     return out
 
 
-def write_pylate(case, d):
-    """A tiny BertModel wrapped by pylate.models.ColBERT and saved by PyLate."""
-    hf = d + ".hf"
-    shutil.rmtree(hf, ignore_errors=True)
-    os.makedirs(hf)
+def write_bert(case, hf):
     with open(os.path.join(hf, "vocab.txt"), "w") as f:
         f.write("\n".join(vocabulary(BERT["vocab_size"])) + "\n")
     torch.manual_seed(case["seed"])
@@ -121,6 +121,35 @@ def write_pylate(case, d):
     randomize_(bert, case["seed"])
     bert.float().save_pretrained(hf)
     transformers.BertTokenizerFast(os.path.join(hf, "vocab.txt"), do_lower_case=True).save_pretrained(hf)
+
+
+def write_modernbert(case, hf):
+    """tests/reference/modernbert's tiny legacy_mean config and BPE tokenizer.json (with a tokenizer_config.json
+    naming its special tokens, [MASK] among them), random O(1) weights."""
+    src = os.path.join(HERE, "..", "modernbert", "models", "legacy_mean")
+    with open(os.path.join(src, "config.json")) as f:
+        config = transformers.ModernBertConfig(**{k: v for k, v in json.load(f).items()
+                                                  if k not in ("architectures", "transformers_version", "dtype")})
+    # A window of +-12: every expansion token of a 12-token query keeps an attended token in its window. (Where
+    # one has none, transformers' ModernBERT averages every key uniformly, its mask's minimum swallowing the
+    # scores, and encc's attention gives that row nothing; real checkpoints never meet it: GTE-ModernColBERT's
+    # window is +-64, its queries 32 tokens.)
+    config.local_attention = 24
+    torch.manual_seed(case["seed"])
+    model = transformers.ModernBertModel(config).double()
+    randomize_(model, case["seed"], norm="norm")
+    model.float().save_pretrained(hf)
+    transformers.PreTrainedTokenizerFast(
+        tokenizer_file=os.path.join(src, "tokenizer.json"), unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+        pad_token="[PAD]", mask_token="[MASK]", model_input_names=["input_ids", "attention_mask"]).save_pretrained(hf)
+
+
+def write_pylate(case, d):
+    """A tiny encoder wrapped by pylate.models.ColBERT and saved by PyLate."""
+    hf = d + ".hf"
+    shutil.rmtree(hf, ignore_errors=True)
+    os.makedirs(hf)
+    (write_modernbert if case.get("family") == "modernbert" else write_bert)(case, hf)
     torch.manual_seed(case["seed"])
     cb = models.ColBERT(model_name_or_path=hf, embedding_size=case["dim"], bias=case["bias"], device="cpu",
                         **case["kw"])
