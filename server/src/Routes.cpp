@@ -433,12 +433,15 @@ void Routes::install() {
   const bool sparse = std::string(info_.pooling) == "splade"; // SPLADE: one weight per vocabulary entry
   const bool lexical = info_.sparse && !sparse;               // a lexical-weights head (bge-m3)
   const int multiVector = info_.multivector_dim;              // a multi-vector head's width (bge-m3's ColBERT)
-  std::string roles; // a ColBERT model's ("\"query\", \"document\"")
+  std::vector<std::string> roleNames; // a ColBERT model's ("query", "document")
   for (int64_t i = 0, n = encrt_model_role_count(model_); i < n; ++i) {
     const char *name = nullptr;
     if (!encrt_model_get_role(model_, i, &name))
-      roles += (roles.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+      roleNames.emplace_back(name);
   }
+  std::string roles; // as errors quote them: "query", "document"
+  for (const std::string &r : roleNames)
+    roles += (roles.empty() ? "\"" : ", \"") + r + "\"";
   auto requireEmbedder = [classifier, pooled, multiVector] {
     if (classifier)
       throw ApiError{424, "Model is not an embedding model (a classifier: POST /predict, or /rerank with one label)",
@@ -769,13 +772,7 @@ void Routes::install() {
                 {"version", encrt_version()}};
     if (multiVector) { // encc's: a multi-vector model's width and roles (/embed_multi_vector)
       out["multivector_dim"] = multiVector;
-      json names = json::array();
-      for (int64_t i = 0, n = encrt_model_role_count(model_); i < n; ++i) {
-        const char *name = nullptr;
-        if (!encrt_model_get_role(model_, i, &name))
-          names.push_back(name);
-      }
-      out["roles"] = names;
+      out["roles"] = roleNames;
     }
     res.setContent(out.dump(), "application/json");
   });
