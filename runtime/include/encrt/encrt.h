@@ -189,7 +189,8 @@ typedef struct encrt_model_info {
   int32_t sparse;          /* 1: encrt_session_encode gives sparse outputs (a
                               SPLADE model, or a lexical-weights head: bge-m3) */
   int32_t multivector_dim; /* floats per token vector of encrt_session_encode's
-                              multi-vector output (bge-m3's ColBERT head); 0: none */
+                              multi-vector output (bge-m3's ColBERT head, a
+                              ColBERT checkpoint's only output); 0: none */
 } encrt_model_info;
 
 /* Fills the first `info_size` bytes of *out_info (pass sizeof *out_info);
@@ -402,7 +403,8 @@ typedef struct encrt_encode_outputs {
   int32_t *sparse_ids;      /* count x sparse_top_k */
   float *sparse_weights;    /* count x sparse_top_k */
   /* Multi-vector (encrt_model_info.multivector_dim > 0): each text's token
-     vectors (bge-m3: every token's but [CLS]'s, L2-normalised), rows of
+     vectors (bge-m3: every token's but [CLS]'s, L2-normalised; a ColBERT
+     checkpoint: as its role says, below), rows of
      multivector_dim floats, text after text. vector_counts[i] is text i's
      rows; it is filled whenever it is not NULL, before anything runs, so a
      caller can size `vectors` (a capacity below the total is
