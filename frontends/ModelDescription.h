@@ -71,7 +71,6 @@ struct TokenRoleDescription {
   int32_t markerId = -1, maxLength = 0, expansionId = -1;
   bool expansionAttended = false;
   std::vector<int32_t> skipIds;
-  bool unattendedTail() const { return expansionId >= 0 && !expansionAttended; }
 };
 
 /// A per-token output beside the pooled one (artifact.fbs TokenHead):

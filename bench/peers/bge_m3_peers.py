@@ -26,7 +26,7 @@ import shutil
 
 import numpy as np
 
-from interleaved import run_rounds
+from interleaved import add_round_arguments, ort_sessions, run_rounds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -98,33 +98,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--make", help="write a bge-m3-shaped folder with its heads and its ONNX export here")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--model", help="the folder --make wrote")
-    ap.add_argument("--artifact", action="append", default=[])
-    ap.add_argument("--encc", default="build/bin/encc")
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--runs", type=int, default=3, help="timed runs per engine per round")
-    ap.add_argument("--ort-int8", action="store_true",
-                    help="also ONNX Runtime on quantize_dynamic's int8 export (per channel; written once)")
+    add_round_arguments(ap, runs=3)
     a = ap.parse_args()
     if a.make:
         return make(a.make, a.seed)
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = a.threads
-    opts.inter_op_num_threads = 1
-    fp32 = os.path.join(a.model, "onnx", "model.onnx")
-    sessions = {"onnxruntime " + ort.__version__: fp32}
-    if a.ort_int8:
-        q = os.path.join(a.model, "onnx-int8", "model.onnx")
-        if not os.path.exists(q):
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-            os.makedirs(os.path.dirname(q), exist_ok=True)
-            quantize_dynamic(fp32, q, per_channel=True, weight_type=QuantType.QInt8, use_external_data_format=True)
-        sessions["onnxruntime " + ort.__version__ + " int8"] = q
-    sessions = {n: ort.InferenceSession(f, opts, providers=["CPUExecutionProvider"]) for n, f in sessions.items()}
+    sessions = ort_sessions(a, os.path.join(a.model, "onnx", "model.onnx"), os.path.join(a.model, "onnx-int8", "model.onnx"), external_data=True)
     run_rounds(sessions, ort_m3, a, batch(a.batch, a.seq, a.seed))
 
 

@@ -9,6 +9,40 @@ import subprocess
 import time
 
 
+def add_round_arguments(ap, runs):
+    """The arguments run_rounds and ort_sessions read: --model, --artifact, --encc, --batch, --seq, --threads,
+    --rounds, --runs (default `runs`), --ort-int8."""
+    ap.add_argument("--model", help="the folder --make wrote")
+    ap.add_argument("--artifact", action="append", default=[])
+    ap.add_argument("--encc", default="build/bin/encc")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=runs, help="timed runs per engine per round")
+    ap.add_argument("--ort-int8", action="store_true",
+                    help="also ONNX Runtime on quantize_dynamic's int8 export of the model (per channel; written "
+                         "once)")
+
+
+def ort_sessions(args, fp32, int8, external_data=False):
+    """ONNX Runtime sessions ({name: session}, --threads intra-op threads) of the export `fp32` and, with
+    --ort-int8, of its quantize_dynamic int8 form written once at `int8`."""
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = args.threads
+    opts.inter_op_num_threads = 1
+    files = {"onnxruntime " + ort.__version__: fp32}
+    if args.ort_int8:
+        if not os.path.exists(int8):
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            os.makedirs(os.path.dirname(int8), exist_ok=True)
+            quantize_dynamic(fp32, int8, per_channel=True, weight_type=QuantType.QInt8,
+                             use_external_data_format=external_data)
+        files["onnxruntime " + ort.__version__ + " int8"] = int8
+    return {n: ort.InferenceSession(f, opts, providers=["CPUExecutionProvider"]) for n, f in files.items()}
+
+
 def encc_ms(encc, artifact, ids, threads, runs):
     """The median latency `encc run ARTIFACT --runs RUNS` prints for the rows of `ids`."""
     cmd = [encc, "run", artifact, "--threads", str(threads), "--runs", str(runs)]

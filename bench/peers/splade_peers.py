@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from interleaved import run_rounds
+from interleaved import add_round_arguments, ort_sessions, run_rounds
 
 
 def make(d, seed):
@@ -71,33 +71,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--make", help="write a BERT-base-shaped SparseEncoder folder and its ONNX export here")
     ap.add_argument("--seed", type=int, default=3)
-    ap.add_argument("--model", help="the folder --make wrote")
-    ap.add_argument("--artifact", action="append", default=[])
-    ap.add_argument("--encc", default="build/bin/encc")
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--runs", type=int, default=5, help="timed runs per engine per round")
-    ap.add_argument("--ort-int8", action="store_true",
-                    help="also ONNX Runtime on quantize_dynamic's int8 export (per channel; written once as "
-                         "model-int8.onnx beside model.onnx)")
+    add_round_arguments(ap, runs=5)
     a = ap.parse_args()
     if a.make:
         return make(a.make, a.seed)
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = a.threads
-    opts.inter_op_num_threads = 1
-    sessions = {"onnxruntime " + ort.__version__: os.path.join(a.model, "model.onnx")}
-    if a.ort_int8:
-        q = os.path.join(a.model, "model-int8.onnx")
-        if not os.path.exists(q):
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-            quantize_dynamic(sessions["onnxruntime " + ort.__version__], q, per_channel=True,
-                             weight_type=QuantType.QInt8)
-        sessions["onnxruntime " + ort.__version__ + " int8"] = q
-    sessions = {n: ort.InferenceSession(f, opts, providers=["CPUExecutionProvider"]) for n, f in sessions.items()}
+    sessions = ort_sessions(a, os.path.join(a.model, "model.onnx"), os.path.join(a.model, "model-int8.onnx"))
     run_rounds(sessions, ort_splade, a, batch(a.batch, a.seq, a.seed))
 
 

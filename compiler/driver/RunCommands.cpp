@@ -9,6 +9,8 @@
 #include "encrt/encrt.h"
 #include "frontends/RegularFile.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -561,13 +563,13 @@ bool encodeVectors(encrt_session *session, const char *role, const std::vector<e
   return !failed(encrt_session_encode(session, nullptr, views.data(), n, &out));
 }
 
-/// The model's roles (encrt_model_get_role), "" joined by `sep`.
-std::string roleNames(encrt_model *model, const char *sep) {
-  std::string names;
+/// The model's roles (encrt_model_get_role), in order.
+std::vector<std::string> roleNames(encrt_model *model) {
+  std::vector<std::string> names;
   for (int64_t i = 0, n = encrt_model_role_count(model); i < n; ++i) {
     const char *name = nullptr;
     if (!encrt_model_get_role(model, i, &name))
-      names += (names.empty() ? "" : sep) + std::string(name);
+      names.emplace_back(name);
   }
   return names;
 }
@@ -579,9 +581,9 @@ int embedVectors(const Args &args, encrt_model *model, encrt_session *session, c
   for (const char *option : {"truncate-dim", "top-k", "prompt-name"})
     if (args.has(option))
       return fail(std::string("--") + option + " does not apply to a multi-vector model (its output is token vectors)");
-  const std::string roles = roleNames(model, " or ");
+  const std::vector<std::string> roles = roleNames(model);
   if (!roles.empty() && !args.has("role"))
-    return fail(args.positionals[0] + ": a ColBERT model encodes a text as " + roles +
+    return fail(args.positionals[0] + ": a ColBERT model encodes a text as " + llvm::join(roles, " or ") +
                 ": pass --role (encc rerank ranks documents for a query)");
   const std::string role = args.get("role");
   const int64_t n = int64_t(texts.size()), d = info.multivector_dim;
@@ -644,10 +646,10 @@ int embedVectors(const Args &args, encrt_model *model, encrt_session *session, c
 /// documents as documents, ranked by MaxSim.
 int rerankByMaxSim(const Args &args, encrt_model *model, encrt_session *session, const std::vector<std::string> &texts,
                    const encrt_model_info &info) {
-  const std::string roles = roleNames(model, ",");
-  if (roles != "query,document" && roles != "document,query")
+  const std::vector<std::string> roles = roleNames(model);
+  if (!llvm::is_contained(roles, "query") || !llvm::is_contained(roles, "document"))
     return fail(args.positionals[0] + ": a multi-vector model ranks documents with a 'query' and a 'document' role; "
-                "this one has " + (roles.empty() ? std::string("none") : "'" + roles + "'"));
+                "this one has " + (roles.empty() ? std::string("none") : "'" + llvm::join(roles, "', '") + "'"));
   const int64_t n = int64_t(texts.size()) - 1, d = info.multivector_dim;
   const std::vector<encrt_text> views = textViews(texts);
   std::vector<int64_t> qRows, qStart, rows, rowStart;

@@ -253,10 +253,9 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
   const TokenHeadInfo *lexical = model.tokenHead(encm::TokenHeadKind::LexicalWeights);
   const TokenHeadInfo *multi = model.tokenHead(encm::TokenHeadKind::MultiVector);
   const int64_t pooledWidth = model.embeddingDim();
-  auto rowsOf = [&](int64_t j) -> int64_t { return lengths[j]; };
   int64_t tokens = 0;
   for (int64_t j = 0; j < n; ++j)
-    tokens += rowsOf(j);
+    tokens += lengths[j];
   float *outPooled = out.dense ? out.dense + first * pooledWidth : nullptr;
   if (splade && out.sparse) {
     buf.pooled.resize(static_cast<size_t>(n * pooledWidth));
@@ -280,7 +279,7 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
   }
   run(ids, keys, rows, n, seq, outPooled, buf.heads.data());
   int64_t at = 0; // the text's first row
-  for (int64_t j = 0; j < n; at += rowsOf(j), ++j) {
+  for (int64_t j = 0; j < n; at += lengths[j], ++j) {
     const int64_t i = first + j;
     if (out.sparse) {
       if (splade) {
@@ -290,7 +289,7 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
           if (row[v] > 0.0f)
             buf.entries.emplace_back(static_cast<int32_t>(v), row[v]);
       } else {
-        lexicalEntries(ids + j * seq, buf.lexicalRows.data() + at, rowsOf(j), lexical->skipIds, buf.entries);
+        lexicalEntries(ids + j * seq, buf.lexicalRows.data() + at, lengths[j], lexical->skipIds, buf.entries);
       }
       out.sparseCounts[i] = writeHeaviest(buf.entries, out.sparseTopK, out.sparseThreshold,
                                           out.sparseIds + i * out.sparseTopK, out.sparseWeights + i * out.sparseTopK);
@@ -299,7 +298,7 @@ void encodeChunk(const LoadedModel &model, const EncodeOutputs &out, const std::
       continue;
     const size_t width = static_cast<size_t>(multi->width);
     float *dst = out.vectors + rowStart[size_t(i)] * multi->width;
-    for (int64_t r = 0; r < rowsOf(j); ++r)
+    for (int64_t r = 0; r < lengths[j]; ++r)
       if (keepsRow(*multi, out.role, r, ids[j * seq + r])) {
         std::memcpy(dst, buf.vectorRows.data() + (at + r) * multi->width, sizeof(float) * width);
         dst += width;
