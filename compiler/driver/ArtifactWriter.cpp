@@ -118,26 +118,6 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::Step>>> buildS
 
 // The description's closed sets in the schema's terms: exhaustive switches
 // (-Werror=switch), so a value added on one side fails the build here.
-encm::TokenizerKind schemaKind(TokenizerKind kind) {
-  switch (kind) {
-  case TokenizerKind::WordPiece: return encm::TokenizerKind::WordPiece;
-  case TokenizerKind::ByteLevelBPE: return encm::TokenizerKind::ByteLevelBPE;
-  case TokenizerKind::Unigram: return encm::TokenizerKind::Unigram;
-  }
-  llvm_unreachable("TokenizerKind");
-}
-
-encm::NormalizerKind schemaKind(NormalizerStepData::Kind kind) {
-  switch (kind) {
-  case NormalizerStepData::Kind::Precompiled: return encm::NormalizerKind::Precompiled;
-  case NormalizerStepData::Kind::Replace: return encm::NormalizerKind::Replace;
-  case NormalizerStepData::Kind::Strip: return encm::NormalizerKind::Strip;
-  case NormalizerStepData::Kind::Nfc: return encm::NormalizerKind::Nfc;
-  case NormalizerStepData::Kind::Prepend: return encm::NormalizerKind::Prepend;
-  }
-  llvm_unreachable("NormalizerStepData::Kind");
-}
-
 encm::PrependScheme schemaPrepend(TokenizerData::Prepend prepend) {
   switch (prepend) {
   case TokenizerData::Prepend::Always: return encm::PrependScheme::Always;
@@ -145,25 +125,6 @@ encm::PrependScheme schemaPrepend(TokenizerData::Prepend prepend) {
   case TokenizerData::Prepend::Never: return encm::PrependScheme::Never;
   }
   llvm_unreachable("TokenizerData::Prepend");
-}
-
-encm::BpeSplit schemaBpeSplit(TokenizerData::BpeSplit split) {
-  switch (split) {
-  case TokenizerData::BpeSplit::Gpt2: return encm::BpeSplit::Gpt2;
-  case TokenizerData::BpeSplit::Qwen2: return encm::BpeSplit::Qwen2;
-  case TokenizerData::BpeSplit::Cl100k: return encm::BpeSplit::Cl100k;
-  case TokenizerData::BpeSplit::Whole: return encm::BpeSplit::Whole;
-  case TokenizerData::BpeSplit::SpaceMergedWithPrevious: return encm::BpeSplit::SpaceMergedWithPrevious;
-  }
-  llvm_unreachable("TokenizerData::BpeSplit");
-}
-
-encm::BpeAlphabet schemaBpeAlphabet(TokenizerData::BpeAlphabet alphabet) {
-  switch (alphabet) {
-  case TokenizerData::BpeAlphabet::Bytes: return encm::BpeAlphabet::Bytes;
-  case TokenizerData::BpeAlphabet::Chars: return encm::BpeAlphabet::Chars;
-  }
-  llvm_unreachable("TokenizerData::BpeAlphabet");
 }
 
 encm::DecoderKind schemaDecoderKind(DecoderStepData::Kind kind) {
@@ -219,97 +180,168 @@ encm::Similarity schemaSimilarity(ModelDescription::Similarity similarity) {
   llvm_unreachable("Similarity");
 }
 
-/// CPU code objects, then the CUDA fatbin (if any), in file order.
-flatbuffers::Offset<encm::Tokenizer> writeTokenizer(flatbuffers::FlatBufferBuilder &fbb, const TokenizerData &tk) {
-  const bool wordPiece = tk.kind == TokenizerKind::WordPiece, bpe = tk.kind == TokenizerKind::ByteLevelBPE,
-             unigram = tk.kind == TokenizerKind::Unigram;
+using Fbb = flatbuffers::FlatBufferBuilder;
+template <typename T> using Offsets = std::vector<flatbuffers::Offset<T>>;
+
+/// A normalizer of a BPE or Unigram tokenizer as its union member.
+std::pair<encm::Normalizer, flatbuffers::Offset<void>> writeNormalizer(Fbb &fbb, const NormalizerStepData &n) {
+  switch (n.kind) {
+  case NormalizerStepData::Kind::Precompiled:
+    return {encm::Normalizer::PrecompiledNormalizer,
+            encm::CreatePrecompiledNormalizer(
+                fbb, fbb.CreateVector(reinterpret_cast<const uint8_t *>(n.charsmap.data()), n.charsmap.size()))
+                .Union()};
+  case NormalizerStepData::Kind::Replace:
+    return {encm::Normalizer::ReplaceNormalizer,
+            encm::CreateReplaceNormalizer(fbb, fbb.CreateString(n.pattern), n.minRepeat, fbb.CreateString(n.content))
+                .Union()};
+  case NormalizerStepData::Kind::Strip:
+    return {encm::Normalizer::StripNormalizer,
+            encm::CreateStripNormalizer(fbb, n.stripLeft, n.stripRight, n.stripSpacesOnly).Union()};
+  case NormalizerStepData::Kind::Nfc: return {encm::Normalizer::NfcNormalizer, encm::CreateNfcNormalizer(fbb).Union()};
+  case NormalizerStepData::Kind::Prepend:
+    return {encm::Normalizer::PrependNormalizer,
+            encm::CreatePrependNormalizer(fbb, fbb.CreateString(n.content)).Union()};
+  }
+  llvm_unreachable("NormalizerStepData::Kind");
+}
+
+/// The pre-tokenizers the description's options stand for (the inverse of
+/// the tokenizer.json readers' mapping; the runtime composes them back).
+std::vector<std::pair<encm::PreTokenizer, flatbuffers::Offset<void>>> writePreTokenizers(Fbb &fbb,
+                                                                                          const TokenizerData &tk) {
+  std::vector<std::pair<encm::PreTokenizer, flatbuffers::Offset<void>>> pre;
+  auto split = [&](encm::SplitPattern pattern) {
+    pre.emplace_back(encm::PreTokenizer::SplitPreTokenizer, encm::CreateSplitPreTokenizer(fbb, pattern).Union());
+  };
+  auto byteLevel = [&](bool useRegex) {
+    pre.emplace_back(encm::PreTokenizer::ByteLevelPreTokenizer,
+                     encm::CreateByteLevelPreTokenizer(fbb, tk.addPrefixSpace, useRegex).Union());
+  };
+  switch (tk.kind) {
+  case TokenizerKind::WordPiece:
+    pre.emplace_back(encm::PreTokenizer::BertPreTokenizer, encm::CreateBertPreTokenizer(fbb).Union());
+    return pre;
+  case TokenizerKind::Unigram:
+    if (tk.whitespaceSplit)
+      pre.emplace_back(encm::PreTokenizer::WhitespaceSplitPreTokenizer,
+                       encm::CreateWhitespaceSplitPreTokenizer(fbb).Union());
+    pre.emplace_back(encm::PreTokenizer::MetaspacePreTokenizer,
+                     encm::CreateMetaspacePreTokenizer(fbb, fbb.CreateString(tk.metaspaceReplacement),
+                                                       schemaPrepend(tk.metaspacePrepend), tk.metaspaceSplit)
+                         .Union());
+    return pre;
+  case TokenizerKind::ByteLevelBPE:
+    break;
+  }
+  switch (tk.bpeSplit) {
+  case TokenizerData::BpeSplit::Gpt2: byteLevel(true); break;
+  case TokenizerData::BpeSplit::Qwen2: split(encm::SplitPattern::Qwen2), byteLevel(false); break;
+  case TokenizerData::BpeSplit::Cl100k: split(encm::SplitPattern::Cl100k), byteLevel(false); break;
+  case TokenizerData::BpeSplit::Whole: break;
+  case TokenizerData::BpeSplit::SpaceMergedWithPrevious: split(encm::SplitPattern::SpaceMergedWithPrevious); break;
+  }
+  // The alphabet follows from the ByteLevel pre-tokenizer: the readers pair
+  // Bytes with the first three splits and Chars with the last two.
+  const bool bytes = tk.bpeSplit == TokenizerData::BpeSplit::Gpt2 || tk.bpeSplit == TokenizerData::BpeSplit::Qwen2 ||
+                     tk.bpeSplit == TokenizerData::BpeSplit::Cl100k;
+  if (bytes != (tk.bpeAlphabet == TokenizerData::BpeAlphabet::Bytes))
+    llvm::report_fatal_error("a BPE tokenizer's alphabet does not match its pre-tokenizer");
+  return pre;
+}
+
+/// WordPiece from a vocab.txt: the added tokens the `tokenizers` library's
+/// BertTokenizer gives it ([PAD] [UNK] [CLS] [SEP] and [MASK]).
+std::vector<AddedTokenData> builtInWordPieceTokens(const TokenizerData &tk) {
+  std::vector<AddedTokenData> added;
+  for (int32_t id : {tk.padId, tk.unkId, tk.clsId, tk.sepId})
+    if (id >= 0 && static_cast<size_t>(id) < tk.vocab.size() && !tk.vocab[id].empty())
+      added.push_back({tk.vocab[id], id});
+  for (size_t i = 0; i < tk.vocab.size(); ++i)
+    if (tk.vocab[i] == "[MASK]")
+      added.push_back({tk.vocab[i], static_cast<int32_t>(i)});
+  return added;
+}
+
+flatbuffers::Offset<encm::TokenizerPipeline> writePipeline(Fbb &fbb, const TokenizerData &tk) {
+  const bool wordPiece = tk.kind == TokenizerKind::WordPiece;
+  std::vector<encm::Normalizer> normalizerTypes;
+  Offsets<void> normalizers;
+  if (wordPiece) {
+    normalizerTypes.push_back(encm::Normalizer::BertNormalizer);
+    normalizers.push_back(
+        encm::CreateBertNormalizer(fbb, true, tk.splitChinese, tk.stripAccents, tk.lowercase).Union());
+  }
+  for (const NormalizerStepData &n : tk.normalizers) {
+    auto [type, table] = writeNormalizer(fbb, n);
+    normalizerTypes.push_back(type);
+    normalizers.push_back(table);
+  }
+  std::vector<encm::PreTokenizer> preTypes;
+  Offsets<void> pre;
+  for (auto [type, table] : writePreTokenizers(fbb, tk)) {
+    preTypes.push_back(type);
+    pre.push_back(table);
+  }
   auto vocab = fbb.CreateVectorOfStrings(tk.vocab);
-  flatbuffers::Offset<flatbuffers::Vector<const encm::MergePair *>> merges;
-  if (bpe) {
+  encm::TokenizerModel modelType = encm::TokenizerModel::NONE;
+  flatbuffers::Offset<void> model;
+  switch (tk.kind) {
+  case TokenizerKind::WordPiece:
+    modelType = encm::TokenizerModel::WordPieceModel;
+    model = encm::CreateWordPieceModel(fbb, vocab, tk.unkId, 100).Union();
+    break;
+  case TokenizerKind::ByteLevelBPE: {
     std::vector<encm::MergePair> pairs;
     for (auto [left, right] : tk.merges)
       pairs.emplace_back(left, right);
-    merges = fbb.CreateVectorOfStructs(pairs);
+    modelType = encm::TokenizerModel::BpeModel;
+    model = encm::CreateBpeModel(fbb, vocab, fbb.CreateVectorOfStructs(pairs), tk.unkId, tk.byteFallback,
+                                 tk.ignoreMerges, tk.fuseUnk)
+                .Union();
+    break;
   }
-  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::AddedToken>>> added;
-  flatbuffers::Offset<flatbuffers::Vector<int32_t>> templateIds, pairIds, pairTypes;
-  if (!wordPiece || !tk.addedTokens.empty() || !tk.pairTemplateIds.empty()) {
-    pairIds = fbb.CreateVector(tk.pairTemplateIds);
-    pairTypes = fbb.CreateVector(tk.pairTypeIds);
-    std::vector<flatbuffers::Offset<encm::AddedToken>> tokens;
-    for (const AddedTokenData &t : tk.addedTokens)
-      tokens.push_back(encm::CreateAddedToken(fbb, fbb.CreateString(t.content), t.id, t.special, t.lstrip,
-                                              t.rstrip, t.normalized));
-    added = fbb.CreateVector(tokens);
-    if (!wordPiece) // WordPiece's single-sequence template is the built-in [CLS] a [SEP]
-      templateIds = fbb.CreateVector(tk.templateIds);
+  case TokenizerKind::Unigram:
+    modelType = encm::TokenizerModel::UnigramModel;
+    model = encm::CreateUnigramModel(fbb, vocab, fbb.CreateVector(tk.scores), tk.unkId, tk.byteFallback).Union();
+    break;
   }
-  flatbuffers::Offset<flatbuffers::Vector<double>> scores;
-  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<encm::NormalizerStep>>> normalizers;
-  flatbuffers::Offset<flatbuffers::String> replacement;
-  if (unigram || bpe) {
-    std::vector<flatbuffers::Offset<encm::NormalizerStep>> steps;
-    for (const NormalizerStepData &n : tk.normalizers) {
-      auto charsmap = n.charsmap.empty() ? 0 : fbb.CreateVector(reinterpret_cast<const uint8_t *>(n.charsmap.data()),
-                                                                 n.charsmap.size());
-      auto pattern = fbb.CreateString(n.pattern), content = fbb.CreateString(n.content);
-      steps.push_back(encm::CreateNormalizerStep(fbb, schemaKind(n.kind), charsmap, pattern, n.minRepeat, content, n.stripLeft,
-                                                 n.stripRight, n.stripSpacesOnly));
-    }
-    normalizers = fbb.CreateVector(steps);
+  // WordPiece's templates where its files name none: BertProcessing's.
+  std::vector<int32_t> single = tk.templateIds, pair = tk.pairTemplateIds, pairTypes = tk.pairTypeIds;
+  if (wordPiece) {
+    single = {tk.clsId, -1, tk.sepId};
+    if (pair.empty())
+      pair = {tk.clsId, -1, tk.sepId, -2, tk.sepId}, pairTypes = {0, 0, 0, 1, 1};
   }
-  if (unigram) {
-    scores = fbb.CreateVector(tk.scores);
-    replacement = fbb.CreateString(tk.metaspaceReplacement);
-  }
-  std::vector<flatbuffers::Offset<encm::DecoderStep>> decoderSteps;
+  auto post = encm::CreateTemplatePostProcessor(fbb, fbb.CreateVector(single), fbb.CreateVector(pair),
+                                                fbb.CreateVector(pairTypes), schemaOffsetTrim(tk.offsetTrim));
+  const std::vector<AddedTokenData> &addedTokens =
+      wordPiece && tk.addedTokens.empty() ? builtInWordPieceTokens(tk) : tk.addedTokens;
+  Offsets<encm::AddedToken> added;
+  for (const AddedTokenData &t : addedTokens)
+    added.push_back(encm::CreateAddedToken(fbb, fbb.CreateString(t.content), t.id, t.special, t.lstrip, t.rstrip,
+                                           t.normalized));
+  return encm::CreateTokenizerPipeline(fbb, fbb.CreateVector(normalizerTypes), fbb.CreateVector(normalizers),
+                                       fbb.CreateVector(preTypes), fbb.CreateVector(pre), modelType, model,
+                                       encm::PostProcessor::TemplatePostProcessor, post.Union(),
+                                       fbb.CreateVector(added));
+}
+
+/// The tokenizer as components (schema 9.9) and its decoder; an empty
+/// vocabulary (the model runs on ids) has neither.
+flatbuffers::Offset<encm::Tokenizer> writeTokenizer(Fbb &fbb, const TokenizerData &tk) {
+  if (tk.vocab.empty())
+    return encm::CreateTokenizer(fbb);
+  auto pipeline = writePipeline(fbb, tk);
+  Offsets<encm::DecoderStep> decoderSteps;
   for (const DecoderStepData &d : tk.decoders)
     decoderSteps.push_back(encm::CreateDecoderStep(fbb, schemaDecoderKind(d.kind), fbb.CreateString(d.text),
                                                    fbb.CreateString(d.content), d.cleanup, d.prepend, d.start,
                                                    d.stop));
   const auto decoders = fbb.CreateVector(decoderSteps); // present even when empty: "no decoder" recorded
   encm::TokenizerBuilder t(fbb);
-  t.add_vocab(vocab);
-  t.add_do_lower_case(tk.lowercase);
-  t.add_strip_accents(tk.stripAccents);
-  t.add_tokenize_chinese_chars(tk.splitChinese);
-  t.add_unk_id(tk.unkId);
-  t.add_cls_id(tk.clsId);
-  t.add_sep_id(tk.sepId);
-  t.add_pad_id(tk.padId);
-  t.add_max_input_chars_per_word(100);
-  t.add_kind(schemaKind(tk.kind));
-  t.add_offset_trim(schemaOffsetTrim(tk.offsetTrim));
   t.add_decoders(decoders);
-  if (bpe) {
-    t.add_merges(merges);
-    t.add_add_prefix_space(tk.addPrefixSpace);
-    t.add_bpe_split(schemaBpeSplit(tk.bpeSplit));
-    t.add_bpe_alphabet(schemaBpeAlphabet(tk.bpeAlphabet));
-    t.add_byte_fallback(tk.byteFallback);
-    t.add_ignore_merges(tk.ignoreMerges);
-    t.add_fuse_unk(tk.fuseUnk);
-    t.add_normalizers(normalizers);
-  }
-  // WordPiece: what a tokenizer.json beside the vocabulary asked for (its
-  // added tokens and pair template; empty: the built-in ones).
-  if (!added.IsNull())
-    t.add_added_tokens(added);
-  if (!templateIds.IsNull())
-    t.add_template_ids(templateIds);
-  if (!pairIds.IsNull()) {
-    t.add_pair_template_ids(pairIds);
-    t.add_pair_type_ids(pairTypes);
-  }
-  if (unigram) {
-    t.add_scores(scores);
-    t.add_byte_fallback(tk.byteFallback);
-    t.add_normalizers(normalizers);
-    t.add_whitespace_split(tk.whitespaceSplit);
-    t.add_metaspace_replacement(replacement);
-    t.add_metaspace_prepend(schemaPrepend(tk.metaspacePrepend));
-    t.add_metaspace_split(tk.metaspaceSplit);
-  }
+  t.add_pipeline(pipeline);
   return t.Finish();
 }
 
@@ -376,12 +408,10 @@ std::vector<uint8_t> buildTable(const ArtifactContents &c, const WeightLayout &w
   // The features a reader needs (encrt/schema_version.h): listed only where
   // the artifact uses them, so that it loads in every runtime that can run it.
   std::vector<std::string> features;
-  if (tk.kind == TokenizerKind::ByteLevelBPE && tk.bpeSplit != TokenizerData::BpeSplit::Gpt2)
-    features.push_back(ENCM_FEATURE_BPE_SPLIT);
+  if (!tk.vocab.empty())
+    features.push_back(ENCM_FEATURE_TOKENIZER_COMPONENTS);
   if (!cfg.defaultPrompt.empty())
     features.push_back(ENCM_FEATURE_DEFAULT_PROMPT);
-  if (tk.kind == TokenizerKind::ByteLevelBPE && tk.bpeAlphabet != TokenizerData::BpeAlphabet::Bytes)
-    features.push_back(ENCM_FEATURE_BPE_CHARS);
   if (cfg.embeddingDim != 0)
     features.push_back(ENCM_FEATURE_EMBEDDING_DIM);
   if (cfg.pooling == Pooling::Splade)

@@ -3,6 +3,7 @@
 #include "compiler/driver/RunCommands.h"
 #include "compiler/driver/JsonOutput.h"
 #include "compiler/driver/SignCommands.h"
+#include "compiler/driver/TokenizerText.h"
 
 #include "encrt/artifact_generated.h"
 #include "encrt/checksum.h"
@@ -210,8 +211,7 @@ ArtifactFacts readArtifactFacts(const std::string &path) {
   const encm::Model *m = encm::GetModel(data);
   if (const encm::WeightsFill *fill = m->weights_fill())
     facts.randomSeed = fill->seed();
-  if (m->tokenizer() && m->tokenizer()->vocab())
-    facts.vocabTokens = m->tokenizer()->vocab()->size();
+  facts.vocabTokens = describeTokenizer(m->tokenizer()).vocabTokens;
   return facts;
 }
 
@@ -1086,38 +1086,6 @@ const char *similarityText(encm::Similarity similarity) {
   return "unknown";
 }
 
-/// What a BPE tokenizer's symbols are, through an exhaustive switch.
-std::string bpeAlphabetText(encm::BpeAlphabet alphabet, bool byteFallback) {
-  switch (alphabet) {
-  case encm::BpeAlphabet::Bytes: return "byte-level BPE";
-  case encm::BpeAlphabet::Chars:
-    return byteFallback ? "SentencePiece BPE (characters, byte fallback)" : "SentencePiece BPE (characters)";
-  }
-  return "BPE of unknown alphabet " + std::to_string(static_cast<int>(alphabet));
-}
-
-const char *tokenizerKindText(encm::TokenizerKind kind) {
-  switch (kind) {
-  case encm::TokenizerKind::WordPiece: return "wordpiece";
-  case encm::TokenizerKind::ByteLevelBPE: return "byte-level-bpe";
-  case encm::TokenizerKind::Unigram: return "unigram";
-  }
-  return nullptr;
-}
-
-/// ", Qwen2 split" for a BPE tokenizer's pre-tokenizer regex (nothing for
-/// GPT-2's, the default).
-std::string bpeSplitText(encm::BpeSplit split) {
-  switch (split) {
-  case encm::BpeSplit::Gpt2: return "";
-  case encm::BpeSplit::Qwen2: return ", Qwen2 split regex";
-  case encm::BpeSplit::Cl100k: return ", cl100k split regex";
-  case encm::BpeSplit::Whole: return ", no pre-tokenizer";
-  case encm::BpeSplit::SpaceMergedWithPrevious: return ", split after spaces";
-  }
-  return ", unknown split " + std::to_string(static_cast<int>(split));
-}
-
 const char *dtypeName(encm::DType t) { return encm::EnumNameDType(t); }
 
 std::string shapeString(const flatbuffers::Vector<int64_t> *shape) {
@@ -1210,10 +1178,12 @@ Json inspectJson(const std::string &path, size_t size, const encm::Model *m) {
   j["random_weights"] = fill != nullptr;
   if (fill)
     j["random_weights_seed"] = static_cast<int64_t>(fill->seed());
-  const bool hasTokenizer = m->tokenizer() && m->tokenizer()->vocab() && m->tokenizer()->vocab()->size();
-  j["vocab_size"] = static_cast<int64_t>(hasTokenizer ? m->tokenizer()->vocab()->size() : 0);
-  const char *kind = hasTokenizer ? tokenizerKindText(m->tokenizer()->kind()) : "none";
-  j["tokenizer"] = kind ? kind : "unknown";
+  const TokenizerText tokenizer = describeTokenizer(m->tokenizer());
+  j["vocab_size"] = static_cast<int64_t>(tokenizer.vocabTokens);
+  j["tokenizer"] = tokenizer.kind;
+  if (tokenizer.components)
+    j["tokenizer_components"] = {{"normalizers", tokenizer.normalizers},
+                                 {"pre_tokenizers", tokenizer.preTokenizers}};
   Json &tensors = j["tensors"] = Json::array();
   for (const encm::Value *v : *m->values())
     if (v->kind() == encm::ValueKind::Weight) {
@@ -1366,30 +1336,17 @@ int encc::inspectCommand(const Args &args) {
      << (fill ? " (generated at load, not stored)" : "") << "\n";
   if (fill)
     os << randomWeightsLine(fill->seed()) << "\n";
-  const size_t vocabTokens = m->tokenizer() && m->tokenizer()->vocab() ? m->tokenizer()->vocab()->size() : 0;
-  const encm::Tokenizer *tk = m->tokenizer();
-  if (vocabTokens == 0) {
+  const TokenizerText tokenizer = describeTokenizer(m->tokenizer());
+  if (tokenizer.vocabTokens == 0) {
     os << "tokenizer: none (the model runs on token ids only)\n";
-  } else if (!tokenizerKindText(tk->kind())) {
-    os << "tokenizer: unknown kind " << static_cast<int>(tk->kind()) << "\n";
   } else {
-    const size_t added = tk->added_tokens() ? tk->added_tokens()->size() : 0;
-    switch (tk->kind()) {
-    case encm::TokenizerKind::ByteLevelBPE:
-      os << "tokenizer: " << bpeAlphabetText(tk->bpe_alphabet(), tk->byte_fallback()) << ", " << vocabTokens << " tokens, " << (tk->merges() ? tk->merges()->size() : 0)
-         << " merges, " << added << " added tokens" << (tk->add_prefix_space() ? ", prefix space" : "")
-         << bpeSplitText(tk->bpe_split()) << "\n";
-      break;
-    case encm::TokenizerKind::Unigram:
-      os << "tokenizer: Unigram (SentencePiece), " << vocabTokens << " pieces, " << added << " added tokens, "
-         << (tk->normalizers() ? tk->normalizers()->size() : 0) << " normalizers"
-         << (tk->byte_fallback() ? ", byte fallback" : "") << "\n";
-      break;
-    case encm::TokenizerKind::WordPiece:
-      os << "tokenizer: WordPiece, " << vocabTokens << " tokens" << (tk->do_lower_case() ? ", lowercase" : "")
-         << (added > 0 ? ", " + std::to_string(added) + " added tokens from tokenizer.json" : std::string()) << "\n";
-      break;
-    }
+    os << "tokenizer: " << tokenizer.summary << "\n";
+    auto list = [](const std::vector<std::string> &names) {
+      return names.empty() ? std::string("none") : llvm::join(names, ", ");
+    };
+    if (tokenizer.components)
+      os << "  normalizers:    " << list(tokenizer.normalizers) << "\n"
+         << "  pre-tokenizers: " << list(tokenizer.preTokenizers) << "\n";
   }
   for (const PlanView &pv : plans) {
     std::map<std::string, int> opCounts;

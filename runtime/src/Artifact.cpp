@@ -198,7 +198,9 @@ void checkWideVectorsAligned(const encm::Model &m, const std::string &path) {
   plan(m.values(), m.steps(), "");
   if (m.cuda())
     plan(m.cuda()->values(), m.cuda()->steps(), "CUDA plan ");
-  if (m.tokenizer() && !aligned(m.tokenizer()->scores()))
+  const encm::TokenizerPipeline *pipeline = m.tokenizer() ? m.tokenizer()->pipeline() : nullptr;
+  const encm::UnigramModel *unigram = pipeline ? pipeline->model_as_UnigramModel() : nullptr;
+  if (m.tokenizer() && (!aligned(m.tokenizer()->scores()) || (unigram && !aligned(unigram->scores()))))
     fail(ENCRT_INVALID_ARTIFACT, path, ": the tokenizer's scores are not 8-byte aligned "
          "(file damaged or not written by encc)");
 }
@@ -383,7 +385,8 @@ void Artifact::checkSchemaVersion() {
     fail(ENCRT_INVALID_ARTIFACT, p, ": schema version 8 has no minor version or required features");
   static const char *const known[] = {ENCM_FEATURE_BPE_SPLIT, ENCM_FEATURE_DEFAULT_PROMPT, ENCM_FEATURE_BPE_CHARS,
                                       ENCM_FEATURE_EMBEDDING_DIM, ENCM_FEATURE_SPLADE,
-                                      ENCM_FEATURE_TOKEN_HEADS, ENCM_FEATURE_TOKEN_ROLES};
+                                      ENCM_FEATURE_TOKEN_HEADS, ENCM_FEATURE_TOKEN_ROLES,
+                                      ENCM_FEATURE_TOKENIZER_COMPONENTS};
   auto listed = [&](const char *feature) {
     if (m.required_features())
       for (const flatbuffers::String *f : *m.required_features())
@@ -409,6 +412,9 @@ void Artifact::checkSchemaVersion() {
   if (const encm::Tokenizer *t = m.tokenizer(); t && t->bpe_alphabet() != encm::BpeAlphabet::Bytes &&
                                                  !listed(ENCM_FEATURE_BPE_CHARS))
     fail(ENCRT_INVALID_ARTIFACT, p, ": the tokenizer's bpe_alphabet needs feature '" ENCM_FEATURE_BPE_CHARS
+                                    "', which the artifact does not require");
+  if (m.tokenizer() && m.tokenizer()->pipeline() && !listed(ENCM_FEATURE_TOKENIZER_COMPONENTS))
+    fail(ENCRT_INVALID_ARTIFACT, p, ": the tokenizer's pipeline needs feature '" ENCM_FEATURE_TOKENIZER_COMPONENTS
                                     "', which the artifact does not require");
   if (m.metadata() && m.metadata()->default_prompt() && !listed(ENCM_FEATURE_DEFAULT_PROMPT))
     fail(ENCRT_INVALID_ARTIFACT, p, ": the default prompt needs feature '" ENCM_FEATURE_DEFAULT_PROMPT
@@ -743,6 +749,15 @@ void Artifact::verifyCodeAndTokenizer() {
 
   // Tokenizer (optional).
   if (const encm::Tokenizer *tok = m.tokenizer()) {
+    // 9.9: components, checked and composed where the tokenizer is built
+    // (TokenizerLoad.cpp), before any code is loaded; the flat table's
+    // vocabulary must then be absent, so that no reader can take it for the
+    // tokenizer.
+    if (tok->pipeline()) {
+      if (tok->vocab())
+        fail(bad, p, ": the tokenizer has both components and a flat vocabulary");
+      return;
+    }
     // An empty vocab (no WordPiece vocabulary): the model runs on ids only.
     if (!tok->vocab() || tok->vocab()->size() == 0)
       return;

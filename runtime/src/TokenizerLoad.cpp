@@ -3,7 +3,10 @@
 
 #include "Failure.h"
 #include "bpe_tokenizer.h"
+#include "tokenizer_components.h"
 #include "unigram_tokenizer.h"
+
+#include "encrt/schema_version.h"
 
 #include <stdexcept>
 
@@ -11,6 +14,7 @@ namespace encrt::rt {
 namespace {
 
 std::vector<AddedToken> addedTokens(const encm::Tokenizer &t);
+UnigramOptions::Prepend prependScheme(encm::PrependScheme p);
 PairTemplate pairTemplate(const encm::Tokenizer &t);
 OffsetTrim offsetTrim(const encm::Tokenizer &t, OffsetTrim unrecorded);
 
@@ -24,9 +28,12 @@ std::unique_ptr<WordPieceTokenizer> wordPiece(const encm::Tokenizer &t, std::vec
   o.sepId = t.sep_id();
   o.padId = t.pad_id();
   o.maxCharsPerWord = t.max_input_chars_per_word();
-  return std::make_unique<WordPieceTokenizer>(std::move(vocab), o,
-                                              WordPieceSpecials{addedTokens(t), pairTemplate(t),
-                                                                offsetTrim(t, OffsetTrim::None)});
+  // No added tokens listed: the built-in [PAD] [UNK] [CLS] [SEP] [MASK] (a vocab.txt).
+  std::vector<AddedToken> added = addedTokens(t);
+  return std::make_unique<WordPieceTokenizer>(
+      std::move(vocab), o,
+      WordPieceSpecials{added.empty() ? std::nullopt : std::optional(std::move(added)), pairTemplate(t),
+                        offsetTrim(t, OffsetTrim::None)});
 }
 
 std::vector<AddedToken> addedTokens(const encm::Tokenizer &t) {
@@ -139,17 +146,178 @@ std::unique_ptr<UnigramTokenizer> unigram(const encm::Tokenizer &t, std::vector<
   o.whitespaceSplit = t.whitespace_split();
   if (t.metaspace_replacement())
     o.replacement = t.metaspace_replacement()->str();
-  switch (t.metaspace_prepend()) {
-  case encm::PrependScheme::Always: o.prepend = UnigramOptions::Prepend::Always; break;
-  case encm::PrependScheme::First: o.prepend = UnigramOptions::Prepend::First; break;
-  case encm::PrependScheme::Never: o.prepend = UnigramOptions::Prepend::Never; break;
-  default: throw std::invalid_argument("unknown Metaspace prepend scheme " + std::to_string(int(t.metaspace_prepend())));
-  }
+  o.prepend = prependScheme(t.metaspace_prepend());
   o.split = t.metaspace_split();
   o.templateIds = templateIds(t);
   o.pairTemplate = pairTemplate(t);
   o.offsetTrim = offsetTrim(t, OffsetTrim::Unknown);
   return std::make_unique<UnigramTokenizer>(std::move(vocab), std::move(scores), addedTokens(t), std::move(o));
+}
+
+// ---- Schema 9.9: Tokenizer.pipeline, read into components. Every union
+// type is read through an exhaustive switch: NONE or a value this runtime
+// does not know is an error, never skipped.
+
+std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
+
+std::vector<std::string> strings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *v) {
+  std::vector<std::string> out;
+  if (v) {
+    out.reserve(v->size());
+    for (const flatbuffers::String *s : *v)
+      out.push_back(str(s));
+  }
+  return out;
+}
+
+template <typename T> std::vector<T> values(const flatbuffers::Vector<T> *v) {
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+UnigramOptions::Prepend prependScheme(encm::PrependScheme p) {
+  switch (p) {
+  case encm::PrependScheme::Always: return UnigramOptions::Prepend::Always;
+  case encm::PrependScheme::First: return UnigramOptions::Prepend::First;
+  case encm::PrependScheme::Never: return UnigramOptions::Prepend::Never;
+  }
+  throw std::invalid_argument("unknown Metaspace prepend scheme " + std::to_string(int(p)));
+}
+
+OffsetTrim offsetTrim(encm::OffsetTrim t) {
+  switch (t) {
+  case encm::OffsetTrim::None: return OffsetTrim::None;
+  case encm::OffsetTrim::Trim: return OffsetTrim::Trim;
+  case encm::OffsetTrim::TrimKeepPrefixSpace: return OffsetTrim::TrimKeepPrefixSpace;
+  case encm::OffsetTrim::Unrecorded: break; // only an artifact before 9.6 leaves it unrecorded
+  }
+  throw std::invalid_argument("offset trim " + std::to_string(int(t)) + " in a post-processor");
+}
+
+Normalizer normalizer(encm::Normalizer type, const void *table) {
+  NormalizerStep s;
+  switch (type) {
+  case encm::Normalizer::BertNormalizer: {
+    const auto *n = static_cast<const encm::BertNormalizer *>(table);
+    return BertNormalizer{n->clean_text(), n->handle_chinese_chars(), n->strip_accents(), n->lowercase()};
+  }
+  case encm::Normalizer::PrecompiledNormalizer: {
+    const auto *n = static_cast<const encm::PrecompiledNormalizer *>(table);
+    s.kind = NormalizerStep::Kind::Precompiled;
+    if (n->charsmap())
+      s.charsmap.assign(reinterpret_cast<const char *>(n->charsmap()->data()), n->charsmap()->size());
+    return s;
+  }
+  case encm::Normalizer::ReplaceNormalizer: {
+    const auto *n = static_cast<const encm::ReplaceNormalizer *>(table);
+    s.kind = NormalizerStep::Kind::Replace;
+    s.pattern = str(n->pattern());
+    s.minRepeat = n->min_repeat();
+    s.content = str(n->content());
+    return s;
+  }
+  case encm::Normalizer::StripNormalizer: {
+    const auto *n = static_cast<const encm::StripNormalizer *>(table);
+    s.kind = NormalizerStep::Kind::Strip;
+    s.stripLeft = n->left();
+    s.stripRight = n->right();
+    s.stripSpacesOnly = n->spaces_only();
+    return s;
+  }
+  case encm::Normalizer::NfcNormalizer: s.kind = NormalizerStep::Kind::Nfc; return s;
+  case encm::Normalizer::PrependNormalizer:
+    s.kind = NormalizerStep::Kind::Prepend;
+    s.content = str(static_cast<const encm::PrependNormalizer *>(table)->content());
+    return s;
+  case encm::Normalizer::NONE: break;
+  }
+  throw std::invalid_argument("unknown normalizer type " + std::to_string(int(type)));
+}
+
+PreTokenizer preTokenizer(encm::PreTokenizer type, const void *table) {
+  switch (type) {
+  case encm::PreTokenizer::BertPreTokenizer: return BertPreTokenizer{};
+  case encm::PreTokenizer::ByteLevelPreTokenizer: {
+    const auto *p = static_cast<const encm::ByteLevelPreTokenizer *>(table);
+    return ByteLevelPreTokenizer{p->add_prefix_space(), p->use_regex()};
+  }
+  case encm::PreTokenizer::SplitPreTokenizer:
+    switch (static_cast<const encm::SplitPreTokenizer *>(table)->pattern()) {
+    case encm::SplitPattern::Qwen2: return SplitPreTokenizer{SplitPreTokenizer::Pattern::Qwen2};
+    case encm::SplitPattern::Cl100k: return SplitPreTokenizer{SplitPreTokenizer::Pattern::Cl100k};
+    case encm::SplitPattern::SpaceMergedWithPrevious:
+      return SplitPreTokenizer{SplitPreTokenizer::Pattern::SpaceMergedWithPrevious};
+    }
+    throw std::invalid_argument(
+        "unknown Split pattern " +
+        std::to_string(int(static_cast<const encm::SplitPreTokenizer *>(table)->pattern())));
+  case encm::PreTokenizer::MetaspacePreTokenizer: {
+    const auto *p = static_cast<const encm::MetaspacePreTokenizer *>(table);
+    return MetaspacePreTokenizer{str(p->replacement()), prependScheme(p->prepend_scheme()), p->split()};
+  }
+  case encm::PreTokenizer::WhitespaceSplitPreTokenizer: return WhitespaceSplitPreTokenizer{};
+  case encm::PreTokenizer::NONE: break;
+  }
+  throw std::invalid_argument("unknown pre-tokenizer type " + std::to_string(int(type)));
+}
+
+TokenizerModel tokenizerModel(const encm::TokenizerPipeline &p) {
+  switch (p.model_type()) {
+  case encm::TokenizerModel::WordPieceModel: {
+    const encm::WordPieceModel *m = p.model_as_WordPieceModel();
+    return WordPieceModel{strings(m->vocab()), m->unk_id(), m->max_input_chars_per_word()};
+  }
+  case encm::TokenizerModel::BpeModel: {
+    const encm::BpeModel *m = p.model_as_BpeModel();
+    BpeModel b{strings(m->vocab()), {}, m->unk_id(), m->byte_fallback(), m->ignore_merges(), m->fuse_unk()};
+    if (m->merges()) {
+      b.merges.reserve(m->merges()->size());
+      for (const encm::MergePair *pair : *m->merges())
+        b.merges.emplace_back(pair->left(), pair->right());
+    }
+    return b;
+  }
+  case encm::TokenizerModel::UnigramModel: {
+    const encm::UnigramModel *m = p.model_as_UnigramModel();
+    return UnigramModel{strings(m->vocab()), values(m->scores()), m->unk_id(), m->byte_fallback()};
+  }
+  case encm::TokenizerModel::NONE: break;
+  }
+  throw std::invalid_argument("unknown model type " + std::to_string(int(p.model_type())));
+}
+
+TemplatePostProcessor postProcessor(const encm::TokenizerPipeline &p) {
+  switch (p.post_processor_type()) {
+  case encm::PostProcessor::TemplatePostProcessor: {
+    const encm::TemplatePostProcessor *t = p.post_processor_as_TemplatePostProcessor();
+    return TemplatePostProcessor{values(t->single()), PairTemplate{values(t->pair()), values(t->pair_type_ids())},
+                                 offsetTrim(t->offset_trim())};
+  }
+  case encm::PostProcessor::NONE: break;
+  }
+  throw std::invalid_argument("unknown post-processor type " + std::to_string(int(p.post_processor_type())));
+}
+
+/// The pipeline's components (the flatbuffers verifier has checked that each
+/// union's table matches its type and that type and value vectors agree).
+TokenizerComponents components(const encm::TokenizerPipeline &p) {
+  TokenizerComponents c;
+  const auto *nTypes = p.normalizers_type();
+  const auto *pTypes = p.pre_tokenizers_type();
+  if ((nTypes && nTypes->size() > ENCM_MAX_TOKENIZER_STEPS) || (pTypes && pTypes->size() > ENCM_MAX_TOKENIZER_STEPS))
+    throw std::invalid_argument("more than " + std::to_string(ENCM_MAX_TOKENIZER_STEPS) +
+                                " normalizers or pre-tokenizers");
+  if (nTypes)
+    for (flatbuffers::uoffset_t i = 0; i < nTypes->size(); ++i)
+      c.normalizers.push_back(normalizer(nTypes->GetEnum<encm::Normalizer>(i), p.normalizers()->Get(i)));
+  if (pTypes)
+    for (flatbuffers::uoffset_t i = 0; i < pTypes->size(); ++i)
+      c.preTokenizers.push_back(preTokenizer(pTypes->GetEnum<encm::PreTokenizer>(i), p.pre_tokenizers()->Get(i)));
+  c.model = tokenizerModel(p);
+  c.postProcessor = postProcessor(p);
+  if (p.added_tokens())
+    for (const encm::AddedToken *a : *p.added_tokens())
+      c.addedTokens.push_back({str(a->content()), a->id(), a->special(), a->lstrip(), a->rstrip(), a->normalized()});
+  return c;
 }
 
 /// A tokenizer that checks its own tables, if its ids fit the model.
@@ -209,6 +377,19 @@ std::unique_ptr<TokenDecoder> loadDecoder(const encm::Tokenizer &table, const To
 
 std::unique_ptr<Tokenizer> loadTokenizer(const encm::Tokenizer *table, int32_t modelVocab,
                                          const std::string &path) {
+  if (table && table->pipeline()) {
+    std::pair<std::unique_ptr<Tokenizer>, int32_t> composed;
+    try {
+      composed = composeTokenizer(components(*table->pipeline()));
+    } catch (const std::invalid_argument &e) {
+      fail(ENCRT_INVALID_ARTIFACT, path, ": tokenizer: ", e.what());
+    }
+    if (composed.second >= modelVocab)
+      fail(ENCRT_INVALID_ARTIFACT, path, ": the tokenizer produces id ", composed.second,
+           ", the model's vocab_size is ", modelVocab);
+    return std::move(composed.first);
+  }
+  // Before 9.9: one flat table per kind.
   if (!table || !table->vocab() || table->vocab()->size() == 0)
     return nullptr;
   std::vector<std::string> vocab;

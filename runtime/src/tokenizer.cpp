@@ -142,7 +142,7 @@ const WordPieceOptions &checked(const std::vector<std::string> &vocab, const Wor
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options,
                                        WordPieceSpecials specials)
     : vocab_(std::move(vocab)), options_(checked(vocab_, options)),
-      specials_(specials.addedTokens.empty() ? specialTokens(vocab_, options_) : specials.addedTokens,
+      specials_(specials.addedTokens ? *specials.addedTokens : specialTokens(vocab_, options_),
                 [this](std::string_view text, std::string &out) { bertNormalizeUtf8(options_, text, out); }) {
   pair_ = specials.pairTemplate.ids.empty()
               ? PairTemplate{{options_.clsId, PairTemplate::kFirst, options_.sepId, PairTemplate::kSecond,
@@ -152,7 +152,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPiece
   single_ = {options_.clsId, -1, options_.sepId};
   offsetTrim_ = specials.offsetTrim;
   maxId_ = std::max(static_cast<int32_t>(vocab_.size()) - 1, checkPairTemplate(pair_, "WordPieceTokenizer"));
-  for (const AddedToken &t : specials.addedTokens) {
+  for (const AddedToken &t : specials_.tokens()) {
     normalizedSpecials_ |= t.normalized;
     maxId_ = std::max(maxId_, t.id);
     // The library's id_to_token: an added token's content, normalised for a

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -187,9 +188,10 @@ std::vector<std::string> piecesOf(const std::vector<int32_t> &ids, const std::ve
 /// pair as <s> a </s></s> b </s>).
 struct WordPieceSpecials {
   /// The added tokens, cut out before normalisation (normalized: false) or
-  /// from the normalised text (normalized: true); empty: the [PAD], [UNK],
-  /// [CLS], [SEP] of the options' ids and [MASK], cut out verbatim.
-  std::vector<AddedToken> addedTokens;
+  /// from the normalised text (normalized: true); none given: the [PAD],
+  /// [UNK], [CLS], [SEP] of the options' ids and [MASK], cut out verbatim
+  /// (a vocab.txt in an artifact before schema 9.9).
+  std::optional<std::vector<AddedToken>> addedTokens;
   /// The pair template; empty ids: [CLS] a [SEP] b [SEP], types 0 0 0 1 1.
   PairTemplate pairTemplate;
   /// What the post-processor does to offsets (MPNet's RobertaProcessing trims).

@@ -6,8 +6,9 @@
 // for x86-64-v2 so that every test machine runs it). This runtime reads it
 // as 9.0: the ids of the recorded texts are the `tokenizers` library's and
 // their embeddings transformers' (modernbert.json, legacy_mean's texts),
-// within 1e-5 relative. A fresh artifact lists the features it uses
-// (bpe-split for a Qwen2-style tokenizer) and no others.
+// within 1e-5 relative: its flat tokenizer table is read as the runtime
+// read it then. A fresh artifact lists the features it uses (a tokenizer
+// stored as components, schema 9.9) and no others.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -56,9 +58,16 @@ std::vector<std::string> requiredFeatures(const std::string &artifact) {
 TEST(ArtifactVersions, AnArtifactRequiresTheFeaturesItUses) {
   TempDir tmp;
   ASSERT_EQ(compile(referenceDataDir() + "/qwen3/models/text_last", tmp.path() + "/qwen.encm"), "");
-  EXPECT_EQ(requiredFeatures(tmp.path() + "/qwen.encm"), std::vector<std::string>{ENCM_FEATURE_BPE_SPLIT});
+  EXPECT_EQ(requiredFeatures(tmp.path() + "/qwen.encm"), std::vector<std::string>{ENCM_FEATURE_TOKENIZER_COMPONENTS});
   ASSERT_EQ(compile(referenceDataDir() + "/modernbert/models/legacy_mean", tmp.path() + "/neox.encm"), "");
-  EXPECT_EQ(requiredFeatures(tmp.path() + "/neox.encm"), std::vector<std::string>{});
+  EXPECT_EQ(requiredFeatures(tmp.path() + "/neox.encm"), std::vector<std::string>{ENCM_FEATURE_TOKENIZER_COMPONENTS});
+  // Without its tokenizer the artifact runs on ids and requires nothing.
+  const std::string idsOnly = tmp.path() + "/ids_only";
+  std::filesystem::copy(referenceDataDir() + "/modernbert/models/legacy_mean", idsOnly,
+                        std::filesystem::copy_options::recursive);
+  std::filesystem::remove(idsOnly + "/tokenizer.json");
+  ASSERT_EQ(compile(idsOnly, tmp.path() + "/ids.encm"), "");
+  EXPECT_EQ(requiredFeatures(tmp.path() + "/ids.encm"), std::vector<std::string>{});
 }
 
 } // namespace

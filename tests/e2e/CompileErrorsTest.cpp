@@ -177,21 +177,26 @@ TEST(ArtifactErrors, DamagedRealArtifactIsRejected) {
   std::string good = readFile(path);
   { encrt::Model ok(path); } // loads intact
 
-  auto expectLoadError = [&](const std::string &bytes, const std::string &fragment) {
+  auto expectLoadError = [&](const std::string &bytes, const auto &matcher) {
     writeFile(path, bytes);
     try {
       encrt::Model bad(path);
-      ADD_FAILURE() << "damaged artifact loaded (expected: " << fragment << ")";
+      ADD_FAILURE() << "damaged artifact loaded";
     } catch (const encrt::Error &e) {
-      EXPECT_THAT(std::string(e.what()), HasSubstr(fragment));
+      EXPECT_THAT(std::string(e.what()), matcher);
     }
   };
   for (size_t cut : {size_t(0), size_t(7), size_t(100), good.size() / 2, good.size() - 17, good.size() - 1})
-    expectLoadError(good.substr(0, cut), "m.encm");
+    expectLoadError(good.substr(0, cut), HasSubstr("m.encm"));
+  // The table is verified before the checksum is read (it bounds what the
+  // checksum reads), so a flip there may be either one's finding.
   for (size_t at : {size_t(12), good.size() / 3, good.size() / 2, good.size() - 40}) {
     std::string bad = good;
     bad[at] ^= 0x5a;
-    expectLoadError(bad, "checksum");
+    if (at < 64)
+      expectLoadError(bad, testing::AnyOf(HasSubstr("checksum"), HasSubstr("fails the FlatBuffers verifier")));
+    else
+      expectLoadError(bad, HasSubstr("checksum"));
   }
 }
 

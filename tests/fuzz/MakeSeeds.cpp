@@ -43,6 +43,19 @@ int main(int argc, char **argv) {
   split.tokenizer = bpe;
   split.requiredFeatures = {"bpe-split"};
   writeFile(dir + "/bpe-split.encm", writeArtifact(split));
+  // Schema 9.9's tokenizer components: the WordPiece tokenizer above, and a
+  // byte-level BPE one (with a merge and a pair template) as unions.
+  ArtifactSpec components = tok;
+  components.tokenizer->pipeline = SpecTokenizer::Pipeline{};
+  writeFile(dir + "/components-wordpiece.encm", writeArtifact(components));
+  SpecTokenizer bpeComponents = bpe;
+  bpeComponents.bpeSplit = encm::BpeSplit::Gpt2;
+  bpeComponents.templateIds = {0, -1, 3};
+  bpeComponents.pairTemplateIds = {0, -1, 3, -2, 3};
+  bpeComponents.pairTypeIds = {0, 0, 0, 1, 1};
+  bpeComponents.pipeline = SpecTokenizer::Pipeline{};
+  components.tokenizer = bpeComponents;
+  writeFile(dir + "/components-bpe.encm", writeArtifact(components));
   // Schema 9.4's embedding_dim (equal to the hidden size here, so that the seed loads) and its feature.
   ArtifactSpec dim = pooled;
   dim.embeddingDim = TestModel::kHidden;

@@ -46,6 +46,100 @@ buildSteps(flatbuffers::FlatBufferBuilder &b, const std::vector<SpecStep> &in) {
   return steps;
 }
 
+/// A union member's table for raw type `type` (an unknown type: an empty
+/// table, as a newer writer's member would look to this runtime).
+flatbuffers::Offset<void> normalizerTable(flatbuffers::FlatBufferBuilder &b, uint8_t type, const SpecTokenizer &t) {
+  switch (static_cast<encm::Normalizer>(type)) {
+  case encm::Normalizer::BertNormalizer: return encm::CreateBertNormalizer(b).Union();
+  case encm::Normalizer::PrecompiledNormalizer: {
+    std::vector<uint8_t> map(t.charsmap.begin(), t.charsmap.end());
+    return encm::CreatePrecompiledNormalizerDirect(b, &map).Union();
+  }
+  case encm::Normalizer::ReplaceNormalizer: return encm::CreateReplaceNormalizerDirect(b, " ", 0, "\u2581").Union();
+  case encm::Normalizer::StripNormalizer: return encm::CreateStripNormalizer(b, true, true).Union();
+  case encm::Normalizer::PrependNormalizer: return encm::CreatePrependNormalizerDirect(b, "\u2581").Union();
+  default: return encm::CreateNfcNormalizer(b).Union();
+  }
+}
+
+flatbuffers::Offset<void> preTokenizerTable(flatbuffers::FlatBufferBuilder &b, uint8_t type) {
+  switch (static_cast<encm::PreTokenizer>(type)) {
+  case encm::PreTokenizer::ByteLevelPreTokenizer: return encm::CreateByteLevelPreTokenizer(b).Union();
+  case encm::PreTokenizer::SplitPreTokenizer: return encm::CreateSplitPreTokenizer(b).Union();
+  case encm::PreTokenizer::MetaspacePreTokenizer:
+    return encm::CreateMetaspacePreTokenizerDirect(b, "\u2581").Union();
+  case encm::PreTokenizer::WhitespaceSplitPreTokenizer: return encm::CreateWhitespaceSplitPreTokenizer(b).Union();
+  default: return encm::CreateBertPreTokenizer(b).Union();
+  }
+}
+
+/// SpecTokenizer as schema 9.9's components: the same tokenizer the flat
+/// table describes (WordPiece: [CLS] text [SEP] and BERT's pair template).
+flatbuffers::Offset<encm::Tokenizer> buildPipelineTokenizer(flatbuffers::FlatBufferBuilder &b,
+                                                            const SpecTokenizer &t) {
+  const SpecTokenizer::Pipeline &p = *t.pipeline;
+  using N = encm::Normalizer;
+  using P = encm::PreTokenizer;
+  const std::vector<uint8_t> normalizerTypes = p.normalizers.value_or(
+      t.unigram ? (t.charsmap.empty() ? std::vector<uint8_t>{} : std::vector<uint8_t>{uint8_t(N::PrecompiledNormalizer)})
+      : t.bpe   ? std::vector<uint8_t>{}
+                : std::vector<uint8_t>{uint8_t(N::BertNormalizer)});
+  const std::vector<uint8_t> preTypes = p.preTokenizers.value_or(std::vector<uint8_t>{
+      uint8_t(t.unigram ? P::MetaspacePreTokenizer : t.bpe ? P::ByteLevelPreTokenizer : P::BertPreTokenizer)});
+  std::vector<flatbuffers::Offset<void>> normalizers, pre;
+  std::vector<N> nTypes;
+  std::vector<P> pTypes;
+  for (uint8_t type : normalizerTypes)
+    normalizers.push_back(normalizerTable(b, type, t)), nTypes.push_back(static_cast<N>(type));
+  for (uint8_t type : preTypes)
+    pre.push_back(preTokenizerTable(b, type)), pTypes.push_back(static_cast<P>(type));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> vocab;
+  for (const std::string &v : t.vocab)
+    vocab.push_back(b.CreateString(v));
+  const auto vocabOffset = b.CreateVector(vocab);
+  std::vector<encm::MergePair> merges;
+  for (auto [l, r] : t.merges)
+    merges.emplace_back(l, r);
+  const encm::TokenizerModel kind = t.unigram ? encm::TokenizerModel::UnigramModel
+                                    : t.bpe   ? encm::TokenizerModel::BpeModel
+                                              : encm::TokenizerModel::WordPieceModel;
+  flatbuffers::Offset<void> model;
+  switch (kind) {
+  case encm::TokenizerModel::UnigramModel:
+    model = encm::CreateUnigramModel(b, vocabOffset, b.CreateVector(t.scores), t.unkId).Union();
+    break;
+  case encm::TokenizerModel::BpeModel:
+    model = encm::CreateBpeModel(b, vocabOffset, b.CreateVectorOfStructs(merges), t.unkId).Union();
+    break;
+  default: model = encm::CreateWordPieceModel(b, vocabOffset, t.unkId).Union(); break;
+  }
+  const bool wordPiece = !t.unigram && !t.bpe;
+  const std::vector<int32_t> single = wordPiece ? std::vector<int32_t>{t.clsId, -1, t.sepId} : t.templateIds;
+  const std::vector<int32_t> pair = wordPiece ? std::vector<int32_t>{t.clsId, -1, t.sepId, -2, t.sepId}
+                                              : t.pairTemplateIds;
+  const std::vector<int32_t> pairTypes = wordPiece ? std::vector<int32_t>{0, 0, 0, 1, 1} : t.pairTypeIds;
+  auto post = encm::CreateTemplatePostProcessorDirect(b, &single, &pair, &pairTypes, p.offsetTrim);
+  std::vector<flatbuffers::Offset<encm::AddedToken>> added;
+  for (const auto &[content, id] : t.added)
+    added.push_back(encm::CreateAddedTokenDirect(b, content.c_str(), id));
+  if (wordPiece && t.added.empty())
+    for (int32_t id : {t.padId, t.unkId, t.clsId, t.sepId})
+      added.push_back(encm::CreateAddedTokenDirect(b, t.vocab.at(size_t(id)).c_str(), id));
+  auto pipeline = encm::CreateTokenizerPipelineDirect(
+      b, &nTypes, &normalizers, &pTypes, &pre,
+      p.model ? static_cast<encm::TokenizerModel>(*p.model) : kind, model,
+      static_cast<encm::PostProcessor>(p.postProcessor.value_or(uint8_t(encm::PostProcessor::TemplatePostProcessor))),
+      post.Union(), &added);
+  std::vector<flatbuffers::Offset<encm::DecoderStep>> decoders;
+  const auto decoderOffset = b.CreateVector(decoders);
+  encm::TokenizerBuilder tb(b);
+  if (p.flatVocabToo)
+    tb.add_vocab(vocabOffset);
+  tb.add_decoders(decoderOffset);
+  tb.add_pipeline(pipeline);
+  return tb.Finish();
+}
+
 std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   flatbuffers::FlatBufferBuilder b;
   b.ForceDefaults(true); // fixed size whatever the offsets are
@@ -76,7 +170,9 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
         c.size.value_or(c.bytes.size()), &sha));
   }
   flatbuffers::Offset<encm::Tokenizer> tokenizer = 0;
-  if (s.tokenizer) {
+  if (s.tokenizer && s.tokenizer->pipeline) {
+    tokenizer = buildPipelineTokenizer(b, *s.tokenizer);
+  } else if (s.tokenizer) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> vocab;
     for (const auto &t : s.tokenizer->vocab)
       vocab.push_back(b.CreateString(t));
@@ -131,6 +227,8 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> features;
   for (const std::string &f : s.requiredFeatures)
     features.push_back(b.CreateString(f));
+  if (s.tokenizer && s.tokenizer->pipeline && !s.tokenizer->pipeline->omitFeature)
+    features.push_back(b.CreateString(ENCM_FEATURE_TOKENIZER_COMPONENTS));
   std::vector<flatbuffers::Offset<encm::TokenHead>> heads;
   for (const SpecTokenHead &h : s.tokenHeads) {
     std::vector<flatbuffers::Offset<encm::TokenRole>> roles;
@@ -144,7 +242,7 @@ std::vector<uint8_t> buildTable(const ArtifactSpec &s, const Layout &layout) {
       b, s.schemaVersion, metadata, &values, &steps, &s.inputs, &s.outputs,
       s.weightsOffset.value_or(layout.weightsOffset),
       s.weightsSize.value_or(s.weights.size()), &codes, tokenizer, fill, cuda, s.schemaMinor,
-      s.requiredFeatures.empty() ? nullptr : &features, s.tokenHeads.empty() ? nullptr : &heads);
+      features.empty() ? nullptr : &features, s.tokenHeads.empty() ? nullptr : &heads);
   encm::FinishModelBuffer(b, model);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }

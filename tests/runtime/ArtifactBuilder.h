@@ -64,6 +64,20 @@ struct SpecTokenizer {
   bool unigram = false;
   std::vector<double> scores;
   std::string charsmap;
+  /// Schema 9.9: written as components (Tokenizer.pipeline) from the fields
+  /// above, with these overrides for damaged cases; the writer then adds
+  /// feature "tokenizer-components" unless omitFeature.
+  struct Pipeline {
+    /// Raw union types (any byte, NONE and unknown ones included), each
+    /// given a table of its type (an unknown one an empty table); nullopt:
+    /// what the kind implies (BertNormalizer / Precompiled; BertPreTokenizer,
+    /// ByteLevel, Metaspace).
+    std::optional<std::vector<uint8_t>> normalizers, preTokenizers;
+    std::optional<uint8_t> model, postProcessor;
+    encm::OffsetTrim offsetTrim = encm::OffsetTrim::None;
+    bool flatVocabToo = false, omitFeature = false;
+  };
+  std::optional<Pipeline> pipeline;
 };
 
 /// A Model.token_heads entry.

@@ -16,7 +16,7 @@
 #define ENCRT_SCHEMA_VERSION_H
 
 #define ENCM_SCHEMA_VERSION 9
-#define ENCM_SCHEMA_MINOR 8
+#define ENCM_SCHEMA_MINOR 9
 /* Schema 8 artifacts (the release before versions had minors) are 9.0. */
 #define ENCM_OLDEST_SCHEMA_VERSION 8
 
@@ -29,6 +29,7 @@
 #define ENCM_FEATURE_SPLADE "splade" /* 9.5: Metadata.pooling Splade (SPLADE's vocabulary-wide weights) */
 #define ENCM_FEATURE_TOKEN_HEADS "token-heads" /* 9.7: Model.token_heads (bge-m3's sparse and ColBERT outputs) */
 #define ENCM_FEATURE_TOKEN_ROLES "token-roles" /* 9.8: TokenHead.roles (ColBERT's query / document encodings) */
+#define ENCM_FEATURE_TOKENIZER_COMPONENTS "tokenizer-components" /* 9.9: Tokenizer.pipeline (normalizers, pre-tokenizers, a model, a post-processor) */
 
 /* Model.token_heads (9.7): at most ENCM_MAX_TOKEN_HEADS, a MultiVector's
    width at most ENCM_MAX_EMBEDDING_DIM and skip_leading at most
@@ -52,6 +53,10 @@
 /* Metadata.labels (9.3, no feature: a runtime that ignores them names labels
    LABEL_i): num_labels names of 1 to ENCM_MAX_LABEL_BYTES bytes of UTF-8. */
 #define ENCM_MAX_LABEL_BYTES 256
+
+/* Tokenizer.pipeline (9.9): at most ENCM_MAX_TOKENIZER_STEPS normalizers and
+   as many pre-tokenizers. */
+#define ENCM_MAX_TOKENIZER_STEPS 16
 
 /* The longest added token (Tokenizer.added_tokens content, bytes) the runtime
    accepts; encc refuses a tokenizer.json with a longer one. */
