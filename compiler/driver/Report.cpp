@@ -16,6 +16,7 @@
 
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "compiler/driver/ArtifactWriter.h"
+#include "compiler/driver/CommandOutput.h"
 #include "compiler/driver/CompileDriver.h"
 #include "compiler/driver/JsonOutput.h"
 #include "frontends/ImportModel.h"
@@ -52,11 +53,6 @@ struct Inputs {
   int64_t batch = 0, seq = 0;
   std::vector<int32_t> ids, lengths;
 };
-
-int fail(const std::string &msg) {
-  llvm::errs() << "encc: error: " << msg << "\n";
-  return 1;
-}
 
 bool parseInt(const Args &a, const char *name, int64_t lo, int64_t hi, int64_t &out) {
   if (!a.has(name))

@@ -1,7 +1,7 @@
 //===- RunCommands.h - encc run / embed / tokenize / inspect----------------------===//
 //
 // The subcommands that only execute or read artifacts. They use libencrt's C
-// API (and the schema for `inspect`), never the compiler.
+// API (and the schema for `inspect`, InspectCommand.cpp), never the compiler.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCC_COMPILER_RUNCOMMANDS_H

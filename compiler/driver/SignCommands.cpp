@@ -2,6 +2,7 @@
 #include "compiler/driver/SignCommands.h"
 
 #include "compiler/driver/ArtifactWriter.h"
+#include "compiler/driver/CommandOutput.h"
 #include "encrt/signature.h"
 #include "frontends/RegularFile.h"
 
@@ -16,11 +17,6 @@
 namespace encc {
 
 namespace {
-
-int fail(const std::string &msg) {
-  llvm::errs() << "encc: error: " << msg << "\n";
-  return 1;
-}
 
 std::string toHex(const uint8_t *data, size_t size) {
   std::string s(2 * size + 1, '\0');
