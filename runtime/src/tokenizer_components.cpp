@@ -41,6 +41,19 @@ std::vector<NormalizerStep> textSteps(std::vector<Normalizer> &normalizers, cons
   return steps;
 }
 
+/// The tokenizer and the largest id it produces.
+template <typename T> std::pair<std::unique_ptr<Tokenizer>, int32_t> withMaxId(std::unique_ptr<T> tok) {
+  const int32_t maxId = tok->maxId();
+  return {std::move(tok), maxId};
+}
+
+/// The post-processor into BpeOptions / UnigramOptions.
+template <typename Options> void takeTemplates(Options &o, TemplatePostProcessor &post) {
+  o.templateIds = std::move(post.single);
+  o.pairTemplate = std::move(post.pair);
+  o.offsetTrim = post.offsetTrim;
+}
+
 std::pair<std::unique_ptr<Tokenizer>, int32_t> wordPiece(TokenizerComponents &c, WordPieceModel &m) {
   const BertNormalizer *bert = c.normalizers.size() == 1 ? as<BertNormalizer>(c.normalizers[0]) : nullptr;
   if (!bert || !bert->cleanText)
@@ -63,11 +76,9 @@ std::pair<std::unique_ptr<Tokenizer>, int32_t> wordPiece(TokenizerComponents &c,
   o.sepId = single[2];
   o.padId = m.unkId; // the built-in added tokens' [PAD]; the components always list theirs
   o.maxCharsPerWord = m.maxCharsPerWord;
-  auto tok = std::make_unique<WordPieceTokenizer>(
+  return withMaxId(std::make_unique<WordPieceTokenizer>(
       std::move(m.vocab), o,
-      WordPieceSpecials{std::move(c.addedTokens), std::move(c.postProcessor.pair), c.postProcessor.offsetTrim});
-  const int32_t maxId = tok->maxId();
-  return {std::move(tok), maxId};
+      WordPieceSpecials{std::move(c.addedTokens), std::move(c.postProcessor.pair), c.postProcessor.offsetTrim}));
 }
 
 std::pair<std::unique_ptr<Tokenizer>, int32_t> bytePair(TokenizerComponents &c, BpeModel &m) {
@@ -99,13 +110,9 @@ std::pair<std::unique_ptr<Tokenizer>, int32_t> bytePair(TokenizerComponents &c, 
   o.ignoreMerges = m.ignoreMerges;
   o.fuseUnk = m.fuseUnk;
   o.unkId = m.unkId;
-  o.templateIds = std::move(c.postProcessor.single);
-  o.pairTemplate = std::move(c.postProcessor.pair);
-  o.offsetTrim = c.postProcessor.offsetTrim;
-  auto tok = std::make_unique<BytePairTokenizer>(std::move(m.vocab), m.merges, std::move(c.addedTokens),
-                                                 std::move(o));
-  const int32_t maxId = tok->maxId();
-  return {std::move(tok), maxId};
+  takeTemplates(o, c.postProcessor);
+  return withMaxId(
+      std::make_unique<BytePairTokenizer>(std::move(m.vocab), m.merges, std::move(c.addedTokens), std::move(o)));
 }
 
 std::pair<std::unique_ptr<Tokenizer>, int32_t> unigram(TokenizerComponents &c, UnigramModel &m) {
@@ -121,13 +128,9 @@ std::pair<std::unique_ptr<Tokenizer>, int32_t> unigram(TokenizerComponents &c, U
   o.split = metaspace->split;
   o.unkId = m.unkId;
   o.byteFallback = m.byteFallback;
-  o.templateIds = std::move(c.postProcessor.single);
-  o.pairTemplate = std::move(c.postProcessor.pair);
-  o.offsetTrim = c.postProcessor.offsetTrim;
-  auto tok = std::make_unique<UnigramTokenizer>(std::move(m.vocab), std::move(m.scores), std::move(c.addedTokens),
-                                                std::move(o));
-  const int32_t maxId = tok->maxId();
-  return {std::move(tok), maxId};
+  takeTemplates(o, c.postProcessor);
+  return withMaxId(std::make_unique<UnigramTokenizer>(std::move(m.vocab), std::move(m.scores),
+                                                      std::move(c.addedTokens), std::move(o)));
 }
 
 } // namespace

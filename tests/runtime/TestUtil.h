@@ -93,6 +93,19 @@ inline void expectError(encrt_status *st, encrt_status_code code,
   encrt_status_free(st);
 }
 
+/// The ids `text` tokenizes to (ids the test expects to succeed).
+inline std::vector<int32_t> tokenize(const encrt_model *m, const char *text) {
+  int64_t n = 0;
+  encrt_status *st = encrt_model_tokenize(m, text, nullptr, 0, &n);
+  EXPECT_EQ(st, nullptr) << encrt_status_message(st);
+  encrt_status_free(st);
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  st = encrt_model_tokenize(m, text, ids.data(), n, &n);
+  EXPECT_EQ(st, nullptr) << encrt_status_message(st);
+  encrt_status_free(st);
+  return ids;
+}
+
 } // namespace encrt::test
 
 #endif // ENCRT_TESTS_TESTUTIL_H

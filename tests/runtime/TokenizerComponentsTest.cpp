@@ -23,18 +23,6 @@ constexpr auto kBad = ENCRT_INVALID_ARTIFACT;
 using N = encm::Normalizer;
 using P = encm::PreTokenizer;
 
-std::vector<int32_t> tokenize(const encrt_model *m, const char *text) {
-  int64_t n = 0;
-  encrt_status *st = encrt_model_tokenize(m, text, nullptr, 0, &n);
-  EXPECT_EQ(st, nullptr) << encrt_status_message(st);
-  encrt_status_free(st);
-  std::vector<int32_t> ids(static_cast<size_t>(n));
-  st = encrt_model_tokenize(m, text, ids.data(), n, &n);
-  EXPECT_EQ(st, nullptr) << encrt_status_message(st);
-  encrt_status_free(st);
-  return ids;
-}
-
 std::vector<int32_t> tokenizePair(const encrt_model *m, const char *a, const char *b) {
   int64_t n = 0;
   std::vector<int32_t> ids(64), types(64);
