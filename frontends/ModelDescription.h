@@ -165,8 +165,10 @@ struct TokenizerData {
   bool addPrefixSpace = false, ignoreMerges = false, fuseUnk = false;
   /// The pre-tokenizer's regex: the ByteLevel one (GPT-2), or a Split's before
   /// a ByteLevel without its own (Qwen2; Cl100k: GPT-4 / Llama 3); with the
-  /// Chars alphabet none (Whole: Llama 2) or a split after spaces (Gemma).
-  enum class BpeSplit { Gpt2, Qwen2, Cl100k, Whole, SpaceMergedWithPrevious } bpeSplit = BpeSplit::Gpt2;
+  /// Chars alphabet none (Whole: Llama 2), a split after spaces (Gemma) or
+  /// a Metaspace pre-tokenizer (the metaspace fields; transformers'
+  /// non-legacy Llama / Mistral files).
+  enum class BpeSplit { Gpt2, Qwen2, Cl100k, Whole, SpaceMergedWithPrevious, Metaspace } bpeSplit = BpeSplit::Gpt2;
   /// The initial symbols: bytes in GPT-2's alphabet, or characters (with
   /// byteFallback: <0xXX> tokens for those outside the vocabulary).
   enum class BpeAlphabet { Bytes, Chars } bpeAlphabet = BpeAlphabet::Bytes;
@@ -177,7 +179,8 @@ struct TokenizerData {
   /// A text pair's post-processing: ids with -1 / -2 for the two texts, and
   /// each entry's token type (BPE, Unigram; empty: none; WordPiece's is built in).
   std::vector<int32_t> pairTemplateIds, pairTypeIds;
-  // Unigram (and addedTokens, templateIds, unkId; byteFallback also BPE's).
+  // Unigram (and addedTokens, templateIds, unkId; byteFallback and the
+  // metaspace fields also BPE's).
   std::vector<double> scores;
   bool byteFallback = false;
   std::vector<NormalizerStepData> normalizers;

@@ -214,6 +214,12 @@ std::vector<std::pair<encm::PreTokenizer, flatbuffers::Offset<void>>> writePreTo
   auto split = [&](encm::SplitPattern pattern) {
     pre.emplace_back(encm::PreTokenizer::SplitPreTokenizer, encm::CreateSplitPreTokenizer(fbb, pattern).Union());
   };
+  auto metaspace = [&] {
+    pre.emplace_back(encm::PreTokenizer::MetaspacePreTokenizer,
+                     encm::CreateMetaspacePreTokenizer(fbb, fbb.CreateString(tk.metaspaceReplacement),
+                                                       schemaPrepend(tk.metaspacePrepend), tk.metaspaceSplit)
+                         .Union());
+  };
   auto byteLevel = [&](bool useRegex) {
     pre.emplace_back(encm::PreTokenizer::ByteLevelPreTokenizer,
                      encm::CreateByteLevelPreTokenizer(fbb, tk.addPrefixSpace, useRegex).Union());
@@ -226,10 +232,7 @@ std::vector<std::pair<encm::PreTokenizer, flatbuffers::Offset<void>>> writePreTo
     if (tk.whitespaceSplit)
       pre.emplace_back(encm::PreTokenizer::WhitespaceSplitPreTokenizer,
                        encm::CreateWhitespaceSplitPreTokenizer(fbb).Union());
-    pre.emplace_back(encm::PreTokenizer::MetaspacePreTokenizer,
-                     encm::CreateMetaspacePreTokenizer(fbb, fbb.CreateString(tk.metaspaceReplacement),
-                                                       schemaPrepend(tk.metaspacePrepend), tk.metaspaceSplit)
-                         .Union());
+    metaspace();
     return pre;
   case TokenizerKind::ByteLevelBPE:
     break;
@@ -240,9 +243,10 @@ std::vector<std::pair<encm::PreTokenizer, flatbuffers::Offset<void>>> writePreTo
   case TokenizerData::BpeSplit::Cl100k: split(encm::SplitPattern::Cl100k), byteLevel(false); break;
   case TokenizerData::BpeSplit::Whole: break;
   case TokenizerData::BpeSplit::SpaceMergedWithPrevious: split(encm::SplitPattern::SpaceMergedWithPrevious); break;
+  case TokenizerData::BpeSplit::Metaspace: metaspace(); break;
   }
   // The alphabet follows from the ByteLevel pre-tokenizer: the readers pair
-  // Bytes with the first three splits and Chars with the last two.
+  // Bytes with the first three splits and Chars with the others.
   const bool bytes = tk.bpeSplit == TokenizerData::BpeSplit::Gpt2 || tk.bpeSplit == TokenizerData::BpeSplit::Qwen2 ||
                      tk.bpeSplit == TokenizerData::BpeSplit::Cl100k;
   if (bytes != (tk.bpeAlphabet == TokenizerData::BpeAlphabet::Bytes))

@@ -156,6 +156,13 @@ private:
   llvm::Error readPreTokenizer(Unsupported &unsupported) {
     const json *pre = field(j_, "pre_tokenizer");
     // SentencePiece BPE: the model sees characters (no ByteLevel mapping).
+    // transformers' non-legacy Llama / Mistral converters: Metaspace as the
+    // pre-tokenizer (no normalizer), prepend_scheme first, split false.
+    if (pre && pre->is_object() && typeOf(*pre) == "Metaspace") {
+      tok_.bpeAlphabet = TokenizerData::BpeAlphabet::Chars;
+      tok_.bpeSplit = TokenizerData::BpeSplit::Metaspace;
+      return readMetaspace(*pre);
+    }
     if (!pre || pre->is_null() || (pre->is_object() && typeOf(*pre) == "Split" && isSplitAfterSpaces(*pre))) {
       tok_.bpeAlphabet = TokenizerData::BpeAlphabet::Chars;
       tok_.bpeSplit = !pre || pre->is_null() ? TokenizerData::BpeSplit::Whole
@@ -172,8 +179,8 @@ private:
     }
     if (!pre || !pre->is_object() || typeOf(*pre) != "ByteLevel")
       return unsupported.why = "pre_tokenizer " + (pre ? quotedType(*pre) : std::string("missing")) +
-                               " (implemented: ByteLevel, and a Split on Qwen2's or cl100k's regex before it; none "
-                               "or a Split on \" \" merged with the previous piece for SentencePiece BPE)",
+                               " (implemented: ByteLevel, and a Split on Qwen2's or cl100k's regex before it; none, "
+                               "Metaspace or a Split on \" \" merged with the previous piece for SentencePiece BPE)",
              llvm::Error::success();
     if (tok_.byteFallback)
       return unsupported.why = "BPE byte_fallback with a ByteLevel pre_tokenizer", llvm::Error::success();

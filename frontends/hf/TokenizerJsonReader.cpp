@@ -51,6 +51,17 @@ llvm::Error TokenizerJsonReader::readBool(const json &obj, const char *key, cons
   return llvm::Error::success();
 }
 
+llvm::Error TokenizerJsonReader::readMetaspace(const json &m) {
+  const json *rep = field(m, "replacement");
+  if (!rep || !rep->is_string() || rep->get<std::string>().empty() ||
+      utf8Length(static_cast<unsigned char>(rep->get<std::string>()[0])) != rep->get<std::string>().size())
+    return bad("field 'pre_tokenizer.replacement' (Metaspace) must be one character");
+  tok_.metaspaceReplacement = rep->get<std::string>();
+  if (auto e = readPrependScheme(m, "pre_tokenizer", tok_.metaspacePrepend))
+    return e;
+  return readBool(m, "split", "pre_tokenizer.", tok_.metaspaceSplit);
+}
+
 llvm::Error TokenizerJsonReader::readPrependScheme(const json &m, const std::string &where,
                                                    TokenizerData::Prepend &out) const {
   using Prepend = TokenizerData::Prepend;

@@ -25,6 +25,9 @@ namespace encc {
 /// ids must be 0..n-1, each once. Errors are prefixed with `path`.
 llvm::Error vocabFromMap(const nlohmann::json &map, const std::string &path, std::vector<std::string> &vocab);
 
+/// Byte length of the UTF-8 sequence `lead` starts (1 for anything else).
+inline size_t utf8Length(unsigned char lead) { return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1; }
+
 /// Why the file cannot be tokenised by encrt (empty: it can).
 struct Unsupported {
   std::string why;
@@ -50,6 +53,9 @@ protected:
   /// "never" the library refuses it, and so does this). `where` names the
   /// object in errors ("pre_tokenizer").
   llvm::Error readPrependScheme(const json &m, const std::string &where, TokenizerData::Prepend &out) const;
+  /// A Metaspace pre-tokenizer `m` into tok_'s metaspace fields: its
+  /// replacement (one character), prepend_scheme and split.
+  llvm::Error readMetaspace(const json &m);
 
   /// Calls `readStep(step, where)` for each step of the normalizer `n`: the
   /// normalizers of a Sequence (nested ones flattened) in order, else `n`

@@ -22,9 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-/// Byte length of the UTF-8 sequence `lead` starts (1 for anything else).
-size_t utf8Length(unsigned char lead) { return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1; }
-
 /// A Replace regex as (literal, minRepeat): "abc" -> ("abc", 0), "x{2,}" ->
 /// ("x", 2), "x+" -> ("x", 1), an escaped metacharacter as itself; false for
 /// anything else.
@@ -174,17 +171,6 @@ private:
     }
     tok_.normalizers.push_back(std::move(step));
     return llvm::Error::success();
-  }
-
-  llvm::Error readMetaspace(const json &m) {
-    const json *rep = field(m, "replacement");
-    if (!rep || !rep->is_string() || rep->get<std::string>().empty() ||
-        utf8Length(static_cast<unsigned char>(rep->get<std::string>()[0])) != rep->get<std::string>().size())
-      return bad("field 'pre_tokenizer.replacement' (Metaspace) must be one character");
-    tok_.metaspaceReplacement = rep->get<std::string>();
-    if (auto e = readPrependScheme(m, "pre_tokenizer", tok_.metaspacePrepend))
-      return e;
-    return readBool(m, "split", "pre_tokenizer.", tok_.metaspaceSplit);
   }
 
   /// Metaspace, alone or as the last of a Sequence [WhitespaceSplit, Metaspace].

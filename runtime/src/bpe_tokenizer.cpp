@@ -165,9 +165,21 @@ template <typename Emit> void splitAfterSpaces(std::string_view s, Emit emit) {
     emit(from, s.size());
 }
 
+/// A word before each `marker` (the library's split on it, MergedWithNext).
+template <typename Emit> void splitBefore(std::string_view s, std::string_view marker, Emit emit) {
+  size_t from = 0;
+  for (size_t at = s.find(marker, 1); at != std::string_view::npos; at = s.find(marker, at + marker.size())) {
+    if (at > from && !emit(from, at))
+      return;
+    from = at;
+  }
+  if (from < s.size())
+    emit(from, s.size());
+}
+
 /// Calls emit(beginByte, endByte) for each word `split` cuts `s` into.
-template <typename Emit> void split(BpeSplit split, std::string_view s, std::vector<char32_t> &cps,
-                                    std::vector<size_t> &offsets, Emit emit) {
+template <typename Emit> void split(BpeSplit split, const MetaspaceOptions &metaspace, std::string_view s,
+                                    std::vector<char32_t> &cps, std::vector<size_t> &offsets, Emit emit) {
   switch (split) {
   case BpeSplit::Gpt2: splitGpt2(s, cps, offsets, emit); break;
   case BpeSplit::Qwen2: splitCl100k(s, cps, offsets, 1, emit); break;
@@ -177,6 +189,12 @@ template <typename Emit> void split(BpeSplit split, std::string_view s, std::vec
       emit(0, s.size());
     break;
   case BpeSplit::SpaceMergedWithPrevious: splitAfterSpaces(s, emit); break;
+  case BpeSplit::Metaspace:
+    if (metaspace.split)
+      splitBefore(s, metaspace.replacement, emit);
+    else if (!s.empty())
+      emit(0, s.size());
+    break;
   }
 }
 
@@ -226,9 +244,17 @@ BytePairTokenizer::BytePairTokenizer(std::vector<std::string> vocab,
   }
   if (options_.byteFallback && options_.alphabet != BpeAlphabet::Chars)
     invalid("byte fallback needs the character alphabet");
-  const bool charSplit = options_.split == BpeSplit::Whole || options_.split == BpeSplit::SpaceMergedWithPrevious;
+  const bool charSplit = options_.split == BpeSplit::Whole || options_.split == BpeSplit::SpaceMergedWithPrevious ||
+                         options_.split == BpeSplit::Metaspace;
   if (charSplit != (options_.alphabet == BpeAlphabet::Chars))
-    invalid("the character alphabet goes with no pre-tokenizer or a split after spaces, and only it");
+    invalid("the character alphabet goes with no pre-tokenizer, a split after spaces or Metaspace, and only it");
+  if (options_.split == BpeSplit::Metaspace) {
+    const std::string &r = options_.metaspace.replacement;
+    size_t next = 0;
+    char32_t cp;
+    if (r.empty() || !unicode::decodeUtf8(r, next, cp) || next != r.size())
+      invalid("the Metaspace replacement must be one character");
+  }
   merges_.reserve(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
     auto [a, b] = merges[r];
@@ -397,6 +423,30 @@ void BytePairTokenizer::mergeWord(std::string_view bytes, Scratch &scratch, std:
     }
 }
 
+void BytePairTokenizer::metaspaceSegment(std::string_view text, bool atStart, const TextSpan *align,
+                                         std::string &segment, std::vector<TextSpan> &segmentAlign) const {
+  const MetaspaceOptions &m = options_.metaspace;
+  // Metaspace::pre_tokenize: NormalizedString::replace(' ', replacement)
+  // (each byte of a replacement aligned as the space it replaced), then
+  // prepend, which shares the first character's alignment.
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool space = text[i] == ' ';
+    if (space)
+      segment += m.replacement;
+    else
+      segment += text[i];
+    if (align)
+      segmentAlign.insert(segmentAlign.end(), space ? m.replacement.size() : 1, align[i]);
+  }
+  const bool prepend = !segment.empty() && segment.compare(0, m.replacement.size(), m.replacement) != 0 &&
+                       (m.prepend == MetaspacePrepend::Always || (m.prepend == MetaspacePrepend::First && atStart));
+  if (prepend) {
+    segment.insert(0, m.replacement);
+    if (align)
+      segmentAlign.insert(segmentAlign.begin(), m.replacement.size(), segmentAlign.front());
+  }
+}
+
 void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, std::vector<int32_t> &ids,
                                      std::vector<PieceSpan> *spans) const {
   // Invalid bytes are dropped (the library only ever sees valid strings).
@@ -434,7 +484,11 @@ void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, st
         parts.push_back({p, {at, at + static_cast<uint32_t>(p.text.size())}, nullptr});
         continue;
       }
-      std::vector<TextSpan> *align = spans ? &normalizedAlign.emplace_back() : nullptr;
+      // Metaspace's prepend_scheme first asks where a normalised piece
+      // starts in the text: its alignments then, spans or not.
+      const bool aligned = spans || (options_.split == BpeSplit::Metaspace &&
+                                     options_.metaspace.prepend == MetaspacePrepend::First);
+      std::vector<TextSpan> *align = aligned ? &normalizedAlign.emplace_back() : nullptr;
       normalizer_.apply(p.text, normalized.emplace_back(), align);
       if (align)
         for (TextSpan &a : *align)
@@ -466,14 +520,18 @@ void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, st
     }
     segment.clear();
     segmentAlign.clear();
-    if (options_.addPrefixSpace && p.text.front() != ' ') {
-      segment = " "; // NormalizedString::prepend: it shares the first character's alignment
+    if (options_.split == BpeSplit::Metaspace) {
+      metaspaceSegment(p.text, part.span.start == 0, spans ? part.align : nullptr, segment, segmentAlign);
+    } else {
+      if (options_.addPrefixSpace && p.text.front() != ' ') {
+        segment = " "; // NormalizedString::prepend: it shares the first character's alignment
+        if (spans)
+          segmentAlign.push_back(part.align[0]);
+      }
+      segment.append(p.text);
       if (spans)
-        segmentAlign.push_back(part.align[0]);
+        segmentAlign.insert(segmentAlign.end(), part.align, part.align + p.text.size());
     }
-    segment.append(p.text);
-    if (spans)
-      segmentAlign.insert(segmentAlign.end(), part.align, part.align + p.text.size());
     auto piece = [&](size_t from, size_t to) {
       wordIds.clear();
       wordSpans.clear();
@@ -485,11 +543,12 @@ void BytePairTokenizer::appendPieces(std::string_view text, size_t maxPieces, st
       }
       return !full();
     };
-    split(options_.split, segment, cps, offsets, piece);
+    split(options_.split, options_.metaspace, segment, cps, offsets, piece);
   }
 }
 
-std::vector<std::string> BytePairTokenizer::preTokenize(BpeSplit split, std::string_view text) {
+std::vector<std::string> BytePairTokenizer::preTokenize(BpeSplit split, std::string_view text,
+                                                        const MetaspaceOptions &metaspace) {
   std::vector<std::string> pieces;
   std::vector<char32_t> cps;
   std::vector<size_t> offsets;
@@ -497,7 +556,7 @@ std::vector<std::string> BytePairTokenizer::preTokenize(BpeSplit split, std::str
     pieces.emplace_back(text.substr(from, to - from));
     return true;
   };
-  encrt::split(split, text, cps, offsets, emit);
+  encrt::split(split, metaspace, text, cps, offsets, emit);
   return pieces;
 }
 

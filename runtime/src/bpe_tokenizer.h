@@ -43,6 +43,18 @@ enum class BpeSplit {
   /// A Split on " " with behavior MergedWithPrevious: a word ends after each
   /// space (Gemma, whose normalizer has already turned spaces into "▁").
   SpaceMergedWithPrevious,
+  /// A Metaspace pre-tokenizer (BpeOptions::metaspace; transformers'
+  /// non-legacy Llama / Mistral files): each segment's spaces become the
+  /// replacement, which is prepended as its scheme says, and a word starts
+  /// at each replacement (split) or the segment is one word.
+  Metaspace,
+};
+
+/// A Metaspace pre-tokenizer's options.
+struct MetaspaceOptions {
+  std::string replacement = "\xE2\x96\x81"; ///< one character, U+2581 "▁"
+  MetaspacePrepend prepend = MetaspacePrepend::Always;
+  bool split = true;
 };
 
 /// A word's initial symbols.
@@ -57,6 +69,7 @@ enum class BpeAlphabet {
 
 struct BpeOptions {
   BpeSplit split = BpeSplit::Gpt2;
+  MetaspaceOptions metaspace; ///< split Metaspace
   BpeAlphabet alphabet = BpeAlphabet::Bytes;
   bool byteFallback = false;   ///< Chars: <0xXX> tokens for characters outside the vocabulary
   bool addPrefixSpace = false; ///< ByteLevel pre-tokenizer: " " before each segment
@@ -96,8 +109,10 @@ public:
   int32_t maxId() const { return maxId_; }
 
   /// The pre-tokens `split` cuts valid UTF-8 `text` into (before the bytes
-  /// are mapped): what the `tokenizers` library's pre_tokenize_str gives.
-  static std::vector<std::string> preTokenize(BpeSplit split, std::string_view text);
+  /// are mapped): what the `tokenizers` library's pre_tokenize_str gives
+  /// (Metaspace: the words of text whose spaces are already replacements).
+  static std::vector<std::string> preTokenize(BpeSplit split, std::string_view text,
+                                              const MetaspaceOptions &metaspace = {});
 
 protected:
   /// Appends the ids of `text`'s pieces, at most `maxPieces` in all.
@@ -109,6 +124,12 @@ protected:
 
 private:
   struct Scratch;
+  /// A segment between added tokens as the Metaspace pre-tokenizer leaves
+  /// it, into `segment` (and with `align`, the text's alignments, into
+  /// segmentAlign); `atStart`: the segment starts the text (offset 0 of
+  /// what the normalizer was given), where prepend_scheme first prepends.
+  void metaspaceSegment(std::string_view text, bool atStart, const TextSpan *align, std::string &segment,
+                        std::vector<TextSpan> &segmentAlign) const;
   /// BPE of one pre-token (raw bytes), appending ids, and with `spans` the
   /// bytes of `bytes` each stands for (the library's offsets: the symbols'
   /// lengths added up, so a dropped character shifts what follows).

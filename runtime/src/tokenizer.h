@@ -37,6 +37,11 @@ struct WordPieceOptions {
   int32_t maxCharsPerWord = 100;
 };
 
+/// When a Metaspace pre-tokenizer puts its replacement before a piece that
+/// does not start with it: always, only before the piece at the start of the
+/// text, never.
+enum class MetaspacePrepend { Always, First, Never };
+
 /// How a text pair longer than the maximum is cut (the `tokenizers` library's
 /// TruncationStrategy): LongestFirst shortens the longer text first (both to
 /// about half when both are long); OnlyFirst / OnlySecond cut one text only.

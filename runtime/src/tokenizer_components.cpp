@@ -97,10 +97,13 @@ std::pair<std::unique_ptr<Tokenizer>, int32_t> bytePair(TokenizerComponents &c, 
     o.split = BpeSplit::Whole;
   } else if (pre.size() == 1 && split && split->pattern == Pattern::SpaceMergedWithPrevious) {
     o.split = BpeSplit::SpaceMergedWithPrevious;
+  } else if (const auto *metaspace = pre.size() == 1 ? as<MetaspacePreTokenizer>(pre[0]) : nullptr) {
+    o.split = BpeSplit::Metaspace;
+    o.metaspace = {metaspace->replacement, metaspace->prepend, metaspace->split};
   } else {
     notImplemented("BPE after pre-tokenizers " + names(pre),
                    "[ByteLevel with its regex], [Split on Qwen2's or cl100k's regex, ByteLevel without its regex "
-                   "or prefix space], [] and [Split after spaces] are");
+                   "or prefix space], [], [Split after spaces] and [Metaspace] are");
   }
   o.alphabet = byteLevel ? BpeAlphabet::Bytes : BpeAlphabet::Chars;
   if (byteLevel && m.byteFallback)

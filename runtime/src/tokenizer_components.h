@@ -45,7 +45,7 @@ struct SplitPreTokenizer {
 };
 struct MetaspacePreTokenizer {
   std::string replacement = "\xE2\x96\x81"; ///< one character
-  UnigramOptions::Prepend prepend = UnigramOptions::Prepend::Always;
+  MetaspacePrepend prepend = MetaspacePrepend::Always;
   bool split = true;
 };
 struct WhitespaceSplitPreTokenizer {};
@@ -94,7 +94,7 @@ struct TokenizerComponents {
 ///  - BPE: normalizers of text_normalizer.h's kinds; pre-tokenizers
 ///    [ByteLevel with its regex], [Split Qwen2 / Cl100k, ByteLevel without
 ///    its regex or prefix space] (the model sees bytes; no byte fallback),
-///    [] or [Split after spaces] (the model sees characters);
+///    [], [Split after spaces] or [Metaspace] (the model sees characters);
 ///  - Unigram: normalizers of text_normalizer.h's kinds; pre-tokenizers
 ///    [Metaspace] or [WhitespaceSplit, Metaspace].
 /// Throws std::invalid_argument naming the component otherwise, or on

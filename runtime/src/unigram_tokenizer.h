@@ -32,7 +32,8 @@ struct UnigramOptions {
   std::vector<NormalizerStep> normalizers;
   bool whitespaceSplit = false; ///< WhitespaceSplit before Metaspace
   std::string replacement = "\xE2\x96\x81"; ///< Metaspace: one character, U+2581 "▁"
-  enum class Prepend { Always, First, Never } prepend = Prepend::Always;
+  using Prepend = MetaspacePrepend;
+  Prepend prepend = Prepend::Always;
   bool split = true; ///< Metaspace: a piece starts at each replacement
   /// One sequence's post-processing: these ids, with kSequence where the
   /// text's pieces go (exactly once).

@@ -5,12 +5,15 @@
 // character outside the vocabulary becomes its UTF-8 bytes' <0xXX> tokens
 // (byte_fallback), spaces are "▁" (Replace; Llama also Prepends one), and the
 // pre-tokenizer is none or a Split on " " merged with the previous piece. encc
-// refused them ("BPE byte_fallback"). Three such files (tests/tokenizer/spbpe,
-// record_spbpe.py: Gemma's layout, Llama's normalizer, and one without byte
-// fallback or fused unknowns) compiled by encc into tiny models: the runtime's
-// ids equal the `tokenizers` library's on 694 texts each (sentences, edge
-// cases, random strings over all of Unicode); the artifact requires
-// "bpe-chars".
+// refused them ("BPE byte_fallback"). Five such files (tests/tokenizer/spbpe,
+// record_spbpe.py: Gemma's layout, Llama's normalizer, one without byte
+// fallback or fused unknowns, and the Metaspace pre-tokenizer of
+// transformers' non-legacy Llama / Mistral files, prepending first without
+// splitting or always with splitting) compiled by encc into tiny models: the
+// runtime's ids equal the `tokenizers` library's on 694 texts each
+// (sentences, edge cases, random strings over all of Unicode). The Metaspace
+// ones are a composition of components the artifact format already had: no
+// schema change.
 //
 //===----------------------------------------------------------------------===//
 #include "tests/e2e/E2ETest.h"
@@ -29,7 +32,7 @@ namespace {
 TEST(SentencePieceBpe, IdsMatchTheTokenizersLibrary) {
   const std::string dir = referenceDataDir() + "/../tokenizer/spbpe/";
   const json rec = readJsonFile(dir + "expected.json");
-  ASSERT_EQ(rec["files"].size(), 3u);
+  ASSERT_EQ(rec["files"].size(), 5u);
   for (const json &f : rec["files"]) {
     const std::string name = f["file"];
     SCOPED_TRACE(name);

@@ -529,14 +529,14 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   EXPECT_TRUE(b->tokenizer.addedTokens[0].lstrip);
 
   // What encc's BPE does not implement imports for id-only use, with a note.
-  bpe["pre_tokenizer"] = {{"type", "Metaspace"}};
+  bpe["pre_tokenizer"] = {{"type", "Whitespace"}};
   std::ofstream(tiny.dir + "/tokenizer.json") << bpe.dump();
   b = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_TRUE(b->tokenizer.vocab.empty());
-  EXPECT_NE(b->tokenizer.note.find("pre_tokenizer 'Metaspace' (implemented: ByteLevel, and a Split on Qwen2's or "
-                                   "cl100k's regex before it; none or a Split on \" \" merged with the previous "
-                                   "piece for SentencePiece BPE)"),
+  EXPECT_NE(b->tokenizer.note.find("pre_tokenizer 'Whitespace' (implemented: ByteLevel, and a Split on Qwen2's or "
+                                   "cl100k's regex before it; none, Metaspace or a Split on \" \" merged with the "
+                                   "previous piece for SentencePiece BPE)"),
             std::string::npos)
       << b->tokenizer.note;
 
@@ -566,6 +566,28 @@ TEST(Import, TokenizerJsonWordPieceAndBPE) {
   b = importHFModel(ctx, tiny.dir, {});
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_EQ(b->tokenizer.bpeSplit, encc::TokenizerData::BpeSplit::SpaceMergedWithPrevious);
+  // transformers' non-legacy Llama / Mistral: no normalizer, Metaspace as the
+  // pre-tokenizer (any prepend scheme, split or not); a malformed one is an error.
+  {
+    nlohmann::json mistral = bpe;
+    mistral["normalizer"] = nullptr;
+    mistral["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "first"},
+                                {"split", false}};
+    std::ofstream(tiny.dir + "/tokenizer.json") << mistral.dump();
+    b = importHFModel(ctx, tiny.dir, {});
+    ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+    EXPECT_EQ(b->tokenizer.bpeAlphabet, encc::TokenizerData::BpeAlphabet::Chars);
+    EXPECT_EQ(b->tokenizer.bpeSplit, encc::TokenizerData::BpeSplit::Metaspace);
+    EXPECT_EQ(b->tokenizer.metaspacePrepend, encc::TokenizerData::Prepend::First);
+    EXPECT_FALSE(b->tokenizer.metaspaceSplit);
+    EXPECT_TRUE(b->tokenizer.normalizers.empty());
+    mistral["pre_tokenizer"]["replacement"] = "ab";
+    std::ofstream(tiny.dir + "/tokenizer.json") << mistral.dump();
+    b = importHFModel(ctx, tiny.dir, {});
+    ASSERT_FALSE(bool(b));
+    EXPECT_NE(llvm::toString(b.takeError()).find("field 'pre_tokenizer.replacement' (Metaspace) must be one character"),
+              std::string::npos);
+  }
   for (auto [edit, note] : std::vector<std::pair<std::function<void()>, std::string>>{
            {[&] { bpe["pre_tokenizer"]["pattern"]["String"] = "-"; }, "pre_tokenizer 'Split'"},
            {[&] { bpe["pre_tokenizer"] = {{"type", "ByteLevel"}}; }, "BPE byte_fallback with a ByteLevel pre_tokenizer"},

@@ -249,10 +249,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::vector<std::pair<int32_t, int32_t>> merges = {
         {id("\u2581"), id("a")}, {id("a"), id("b")}, {id("\u2581a"), id("b")}};
     std::vector<encrt::BytePairTokenizer> toks;
-    for (int variant = 0; variant < 3; ++variant) {
+    // 0: Gemma's; 1: Llama 2's; 2: without byte fallback; 3, 4: a Metaspace
+    // pre-tokenizer instead of the normalizers (first without splitting,
+    // always with).
+    for (int variant = 0; variant < 5; ++variant) {
       encrt::BpeOptions bo;
       bo.alphabet = encrt::BpeAlphabet::Chars;
-      bo.split = variant == 0 ? encrt::BpeSplit::SpaceMergedWithPrevious : encrt::BpeSplit::Whole;
+      bo.split = variant == 0 ? encrt::BpeSplit::SpaceMergedWithPrevious
+                 : variant < 3 ? encrt::BpeSplit::Whole
+                               : encrt::BpeSplit::Metaspace;
+      bo.metaspace.prepend = variant == 3 ? encrt::MetaspacePrepend::First : encrt::MetaspacePrepend::Always;
+      bo.metaspace.split = variant == 4;
       bo.byteFallback = variant != 2;
       bo.fuseUnk = variant == 0;
       bo.unkId = 0;
@@ -263,9 +270,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       replace.kind = encrt::NormalizerStep::Kind::Replace;
       replace.pattern = " ";
       replace.content = "\u2581";
-      if (variant != 0)
+      if (variant == 1 || variant == 2)
         bo.normalizers.push_back(prepend);
-      bo.normalizers.push_back(replace);
+      if (variant < 3)
+        bo.normalizers.push_back(replace);
       toks.emplace_back(charVocab, merges, std::vector<encrt::AddedToken>{{"<bos>", 1, true, false, false, false}},
                         bo);
     }
@@ -289,7 +297,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::string buffer;
     const std::string_view valid = encrt::unicode::validUtf8(text, buffer, "");
     for (encrt::BpeSplit split : {encrt::BpeSplit::Gpt2, encrt::BpeSplit::Qwen2, encrt::BpeSplit::Cl100k,
-                                  encrt::BpeSplit::Whole, encrt::BpeSplit::SpaceMergedWithPrevious}) {
+                                  encrt::BpeSplit::Whole, encrt::BpeSplit::SpaceMergedWithPrevious,
+                                  encrt::BpeSplit::Metaspace}) {
       std::string joined;
       for (const std::string &piece : encrt::BytePairTokenizer::preTokenize(split, valid)) {
         if (piece.empty())

@@ -265,7 +265,7 @@ TEST_F(RuntimeTest, SchemaMinorVersionsAndRequiredFeatures) {
   expectLoads(writeArtifact(spec));
   t.bpeAlphabet = encm::BpeAlphabet::Bytes; // a character split with the byte alphabet: refused
   spec.tokenizer = t;
-  expectLoadError(writeArtifact(spec), kBad, "the character alphabet goes with no pre-tokenizer or a split after spaces");
+  expectLoadError(writeArtifact(spec), kBad, "the character alphabet goes with no pre-tokenizer, a split after spaces or Metaspace");
 
   spec = TestModel::spec(kernels());
   spec.prompts = {{"query", "q: "}};

@@ -5,7 +5,8 @@ For each tokenizer type (WordPiece uncased: the real all-MiniLM-L6-v2 file; Word
 same vocabulary with lowercasing and accent stripping off; with --mpnet DIR, all-mpnet-base-v2's
 WordPiece file with its own added tokens; byte-level BPE: tests/tokenizer/bpe's GPT-2-style, NFC
 (GPT-NeoX-style) and Qwen2-style files; SentencePiece BPE on characters with byte fallback:
-tests/tokenizer/spbpe's Gemma- and Llama-style files and one without byte fallback; Unigram: the three
+tests/tokenizer/spbpe's Gemma- and Llama-style files, one without byte fallback, and two with a Metaspace
+pre-tokenizer (transformers' non-legacy Llama / Mistral layout, and one that splits); Unigram: the three
 files of tests/tokenizer/unigram) this compiles a model whose artifact carries
 that tokenizer, then tokenises every string of a seeded corpus twice: with the library
 (Tokenizer.encode, truncated to the artifact's maximum) and with encrt through its C API
@@ -294,6 +295,8 @@ def build_artifacts(build, minilm, tmp, mpnet=None):
             ("spbpe-gemma", "bert", "2261", "spbpe/tokenizer-gemma.json"),
             ("spbpe-llama", "bert", "2261", "spbpe/tokenizer-llama.json"),
             ("spbpe-nofallback", "bert", "2261", "spbpe/tokenizer-nofallback.json"),
+            ("spbpe-mistral", "bert", "2261", "spbpe/tokenizer-mistral.json"),
+            ("spbpe-metaspace-split", "bert", "2261", "spbpe/tokenizer-metaspace-split.json"),
             ("unigram", "xlm-roberta", "4002", "unigram/tokenizer.json"),
             ("unigram-variant", "xlm-roberta", "4258", "unigram/tokenizer-variant.json"),
             ("unigram-first", "xlm-roberta", "4002", "unigram/tokenizer-first.json")):

@@ -20,6 +20,11 @@ Writes tests/tokenizer/spbpe/:
                           <bos> $A.
   tokenizer-nofallback.json  Llama's options without byte_fallback or fuse_unk: a character outside the
                           vocabulary is one <unk> each.
+  tokenizer-mistral.json  the same vocabulary as transformers' non-legacy Llama / Mistral converters write it: no
+                          normalizer, pre_tokenizer Metaspace "▁" prepend_scheme first, split false; their decoder
+                          (Strip one leading space); TemplateProcessing <bos> $A.
+  tokenizer-metaspace-split.json  Metaspace with prepend_scheme always and split true (a word before each "▁"),
+                          <bos> $A <eos>.
   expected.json           Tokenizer.encode(text).ids for each file on the sentence pairs, edge cases and
                           600 seeded random strings over all of Unicode.
 
@@ -65,7 +70,14 @@ def train():
     return vocab, merges
 
 
-def build(vocab, merges, normalizer, pre_tokenizer, template, byte_fallback=True, fuse_unk=True):
+DECODER = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"}]
+
+
+def metaspace(prepend_scheme, split):
+    return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prepend_scheme, "split": split}
+
+
+def build(vocab, merges, normalizer, pre_tokenizer, template, byte_fallback=True, fuse_unk=True, decoder=DECODER):
     added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
               "special": True} for i, c in enumerate(SPECIALS)]
     single = [{"SpecialToken": {"id": t, "type_id": 0}} if t != "$A" else {"Sequence": {"id": "A", "type_id": 0}}
@@ -75,9 +87,7 @@ def build(vocab, merges, normalizer, pre_tokenizer, template, byte_fallback=True
     j = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": normalizer,
          "pre_tokenizer": pre_tokenizer,
          "post_processor": {"type": "TemplateProcessing", "single": single, "pair": pair, "special_tokens": special},
-         "decoder": {"type": "Sequence", "decoders": [
-             {"type": "Replace", "pattern": {"String": SPACE}, "content": " "}, {"type": "ByteFallback"},
-             {"type": "Fuse"}]},
+         "decoder": {"type": "Sequence", "decoders": decoder},
          "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
                    "end_of_word_suffix": None, "fuse_unk": fuse_unk, "byte_fallback": byte_fallback,
                    "ignore_merges": False, "vocab": vocab, "merges": merges}}
@@ -132,6 +142,10 @@ def main():
         "tokenizer-nofallback.json": build(vocab, merges, {"type": "Sequence", "normalizers": [
             {"type": "Prepend", "prepend": SPACE}, replace]}, None, ["<bos>", "$A"], byte_fallback=False,
             fuse_unk=False),
+        "tokenizer-mistral.json": build(vocab, merges, None, metaspace("first", False), ["<bos>", "$A"],
+                                        decoder=DECODER + [{"type": "Strip", "content": " ", "start": 1, "stop": 0}]),
+        "tokenizer-metaspace-split.json": build(vocab, merges, None, metaspace("always", True),
+                                                ["<bos>", "$A", "<eos>"]),
     }
     texts = sentences() + EDGE + random_strings(600, 7)
     data = {"tokenizers_version": tokenizers.__version__, "texts": texts, "files": []}
