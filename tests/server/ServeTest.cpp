@@ -1280,10 +1280,12 @@ TEST(ServeCrossEncoder, PredictAndRerankMatchCrossEncoderAndTheCApi) {
           const std::string label = got[i][k]["label"];
           const size_t id = labels == 1 ? 0 : std::find(names.begin(), names.end(), label) - names.begin();
           ASSERT_LT(id, size_t(labels)) << label;
-          if (labels == 1)
+          if (labels == 1) {
             EXPECT_EQ(label, "LABEL_0");
-          if (k > 0)
+          }
+          if (k > 0) {
             EXPECT_GE(got[i][k - 1]["score"].get<double>(), got[i][k]["score"].get<double>()) << "not sorted";
+          }
           worst = std::max(worst, std::fabs(got[i][k]["score"].get<double>() - want[id]));
         }
       }
@@ -1353,8 +1355,9 @@ TEST(ServeCrossEncoder, PredictAndRerankMatchCrossEncoderAndTheCApi) {
         seen[i] = true;
         EXPECT_EQ(got[k]["text"], docs[i]);
         EXPECT_NEAR(got[k]["score"].get<double>(), want[i], 1e-6) << "text " << i;
-        if (k > 0)
+        if (k > 0) {
           EXPECT_GE(got[k - 1]["score"].get<double>(), got[k]["score"].get<double>()) << "not sorted";
+        }
       }
     }
     auto noText = post(http, "/rerank", {{"query", query}, {"texts", {docs[0]}}});
