@@ -69,8 +69,9 @@ Value EncoderEmitter::decoderAttention(Value h, const LayerWeightNames &l, const
                                        const std::string &kNorm, const ModelConfig::LayerAttention &kind) {
   const int64_t D = c.headDimension(), kvHeads = c.keyValueHeads();
   const std::string attn = l.query.substr(0, l.query.rfind('.')), rope = attn + ".rotary_emb";
-  Value q = rotary(rmsNorm(linear(h, l.query, c.heads * D), qNorm), c.heads, kind.ropeTheta, rope);
-  Value k = rotary(rmsNorm(linear(h, l.key, kvHeads * D), kNorm), kvHeads, kind.ropeTheta, rope);
+  auto normed = [&](Value x, const std::string &norm) { return norm.empty() ? x : rmsNorm(x, norm); };
+  Value q = rotary(normed(linear(h, l.query, c.heads * D), qNorm), c.heads, kind.ropeTheta, rope);
+  Value k = rotary(normed(linear(h, l.key, kvHeads * D), kNorm), kvHeads, kind.ropeTheta, rope);
   Value v = linear(h, l.value, kvHeads * D);
   return linear(attention(q, k, v, kind, attn), l.attnOut, c.hidden);
 }

@@ -74,8 +74,9 @@ public:
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v, const ModelConfig::LayerAttention &kind,
                         const std::string &mod);
   /// A decoder-style attention block on the normed hidden state h (Qwen3,
-  /// Gemma 3): the q, k and v projections (l.query / l.key / l.value), the
-  /// per-head RMSNorms `qNorm` and `kNorm` of q and k, rotary positions with
+  /// Gemma 3, Llama): the q, k and v projections (l.query / l.key / l.value),
+  /// the per-head RMSNorms `qNorm` and `kNorm` of q and k ("": none, as in
+  /// Llama, Mistral and Qwen2), rotary positions with
   /// the layer's theta, enc.attention as `kind` says, and the output
   /// projection l.attnOut: [B, S, hidden].
   mlir::Value decoderAttention(mlir::Value h, const LayerWeightNames &l, const std::string &qNorm,

@@ -17,6 +17,9 @@ const ModelFamily &mpnetFamily();
 const ModelFamily &modernBertFamily();
 const ModelFamily &qwen3Family();
 const ModelFamily &gemma3Family();
+const ModelFamily &llamaFamily();
+const ModelFamily &mistralFamily();
+const ModelFamily &qwen2Family();
 } // namespace encc
 
 using namespace encc;
@@ -30,6 +33,9 @@ static llvm::ArrayRef<const ModelFamily *> allFamilies() {
       &modernBertFamily(),
       &qwen3Family(),
       &gemma3Family(),
+      &llamaFamily(),
+      &mistralFamily(),
+      &qwen2Family(),
   };
   return families;
 }

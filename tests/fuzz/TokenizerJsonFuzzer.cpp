@@ -136,6 +136,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       checkEncodes(encrt::UnigramTokenizer(tok.vocab, tok.scores, added, o), specials);
     } else {
       encrt::BpeOptions o;
+      // The kinds are listed in the same order on both sides.
+      o.split = static_cast<encrt::BpeSplit>(tok.bpeSplit);
+      o.alphabet = static_cast<encrt::BpeAlphabet>(tok.bpeAlphabet);
+      o.byteFallback = tok.byteFallback;
+      o.metaspace = {tok.metaspaceReplacement, static_cast<encrt::MetaspacePrepend>(tok.metaspacePrepend),
+                     tok.metaspaceSplit};
       o.addPrefixSpace = tok.addPrefixSpace;
       o.ignoreMerges = tok.ignoreMerges;
       o.fuseUnk = tok.fuseUnk;

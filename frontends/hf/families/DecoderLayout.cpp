@@ -61,7 +61,7 @@ ModelWeightNames decoder::weightNames(const ModelConfig &c, const char *ffnNorm)
 std::string decoder::layerPrefix(const LayerWeightNames &l) { return l.attnNorm.substr(0, l.attnNorm.rfind('.') + 1); }
 
 std::vector<WeightSpec> decoder::expectedWeights(const ModelConfig &c, const ModelWeightNames &n,
-                                                 const std::vector<std::string> &layerNorms, bool onePlusNorms) {
+                                                 const LayerTensors &layer) {
   const int64_t H = c.hidden, I = c.intermediate, D = c.headDimension();
   const int64_t Q = c.heads * D, KV = c.keyValueHeads() * D;
   std::vector<WeightSpec> w;
@@ -72,7 +72,7 @@ std::vector<WeightSpec> decoder::expectedWeights(const ModelConfig &c, const Mod
   };
   auto norm = [&](const std::string &mod, int64_t size) {
     WeightSpec s{mod + ".weight", {size}};
-    s.addOne = onePlusNorms;
+    s.addOne = layer.onePlusNorms;
     w.push_back(std::move(s));
   };
   w.push_back({n.word + ".weight", {c.vocab, H}});
@@ -80,14 +80,16 @@ std::vector<WeightSpec> decoder::expectedWeights(const ModelConfig &c, const Mod
   w.push_back({n.tokenType + ".weight", {1, H}, false, /*zeros=*/true});
   for (const LayerWeightNames &l : n.layers) {
     const std::string p = layerPrefix(l);
-    for (const std::string &name : layerNorms)
+    for (const std::string &name : layer.norms)
       norm(p + name, H);
     linear(l.query, Q, H, c.attentionBias);
     linear(l.key, KV, H, c.attentionBias);
     linear(l.value, KV, H, c.attentionBias);
-    norm(p + "self_attn.q_norm", D);
-    norm(p + "self_attn.k_norm", D);
-    linear(l.attnOut, H, Q, c.attentionBias);
+    if (layer.qkNorms) {
+      norm(p + "self_attn.q_norm", D);
+      norm(p + "self_attn.k_norm", D);
+    }
+    linear(l.attnOut, H, Q, c.attentionBias && layer.outBias);
     WeightSpec gateUp{l.inter + ".weight", {2 * I, H}};
     gateUp.concatOf = {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"};
     w.push_back(std::move(gateUp));
@@ -95,4 +97,38 @@ std::vector<WeightSpec> decoder::expectedWeights(const ModelConfig &c, const Mod
   }
   norm("norm", H);
   return w;
+}
+
+llvm::Error decoder::readCausalLayers(const ConfigFields &f, ModelConfig &c, bool slidingAll) {
+  if (auto e = refuseRopeScaling(f))
+    return e;
+  double theta = 10000.0;
+  if (auto e = readLayerRopeTheta(f, /*layerType=*/nullptr, "rope_theta", 10000.0, theta))
+    return e;
+  bool useSliding = false;
+  int64_t window = 4096, maxWindowLayers = 28;
+  if (slidingAll) {
+    useSliding = f.has("sliding_window") && !f.isNull("sliding_window");
+    maxWindowLayers = 0;
+  } else if (auto e = f.getBool("use_sliding_window", useSliding, false)) {
+    return e;
+  } else if (auto e = f.getInt("max_window_layers", maxWindowLayers, 28, 0)) {
+    return e;
+  }
+  if (f.has("sliding_window") && !f.isNull("sliding_window"))
+    if (auto e = f.getInt("sliding_window", window, 4096, 1))
+      return e;
+  auto sliding = readSlidingLayers(f, c.layers, [&](int64_t i) { return useSliding && i >= maxWindowLayers; });
+  if (!sliding)
+    return sliding.takeError();
+  c.layerAttention.clear();
+  for (bool local : *sliding) {
+    ModelConfig::LayerAttention kind;
+    kind.ropeTheta = theta;
+    kind.causal = true;
+    if (local)
+      kind.window = window - 1; // transformers: key j visible iff j > s - sliding_window
+    c.layerAttention.push_back(kind);
+  }
+  return llvm::Error::success();
 }

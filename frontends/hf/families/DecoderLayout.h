@@ -1,11 +1,12 @@
 //===- DecoderLayout.h - What Llama-style decoder checkpoints share -------===//
 //
-// Qwen3 and Gemma 3 store the same tensors under the same names:
-// embed_tokens; per layer layers.i.input_layernorm, self_attn.{q,k,v,o}_proj
-// (biases under attention_bias), self_attn.{q,k}_norm over head_dim,
-// mlp.{gate,up,down}_proj and the family's other norms; a final norm. They
-// read num_key_value_heads, head_dim, rms_norm_eps and attention_bias alike.
-// The families differ in their norms, masks and scales (their own files).
+// Qwen3, Gemma 3, Llama, Mistral and Qwen2 store the same tensors under the
+// same names: embed_tokens; per layer layers.i.input_layernorm,
+// self_attn.{q,k,v,o}_proj (biases under attention_bias; Qwen2: q, k and v
+// only), self_attn.{q,k}_norm over head_dim (Qwen3, Gemma 3), mlp.{gate,up,
+// down}_proj and the family's other norms; a final norm. They read
+// num_key_value_heads, head_dim, rms_norm_eps and attention_bias alike. The
+// families differ in their norms, masks and scales (their own files).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENCC_FRONTENDS_HF_FAMILIES_DECODERLAYOUT_H
@@ -42,12 +43,26 @@ ModelWeightNames weightNames(const ModelConfig &config, const char *ffnNorm);
 /// "layers.i." of layer l.
 std::string layerPrefix(const LayerWeightNames &l);
 
-/// Every tensor of weightNames(config, ...): per layer the attention block,
-/// q_norm / k_norm, the gated MLP and the norms `layerNorms` (names under
-/// "layers.i."); the final "norm". `onePlusNorms`: every norm's gamma is
-/// 1 + the stored weight (Gemma).
+/// What a family's layers hold beside the projections and the gated MLP.
+struct LayerTensors {
+  std::vector<std::string> norms; ///< under "layers.i."
+  bool onePlusNorms = false;      ///< every norm's gamma is 1 + the stored weight (Gemma)
+  bool qkNorms = true;            ///< self_attn.q_norm / k_norm over head_dim (Qwen3, Gemma 3)
+  bool outBias = true;            ///< o_proj has a bias where q, k and v have one (Qwen2: never)
+};
+
+/// Every tensor of weightNames(config, ...): per layer the attention block
+/// (q, k and v biases under attention_bias), the tensors `layer` names, the
+/// gated MLP; the final "norm".
 std::vector<WeightSpec> expectedWeights(const ModelConfig &config, const ModelWeightNames &names,
-                                        const std::vector<std::string> &layerNorms, bool onePlusNorms);
+                                        const LayerTensors &layer);
+
+/// Causal layers with rope_theta (10000 unless set), those listed as
+/// sliding_attention (layer_types, else use_sliding_window from
+/// max_window_layers on: Qwen2, Qwen3) or every layer where `slidingAll`
+/// and sliding_window is set (Mistral) seeing the sliding_window most recent
+/// keys, themselves included. rope_scaling refused.
+llvm::Error readCausalLayers(const ConfigFields &fields, ModelConfig &config, bool slidingAll);
 
 } // namespace decoder
 } // namespace encc

@@ -63,8 +63,8 @@ public:
   std::vector<WeightSpec> expectedWeights(const ModelConfig &c) const override {
     return decoder::expectedWeights(
         c, weightNames(c),
-        {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"},
-        /*onePlusNorms=*/true);
+        {{"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"},
+         /*onePlusNorms=*/true});
   }
 
   std::vector<std::string> checkpointPrefixes(const ModelConfig &) const override { return {"model.", ""}; }

@@ -35,7 +35,7 @@ public:
   llvm::Error readConfig(const ConfigFields &f, ModelConfig &c) const override {
     if (auto e = decoder::readConfig(f, c, /*headDimFallback=*/0))
       return e;
-    return readLayers(f, c);
+    return decoder::readCausalLayers(f, c, /*slidingAll=*/false);
   }
 
   ModelWeightNames weightNames(const ModelConfig &c) const override {
@@ -43,8 +43,7 @@ public:
   }
 
   std::vector<WeightSpec> expectedWeights(const ModelConfig &c) const override {
-    return decoder::expectedWeights(c, weightNames(c), {"input_layernorm", "post_attention_layernorm"},
-                                    /*onePlusNorms=*/false);
+    return decoder::expectedWeights(c, weightNames(c), {{"input_layernorm", "post_attention_layernorm"}});
   }
 
   std::vector<std::string> checkpointPrefixes(const ModelConfig &) const override { return {"model.", ""}; }
@@ -70,38 +69,6 @@ public:
 private:
   /// "layers.i.self_attn"
   static std::string attention(const LayerWeightNames &l) { return l.query.substr(0, l.query.rfind('.')); }
-
-  /// Every layer causal with rope_theta; sliding_attention layers (layer_types,
-  /// else use_sliding_window from max_window_layers on) see the
-  /// sliding_window most recent keys.
-  static llvm::Error readLayers(const ConfigFields &f, ModelConfig &c) {
-    if (auto e = decoder::refuseRopeScaling(f))
-      return e;
-    double theta = 10000.0;
-    if (auto e = readLayerRopeTheta(f, /*layerType=*/nullptr, "rope_theta", 10000.0, theta))
-      return e;
-    bool useSliding = false;
-    if (auto e = f.getBool("use_sliding_window", useSliding, false))
-      return e;
-    int64_t window = 4096, maxWindowLayers = 28;
-    if (auto e = f.getInt("sliding_window", window, 4096))
-      return e;
-    if (auto e = f.getInt("max_window_layers", maxWindowLayers, 28, 0))
-      return e;
-    auto sliding = readSlidingLayers(f, c.layers, [&](int64_t i) { return useSliding && i >= maxWindowLayers; });
-    if (!sliding)
-      return sliding.takeError();
-    c.layerAttention.clear();
-    for (bool local : *sliding) {
-      ModelConfig::LayerAttention kind;
-      kind.ropeTheta = theta;
-      kind.causal = true;
-      if (local)
-        kind.window = window - 1; // transformers: key j visible iff j > s - sliding_window
-      c.layerAttention.push_back(kind);
-    }
-    return llvm::Error::success();
-  }
 };
 
 } // namespace
