@@ -2,6 +2,7 @@
 #include "frontends/hf/families/DecoderLayout.h"
 
 #include "frontends/hf/ConfigFields.h"
+#include "frontends/hf/EncoderEmitter.h"
 #include "frontends/hf/HFUtil.h"
 #include "frontends/hf/ModelFamily.h"
 
@@ -131,4 +132,20 @@ llvm::Error decoder::readCausalLayers(const ConfigFields &f, ModelConfig &c, boo
     c.layerAttention.push_back(kind);
   }
   return llvm::Error::success();
+}
+
+mlir::Value decoder::emitPreNormStack(EncoderEmitter &e, bool qkNorms) {
+  const ModelConfig &c = e.config();
+  const ModelWeightNames n = weightNames(c, "post_attention_layernorm");
+  mlir::Value x = e.tokenEmbeddings(n);
+  for (size_t i = 0; i < n.layers.size(); ++i) {
+    const LayerWeightNames &l = n.layers[i];
+    const std::string attn = l.query.substr(0, l.query.rfind('.')); // "layers.i.self_attn"
+    mlir::Value a = e.decoderAttention(e.rmsNorm(x, l.attnNorm), l, qkNorms ? attn + ".q_norm" : "",
+                                       qkNorms ? attn + ".k_norm" : "", c.layerAttention[i]);
+    x = e.add(a, x, l.attnOut);
+    mlir::Value g = e.gatedActivation(e.linear(e.rmsNorm(x, l.outNorm), l.inter, 2 * c.intermediate), l.inter);
+    x = e.add(e.linear(g, l.out, c.hidden), x, l.out);
+  }
+  return e.rmsNorm(x, "norm");
 }

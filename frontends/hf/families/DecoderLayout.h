@@ -14,6 +14,8 @@
 
 #include "frontends/hf/HFImport.h"
 
+#include "mlir/IR/Value.h"
+
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -22,6 +24,7 @@
 namespace encc {
 
 class ConfigFields;
+class EncoderEmitter;
 
 namespace decoder {
 
@@ -63,6 +66,12 @@ std::vector<WeightSpec> expectedWeights(const ModelConfig &config, const ModelWe
 /// and sliding_window is set (Mistral) seeing the sliding_window most recent
 /// keys, themselves included. rope_scaling refused.
 llvm::Error readCausalLayers(const ConfigFields &fields, ModelConfig &config, bool slidingAll);
+
+/// Qwen3's and Llama's stack on weightNames(config, "post_attention_layernorm"):
+/// per layer RMSNorm, decoderAttention (with the per-head q/k norms where
+/// `qkNorms`), the residual, RMSNorm, the SwiGLU feed-forward, the residual;
+/// the final RMSNorm.
+mlir::Value emitPreNormStack(EncoderEmitter &e, bool qkNorms);
 
 } // namespace decoder
 } // namespace encc

@@ -82,17 +82,7 @@ public:
   bool vocabularyOptional() const override { return true; }
 
   mlir::Value emitEncoder(EncoderEmitter &e) const override {
-    const ModelConfig &c = e.config();
-    const ModelWeightNames n = weightNames(c);
-    mlir::Value x = e.tokenEmbeddings(n);
-    for (size_t i = 0; i < n.layers.size(); ++i) {
-      const LayerWeightNames &l = n.layers[i];
-      mlir::Value a = e.decoderAttention(e.rmsNorm(x, l.attnNorm), l, "", "", c.layerAttention[i]);
-      x = e.add(a, x, l.attnOut);
-      mlir::Value g = e.gatedActivation(e.linear(e.rmsNorm(x, l.outNorm), l.inter, 2 * c.intermediate), l.inter);
-      x = e.add(e.linear(g, l.out, c.hidden), x, l.out);
-    }
-    return e.rmsNorm(x, "norm");
+    return decoder::emitPreNormStack(e, /*qkNorms=*/false);
   }
 
 private:

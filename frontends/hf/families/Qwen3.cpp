@@ -51,24 +51,8 @@ public:
   bool vocabularyOptional() const override { return true; }
 
   mlir::Value emitEncoder(EncoderEmitter &e) const override {
-    const ModelConfig &c = e.config();
-    const ModelWeightNames n = weightNames(c);
-    mlir::Value x = e.tokenEmbeddings(n);
-    for (size_t i = 0; i < n.layers.size(); ++i) {
-      const LayerWeightNames &l = n.layers[i];
-      const std::string attn = attention(l);
-      mlir::Value a =
-          e.decoderAttention(e.rmsNorm(x, l.attnNorm), l, attn + ".q_norm", attn + ".k_norm", c.layerAttention[i]);
-      x = e.add(a, x, l.attnOut);
-      mlir::Value g = e.gatedActivation(e.linear(e.rmsNorm(x, l.outNorm), l.inter, 2 * c.intermediate), l.inter);
-      x = e.add(e.linear(g, l.out, c.hidden), x, l.out);
-    }
-    return e.rmsNorm(x, "norm");
+    return decoder::emitPreNormStack(e, /*qkNorms=*/true);
   }
-
-private:
-  /// "layers.i.self_attn"
-  static std::string attention(const LayerWeightNames &l) { return l.query.substr(0, l.query.rfind('.')); }
 };
 
 } // namespace

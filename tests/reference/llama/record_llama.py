@@ -15,7 +15,6 @@ Writes, beside this script:
 """
 import json
 import os
-import shutil
 import sys
 import warnings
 
@@ -26,7 +25,7 @@ from transformers import LlamaConfig, LlamaModel, MistralConfig, MistralModel, Q
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "qwen3"))
-from record_qwen3 import LENGTHS, TEXTS, batch, hidden_states, pool, randomize_, write_sentence_transformers  # noqa: E402
+from record_qwen3 import record  # noqa: E402  (the folder, the batch, the texts: as Qwen3's cases)
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -58,42 +57,15 @@ CASES = [
     # Text in: Mistral with the non-legacy Llama / Mistral tokenizer.json (no normalizer, Metaspace
     # prepending first, <bos> $A; tests/tokenizer/spbpe/tokenizer-mistral.json), mean pooling + Normalize.
     dict(name="mistral_text", seed=34, cls=MistralModel, pooling="mean", normalize=True,
-         tokenizer=MISTRAL_TOKENIZER,
+         tokenizer=MISTRAL_TOKENIZER, record_prompts=False,
          config=MistralConfig(**dict(COMMON, vocab_size=2261), hidden_size=32, intermediate_size=48,
                               num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
                               sliding_window=None, rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
 ]
 
 
-def record(case):
-    d = os.path.join(MODELS, case["name"])
-    shutil.rmtree(d, ignore_errors=True)
-    torch.manual_seed(case["seed"])
-    model = case["cls"](case["config"]).double()
-    randomize_(model, case["seed"])
-    model.float().save_pretrained(d)
-    write_sentence_transformers(d, case["pooling"], case["normalize"])
-    m = case["cls"].from_pretrained(d, attn_implementation="sdpa", dtype=torch.float64).eval()
-    ids = batch(case["config"].vocab_size, case["seed"] + 100)
-    h = hidden_states(m, ids, LENGTHS)
-    rec = dict(name=case["name"], dir="models/" + case["name"], ids=ids.tolist(), lengths=LENGTHS,
-               hidden=[h[b, :n].tolist() for b, n in enumerate(LENGTHS)],
-               pooled=pool(h, LENGTHS, case["pooling"], case["normalize"]).tolist())
-    if "tokenizer" in case:
-        from tokenizers import Tokenizer
-        shutil.copy(case["tokenizer"], os.path.join(d, "tokenizer.json"))
-        enc = [Tokenizer.from_file(case["tokenizer"]).encode(t).ids for t in TEXTS]
-        lens = [len(e) for e in enc]
-        ids_t = np.zeros((len(enc), max(lens)), dtype=np.int64)
-        for b, e in enumerate(enc):
-            ids_t[b, :len(e)] = e
-        ht = hidden_states(m, ids_t, lens)
-        rec["texts"] = dict(texts=TEXTS, ids=enc, pooled=pool(ht, lens, case["pooling"], case["normalize"]).tolist())
-    return rec
-
-
 def main():
-    cases = [record(c) for c in CASES]
+    cases = [record(c, MODELS) for c in CASES]
     out = dict(versions=dict(torch=torch.__version__, transformers=transformers.__version__, numpy=np.__version__),
                notes="transformers LlamaModel / MistralModel / Qwen2Model float64 (sdpa, causal or sliding masks as "
                      "shipped, RoPE cos/sin in float32) on float32 weights, right padding; hidden: valid rows "

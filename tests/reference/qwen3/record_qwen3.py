@@ -124,17 +124,21 @@ def batch(vocab, seed):
     return ids
 
 
-def record(case):
-    d = os.path.join(MODELS, case["name"])
+def record(case, models=MODELS):
+    """One case's folder under `models` and its record; case["cls"] is the model class (Qwen3Model unless
+    given: record_llama.py's cases name theirs), case["record_prompts"] (default True) whether a case with a
+    tokenizer also records sentence-transformers' prompts."""
+    cls = case.get("cls", Qwen3Model)
+    d = os.path.join(models, case["name"])
     shutil.rmtree(d, ignore_errors=True)
     torch.manual_seed(case["seed"])
-    model = Qwen3Model(case["config"]).double()
+    model = cls(case["config"]).double()
     randomize_(model, case["seed"])
     model.float().save_pretrained(d)
     if case.get("legacy"):
         to_legacy_keys(os.path.join(d, "config.json"))
     write_sentence_transformers(d, case["pooling"], case["normalize"])
-    m = Qwen3Model.from_pretrained(d, attn_implementation="sdpa", dtype=torch.float64).eval()
+    m = cls.from_pretrained(d, attn_implementation="sdpa", dtype=torch.float64).eval()
     ids = batch(case["config"].vocab_size, case["seed"] + 100)
     h = hidden_states(m, ids, LENGTHS)
     rec = dict(name=case["name"], dir="models/" + case["name"], ids=ids.tolist(), lengths=LENGTHS,
@@ -150,7 +154,8 @@ def record(case):
             ids_t[b, :len(e)] = e
         ht = hidden_states(m, ids_t, lens)
         rec["texts"] = dict(texts=TEXTS, ids=enc, pooled=pool(ht, lens, case["pooling"], case["normalize"]).tolist())
-        rec["prompts"] = record_prompts(d, case)
+        if case.get("record_prompts", True):
+            rec["prompts"] = record_prompts(d, case)
     return rec
 
 
