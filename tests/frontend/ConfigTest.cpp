@@ -131,7 +131,7 @@ TEST(ModelConfig, TanhGeluSpellings) {
 TEST(ModelConfig, ErrorUnknownModelType) {
   EXPECT_EQ(error(bertWith("model_type", "\"gpt2\"")),
             "M/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, "
-            "xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text)");
+            "xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text, llama, mistral, qwen2)");
   EXPECT_EQ(error(bertWith("model_type", "")),
             "M/config.json: field 'model_type' is missing (expected a string)");
 }
@@ -240,7 +240,7 @@ namespace {
 
 TEST(ModelFamily, RegistryReadsEveryListedModelType) {
   for (const char *type : {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "modernbert", "qwen3",
-                           "gemma3_text"}) {
+                           "gemma3_text", "llama", "mistral", "qwen2"}) {
     const ModelFamily *f = findModelFamily(type);
     ASSERT_NE(f, nullptr) << type;
     EXPECT_TRUE(llvm::is_contained(f->modelTypes(), llvm::StringRef(type))) << type;
@@ -251,7 +251,8 @@ TEST(ModelFamily, RegistryReadsEveryListedModelType) {
   EXPECT_EQ(findModelFamily("roberta"), findModelFamily("camembert"));
   EXPECT_NE(findModelFamily("bert"), findModelFamily("roberta"));
   EXPECT_EQ(supportedModelTypes(),
-            "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text");
+            "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text, llama, mistral, "
+            "qwen2");
 }
 
 TEST(ModelFamily, FamiliesDifferWhereTheirCheckpointsDo) {

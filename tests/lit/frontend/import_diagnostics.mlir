@@ -9,7 +9,7 @@
 
 // RUN: sed -i 's/"model_type": "bert"/"model_type": "gpt2"/' %t/config.json
 // RUN: not enc-import %t 2>&1 | FileCheck %s --check-prefix=TYPE
-// TYPE: error: {{.*}}/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text)
+// TYPE: error: {{.*}}/config.json: model_type 'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert, mpnet, modernbert, qwen3, gemma3_text, llama, mistral, qwen2)
 
 // RUN: sed 's/"num_attention_heads": 2/"num_attention_heads": 5/' %t/config.orig > %t/config.json
 // RUN: not enc-import %t 2>&1 | FileCheck %s --check-prefix=HEADS
