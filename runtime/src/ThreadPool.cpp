@@ -2,18 +2,51 @@
 #include "ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <sched.h>
 
 namespace encrt::rt {
 
 namespace {
 
-constexpr int kSpinIterations = 4000;
+/// How long a worker spins after a job before it sleeps, and how long the
+/// caller spins for the workers to leave a job before it sleeps. A worker
+/// spinning longer is no faster on an idle machine (plan steps follow each
+/// other within microseconds) and slower on a shared one: its core's time
+/// goes to the spin instead of to the threads doing the work, ours or the
+/// other process's, and the scheduler then preempts it more often while it
+/// holds a task. all-MiniLM-L6-v2 int8 1 x 128, 2 threads, one busy process
+/// beside them, Zen 4: 11.2-11.4 ms with the 100 us spin this replaced,
+/// 9.5-9.8 ms with 10 us; idle within 1 % (bench/RESULTS.md, 2026-12-06).
+/// Spinning as long as a task of the last job took (10-40 us) gave 10.0-10.3
+/// ms; the caller's shorter spin cost 2-3 % idle and gained nothing.
+constexpr double kWorkerSpinMicros = 10.0;
+constexpr double kCallerSpinMicros = 100.0;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+/// cpuRelax() calls that take about `micros`: pause takes 10-40 ns on AMD
+/// CPUs and up to ~140 cycles on recent Intel ones, so a spin counted in
+/// iterations would last 10x longer on one than on the other. Measured once,
+/// the fastest of four probes of 256 (a probe the OS interrupted reads long),
+/// bounded to [16, 1 << 20].
+int spinIterations(double micros) {
+  static const double nsPerRelax = [] {
+    constexpr int kProbe = 256;
+    double best = 1e9;
+    for (int probe = 0; probe < 4; ++probe) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < kProbe; ++i)
+        cpuRelax();
+      best = std::min(best, std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return std::max(best / kProbe, 0.1);
+  }();
+  return static_cast<int>(std::clamp(micros * 1000.0 / nsPerRelax, 16.0, double(1 << 20)));
 }
 
 /// CPUs this process may run on (honours taskset and cpusets).
@@ -29,7 +62,8 @@ int availableCpus() {
 
 int ThreadPool::maxThreads() { return std::max(64, 8 * availableCpus()); }
 
-ThreadPool::ThreadPool(int numThreads) {
+ThreadPool::ThreadPool(int numThreads)
+    : workerSpin_(spinIterations(kWorkerSpinMicros)), callerSpin_(spinIterations(kCallerSpinMicros)) {
   if (numThreads <= 0)
     numThreads = availableCpus();
   if (numThreads <= 0)
@@ -78,7 +112,7 @@ void ThreadPool::workerLoop() {
   for (;;) {
     // Wait for a job this worker has not seen.
     uint64_t s = state_.load(std::memory_order_acquire);
-    for (int i = 0; i < kSpinIterations && generationOf(s) == seen && !stop_.load(std::memory_order_relaxed);
+    for (int i = 0; i < workerSpin_ && generationOf(s) == seen && !stop_.load(std::memory_order_relaxed);
          ++i) {
       cpuRelax();
       s = state_.load(std::memory_order_acquire);
@@ -143,7 +177,7 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
   // Every task is claimed: close the job, then wait for the workers that
   // joined it to leave before its fields are reused.
   const uint32_t joined = uint32_t(state_.fetch_or(kClosed, std::memory_order_seq_cst) & kJoinedMask);
-  for (int i = 0; i < kSpinIterations; ++i) {
+  for (int i = 0; i < callerSpin_; ++i) {
     if (left_.load(std::memory_order_seq_cst) == joined)
       return;
     cpuRelax();

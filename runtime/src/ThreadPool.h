@@ -3,7 +3,8 @@
 // numThreads - 1 workers plus the calling thread. parallelFor(n, fn) runs
 // fn(task) for every task in [0, n) and returns when all are done; it
 // allocates nothing and creates no thread. Workers spin briefly between jobs
-// (plan steps follow each other closely) and then sleep. Calls from
+// (plan steps follow each other closely: about 10 us, see ThreadPool.cpp)
+// and then sleep. Calls from
 // different threads are serialised (sessions of one model take turns).
 //
 // A job waits only for the workers that joined it: tasks are claimed one by
@@ -47,6 +48,7 @@ private:
   void stopWorkers();
   void runTasks();
 
+  const int workerSpin_, callerSpin_; ///< cpuRelax() calls before sleeping (ThreadPool.cpp)
   std::vector<std::thread> workers_;
   std::mutex callMutex_; ///< one parallelFor at a time
 
