@@ -8,7 +8,8 @@ compares the achieved rate with the peak that binds it, measured here by qgemm_b
 
   Linear (any fusion of qlinear / linear with epilogues): 2*M*K*N operations (M = the tokens of the batch) against
       the compute peak of its precision on the code object the runtime runs (fp32: FMA zmm or ymm; int8:
-      tdpbusd with AMX, else vpdpbusd; bf16: tdpbf16ps with AMX, else the fp32 FMA peak as a bound), and its weight
+      tdpbusd with AMX, else vpdpbusd; bf16: tdpbf16ps with AMX, vdpbf16ps on the AVX512-BF16 object, else the
+      fp32 FMA peak), and its weight
       bytes against the read bandwidth of where they live (the model's weights <= 64 MiB: the 32 MiB read peak,
       an L3-sized set; larger: the 1 GiB one). The roofline time is the larger of the two.
   Attention: 4*H*sum(len^2) operations (q.k^T and p.v; a window band limits the keys) against the fp32 FMA peak
@@ -117,7 +118,12 @@ def classify(kernel, steps, tokens, lengths, weights_bytes, target, pk, threads)
             wbytes = k * n
         elif kernel.startswith("enc_linear_bf16"):
             kind = "linear bf16"
-            peak = pk["bf16_tdpbf16ps_amx"] if amx and "bf16_tdpbf16ps_amx" in pk else fp32_peak
+            if amx and "bf16_tdpbf16ps_amx" in pk:
+                peak = pk["bf16_tdpbf16ps_amx"]
+            elif target.endswith("-bf16") and "bf16_vdpbf16ps_zmm" in pk:
+                peak = pk["bf16_vdpbf16ps_zmm"]
+            else:  # the bf16 weights widened to fp32
+                peak = fp32_peak
             wbytes = 2 * k * n
         else:
             kind = "linear fp32"

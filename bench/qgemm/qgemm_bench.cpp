@@ -368,6 +368,18 @@ double peakFmaZmm(int64_t iters) {
       2.0 * 16);
 }
 #endif
+#if defined(__AVX512BF16__)
+/// The bf16 tier's peak where there are no tiles (Zen 4, Cooper Lake): 32
+/// bf16 multiply-adds into 16 fp32 sums per instruction.
+double peakDpbf16Zmm(int64_t iters) {
+  return runPeak(
+      iters, _mm512_set1_ps(0.999f), _mm512_set1_ps(1e-3f),
+      [](__m512 c, __m512 a, __m512 b) {
+        return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b);
+      },
+      2.0 * 32);
+}
+#endif
 
 #if defined(__AMX_TILE__)
 /// The tile units' peak (amx_tile_peak.h): 64 rounds of four tile products per iteration.
@@ -397,6 +409,9 @@ BENCHMARK_TEMPLATE(BM_Peak, peakFmaYmm)->Name("Peak/fp32_fma_ymm");
 #endif
 #if defined(__AVX512F__)
 BENCHMARK_TEMPLATE(BM_Peak, peakFmaZmm)->Name("Peak/fp32_fma_zmm");
+#endif
+#if defined(__AVX512BF16__)
+BENCHMARK_TEMPLATE(BM_Peak, peakDpbf16Zmm)->Name("Peak/bf16_vdpbf16ps_zmm");
 #endif
 #if defined(__AMX_INT8__)
 BENCHMARK_TEMPLATE(BM_Peak, peakAmx<true>)->Name("Peak/int8_tdpbusd_amx");
