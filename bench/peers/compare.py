@@ -231,9 +231,14 @@ def prepare_onnx(model_dir, name, cache, log, optimizer="bert"):
     if optimizer == "none":
         log("ORT transformer optimiser not applied (--ort-optimizer none)")
     elif not os.path.exists(opt_path):
+        import importlib.util
         from onnxruntime.transformers.optimizer import optimize_model
-        log(f"ORT transformer optimiser (model_type {optimizer}, num_heads {heads}, hidden {hidden})")
-        opt = optimize_model(raw, model_type=optimizer, num_heads=heads, hidden_size=hidden)
+        # The optimiser's ORT pre-pass imports torch (onnxruntime 1.2x); without torch its Python
+        # fusions run alone (opt_level 0) and the session applies ORT's graph optimisations at load.
+        kwargs = {} if importlib.util.find_spec("torch") else {"opt_level": 0}
+        log(f"ORT transformer optimiser (model_type {optimizer}, num_heads {heads}, hidden {hidden}"
+            + (", opt_level 0: no torch for its ORT pre-pass" if kwargs else "") + ")")
+        opt = optimize_model(raw, model_type=optimizer, num_heads=heads, hidden_size=hidden, **kwargs)
         fused = opt.get_fused_operator_statistics()
         opt.save_model_to_file(opt_path + ".partial.onnx")
         os.replace(opt_path + ".partial.onnx", opt_path)

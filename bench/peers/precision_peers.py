@@ -25,7 +25,8 @@ MODEL.onnx: the model exported with torch.onnx.export (inputs input_ids and
 attention_mask; output last_hidden_state), e.g. by `bench/peers/export_onnx.py MODEL_DIR
 DIR/NAME.onnx` in a venv with torch and transformers; ORT's optimised and int8 files are
 made next to it (cached) and --model-dir gives the config for the optimiser.
-Peers come from PyPI (`pip install openvino onnxruntime`) in a venv of their own;
+Peers come from PyPI (`pip install openvino onnxruntime onnx sympy`: ORT's transformer optimiser
+needs sympy, and torch for its ORT pre-pass, which is skipped without it) in a venv of their own;
 a peer that does not import is left out. Shapes and ids are compare.py's.
 """
 import argparse
