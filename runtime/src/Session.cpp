@@ -193,6 +193,8 @@ void Session::runPlan(const int32_t *ids, const int32_t *typeIds, const int32_t 
     }
   }
 
+  model_->pool().rest();
+
   if (outHidden && packedHidden_) {
     // [tokens, H] -> [batch, seq, H]; padding rows are zero.
     unpackRows(static_cast<const float *>(valuePtrs_[m.outputs()->Get(0)]),

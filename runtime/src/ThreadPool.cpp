@@ -9,18 +9,19 @@ namespace encrt::rt {
 
 namespace {
 
-/// How long a worker spins after a job before it sleeps, and how long the
-/// caller spins for the workers to leave a job before it sleeps. A worker
-/// spinning longer is no faster on an idle machine (plan steps follow each
-/// other within microseconds) and slower on a shared one: its core's time
-/// goes to the spin instead of to the threads doing the work, ours or the
-/// other process's, and the scheduler then preempts it more often while it
-/// holds a task. all-MiniLM-L6-v2 int8 1 x 128, 2 threads, one busy process
-/// beside them, Zen 4: 11.2-11.4 ms with the 100 us spin this replaced,
-/// 9.5-9.8 ms with 10 us; idle within 1 % (bench/RESULTS.md, 2026-12-06).
-/// Spinning as long as a task of the last job took (10-40 us) gave 10.0-10.3
-/// ms; the caller's shorter spin cost 2-3 % idle and gained nothing.
-constexpr double kWorkerSpinMicros = 10.0;
+/// A worker waiting for the next job spins while the caller is seen starting
+/// steps (parallelFor calls, those it runs alone too), until kWorkerSpinMicros
+/// pass without one, and not at all after rest() (a run's end); then it
+/// sleeps. The caller spins kCallerSpinMicros for the joined workers to leave
+/// a job. A spinning worker holds a core that, on a machine shared with
+/// another process, the threads doing the work need: all-MiniLM-L6-v2 int8
+/// 1 x 128, 2 threads, beside a busy process, Zen 4: 10.6-10.9 ms when
+/// workers spun 100 us after every job, 8.6-10.1 ms now. A fixed short spin
+/// did as well there but made the worker sleep through the steps the caller
+/// runs alone (too small to split: 1 x 16 has many), paying a wake-up per
+/// job: 1 x 16 idle 0.79 ms with a fixed 10 us, 0.70 ms now, 0.68 ms
+/// before (bench/RESULTS.md, 2026-12-06).
+constexpr double kWorkerSpinMicros = 25.0;
 constexpr double kCallerSpinMicros = 100.0;
 
 inline void cpuRelax() {
@@ -111,11 +112,19 @@ void ThreadPool::workerLoop() {
   uint64_t seen = 0; // the last generation this worker joined or skipped
   for (;;) {
     // Wait for a job this worker has not seen.
+    // Spin while the caller is seen starting steps (a step it runs alone
+    // counts), at most kWorkerSpinMicros since the last one; not after rest().
     uint64_t s = state_.load(std::memory_order_acquire);
-    for (int i = 0; i < workerSpin_ && generationOf(s) == seen && !stop_.load(std::memory_order_relaxed);
-         ++i) {
+    uint32_t beat = steps_.load(std::memory_order_relaxed);
+    for (int quiet = 0; quiet < workerSpin_ && generationOf(s) == seen && !stop_.load(std::memory_order_relaxed) &&
+                        !resting_.load(std::memory_order_relaxed);
+         ++quiet) {
       cpuRelax();
       s = state_.load(std::memory_order_acquire);
+      if (const uint32_t b = steps_.load(std::memory_order_relaxed); b != beat) {
+        beat = b;
+        quiet = 0;
+      }
     }
     if (generationOf(s) == seen && !stop_.load()) {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -153,12 +162,14 @@ void ThreadPool::workerLoop() {
 void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
   if (numTasks <= 0)
     return;
+  steps_.fetch_add(1, std::memory_order_relaxed);
   if (workers_.empty() || numTasks == 1) {
     for (int32_t t = 0; t < numTasks; ++t)
       fn(context, t, numTasks);
     return;
   }
   std::lock_guard<std::mutex> call(callMutex_);
+  resting_.store(false, std::memory_order_relaxed);
   fn_ = fn;
   context_ = context;
   numTasks_ = numTasks;
@@ -185,5 +196,7 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(lock, [&] { return left_.load(std::memory_order_seq_cst) == joined; });
 }
+
+void ThreadPool::rest() { resting_.store(true, std::memory_order_relaxed); }
 
 } // namespace encrt::rt
