@@ -73,6 +73,7 @@ private:
   std::vector<void *> valuePtrs_;          ///< per value id
   std::vector<void *> operandPtrs_;        ///< all steps' operands, flat
   std::vector<size_t> operandStart_;       ///< per step, into operandPtrs_
+  std::vector<uint64_t> stepWeightElements_; ///< per step, the elements of its weight operands
   std::vector<int32_t> ids_, typeIds_, lengths_; ///< validated copies
   std::vector<int32_t> seqOffsets_;        ///< [batch + 1] prefix sum of lengths_
 };

@@ -113,11 +113,10 @@ void ThreadPool::workerLoop() {
   for (;;) {
     // Wait for a job this worker has not seen.
     // Spin while the caller is seen starting steps (a step it runs alone
-    // counts), at most kWorkerSpinMicros since the last one; not after rest().
+    // counts), at most kWorkerSpinMicros since the last one.
     uint64_t s = state_.load(std::memory_order_acquire);
     uint32_t beat = steps_.load(std::memory_order_relaxed);
-    for (int quiet = 0; quiet < workerSpin_ && generationOf(s) == seen && !stop_.load(std::memory_order_relaxed) &&
-                        !resting_.load(std::memory_order_relaxed);
+    for (int quiet = 0; quiet < workerSpin_ && generationOf(s) == seen && !stop_.load(std::memory_order_relaxed);
          ++quiet) {
       cpuRelax();
       s = state_.load(std::memory_order_acquire);
@@ -169,7 +168,6 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
     return;
   }
   std::lock_guard<std::mutex> call(callMutex_);
-  resting_.store(false, std::memory_order_relaxed);
   fn_ = fn;
   context_ = context;
   numTasks_ = numTasks;
@@ -196,7 +194,5 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(lock, [&] { return left_.load(std::memory_order_seq_cst) == joined; });
 }
-
-void ThreadPool::rest() { resting_.store(true, std::memory_order_relaxed); }
 
 } // namespace encrt::rt

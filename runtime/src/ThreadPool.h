@@ -3,8 +3,8 @@
 // numThreads - 1 workers plus the calling thread. parallelFor(n, fn) runs
 // fn(task) for every task in [0, n) and returns when all are done; it
 // allocates nothing and creates no thread. Workers spin briefly between jobs
-// (plan steps follow each other closely) and then sleep; after rest() (a
-// run's end) they sleep at once, until the next job. Calls from
+// (plan steps follow each other closely: while the caller is seen starting
+// steps, see ThreadPool.cpp) and then sleep. Calls from
 // different threads are serialised (sessions of one model take turns).
 //
 // A job waits only for the workers that joined it: tasks are claimed one by
@@ -43,10 +43,6 @@ public:
   using TaskFn = void (*)(void *context, int32_t task, int32_t numTasks);
   void parallelFor(int32_t numTasks, TaskFn fn, void *context);
 
-  /// No job follows soon (a session's run ended): idle workers sleep now
-  /// instead of spinning out their time. The next parallelFor wakes them.
-  void rest();
-
 private:
   void workerLoop();
   void stopWorkers();
@@ -60,7 +56,6 @@ private:
   std::condition_variable wake_, done_;
   int sleepers_ = 0;
   std::atomic<bool> stop_{false};
-  std::atomic<bool> resting_{false}; ///< set by rest(), cleared by parallelFor
   std::atomic<uint32_t> steps_{0};   ///< parallelFor calls, those run inline too
   /// The current job: its generation (bits 63..33), closed (bit 32: no worker
   /// may join any more) and the workers that joined (bits 31..0). A worker
