@@ -11,16 +11,14 @@ namespace {
 
 /// A worker waiting for the next job spins while the caller is seen starting
 /// steps (parallelFor calls, those it runs alone too), until kWorkerSpinMicros
-/// pass without one, and not at all after rest() (a run's end); then it
-/// sleeps. The caller spins kCallerSpinMicros for the joined workers to leave
-/// a job. A spinning worker holds a core that, on a machine shared with
-/// another process, the threads doing the work need: all-MiniLM-L6-v2 int8
-/// 1 x 128, 2 threads, beside a busy process, Zen 4: 10.6-10.9 ms when
-/// workers spun 100 us after every job, 8.6-10.1 ms now. A fixed short spin
-/// did as well there but made the worker sleep through the steps the caller
-/// runs alone (too small to split: 1 x 16 has many), paying a wake-up per
-/// job: 1 x 16 idle 0.79 ms with a fixed 10 us, 0.70 ms now, 0.68 ms
-/// before (bench/RESULTS.md, 2026-12-06).
+/// pass without one; then it sleeps. The caller spins kCallerSpinMicros for
+/// the joined workers to leave a job. A spinning worker holds a core that, on
+/// a machine shared with another process, the threads doing the work need:
+/// all-MiniLM-L6-v2 int8 1 x 128, 2 threads, beside a busy process, Zen 4:
+/// 10.6-11.4 ms when workers spun 100 us after every job, 8.6-10.1 ms with
+/// this. A fixed 10 us spin did as well there but slept through the steps the
+/// caller ran alone (1 x 16 idle: 0.79 ms against 0.68-0.70), and sleeping at
+/// the end of each run cost a wake-up per run (bench/RESULTS.md, 2026-12-06).
 constexpr double kWorkerSpinMicros = 25.0;
 constexpr double kCallerSpinMicros = 100.0;
 
