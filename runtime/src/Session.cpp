@@ -33,6 +33,16 @@ void runKernelTask(void *context, int32_t task, int32_t numTasks) {
 
 } // namespace
 
+int32_t stepTasks(uint64_t resultElements, uint64_t weightElements, int numThreads) {
+  if (numThreads <= 1)
+    return 1;
+  // At 1 x 16 MiniLM's FFN-down writes 6 144 outputs and reads 590 000
+  // weights: by its results alone it was one task while the other cores waited.
+  const uint64_t work = resultElements + weightElements;
+  const uint64_t maxTasks = 4 * static_cast<uint64_t>(numThreads);
+  return static_cast<int32_t>(std::clamp<uint64_t>(work / kElementsPerTask, 1, maxTasks));
+}
+
 Session::Session(std::shared_ptr<const LoadedModel> model, bool profiling)
     : model_(std::move(model)), profiling_(profiling) {
   const encm::Model &m = model_->model();
@@ -185,14 +195,7 @@ void Session::runPlan(const int32_t *ids, const int32_t *typeIds, const int32_t 
     ctx.tokens = tokens;
 
     ThreadPool &pool = model_->pool();
-    uint64_t maxTasks = 4 * static_cast<uint64_t>(pool.numThreads());
-    // A step's work: its result elements, and each weight element it reads (a
-    // Linear over few rows streams its whole weight: at 1 x 16 MiniLM's
-    // FFN-down has 6 144 outputs and 590 000 weights).
-    const uint64_t work = resultElements + stepWeightElements_[s];
-    int32_t numTasks = pool.numThreads() == 1
-                           ? 1
-                           : static_cast<int32_t>(std::clamp<uint64_t>(work / kElementsPerTask, 1, maxTasks));
+    const int32_t numTasks = stepTasks(resultElements, stepWeightElements_[s], pool.numThreads());
     KernelJob job{model_->code().kernel(s), &ctx};
     if (profiling_) {
       auto t0 = std::chrono::steady_clock::now();

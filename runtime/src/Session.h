@@ -25,6 +25,12 @@
 
 namespace encrt::rt {
 
+/// The tasks a plan step is split into on a pool of numThreads: its work
+/// (resultElements written, weightElements read: a Linear over a few rows
+/// streams its whole weight) over 4 096 elements a task, at least 1, at most
+/// 4 x numThreads; 1 on one thread.
+int32_t stepTasks(uint64_t resultElements, uint64_t weightElements, int numThreads);
+
 class Session final : public DeviceSession {
 public:
   Session(std::shared_ptr<const LoadedModel> model, bool profiling);

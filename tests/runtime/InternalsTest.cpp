@@ -2,6 +2,7 @@
 #include "CpuFeatures.h"
 #include "ElfCheck.h"
 #include "MemoryPlan.h"
+#include "Session.h"
 #include "ThreadPool.h"
 
 #include <gtest/gtest.h>
@@ -90,6 +91,19 @@ TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
       }
     }
   }
+}
+
+TEST(StepTasks, CountTheWeightsAStepReads) {
+  // MiniLM's FFN-down at 1 x 16: 16 x 384 outputs, a 1536 x 384 weight.
+  EXPECT_EQ(stepTasks(16 * 384, 0, 2), 1);
+  EXPECT_EQ(stepTasks(16 * 384, 1536 * 384, 2), 8);
+  EXPECT_EQ(stepTasks(16 * 384, 1536 * 384, 1), 1);
+  // A row-wise step: results alone, 4 096 a task, at most 4 per thread.
+  EXPECT_EQ(stepTasks(3 * 4096 + 5, 0, 2), 3);
+  EXPECT_EQ(stepTasks(1 << 20, 0, 3), 12);
+  EXPECT_EQ(stepTasks(0, 0, 4), 1);
+  EXPECT_EQ(stepTasks(4095, 1, 2), 1);
+  EXPECT_EQ(stepTasks(4095, 4097, 2), 2);
 }
 
 TEST(ThreadPool, ConcurrentCallersAreSerialised) {
