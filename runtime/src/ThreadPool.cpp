@@ -159,10 +159,14 @@ void ThreadPool::workerLoop() {
 void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
   if (numTasks <= 0)
     return;
-  steps_.fetch_add(1, std::memory_order_relaxed);
-  if (workers_.empty() || numTasks == 1) {
+  if (workers_.empty()) {
     for (int32_t t = 0; t < numTasks; ++t)
       fn(context, t, numTasks);
+    return;
+  }
+  steps_.fetch_add(1, std::memory_order_relaxed); // the waiting workers' sign that a run goes on
+  if (numTasks == 1) {
+    fn(context, 0, 1);
     return;
   }
   std::lock_guard<std::mutex> call(callMutex_);
