@@ -15,6 +15,17 @@
 
 #define ENC_INLINE inline __attribute__((always_inline))
 
+/// A micro-kernel compiled as a function of its own, neither inlined into
+/// its caller nor cloned for the caller's constant arguments: GCC 12 then
+/// stopped keeping the accumulators of the int8 tile in place and copied
+/// each one out of and back into a register around every product
+/// (enc_qgemm.h q8TileDispatch).
+#if defined(__clang__)
+#define ENC_OPAQUE __attribute__((noinline))
+#else
+#define ENC_OPAQUE __attribute__((noipa))
+#endif
+
 namespace enc_kernels {
 
 /// Eight floats; lowered to one AVX register or two SSE registers.

@@ -443,11 +443,16 @@ ENC_INLINE void q8Tile(const uint8_t *x, int64_t ldx, const int8_t *w,
 }
 #endif
 
-/// Calls q8Tile<r, c> for runtime 1 <= r <= R, 1 <= c <= C.
+/// Calls q8Tile<r, c> for runtime 1 <= r <= R, 1 <= c <= C. Opaque
+/// (ENC_OPAQUE): inlined into the fused qlinear + quantize / + LayerNorm
+/// drivers of enc_quant.h, or cloned for a model's constant row stride, GCC
+/// 12 copied every accumulator out of and back into its register around each
+/// vpdpbusd (24 zmm moves per 12 products in the K loop); compiled alone the
+/// loop is loads, broadcasts and products only.
 template <int R, int C>
-inline void q8TileDispatch(int r, int c, const uint8_t *x, int64_t ldx,
-                           const int8_t *w, int64_t bb, int64_t groups,
-                           int32_t *out, int64_t ldo) {
+ENC_OPAQUE void q8TileDispatch(int r, int c, const uint8_t *x, int64_t ldx,
+                               const int8_t *w, int64_t bb, int64_t groups,
+                               int32_t *out, int64_t ldo) {
   if constexpr (R > 1)
     if (r < R)
       return q8TileDispatch<R - 1, C>(r, c, x, ldx, w, bb, groups, out, ldo);
