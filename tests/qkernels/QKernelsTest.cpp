@@ -440,7 +440,8 @@ TEST(QKernels, FloatEpilogues) {
 /// qlinearQuantize (the GELU qlinear + its dynamic quantize in one step) is
 /// qlinear followed by quantizeRows, bit for bit: the same epilogue on the
 /// same int32 sums, the same row quantiser on the same floats. Each task
-/// writes its own rows of values and scales; `stage` is scratch.
+/// writes its own rows of values and scales (tasks past one per
+/// kQ8MinTaskRows rows write none); `stage` is scratch.
 template <int K, int N, int Epi> void checkQLinearQuantize(int M, uint32_t seed) {
   SCOPED_TRACE("M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" + std::to_string(N));
   const int64_t ldx = q8RowStride(K), ldq = q8RowStride(N);
@@ -460,7 +461,7 @@ template <int K, int N, int Epi> void checkQLinearQuantize(int M, uint32_t seed)
   std::vector<uint8_t> ref(size_t(M) * ldq);
   std::vector<float> refScale(M);
   quantizeRows<N>(y.data(), ref.data(), refScale.data(), M, 0.0f, 0, 1);
-  for (int tasks = 1; tasks <= 3; ++tasks) {
+  for (int tasks : {1, 2, 3, 8}) { // 8: more tasks than M / kQ8MinTaskRows for the smaller M
     std::vector<uint8_t> q(size_t(M) * ldq, 0);
     std::vector<int> writers(M, 0);
     std::vector<float> scale(M, -1.0f), stage(size_t(M) * N);
@@ -509,7 +510,7 @@ template <int K, int N> void checkQLinearAddLayerNorm(int M, bool quantized, uin
                        ref.data() + size_t(m) * N, 1e-12f);
     quantizeRowTo<N>(ref.data() + size_t(m) * N, refQ.data() + m * ldq, &refScale[m], 0.0f);
   }
-  for (int tasks = 1; tasks <= 3; ++tasks) {
+  for (int tasks : {1, 2, 3, 8}) { // 8: more tasks than M / kQ8MinTaskRows for the smaller M
     const std::vector<float> y = runTasks<float>(size_t(M) * N, tasks, [&](float *out, int t, int n) {
       qlinearAddLayerNorm<K, N, kQ8EpiNone>(xq.data(), xs.data(), p.data() + 4, ws.data(), bias.data(),
                                             residual.data(), gamma.data(), beta.data(), out, nullptr, nullptr, M,
@@ -532,7 +533,7 @@ template <int K, int N> void checkQLinearAddLayerNorm(int M, bool quantized, uin
 
 TEST(QKernels, QLinearWithResidualLayerNorm) {
   REQUIRE_Q8_CPU();
-  for (int M : {1, 5, 31, 64, 97}) {
+  for (int M : {1, 5, 16, 31, 64, 97}) {
     checkQLinearAddLayerNorm<36, 40>(M, true, 50 + M);
     checkQLinearAddLayerNorm<64, 48>(M, false, 60 + M);
     checkQLinearAddLayerNorm<1536, 384>(M, true, 70 + M);
@@ -541,7 +542,7 @@ TEST(QKernels, QLinearWithResidualLayerNorm) {
 
 TEST(QKernels, QLinearWithQuantizedOutput) {
   REQUIRE_Q8_CPU();
-  for (int M : {1, 5, 31, 64, 97}) {
+  for (int M : {1, 5, 16, 31, 64, 97}) {
     checkQLinearQuantize<36, 40, kQ8EpiGelu>(M, 20 + M);
     checkQLinearQuantize<64, 48, kQ8EpiNone>(M, 30 + M); // K % 64 == 0: AMX tiles where they run
     checkQLinearQuantize<384, 1536, kQ8EpiGeluTanh>(M, 40 + M);

@@ -478,6 +478,19 @@ constexpr int64_t kQ8StageRows = 32;
 constexpr int64_t kQ8StageRows = 32 / kQ8TileR * kQ8TileR;
 #endif
 
+/// The fewest rows a task of a row-split driver (enc_quant.h's qlinear +
+/// quantize / + LayerNorm) is given, as each such task reads the whole
+/// weight: an AMX tile's 16 rows; else 4 (a 4-row avx512vnni tile does 8
+/// products per 2 weight loads, a 1-row one 2; the ymm paths' 2-row tiles
+/// reuse each weight block, held in L1, twice). MiniLM int8 on Zen 4, 2
+/// threads: 1 x 8 0.34-0.38 ms against 0.58-0.85 with a task per row, 1 x 16
+/// 0.64-0.70 against 0.76-0.99 (a minimum of 6: 0.58-0.61 and 0.67-1.2).
+#if defined(ENC_Q8_PATH_AMX)
+constexpr int64_t kQ8MinTaskRows = 16;
+#else
+constexpr int64_t kQ8MinTaskRows = 4;
+#endif
+
 /// The unit grid: row chunks (outermost) x column chunks of 16-ch blocks.
 struct Q8Split {
   int64_t rowChunks, colChunkBlocks, colChunks, blocks;
