@@ -107,7 +107,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=2, help="untimed runs before each round's timed ones")
     ap.add_argument("--shapes", default="b1_s128,b8_s128,b8_mixed16-128",
                     help="comma-separated, of b1_s128, b8_s128, b8_mixed16-128, b32_s64, b1_s512, b8_s512, "
-                         "b1_s8192, b16_s128, b1_s16")
+                         "b1_s8192, b16_s128, b1_s16, b1_s8")
     ap.add_argument("--ort-optimizer", default="bert",
                     help="model_type for ORT's transformer optimiser, or none (ModernBERT: the optimiser's "
                          "fusions do not know its graph)")
@@ -172,9 +172,10 @@ def main():
     # b1_s512: one sequence at a 512-token model's limit (where attention's share grows);
     # b8_s512, b1_s8192: long-context encoders (ModernBERT's 8192 positions).
     # b16_s128: a batch of passages for a decoder-sized embedder (Qwen3-Embedding).
-    # b1_s16: one search query (where per-step overheads, not the products, take the time).
+    # b1_s16: one search query (where per-step overheads, not the products, take the time);
+    # b1_s8: a keyword query (fewer rows than tasks: each Linear streams its weight for few products).
     extra_shapes = [("b1_s512", 1, 512, [512]), ("b8_s512", 8, 512, [512] * 8), ("b1_s8192", 1, 8192, [8192]),
-                    ("b16_s128", 16, 128, [128] * 16), ("b1_s16", 1, 16, [16])]
+                    ("b16_s128", 16, 128, [128] * 16), ("b1_s16", 1, 16, [16]), ("b1_s8", 1, 8, [8])]
     shapes = [s for s in make_inputs(extra=extra_shapes) if s["name"] in wanted]
     print("\n".join(notes))
     idle = table(peers, shapes, args, "idle")
