@@ -261,9 +261,13 @@ inline bool q8CpuSupported() {
 }
 #endif
 
-template <int R, int C>
+/// With Prefetch, also asks for the same group of the C blocks at `next`
+/// (into L2), one line per block and group: the next column blocks' weight
+/// then streams from memory while this tile computes (q8Blocks).
+template <int R, int C, bool Prefetch = false>
 ENC_INLINE void q8Tile(const uint8_t *x, int64_t ldx, const int8_t *w,
-                       int64_t bb, int64_t groups, int32_t *out, int64_t ldo) {
+                       int64_t bb, int64_t groups, int32_t *out, int64_t ldo,
+                       const int8_t *next = nullptr) {
   __m512i acc[R][C];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
@@ -275,6 +279,11 @@ ENC_INLINE void q8Tile(const uint8_t *x, int64_t ldx, const int8_t *w,
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c)
       wv[c] = _mm512_loadu_si512(w + c * bb + g * 64);
+    if constexpr (Prefetch) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c)
+        __builtin_prefetch(next + c * bb + g * 64, 0, 2);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const __m512i xv = _mm512_set1_epi32(q8Load4(x + r * ldx + 4 * g));
@@ -452,13 +461,18 @@ ENC_INLINE void q8Tile(const uint8_t *x, int64_t ldx, const int8_t *w,
 template <int R, int C>
 ENC_OPAQUE void q8TileDispatch(int r, int c, const uint8_t *x, int64_t ldx,
                                const int8_t *w, int64_t bb, int64_t groups,
-                               int32_t *out, int64_t ldo) {
+                               int32_t *out, int64_t ldo,
+                               const int8_t *next = nullptr) {
   if constexpr (R > 1)
     if (r < R)
-      return q8TileDispatch<R - 1, C>(r, c, x, ldx, w, bb, groups, out, ldo);
+      return q8TileDispatch<R - 1, C>(r, c, x, ldx, w, bb, groups, out, ldo, next);
   if constexpr (C > 1)
     if (c < C)
-      return q8TileDispatch<R, C - 1>(r, c, x, ldx, w, bb, groups, out, ldo);
+      return q8TileDispatch<R, C - 1>(r, c, x, ldx, w, bb, groups, out, ldo, next);
+#if defined(ENC_Q8_PATH_VNNI512)
+  if (next)
+    return q8Tile<R, C, true>(x, ldx, w, bb, groups, out, ldo, next);
+#endif
   q8Tile<R, C>(x, ldx, w, bb, groups, out, ldo);
 }
 
@@ -573,11 +587,16 @@ ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
   for (int64_t b = b0; b < b1; b += kQ8TileC) {
     const int c = int(std::min<int64_t>(kQ8TileC, b1 - b));
     const int64_t n0 = b * 16, n1 = std::min(N, (b + c) * 16);
+    // The first row tile of a column block also prefetches the next one:
+    // after it the block is in cache, and with few rows (1 x 16: three
+    // tiles) the memory stream would otherwise stand still until the next
+    // block's first loads miss.
+    const int8_t *next = b + kQ8TileC < b1 ? blocks + (b + kQ8TileC) * bb : nullptr;
     for (int64_t i = i0; i < i1; i += kQ8TileR) {
       const int r = int(std::min<int64_t>(kQ8TileR, i1 - i));
       q8TileDispatch<kQ8TileR, kQ8TileC>(r, c, xq + (i - i0) * ldx, ldx,
                                          blocks + b * bb, bb, groups, tile,
-                                         ldt);
+                                         ldt, i == i0 ? next : nullptr);
       store(i, r, n0, n1, static_cast<const int32_t *>(tile), ldt);
     }
   }
