@@ -225,10 +225,14 @@ ENC_INLINE void tileAccStore(svec (&acc)[MR][V], float *c, int64_t ldc) {
 
 /// c[MR, 16*NP] = (Acc ? c : bias row or 0) + x[MR, kc] · panels[kc, 16*NP]
 /// for NP panels `pstride` floats apart (w points at the chunk's first k).
+/// With `next` (not null), also prefetches the same k of the NP panels there
+/// into L2, a line per panel and k: the next column tile's weight then
+/// streams from memory while this tile computes (sgemmBlock).
 template <int MR, int NP, bool Acc>
 __attribute__((noinline)) void
 sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
-          int64_t kc, const float *bias, float *c, int64_t ldc) {
+          int64_t kc, const float *bias, float *c, int64_t ldc,
+          const float *next) {
   constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
   svec acc[MR][V];
   tileAccInit<Acc>(acc, c, ldc, bias);
@@ -238,6 +242,11 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
     for (int v = 0; v < V; ++v)
       wv[v] = sLoad(w + (v / VP) * pstride + k * kSgemmPanel +
                     (v % VP) * kSvecLanes);
+    if (next) {
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p)
+        __builtin_prefetch(next + p * pstride + k * kSgemmPanel, 0, 2);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const svec xb = sSplat(x[r * ldx + k]);
@@ -251,11 +260,12 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
 
 /// The bf16 form of sgemmTile: x [MR, kc] bf16 rows (ldx elements apart),
 /// w the chunk's first k pair of NP bf16 panels (pstride elements apart),
-/// kc even.
+/// kc even; `next` as there, a line per panel and k pair.
 template <int MR, int NP, bool Acc>
 __attribute__((noinline)) void
 bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
-          int64_t kc, const float *bias, float *c, int64_t ldc) {
+          int64_t kc, const float *bias, float *c, int64_t ldc,
+          const uint16_t *next) {
   constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
   svec acc[MR][V];
   tileAccInit<Acc>(acc, c, ldc, bias);
@@ -268,6 +278,11 @@ bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
     for (int v = 0; v < V; ++v)
       std::memcpy(&wv[v], w + (v / VP) * pstride + kp * 2 * kSgemmPanel + (v % VP) * 2 * kSvecLanes,
                   sizeof(pairs));
+    if (next) {
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p)
+        __builtin_prefetch(next + p * pstride + kp * 2 * kSgemmPanel, 0, 2);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       uint32_t xp;
@@ -299,21 +314,22 @@ bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
 template <int NP, int MR = kSgemmMR, typename T>
 ENC_INLINE void gemmTileRows(int64_t m, bool acc, const T *x, int64_t ldx,
                              const T *w, int64_t pstride, int64_t kc,
-                             const float *bias, float *c, int64_t ldc) {
+                             const float *bias, float *c, int64_t ldc,
+                             const T *next) {
   if constexpr (MR > 1) {
     if (m < MR)
-      return gemmTileRows<NP, MR - 1>(m, acc, x, ldx, w, pstride, kc, bias, c, ldc);
+      return gemmTileRows<NP, MR - 1>(m, acc, x, ldx, w, pstride, kc, bias, c, ldc, next);
   }
   if constexpr (std::is_same_v<T, float>) {
     if (acc)
-      sgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc);
+      sgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc, next);
     else
-      sgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc);
+      sgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc, next);
   } else {
     if (acc)
-      bgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc);
+      bgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc, next);
     else
-      bgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc);
+      bgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc, next);
   }
 }
 
@@ -415,10 +431,14 @@ void sgemmBlock(const T *x, const T *packed, const float *b, Y *y,
                 tmp[r * kWide + cc] = cc < nc ? y[(i + r) * N + j + cc] : 0.0f;
           }
         }
+        // The first row tile of a column tile also prefetches the next
+        // one's weight (with few rows the rest is computed from cache, and
+        // the memory stream stood still until the next tile missed).
+        const T *next = i == i0 && j + kWide < j1 ? w + kSgemmNP * pstride : nullptr;
         if (np == kSgemmNP)
-          gemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
+          gemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc, next);
         else
-          gemmTileRows<1>(m, acc, xt, K, w, pstride, kc, bias, c, ldc);
+          gemmTileRows<1>(m, acc, xt, K, w, pstride, kc, bias, c, ldc, next);
         // Only the nc real columns: a partial tile's unused lanes hold nothing.
         if (last && Epi != kEpiNone) {
           if (nc == kWide) // fixed width: vectorised without remainder code
