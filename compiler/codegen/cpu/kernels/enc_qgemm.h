@@ -543,33 +543,36 @@ ENC_INLINE bool q8ColumnsFirst(int64_t N, int64_t K) {
 #endif
 }
 
-/// Calls f(rowChunk, i0, i1, b0, b1) for each unit of task `task` of
+/// Calls f(rowChunk, i0, i1, b0, b1, bNext) for each unit of task `task` of
 /// `numTasks`: rows [i0, i1) of row chunk `rowChunk`, 16-channel blocks
-/// [b0, b1). Units of one row chunk are consecutive, or with columnsFirst
-/// those of one column chunk.
+/// [b0, b1); bNext: the first block of the task's next unit (-1: none), whose
+/// weight q8Blocks prefetches while it computes the last block of this one.
+/// Units of one row chunk are consecutive, or with columnsFirst those of one
+/// column chunk.
 template <typename F>
 ENC_INLINE void forEachQ8Unit(int64_t M, int64_t N, int32_t task,
                               int32_t numTasks, F &&f, bool columnsFirst = false) {
   const Q8Split s = q8Split(M, N, numTasks);
   int64_t u0, u1;
   taskShare(s.rowChunks * s.colChunks, task, numTasks, u0, u1);
+  auto colChunk = [&](int64_t u) { return columnsFirst ? u / s.rowChunks : u % s.colChunks; };
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t rc = columnsFirst ? u % s.rowChunks : u / s.colChunks;
-    const int64_t cc = columnsFirst ? u / s.rowChunks : u % s.colChunks;
     const int64_t i0 = rc * kQ8RowChunk, i1 = std::min(M, i0 + kQ8RowChunk);
-    const int64_t b0 = cc * s.colChunkBlocks,
+    const int64_t b0 = colChunk(u) * s.colChunkBlocks,
                   b1 = std::min(s.blocks, b0 + s.colChunkBlocks);
-    f(rc, i0, i1, b0, b1);
+    f(rc, i0, i1, b0, b1, u + 1 < u1 ? colChunk(u + 1) * s.colChunkBlocks : int64_t(-1));
   }
 }
 
 /// Rows [i0, i1) x blocks [b0, b1): computes int32 tiles and hands each to
 /// store(i, rows, n0, n1, tile, ldTile) for output columns [n0, n1). xq
-/// points at row i0.
+/// points at row i0. bNext >= 0: the first block of the caller's next unit
+/// (forEachQ8Unit), prefetched with the last column block.
 template <class Store>
 ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
                          const int8_t *blocks, int64_t N, int64_t K, int64_t b0,
-                         int64_t b1, Store &&store) {
+                         int64_t b1, Store &&store, int64_t bNext = -1) {
   const int64_t bb = 16 * q8PaddedK(K), groups = q8PaddedK(K) / 4;
 #if defined(ENC_Q8_PATH_AMX)
   if (K % 64 == 0) {
@@ -587,11 +590,13 @@ ENC_INLINE void q8Blocks(const uint8_t *xq, int64_t ldx, int64_t i0, int64_t i1,
   for (int64_t b = b0; b < b1; b += kQ8TileC) {
     const int c = int(std::min<int64_t>(kQ8TileC, b1 - b));
     const int64_t n0 = b * 16, n1 = std::min(N, (b + c) * 16);
-    // The first row tile of a column block also prefetches the next one:
-    // after it the block is in cache, and with few rows (1 x 16: three
-    // tiles) the memory stream would otherwise stand still until the next
-    // block's first loads miss.
-    const int8_t *next = b + kQ8TileC < b1 ? blocks + (b + kQ8TileC) * bb : nullptr;
+    // The first row tile of a column block also prefetches the next one
+    // (the last, the next unit's first): after it the block is in cache, and
+    // with few rows (1 x 16: three tiles) the memory stream would otherwise
+    // stand still until the next block's first loads miss.
+    const int8_t *next = b + kQ8TileC < b1 ? blocks + (b + kQ8TileC) * bb
+                         : bNext >= 0      ? blocks + bNext * bb
+                                           : nullptr;
     for (int64_t i = i0; i < i1; i += kQ8TileR) {
       const int r = int(std::min<int64_t>(kQ8TileR, i1 - i));
       q8TileDispatch<kQ8TileR, kQ8TileC>(r, c, xq + (i - i0) * ldx, ldx,
@@ -611,16 +616,15 @@ inline void qgemmS32Q8(const uint8_t *xq, int64_t ldx, int64_t M, int K, int N,
   const int32_t *colSum = packedColSumsQ8(packed);
   const int8_t *blocks = packedBlocksQ8(packed, N);
   forEachQ8Unit(M, N, task, numTasks, [&](int64_t, int64_t i0, int64_t i1,
-                                          int64_t b0, int64_t b1) {
-    q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
-             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
-                 int64_t ldt) {
-               for (int rr = 0; rr < r; ++rr)
-                 for (int64_t n = n0; n < n1; ++n)
-                   acc[(i + rr) * N + n] =
-                       t[rr * ldt + (n - n0)] -
-                       (subtractZeroPoint ? 128 * colSum[n] : 0);
-             });
+                                          int64_t b0, int64_t b1, int64_t bNext) {
+    q8Blocks(
+        xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
+        [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
+          for (int rr = 0; rr < r; ++rr)
+            for (int64_t n = n0; n < n1; ++n)
+              acc[(i + rr) * N + n] = t[rr * ldt + (n - n0)] - (subtractZeroPoint ? 128 * colSum[n] : 0);
+        },
+        bNext);
   });
 }
 
@@ -713,11 +717,13 @@ void qlinearQ8Quantized(const uint8_t *xq, int64_t ldx, const float *xScale,
   const int8_t *blocks = packedBlocksQ8(packed, N);
   forEachQ8Unit(
       M, N, task, numTasks,
-      [&](int64_t, int64_t i0, int64_t i1, int64_t b0, int64_t b1) {
-        q8Blocks(xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
-                 [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
-                   q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum, wScale, bias, residual, y);
-                 });
+      [&](int64_t, int64_t i0, int64_t i1, int64_t b0, int64_t b1, int64_t bNext) {
+        q8Blocks(
+            xq + i0 * ldx, ldx, i0, i1, blocks, N, K, b0, b1,
+            [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
+              q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + i, colSum, wScale, bias, residual, y);
+            },
+            bNext);
       },
       q8ColumnsFirst(N, K));
 }
@@ -742,7 +748,7 @@ void qlinearQ8(const float *x, int64_t M, int K, int N, const void *packed,
   uint8_t *xq = static_cast<uint8_t *>(scratch) + 4 * kQ8RowChunk;
   int64_t quantised = -1;
   forEachQ8Unit(M, N, task, numTasks, [&](int64_t rc, int64_t i0, int64_t i1,
-                                          int64_t b0, int64_t b1) {
+                                          int64_t b0, int64_t b1, int64_t bNext) {
     if (rc != quantised) {
       for (int64_t i = i0; i < i1; ++i) {
         uint8_t *row = xq + (i - i0) * ldq;
@@ -752,12 +758,12 @@ void qlinearQ8(const float *x, int64_t M, int K, int N, const void *packed,
       }
       quantised = rc;
     }
-    q8Blocks(xq, ldq, i0, i1, blocks, N, K, b0, b1,
-             [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t,
-                 int64_t ldt) {
-               q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + (i - i0),
-                               colSum, wScale, bias, residual, y);
-             });
+    q8Blocks(
+        xq, ldq, i0, i1, blocks, N, K, b0, b1,
+        [&](int64_t i, int r, int64_t n0, int64_t n1, const int32_t *t, int64_t ldt) {
+          q8Epilogue<Epi>(t, ldt, i, r, n0, n1, N, xScale + (i - i0), colSum, wScale, bias, residual, y);
+        },
+        bNext);
   });
 }
 
