@@ -385,7 +385,7 @@ void amxBlock(const uint16_t *x, const uint16_t *packed, const float *b, Y *y, i
 template <int Epi, typename T, typename Y>
 void sgemmBlock(const T *x, const T *packed, const float *b, Y *y,
                 int64_t K, int64_t N, int64_t i0, int64_t i1, int64_t j0,
-                int64_t j1, int64_t kcMax) {
+                int64_t j1, int64_t kcMax, int64_t jNext = -1) {
   constexpr int64_t kWide = kSgemmPanel * kSgemmNP;
   constexpr bool kBf16Out = std::is_same_v<Y, uint16_t>;
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)
@@ -428,13 +428,15 @@ void sgemmBlock(const T *x, const T *packed, const float *b, Y *y,
           }
         }
         // With few rows (at most 4 tiles), the first row tile of a bf16
-        // column tile also prefetches the next one's weight: the rest is
-        // computed from cache, and the memory stream stood still until the
-        // next tile missed. (At 1 x 128 on two threads, 64-row units, it
-        // cost 2-4 %.)
-        const T *next = std::is_same_v<T, uint16_t> && i == i0 && i1 - i0 <= 4 * kSgemmMR && j + kWide < j1
-                            ? w + kSgemmNP * pstride
-                            : nullptr;
+        // column tile also prefetches the next one's weight (the last, that
+        // of the task's next unit at jNext): the rest is computed from
+        // cache, and the memory stream stood still until the next tile
+        // missed. (At 1 x 128 on two threads, 64-row units, it cost 2-4 %.)
+        const T *next = nullptr;
+        if (std::is_same_v<T, uint16_t> && i == i0 && i1 - i0 <= 4 * kSgemmMR)
+          next = j + kWide < j1 ? w + kSgemmNP * pstride
+                 : jNext >= 0   ? packed + (jNext / kSgemmPanel) * pstride + k0 * kSgemmPanel
+                                : nullptr;
         if (np == kSgemmNP)
           gemmTileRows<kSgemmNP>(m, acc, xt, K, w, pstride, kc, bias, c, ldc, next);
         else
@@ -494,13 +496,15 @@ void sgemmLinearRunWith(const T *x, const T *packed, const float *b,
   colBlocks = ceilDiv(N, nc);
   int64_t u0, u1;
   taskShare(rowBlocks * colBlocks, task, numTasks, u0, u1);
+  auto colBlock = [&](int64_t u) { return bl.colMajor ? u / rowBlocks : u % colBlocks; };
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t rb = bl.colMajor ? u % rowBlocks : u / colBlocks;
-    const int64_t cb = bl.colMajor ? u / rowBlocks : u % colBlocks;
     const int64_t i0 = rb * mc, i1 = std::min(M, i0 + mc);
-    const int64_t j0 = cb * nc, j1 = std::min(N, j0 + nc);
+    const int64_t j0 = colBlock(u) * nc, j1 = std::min(N, j0 + nc);
+    // The task's next unit's first columns: prefetched with this one's last.
     sgemmBlock<Epi>(x, packed, b, y, K, N, i0, i1, j0, j1,
-                    std::is_same_v<Y, uint16_t> ? std::max(K, bl.kc) : bl.kc);
+                    std::is_same_v<Y, uint16_t> ? std::max(K, bl.kc) : bl.kc,
+                    u + 1 < u1 ? colBlock(u + 1) * nc : int64_t(-1));
   }
 }
 
