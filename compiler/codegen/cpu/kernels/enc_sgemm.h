@@ -225,10 +225,16 @@ ENC_INLINE void tileAccStore(svec (&acc)[MR][V], float *c, int64_t ldc) {
 
 /// c[MR, 16*NP] = (Acc ? c : bias row or 0) + x[MR, kc] · panels[kc, 16*NP]
 /// for NP panels `pstride` floats apart (w points at the chunk's first k).
+/// With `next` (not null), also prefetches the same k of the NP panels there
+/// into L2, a line per panel: the next column tile's weight then streams
+/// from memory while this tile computes (sgemmBlock). BERT-base fp32 on one
+/// Zen 4 thread: 1 x 8 1.26x, 1 x 16 1.10x; on two, where the weight stream
+/// is at this machine's memory bandwidth, level (0.98-1.11x in three runs;
+/// before the prefetch reached into the next unit, 0.95x: bench/RESULTS.md).
 template <int MR, int NP, bool Acc>
 __attribute__((noinline)) void
 sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
-          int64_t kc, const float *bias, float *c, int64_t ldc) {
+          int64_t kc, const float *bias, float *c, int64_t ldc, const float *next) {
   constexpr int VP = kSgemmPanel / kSvecLanes, V = NP * VP;
   svec acc[MR][V];
   tileAccInit<Acc>(acc, c, ldc, bias);
@@ -238,6 +244,11 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
     for (int v = 0; v < V; ++v)
       wv[v] = sLoad(w + (v / VP) * pstride + k * kSgemmPanel +
                     (v % VP) * kSvecLanes);
+    if (next) {
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p)
+        __builtin_prefetch(next + p * pstride + k * kSgemmPanel, 0, 2);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const svec xb = sSplat(x[r * ldx + k]);
@@ -251,12 +262,7 @@ sgemmTile(const float *x, int64_t ldx, const float *w, int64_t pstride,
 
 /// The bf16 form of sgemmTile: x [MR, kc] bf16 rows (ldx elements apart),
 /// w the chunk's first k pair of NP bf16 panels (pstride elements apart),
-/// kc even. With `next` (not null), also prefetches the same k pair of the
-/// NP panels there into L2, a line per panel: the next column tile's weight
-/// then streams from memory while this tile computes (sgemmBlock). Not in
-/// the fp32 tile: BERT-base fp32 1 x 16 on two Zen 4 threads ran 5 % slower
-/// with it (16.7-17.7 against 15.9-17.4 ms; one thread: 1.1-1.25x faster),
-/// bf16 there 4 % faster (bench/RESULTS.md).
+/// kc even. `next` as for sgemmTile.
 template <int MR, int NP, bool Acc>
 __attribute__((noinline)) void
 bgemmTile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t pstride,
@@ -318,9 +324,9 @@ ENC_INLINE void gemmTileRows(int64_t m, bool acc, const T *x, int64_t ldx,
   }
   if constexpr (std::is_same_v<T, float>) {
     if (acc)
-      sgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc);
+      sgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc, next);
     else
-      sgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc);
+      sgemmTile<MR, NP, false>(x, ldx, w, pstride, kc, bias, c, ldc, next);
   } else {
     if (acc)
       bgemmTile<MR, NP, true>(x, ldx, w, pstride, kc, bias, c, ldc, next);
@@ -427,13 +433,13 @@ void sgemmBlock(const T *x, const T *packed, const float *b, Y *y,
                 tmp[r * kWide + cc] = cc < nc ? y[(i + r) * N + j + cc] : 0.0f;
           }
         }
-        // With few rows (at most 4 tiles), the first row tile of a bf16
-        // column tile also prefetches the next one's weight (the last, that
+        // With few rows (at most 4 tiles), the first row tile of a column
+        // tile also prefetches the next one's weight (the last, that
         // of the task's next unit at jNext): the rest is computed from
         // cache, and the memory stream stood still until the next tile
         // missed. (At 1 x 128 on two threads, 64-row units, it cost 2-4 %.)
         const T *next = nullptr;
-        if (std::is_same_v<T, uint16_t> && i == i0 && i1 - i0 <= 4 * kSgemmMR)
+        if (i == i0 && i1 - i0 <= 4 * kSgemmMR)
           next = j + kWide < j1 ? w + kSgemmNP * pstride
                  : jNext >= 0   ? packed + (jNext / kSgemmPanel) * pstride + k0 * kSgemmPanel
                                 : nullptr;
