@@ -7,6 +7,7 @@ median of the rounds' medians, its speed against the first artifact, and each ro
     python3 bench/kernel_ab/artifact_ab.py --rounds 6 --runs 30 --threads 2,1 --shapes 1x8,1x16 OLD.encm NEW.encm
 """
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -16,12 +17,15 @@ import sys
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("artifacts", nargs="+", help="the first is the baseline of the ratios")
-    ap.add_argument("--encc", default="build/bin/encc")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    ap.add_argument("--encc", default=os.path.normpath(os.path.join(root, "build", "bin", "encc")))
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--runs", type=int, default=20, help="timed runs per artifact, shape and round")
     ap.add_argument("--threads", default="2", help="comma-separated thread counts")
     ap.add_argument("--shapes", default="1x16,1x128", help="comma-separated BATCHxSEQ (every sequence full length)")
     args = ap.parse_args()
+    if not os.access(args.encc, os.X_OK):
+        sys.exit(f"artifact_ab: no encc at {args.encc} (build first, or --encc PATH)")
     res = {}
     for r in range(args.rounds):
         for t in args.threads.split(","):
