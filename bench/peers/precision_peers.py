@@ -213,9 +213,11 @@ def table(peers, shapes, args, title):
         ref = np.array(fns["encc fp32"](), copy=True)
         cos = {label: token_cosines(ref, np.asarray(fn()), shape["lengths"])[0] for label, fn in fns.items()}
         rounds = {label: [] for label in fns}
-        for _ in range(args.rounds):
-            for label, fn in fns.items():
-                rounds[label].append(time_fn(fn, args.runs, warmup=args.warmup)["median_ms"])
+        # The order reversed every other round: a burst of background load then spoils no column more than
+        # another (in a fixed order, a few rounds could favour a column by its place).
+        for r in range(args.rounds):
+            for label in list(fns) if r % 2 == 0 else list(fns)[::-1]:
+                rounds[label].append(time_fn(fns[label], args.runs, warmup=args.warmup)["median_ms"])
         med = {label: statistics.median(v) for label, v in rounds.items()}
         cells = [shape["name"]]
         for label in fns:
