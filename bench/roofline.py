@@ -70,11 +70,16 @@ def chosen_target(inspect):
     sys.exit(f"roofline: this CPU runs none of the artifact's code objects ({inspect['targets']})")
 
 
-def profile(encc, artifact, batch, seq, threads, runs, vocab):
-    """Per-kernel mean ms and the kernels' total; (None, why) when the run fails. The ids' values do not change
-    the work: BERT's [CLS] 2000... [SEP], clamped into the vocabulary."""
+def full_length_ids(seq, vocab):
+    """One sequence of seq token ids for timing (their values do not change the work): BERT's [CLS] 2000...
+    [SEP], clamped into a vocabulary of `vocab` ids (an artifact's metadata vocab_size)."""
     tok = lambda i: str(min(i, vocab - 1))
-    ids = " ".join([tok(101)] + [tok(2000)] * (seq - 2) + [tok(102)])
+    return " ".join([tok(101)] + [tok(2000)] * (seq - 2) + [tok(102)])
+
+
+def profile(encc, artifact, batch, seq, threads, runs, vocab):
+    """Per-kernel mean ms and the kernels' total; (None, why) when the run fails."""
+    ids = full_length_ids(seq, vocab)
     cmd = [encc, "run", artifact, "--runs", str(runs), "--profile", "--threads", str(threads)]
     for _ in range(batch):
         cmd += ["--ids", ids]

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """A/B of encc artifacts in interleaved rounds (this project's machines are shared and noisy: only numbers
 taken side by side compare). Per round, thread count and shape, every artifact runs `encc run ART --runs N`
-(all-[2000] token ids between [CLS] and [SEP]), the order reversed every other round; prints per artifact the
-median of the rounds' medians, its speed against the first artifact, and each round's median.
+(roofline.py's full-length ids, clamped into each artifact's vocabulary), the order reversed every other round;
+prints per artifact the median of the rounds' medians, its speed against the first artifact, and each round's
+median.
 
     python3 bench/kernel_ab/artifact_ab.py --rounds 6 --runs 30 --threads 2,1 --shapes 1x8,1x16 OLD.encm NEW.encm
 """
 import argparse
+import json
 import os
 import re
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from roofline import full_length_ids  # noqa: E402
 
 
 def main():
@@ -26,6 +31,12 @@ def main():
     args = ap.parse_args()
     if not os.access(args.encc, os.X_OK):
         sys.exit(f"artifact_ab: no encc at {args.encc} (build first, or --encc PATH)")
+    vocab = {}
+    for art in args.artifacts:
+        out = subprocess.run([args.encc, "inspect", art, "--format=json"], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"artifact_ab: {out.stderr.strip()}")
+        vocab[art] = json.loads(out.stdout)["metadata"]["vocab_size"]
     res = {}
     for r in range(args.rounds):
         for t in args.threads.split(","):
@@ -33,11 +44,10 @@ def main():
                 batch, seq = (int(v) for v in shape.split("x"))
                 if batch < 1 or seq < 2:
                     sys.exit(f"artifact_ab: bad shape {shape!r} (BATCHxSEQ, SEQ >= 2)")
-                ids = " ".join(["101"] + ["2000"] * (seq - 2) + ["102"])
                 for art in args.artifacts if r % 2 == 0 else args.artifacts[::-1]:
                     cmd = [args.encc, "run", art, "--threads", t, "--runs", str(args.runs)]
                     for _ in range(batch):
-                        cmd += ["--ids", ids]
+                        cmd += ["--ids", full_length_ids(seq, vocab[art])]
                     out = subprocess.run(cmd, capture_output=True, text=True)
                     m = re.search(r"\(([0-9.]+) ms: median", out.stdout)
                     if not m:
@@ -48,7 +58,8 @@ def main():
         print(f"threads {t}, {shape}:")
         for art, v in per.items():
             med = statistics.median(v)
-            print(f"  {art:40s} {med:9.3f} ms  {base / med:5.3f}x  [{' '.join(f'{x:.2f}' for x in v)}]")
+            ratio = f"{base / med:5.3f}x" if med > 0 else "    -"  # below encc run's 0.01 ms resolution
+            print(f"  {art:40s} {med:9.3f} ms  {ratio}  [{' '.join(f'{x:.2f}' for x in v)}]")
 
 
 if __name__ == "__main__":
