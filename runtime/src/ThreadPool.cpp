@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 namespace encrt::rt {
 
@@ -21,6 +24,18 @@ namespace {
 /// the end of each run cost a wake-up per run (bench/RESULTS.md, 2026-12-06).
 constexpr double kWorkerSpinMicros = 25.0;
 constexpr double kCallerSpinMicros = 100.0;
+
+/// Past its spin, a caller waiting for workers that hold the job's last tasks
+/// looks this often at the CPU time they get: one that ran for less than a
+/// quarter of the interval has been preempted (see moveHere).
+constexpr int kLateCheckMicros = 100;
+
+int64_t nowNanos(clockid_t clock) {
+  timespec t;
+  if (clock_gettime(clock, &t) != 0)
+    return -1;
+  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -67,10 +82,15 @@ ThreadPool::ThreadPool(int numThreads)
     numThreads = availableCpus();
   if (numThreads <= 0)
     numThreads = 1;
+  members_ = std::make_unique<Member[]>(numThreads - 1);
+  spreadWorkers_ = numThreads <= availableCpus();
   workers_.reserve(numThreads - 1);
   try {
-    for (int i = 1; i < numThreads; ++i)
-      workers_.emplace_back([this] { workerLoop(); });
+    for (int i = 1; i < numThreads; ++i) {
+      workers_.emplace_back([this, i] { workerLoop(members_[i - 1]); });
+      Member &m = members_[i - 1];
+      m.hasClock = pthread_getcpuclockid(workers_.back().native_handle(), &m.clock) == 0;
+    }
   } catch (...) {
     // Threads already started must be joined before the vector dies.
     stopWorkers();
@@ -106,7 +126,65 @@ constexpr uint64_t kJoinedMask = kClosed - 1;
 inline uint64_t generationOf(uint64_t state) { return state >> 33; }
 } // namespace
 
-void ThreadPool::workerLoop() {
+namespace {
+enum : int { kFree, kInJob, kMoving, kMoved };
+} // namespace
+
+int64_t ThreadPool::Member::cpuTime() const { return hasClock ? nowNanos(clock) : -1; }
+
+/// Moves `late` (a worker in the current job) onto this thread's core until
+/// it leaves the job (leave() gives it its CPUs back), unless it has left.
+/// Called by a caller about to sleep until `late` finishes a task while it
+/// gets no CPU time: Linux leaves the caller's core idle rather than take a
+/// thread it has just preempted from another (it counts as cache-hot), so
+/// the late worker would wait out the other process's time slice, and the
+/// step with it. With this, and with workers kept off the caller's core
+/// (moveOffCpu), all-MiniLM-L6-v2 int8 1 x 128 on 2 threads of a Zen 4 beside
+/// one busy process: 9.8 -> 6.8 ms (5.3 alone); either change alone: level
+/// (bench/RESULTS.md, 2026-12-06).
+void ThreadPool::moveHere(Member &late) {
+  const int cpu = sched_getcpu();
+  int state = kInJob;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || !late.state.compare_exchange_strong(state, kMoving, std::memory_order_acq_rel))
+    return;
+  const pid_t tid = late.tid.load(std::memory_order_relaxed);
+  bool moved = false;
+  if (sched_getaffinity(tid, sizeof(cpu_set_t), &late.saved) == 0 && CPU_ISSET(cpu, &late.saved) &&
+      CPU_COUNT(&late.saved) > 1) {
+    cpu_set_t here;
+    CPU_ZERO(&here);
+    CPU_SET(cpu, &here);
+    moved = sched_setaffinity(tid, sizeof(cpu_set_t), &here) == 0;
+  }
+  late.state.store(moved ? kMoved : kInJob, std::memory_order_release);
+}
+
+/// Ends `self`'s part in the job: if another thread is moving it, waits for
+/// that and takes back the CPUs it had (it stays where it runs now).
+void ThreadPool::leave(Member &self) {
+  int state = kInJob;
+  if (self.state.compare_exchange_strong(state, kFree, std::memory_order_acq_rel))
+    return;
+  while ((state = self.state.load(std::memory_order_acquire)) == kMoving)
+    cpuRelax();
+  if (state == kMoved)
+    sched_setaffinity(0, sizeof(cpu_set_t), &self.saved);
+  self.state.store(kFree, std::memory_order_release);
+}
+
+/// Moves this thread to another of its CPUs than `cpu`, where it may stay.
+void ThreadPool::moveOffCpu(int cpu) {
+  cpu_set_t mine;
+  if (sched_getaffinity(0, sizeof(cpu_set_t), &mine) != 0 || !CPU_ISSET(cpu, &mine) || CPU_COUNT(&mine) < 2)
+    return;
+  cpu_set_t others = mine;
+  CPU_CLR(cpu, &others);
+  if (sched_setaffinity(0, sizeof(cpu_set_t), &others) == 0)
+    sched_setaffinity(0, sizeof(cpu_set_t), &mine);
+}
+
+void ThreadPool::workerLoop(Member &self) {
+  self.tid.store(static_cast<int>(gettid()), std::memory_order_relaxed);
   uint64_t seen = 0; // the last generation this worker joined or skipped
   for (;;) {
     // Wait for a job this worker has not seen.
@@ -142,7 +220,15 @@ void ThreadPool::workerLoop() {
       }
     if (!joined)
       continue;
+    // Two threads of the pool on one core take turns instead of working
+    // side by side (the OS may wake a worker on the core of the caller that
+    // woke it, and a worker moved there stays). Before the worker counts as
+    // in the job, so that the caller does not move it meanwhile.
+    if (const int cpu = sched_getcpu(); spreadWorkers_ && cpu >= 0 && cpu == callerCpu_.load(std::memory_order_relaxed))
+      moveOffCpu(cpu);
+    self.state.store(kInJob, std::memory_order_release);
     runTasks();
+    leave(self); // first: a moved worker has its CPUs back before the caller goes on
     // Leave; the caller waits for as many leavers as joined the closed job.
     // seq_cst here and at the close: of "leave, then look for the close" and
     // "close, then count the leavers" at least one sees the other's write, so
@@ -170,6 +256,7 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
     return;
   }
   std::lock_guard<std::mutex> call(callMutex_);
+  callerCpu_.store(sched_getcpu(), std::memory_order_relaxed);
   fn_ = fn;
   context_ = context;
   numTasks_ = numTasks;
@@ -193,8 +280,37 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
       return;
     cpuRelax();
   }
+  // A worker still in the job runs a long task or was preempted by another
+  // process on its core. Look every kLateCheckMicros at the CPU time each
+  // gets: the first that ran for less than a quarter of that is moved here
+  // (moveHere), and then the caller only waits.
+  int64_t wall = nowNanos(CLOCK_MONOTONIC);
+  for (size_t w = 0; w < workers_.size(); ++w)
+    members_[w].lastCpu = members_[w].state.load(std::memory_order_acquire) == kInJob ? members_[w].cpuTime() : -1;
+  const auto isDone = [&] { return left_.load(std::memory_order_seq_cst) == joined; };
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return left_.load(std::memory_order_seq_cst) == joined; });
+  while (!done_.wait_for(lock, std::chrono::microseconds(kLateCheckMicros), isDone)) {
+    lock.unlock();
+    const int64_t wallNow = nowNanos(CLOCK_MONOTONIC);
+    Member *late = nullptr;
+    for (size_t w = 0; w < workers_.size() && !late; ++w) {
+      Member &m = members_[w];
+      if (m.state.load(std::memory_order_acquire) != kInJob)
+        continue;
+      const int64_t c = m.cpuTime();
+      if (c >= 0 && m.lastCpu >= 0 && 4 * (c - m.lastCpu) < wallNow - wall)
+        late = &m;
+      m.lastCpu = c;
+    }
+    wall = wallNow;
+    if (late)
+      moveHere(*late);
+    lock.lock();
+    if (late) {
+      done_.wait(lock, isDone);
+      return;
+    }
+  }
 }
 
 } // namespace encrt::rt

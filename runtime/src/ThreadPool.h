@@ -12,6 +12,13 @@
 // worker the OS has descheduled (another process on its core) and that wakes
 // late finds the job closed and skips it instead of holding up every step.
 //
+// On a machine shared with another process the pool steers its workers
+// (never the caller's thread) so the OS's time slices do not stall a step: a
+// caller left waiting for a worker that holds one of the job's tasks and gets
+// no CPU time moves that worker onto the caller's core until it leaves the
+// job, and a worker that finds itself on the caller's core moves to another
+// (ThreadPool.cpp says why, and what it measured).
+//
 //===----------------------------------------------------------------------===//
 #ifndef ENCRT_THREADPOOL_H
 #define ENCRT_THREADPOOL_H
@@ -19,7 +26,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <ctime>
+#include <memory>
 #include <mutex>
+#include <sched.h>
 #include <thread>
 #include <vector>
 
@@ -44,12 +54,32 @@ public:
   void parallelFor(int32_t numTasks, TaskFn fn, void *context);
 
 private:
-  void workerLoop();
+  /// A worker as the caller sees it: its thread, its part in the current
+  /// job (kFree; kInJob: running the job's tasks; kMoving: the caller is
+  /// changing its CPUs; kMoved: it runs on the caller's core until it leaves
+  /// the job) and the CPU time it gets.
+  struct Member {
+    std::atomic<int> tid{0};
+    std::atomic<int> state{0};
+    cpu_set_t saved;       ///< its CPUs before a move (written while kMoving)
+    clockid_t clock{};     ///< its CPU-time clock (pthread_getcpuclockid)
+    bool hasClock = false;
+    int64_t lastCpu = -1;  ///< its CPU time when the caller last looked (caller only)
+    int64_t cpuTime() const; ///< ns; -1 when unknown
+  };
+
+  void workerLoop(Member &self);
   void stopWorkers();
   void runTasks();
+  static void moveHere(Member &late);
+  static void leave(Member &self);
+  static void moveOffCpu(int cpu);
 
   const int workerSpin_, callerSpin_; ///< cpuRelax() calls before sleeping (ThreadPool.cpp)
   std::vector<std::thread> workers_;
+  std::unique_ptr<Member[]> members_; ///< one per worker
+  bool spreadWorkers_ = false;        ///< a core for each thread: keep workers off the caller's
+  std::atomic<int> callerCpu_{-1};    ///< where the caller started the current job
   std::mutex callMutex_; ///< one parallelFor at a time
 
   std::mutex mutex_; ///< guards sleeping and waking

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <sched.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace encrt::rt;
 
@@ -91,6 +93,55 @@ TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
       }
     }
   }
+}
+
+namespace {
+/// Two tasks: the caller's waits until the other has started on a worker;
+/// the worker's sleeps `sleepMs` (it gets no CPU time, as if preempted) and
+/// then records the CPUs its thread may use.
+struct HeldTask {
+  pid_t caller = 0;
+  int sleepMs = 0;
+  std::atomic<bool> workerStarted{false};
+  cpu_set_t workerCpus;
+  int callerCpu = -1;
+  static void run(void *ctx, int32_t, int32_t) {
+    auto *h = static_cast<HeldTask *>(ctx);
+    if (gettid() == h->caller) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!h->workerStarted.load() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+      h->callerCpu = sched_getcpu();
+      return;
+    }
+    h->workerStarted.store(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(h->sleepMs));
+    sched_getaffinity(0, sizeof(cpu_set_t), &h->workerCpus);
+  }
+};
+} // namespace
+
+TEST(ThreadPool, MovesAWorkerWithoutCpuTimeOntoTheCallersCoreAndBack) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(cpu_set_t), &all), 0);
+  if (CPU_COUNT(&all) < 2)
+    GTEST_SKIP() << "needs two CPUs";
+  ThreadPool pool(2);
+  // The worker sleeps through its task: the waiting caller moves it onto
+  // its own core; the worker finishes there.
+  HeldTask held;
+  held.caller = gettid();
+  held.sleepMs = 30;
+  pool.parallelFor(2, HeldTask::run, &held);
+  ASSERT_TRUE(held.workerStarted.load());
+  EXPECT_EQ(CPU_COUNT(&held.workerCpus), 1);
+  // Once it has left the job it has every CPU back.
+  HeldTask next;
+  next.caller = gettid();
+  next.sleepMs = 0;
+  pool.parallelFor(2, HeldTask::run, &next);
+  ASSERT_TRUE(next.workerStarted.load());
+  EXPECT_TRUE(CPU_EQUAL(&next.workerCpus, &all));
 }
 
 TEST(StepTasks, CountTheWeightsAStepReads) {
