@@ -106,7 +106,12 @@ typedef struct encrt_text {
 typedef struct encrt_model_options {
   uint32_t struct_size;   /* sizeof(encrt_model_options); set by _initialize */
   int32_t num_threads;    /* threads of the model's pool; 0 = all cores;
-                             at most 8 x the cores (at least 64 allowed) */
+                             at most 8 x the cores (at least 64 allowed).
+                             The calling thread is one of them. On a
+                             shared machine the pool may move its own
+                             workers between the CPUs they may use (never
+                             the calling thread, never outside the CPUs
+                             the worker was allowed). */
   const char *cpu_target; /* e.g. "cpu-x86-64-v2"; NULL = best this CPU runs */
   /* "cpu", "cuda" (device 0), "cuda:N", or NULL / "auto": CUDA when the
      artifact has a CUDA plan and a CUDA device is present, else CPU.
