@@ -126,12 +126,14 @@ TEST(ThreadPool, MovesAWorkerWithoutCpuTimeOntoTheCallersCoreAndBack) {
   ASSERT_EQ(sched_getaffinity(0, sizeof(cpu_set_t), &all), 0);
   if (CPU_COUNT(&all) < 2)
     GTEST_SKIP() << "needs two CPUs";
+  if (sched_setaffinity(0, sizeof(cpu_set_t), &all) != 0)
+    GTEST_SKIP() << "sched_setaffinity is refused here (the pool then moves no thread)";
   ThreadPool pool(2);
-  // The worker sleeps through its task: the waiting caller moves it onto
-  // its own core; the worker finishes there.
+  // The worker sleeps through its task: the waiting caller (it looks every
+  // 100 us) moves it onto its own core; the worker finishes there.
   HeldTask held;
   held.caller = gettid();
-  held.sleepMs = 30;
+  held.sleepMs = 200;
   pool.parallelFor(2, HeldTask::run, &held);
   ASSERT_TRUE(held.workerStarted.load());
   EXPECT_EQ(CPU_COUNT(&held.workerCpus), 1);
