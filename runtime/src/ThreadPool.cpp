@@ -282,35 +282,39 @@ void ThreadPool::parallelFor(int32_t numTasks, TaskFn fn, void *context) {
   }
   // A worker still in the job runs a long task or was preempted by another
   // process on its core. Look every kLateCheckMicros at the CPU time each
-  // gets: the first that ran for less than a quarter of that is moved here
+  // gets; the first that ran for less than a quarter of that is moved here
   // (moveHere), and then the caller only waits.
   int64_t wall = nowNanos(CLOCK_MONOTONIC);
   for (size_t w = 0; w < workers_.size(); ++w)
     members_[w].lastCpu = members_[w].state.load(std::memory_order_acquire) == kInJob ? members_[w].cpuTime() : -1;
   const auto isDone = [&] { return left_.load(std::memory_order_seq_cst) == joined; };
   std::unique_lock<std::mutex> lock(mutex_);
-  while (!done_.wait_for(lock, std::chrono::microseconds(kLateCheckMicros), isDone)) {
+  bool moved = false;
+  while (!moved && !done_.wait_for(lock, std::chrono::microseconds(kLateCheckMicros), isDone)) {
     lock.unlock();
-    const int64_t wallNow = nowNanos(CLOCK_MONOTONIC);
-    Member *late = nullptr;
-    for (size_t w = 0; w < workers_.size() && !late; ++w) {
-      Member &m = members_[w];
-      if (m.state.load(std::memory_order_acquire) != kInJob)
-        continue;
-      const int64_t c = m.cpuTime();
-      if (c >= 0 && m.lastCpu >= 0 && 4 * (c - m.lastCpu) < wallNow - wall)
-        late = &m;
-      m.lastCpu = c;
-    }
-    wall = wallNow;
-    if (late)
+    if (Member *late = preemptedWorker(wall)) {
       moveHere(*late);
-    lock.lock();
-    if (late) {
-      done_.wait(lock, isDone);
-      return;
+      moved = true;
     }
+    lock.lock();
   }
+  done_.wait(lock, isDone);
+}
+
+ThreadPool::Member *ThreadPool::preemptedWorker(int64_t &wall) {
+  const int64_t now = nowNanos(CLOCK_MONOTONIC);
+  Member *late = nullptr;
+  for (size_t w = 0; w < workers_.size() && !late; ++w) {
+    Member &m = members_[w];
+    if (m.state.load(std::memory_order_acquire) != kInJob)
+      continue;
+    const int64_t c = m.cpuTime();
+    if (c >= 0 && m.lastCpu >= 0 && 4 * (c - m.lastCpu) < now - wall)
+      late = &m;
+    m.lastCpu = c;
+  }
+  wall = now;
+  return late;
 }
 
 } // namespace encrt::rt

@@ -71,6 +71,10 @@ private:
   void workerLoop(Member &self);
   void stopWorkers();
   void runTasks();
+  /// The first worker in the job that ran for less than a quarter of the
+  /// time since the caller last looked (`wall`, updated), or null; records
+  /// what each got for the next look. Caller only.
+  Member *preemptedWorker(int64_t &wall);
   static void moveHere(Member &late);
   static void leave(Member &self);
   static void moveOffCpu(int cpu);
