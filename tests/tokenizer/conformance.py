@@ -30,10 +30,12 @@ Usage (a venv with `tokenizers`; BUILD is a build directory with bin/encc, bin/m
 lib/libencrt.so; MINILM the all-MiniLM-L6-v2 folder):
 
   python tests/tokenizer/conformance.py BUILD MINILM [--mpnet DIR] [--count N] [--seed S] [--only NAME...]
+      [--jobs N]   (tokenizers checked at once, one process each; default: the CPUs this may use)
 """
 import argparse
 import ctypes
 import json
+import multiprocessing
 import os
 import random
 import subprocess
@@ -322,23 +324,10 @@ def build_artifacts(build, minilm, tmp, mpnet=None):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("build")
-    ap.add_argument("minilm")
-    ap.add_argument("--count", type=int, default=100000)
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--only", nargs="*")
-    ap.add_argument("--mpnet", default=os.environ.get("ENCC_MPNET_DIR"),
-                    help="the all-mpnet-base-v2 folder: its tokenizer too (default $ENCC_MPNET_DIR)")
-    args = ap.parse_args()
-
-    t0 = time.time()
-    corpus = generate(args.count, args.seed)
-    print(f"corpus: {len(corpus)} strings, {sum(map(len, corpus)) / 1e6:.1f} MB, "
-          f"{sum(1 for d in corpus if not is_utf8(d))} with invalid UTF-8 ({time.time() - t0:.0f} s)")
-    lib = ctypes.CDLL(os.path.join(args.build, "lib", "libencrt.so"))
-    failed = False
+def check(name, tj, art, errors, corpus, lib_path, seed):
+    """Compares one tokenizer's artifact with the library on the corpus: (report lines, failed)."""
+    out = []
+    lib = ctypes.CDLL(lib_path)
     lib.encrt_model_tokenize_offsets.argtypes = [ctypes.c_void_p, EncrtText, ctypes.c_int32, ctypes.c_int64,
                                                  ctypes.POINTER(EncrtToken), ctypes.c_int64,
                                                  ctypes.POINTER(ctypes.c_int64)]
@@ -347,60 +336,94 @@ def main():
                                        ctypes.c_int32, ctypes.c_char_p, ctypes.c_int64,
                                        ctypes.POINTER(ctypes.c_int64)]
     lib.encrt_model_decode.restype = ctypes.c_void_p
+    t0 = time.time()
+    ref = Tokenizer.from_file(tj)
+    ref.enable_truncation(MAX_SEQ)
+    ref.no_padding()
+    texts = [d.decode("utf-8", errors=errors) for d in corpus]
+    encodings = ref.encode_batch(texts)
+    want = [e.ids for e in encodings]
+    # Offsets without the template on every 7th string (RobertaProcessing trims them anyway).
+    plain = ref.encode_batch(texts[::7], add_special_tokens=False)
+    enc = Encrt(lib, art)
+    mismatches, ids, offset_mismatches = 0, 0, 0
+    for i, (data, text, w) in enumerate(zip(corpus, texts, want)):
+        got = enc.tokenize(data)
+        ids += len(w)
+        if got != w:
+            mismatches += 1
+            if mismatches <= 5:
+                out.append(f"  {name}: {text!r}\n    encrt      {got}\n    tokenizers {w}")
+        checks = [(True, encodings[i])] + ([(False, plain[i // 7])] if i % 7 == 0 else [])
+        for special, encoding in checks:
+            got_tokens, want_tokens = enc.offsets(data, special), library_tokens(encoding, data, errors)
+            if got_tokens != want_tokens:
+                offset_mismatches += 1
+                if offset_mismatches <= 5:
+                    diff = [(g, w) for g, w in zip(got_tokens, want_tokens) if g != w][:4]
+                    out.append(f"  {name} offsets (add_special_tokens={special}): {data!r}\n"
+                               f"    (encrt, tokenizers) {diff} lengths {len(got_tokens)} {len(want_tokens)}")
+    # Decoding: the ids back to text, special tokens kept on every 5th string; then random
+    # sequences of the tokenizer's ids (lone byte tokens, specials anywhere).
+    rng = random.Random(seed)
+    every_id = sorted(ref.get_vocab(with_added_tokens=True).values())
+    added_ids = sorted(ref.get_added_tokens_decoder())  # in every other sequence
+    random_ids = [[rng.choice(every_id) for _ in range(rng.randint(1, 30))]
+                  + ([rng.choice(added_ids)] if added_ids and k % 2 else [])
+                  for k in range(max(1, len(corpus) // 20))]
+    cases = [(w, skip, "") for i, w in enumerate(want) for skip in (True,) + ((False,) if i % 5 == 0 else ())]
+    cases += [(w, i % 2 == 0, " of random ids") for i, w in enumerate(random_ids)]
+    decode_mismatches = 0
+    for w, skip, what in cases:
+        got_text, want_text = enc.decode(w, skip), ref.decode(w, skip_special_tokens=skip)
+        if got_text != want_text:
+            decode_mismatches += 1
+            if decode_mismatches <= 5:
+                out.append(f"  {name} decode{what} (skip_special_tokens={skip}) {w[:40]}\n"
+                           f"    encrt      {got_text!r}\n    tokenizers {want_text!r}")
+    out.append(f"{name:18s} {len(corpus)} strings, {ids} ids, {mismatches} mismatches, "
+               f"{offset_mismatches} offset mismatches, {decode_mismatches} decode mismatches "
+               f"({time.time() - t0:.0f} s)")
+    return out, mismatches > 0 or offset_mismatches > 0 or decode_mismatches > 0
+
+
+_corpus = None  # the parent's corpus, which forked workers inherit
+
+
+def check_in_worker(job):
+    return check(*job[:4], _corpus, *job[4:])
+
+
+def main():
+    global _corpus
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("minilm")
+    ap.add_argument("--count", type=int, default=100000)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--mpnet", default=os.environ.get("ENCC_MPNET_DIR"),
+                    help="the all-mpnet-base-v2 folder: its tokenizer too (default $ENCC_MPNET_DIR)")
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                    help="tokenizers checked at once, each in a process of its own (default: the CPUs)")
+    args = ap.parse_args()
+
+    t0 = time.time()
+    _corpus = generate(args.count, args.seed)
+    print(f"corpus: {len(_corpus)} strings, {sum(map(len, _corpus)) / 1e6:.1f} MB, "
+          f"{sum(1 for d in _corpus if not is_utf8(d))} with invalid UTF-8 ({time.time() - t0:.0f} s)", flush=True)
+    lib_path = os.path.join(args.build, "lib", "libencrt.so")
+    failed = False
     with tempfile.TemporaryDirectory() as tmp:
-        for name, tj, art, errors in build_artifacts(args.build, args.minilm, tmp, args.mpnet):
-            if args.only and name not in args.only:
-                continue
-            t0 = time.time()
-            ref = Tokenizer.from_file(tj)
-            ref.enable_truncation(MAX_SEQ)
-            ref.no_padding()
-            texts = [d.decode("utf-8", errors=errors) for d in corpus]
-            want = [e.ids for e in ref.encode_batch(texts)]
-            encodings = ref.encode_batch(texts)
-            want = [e.ids for e in encodings]
-            # Offsets without the template on every 7th string (RobertaProcessing trims them anyway).
-            plain = ref.encode_batch(texts[::7], add_special_tokens=False)
-            enc = Encrt(lib, art)
-            mismatches, ids, offset_mismatches = 0, 0, 0
-            for i, (data, text, w) in enumerate(zip(corpus, texts, want)):
-                got = enc.tokenize(data)
-                ids += len(w)
-                if got != w:
-                    mismatches += 1
-                    if mismatches <= 5:
-                        print(f"  {name}: {text!r}\n    encrt      {got}\n    tokenizers {w}")
-                checks = [(True, encodings[i])] + ([(False, plain[i // 7])] if i % 7 == 0 else [])
-                for special, encoding in checks:
-                    got_tokens, want_tokens = enc.offsets(data, special), library_tokens(encoding, data, errors)
-                    if got_tokens != want_tokens:
-                        offset_mismatches += 1
-                        if offset_mismatches <= 5:
-                            diff = [(g, w) for g, w in zip(got_tokens, want_tokens) if g != w][:4]
-                            print(f"  {name} offsets (add_special_tokens={special}): {data!r}\n"
-                                  f"    (encrt, tokenizers) {diff} lengths {len(got_tokens)} {len(want_tokens)}")
-            # Decoding: the ids back to text, special tokens kept on every 5th string; then random
-            # sequences of the tokenizer's ids (lone byte tokens, specials anywhere).
-            rng = random.Random(args.seed)
-            every_id = sorted(ref.get_vocab(with_added_tokens=True).values())
-            added_ids = sorted(ref.get_added_tokens_decoder())  # in every other sequence
-            random_ids = [[rng.choice(every_id) for _ in range(rng.randint(1, 30))]
-                          + ([rng.choice(added_ids)] if added_ids and k % 2 else [])
-                          for k in range(max(1, len(corpus) // 20))]
-            cases = [(w, skip, "") for i, w in enumerate(want) for skip in (True,) + ((False,) if i % 5 == 0 else ())]
-            cases += [(w, i % 2 == 0, " of random ids") for i, w in enumerate(random_ids)]
-            decode_mismatches = 0
-            for w, skip, what in cases:
-                got_text, want_text = enc.decode(w, skip), ref.decode(w, skip_special_tokens=skip)
-                if got_text != want_text:
-                    decode_mismatches += 1
-                    if decode_mismatches <= 5:
-                        print(f"  {name} decode{what} (skip_special_tokens={skip}) {w[:40]}\n"
-                              f"    encrt      {got_text!r}\n    tokenizers {want_text!r}")
-            failed |= mismatches > 0 or offset_mismatches > 0 or decode_mismatches > 0
-            print(f"{name:18s} {len(corpus)} strings, {ids} ids, {mismatches} mismatches, "
-                  f"{offset_mismatches} offset mismatches, {decode_mismatches} decode mismatches "
-                  f"({time.time() - t0:.0f} s)")
+        jobs = [(name, tj, art, errors, lib_path, args.seed)
+                for name, tj, art, errors in build_artifacts(args.build, args.minilm, tmp, args.mpnet)
+                if not args.only or name in args.only]
+        # Forked workers (the corpus is inherited, not sent); this process never calls the library,
+        # so no worker inherits its thread pool.
+        with multiprocessing.get_context("fork").Pool(max(1, min(args.jobs, len(jobs)))) as pool:
+            for lines, bad in pool.imap(check_in_worker, jobs):
+                print("\n".join(lines), flush=True)
+                failed |= bad
     print(f"tokenizers {tokenizers.__version__}: {'MISMATCHES' if failed else 'all identical'}")
     return 1 if failed else 0
 
