@@ -324,7 +324,7 @@ def build_artifacts(build, minilm, tmp, mpnet=None):
     return out
 
 
-def check(name, tj, art, errors, corpus, lib_path, seed):
+def check(name, tj, art, errors, lib_path, seed, corpus):
     """Compares one tokenizer's artifact with the library on the corpus: (report lines, failed)."""
     out = []
     lib = ctypes.CDLL(lib_path)
@@ -391,7 +391,7 @@ _corpus = None  # the parent's corpus, which forked workers inherit
 
 
 def check_in_worker(job):
-    return check(*job[:4], _corpus, *job[4:])
+    return check(*job, _corpus)
 
 
 def main():
